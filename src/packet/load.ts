@@ -1,0 +1,60 @@
+import { readdir, readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { listTreeFiles, readFileAt } from "../git/repo.js";
+import type { PacketSource } from "./types.js";
+
+export const PACKETS_DIR = "packets";
+export const SUPPLIED_DIR = "packets/supplied";
+
+export function isPacketFile(path: string): boolean {
+  return /^packets\/[^/]+\.(toml|md)$/.test(path);
+}
+
+export interface QueueSources {
+  sources: PacketSource[];
+  /** Working-tree packet files that differ from the committed queue: named, never used. */
+  warnings: string[];
+}
+
+/**
+ * Reads the queue from git at `tip`, never from the working directory: an
+ * uncommitted packet is not in the queue, and uncommitted edits are ignored.
+ */
+export async function readQueue(root: string, tip: string, branch: string): Promise<QueueSources> {
+  const files = (await listTreeFiles(root, tip, PACKETS_DIR)).filter(isPacketFile).sort();
+  const sources: PacketSource[] = [];
+  for (const file of files) {
+    const text = await readFileAt(root, tip, file);
+    if (text !== undefined) sources.push({ file, text });
+  }
+  const warnings = await compareWorkingTree(root, sources, branch);
+  return { sources, warnings };
+}
+
+async function compareWorkingTree(root: string, sources: PacketSource[], branch: string): Promise<string[]> {
+  let names: string[];
+  try {
+    names = await readdir(join(root, PACKETS_DIR));
+  } catch {
+    return [];
+  }
+  const committed = new Map(sources.map((source) => [source.file, source.text]));
+  const warnings: string[] = [];
+  for (const name of names.sort()) {
+    const file = `${PACKETS_DIR}/${name}`;
+    if (!isPacketFile(file)) continue;
+    let text: string;
+    try {
+      text = await readFile(join(root, file), "utf8");
+    } catch {
+      continue; // a directory or unreadable entry is not a packet
+    }
+    const version = committed.get(file);
+    if (version === undefined) {
+      warnings.push(`${file} is not committed on ${branch}, so it is not in the queue; commit it to queue it`);
+    } else if (version !== text) {
+      warnings.push(`${file} has uncommitted edits; the version committed on ${branch} is used`);
+    }
+  }
+  return warnings;
+}
