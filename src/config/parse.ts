@@ -1,0 +1,167 @@
+import { Fields, type SourceContext } from "../toml/fields.js";
+import { readToml } from "../toml/read.js";
+import { parseDuration } from "../util/duration.js";
+import { sortProblems, type Problem } from "../util/problem.js";
+import { MAX_ATTEMPTS, MIN_ATTEMPTS } from "../packet/normalize.js";
+import {
+  AGENT_KINDS, CONFIG_PATH, DEFAULT_LIMITS, DEFAULT_MERGE_MESSAGE,
+  type Agent, type AgentKind, type Config, type GateConfig, type Limits, type Surface, type Tier,
+} from "./types.js";
+
+export type ConfigParse = { ok: true; config: Config } | { ok: false; problems: Problem[] };
+
+const NAME = /^[A-Za-z][A-Za-z0-9_-]*$/;
+const MERGE_PLACEHOLDERS = ["id", "slug", "goal"];
+
+/** Parse → normalize → validate `.factory/config.toml`, reporting every problem at once. */
+export function parseConfig(source: string, file = CONFIG_PATH): ConfigParse {
+  const read = readToml(source, file);
+  if (!read.ok) return { ok: false, problems: [read.problem] };
+  const problems: Problem[] = [];
+  const context: SourceContext = { file, source, lineOffset: 0, problems };
+  const root = new Fields(context, read.table);
+
+  const targetBranch = root.string("target_branch", { nonEmpty: true }) ?? "main";
+  const surfaces = readSurfaces(root);
+  const agents = readAgents(root);
+  const tiers = readTiers(root, agents);
+  const limits = readLimits(root);
+  const merge = root.subtable("merge");
+  const message = merge?.string("message", { nonEmpty: true }) ?? DEFAULT_MERGE_MESSAGE;
+  for (const match of message.matchAll(/\{([^}]*)\}/g)) {
+    if (!MERGE_PLACEHOLDERS.includes(match[1] ?? "")) {
+      merge?.report("message", `unknown placeholder {${match[1]}}; use ${MERGE_PLACEHOLDERS.map((p) => `{${p}}`).join(", ")}`);
+    }
+  }
+  merge?.rejectUnknown();
+  const notify = root.subtable("notify");
+  const notifyCommand = notify?.string("command");
+  notify?.rejectUnknown();
+  root.rejectUnknown();
+
+  if (problems.length > 0) return { ok: false, problems: sortProblems(problems) };
+  return {
+    ok: true,
+    config: {
+      targetBranch, surfaces, agents, tiers, limits,
+      merge: { message },
+      notify: { command: notifyCommand?.trim() ? notifyCommand : undefined },
+    },
+  };
+}
+
+function readSurfaces(root: Fields): Surface[] {
+  const table = root.subtable("surfaces");
+  if (!table) return [];
+  const surfaces: Surface[] = [];
+  for (const name of Object.keys(table.table)) {
+    const fields = table.subtable(name);
+    if (!fields) continue;
+    if (!NAME.test(name)) table.report(name, `"${name}" is not a surface name: a letter, then letters, digits, "_" or "-"`);
+    const dir = (fields.string("dir", { nonEmpty: true }) ?? ".").replace(/\/+$/, "") || ".";
+    if (dir.startsWith("/") || dir.split("/").includes("..")) fields.report("dir", `"${dir}" must be a path inside the repository`);
+    const install = fields.string("install");
+    const gates: GateConfig[] = [];
+    const names = new Set<string>();
+    for (const gate of fields.tableArray("gates") ?? []) {
+      const gateName = gate.string("name", { required: true, nonEmpty: true });
+      const run = gate.string("run", { required: true, nonEmpty: true });
+      const files = gate.string("files", { nonEmpty: true });
+      const fix = gate.string("fix", { nonEmpty: true });
+      const tests = gate.boolean("tests") ?? false;
+      const timeout = gate.raw("timeout");
+      const timeoutMs = timeout === undefined ? undefined : parseDuration(timeout);
+      if (timeout !== undefined && timeoutMs === undefined) gate.report("timeout", durationHelp(timeout));
+      if (tests && run !== undefined && !run.includes("{junit}")) {
+        gate.report("run", "a tests = true gate must write JUnit XML to {junit} so the factory can compare per-test results");
+      }
+      gate.rejectUnknown();
+      if (gateName === undefined || run === undefined) continue;
+      if (names.has(gateName)) gate.report("name", `duplicate gate name "${gateName}" in surface "${name}"`);
+      names.add(gateName);
+      gates.push({ name: gateName, run, files, fix, tests, timeoutMs });
+    }
+    fields.rejectUnknown();
+    surfaces.push({ name, dir, install: install?.trim() ? install : undefined, gates });
+  }
+  return surfaces;
+}
+
+function readAgents(root: Fields): Record<string, Agent> {
+  const table = root.subtable("agents");
+  const agents: Record<string, Agent> = {};
+  if (!table) return agents;
+  for (const name of Object.keys(table.table)) {
+    const fields = table.subtable(name);
+    if (!fields) continue;
+    const kindText = fields.string("kind", { required: true });
+    let kind: AgentKind | undefined;
+    if (kindText !== undefined) {
+      kind = AGENT_KINDS.find((candidate) => candidate === kindText);
+      if (!kind) fields.report("kind", `unknown agent kind "${kindText}"; use one of ${AGENT_KINDS.join(", ")}`);
+    }
+    const bin = fields.string("bin", { nonEmpty: true });
+    const run = fields.string("run", { nonEmpty: true });
+    if (kind === "command" && run === undefined) fields.report("run", 'a "command" agent needs run = "<shell command>"');
+    if (kind !== undefined && kind !== "command" && run !== undefined) {
+      fields.report("run", `only "command" agents take run; a "${kind}" agent takes bin`);
+    }
+    const env: Record<string, string> = {};
+    const envTable = fields.subtable("env");
+    for (const [key, value] of Object.entries(envTable?.table ?? {})) {
+      envTable?.raw(key);
+      if (typeof value === "string") env[key] = value;
+      else envTable?.report(key, "must be a string");
+    }
+    const maxTurns = fields.number("max_turns", { min: 1, integer: true });
+    fields.rejectUnknown();
+    if (kind) agents[name] = { name, kind, bin, run, env, maxTurns };
+  }
+  return agents;
+}
+
+function readTiers(root: Fields, agents: Record<string, Agent>): Tier[] {
+  const table = root.subtable("tiers");
+  const tiers: Tier[] = [];
+  if (!table) return tiers;
+  for (const name of Object.keys(table.table)) {
+    const fields = table.subtable(name);
+    if (!fields) continue;
+    const agent = fields.string("agent", { required: true, nonEmpty: true });
+    const model = fields.string("model", { required: true, nonEmpty: true });
+    if (agent !== undefined && !(agent in agents)) {
+      const known = Object.keys(agents);
+      fields.report("agent", `unknown agent "${agent}"; [agents] has ${known.length ? known.join(", ") : "none"}`);
+    }
+    fields.rejectUnknown();
+    if (agent !== undefined && model !== undefined) tiers.push({ name, agent, model });
+  }
+  return tiers;
+}
+
+function readLimits(root: Fields): Limits {
+  const fields = root.subtable("limits");
+  if (!fields) return { ...DEFAULT_LIMITS };
+  const duration = (key: string, fallback: number): number => {
+    const value = fields.raw(key);
+    if (value === undefined) return fallback;
+    const ms = parseDuration(value);
+    if (ms === undefined) fields.report(key, durationHelp(value));
+    return ms ?? fallback;
+  };
+  const limits: Limits = {
+    agentTimeoutMs: duration("agent_timeout", DEFAULT_LIMITS.agentTimeoutMs),
+    agentIdleTimeoutMs: duration("agent_idle_timeout", DEFAULT_LIMITS.agentIdleTimeoutMs),
+    gateTimeoutMs: duration("gate_timeout", DEFAULT_LIMITS.gateTimeoutMs),
+    installTimeoutMs: duration("install_timeout", DEFAULT_LIMITS.installTimeoutMs),
+    maxCostUsd: fields.number("max_cost_usd", { min: 0 }),
+    maxAttempts: fields.number("max_attempts", { min: MIN_ATTEMPTS, max: MAX_ATTEMPTS, integer: true }) ?? DEFAULT_LIMITS.maxAttempts,
+    concurrency: fields.number("concurrency", { min: 1, max: 32, integer: true }) ?? DEFAULT_LIMITS.concurrency,
+  };
+  fields.rejectUnknown();
+  return limits;
+}
+
+function durationHelp(value: unknown): string {
+  return `${JSON.stringify(value)} is not a duration; write e.g. "90s", "15m", "1h"`;
+}

@@ -1,0 +1,75 @@
+/** The factory's configuration as the program uses it, every default filled. */
+export interface Config {
+  targetBranch: string;
+  /** In file order; the first is the default surface of a packet. */
+  surfaces: Surface[];
+  agents: Record<string, Agent>;
+  /** In file order, weakest first: a packet's reviewer defaults to one tier up. */
+  tiers: Tier[];
+  limits: Limits;
+  merge: { message: string };
+  notify: { command: string | undefined };
+}
+
+export interface Surface {
+  name: string;
+  /** Relative to the repository root; "." for the root. */
+  dir: string;
+  install: string | undefined;
+  gates: GateConfig[];
+}
+
+export interface GateConfig {
+  name: string;
+  run: string;
+  /** Glob (relative to the surface dir) selecting `{files}`; undefined: all changed files of the surface. */
+  files: string | undefined;
+  fix: string | undefined;
+  /** Per-test results come from JUnit XML at `{junit}` and are compared with the baseline. */
+  tests: boolean;
+  timeoutMs: number | undefined;
+}
+
+export const AGENT_KINDS = ["claude", "codex", "gemini", "command"] as const;
+export type AgentKind = (typeof AGENT_KINDS)[number];
+
+export interface Agent {
+  name: string;
+  kind: AgentKind;
+  /** The executable for the CLI kinds. */
+  bin: string | undefined;
+  /** The shell command for the `command` kind. */
+  run: string | undefined;
+  /** Extra variables passed through the scrubbed environment. */
+  env: Record<string, string>;
+  maxTurns: number | undefined;
+}
+
+export interface Tier {
+  name: string;
+  agent: string;
+  model: string;
+}
+
+export interface Limits {
+  agentTimeoutMs: number;
+  agentIdleTimeoutMs: number;
+  gateTimeoutMs: number;
+  installTimeoutMs: number;
+  maxCostUsd: number | undefined;
+  maxAttempts: number;
+  concurrency: number;
+}
+
+export const DEFAULT_LIMITS: Limits = {
+  agentTimeoutMs: 60 * 60_000,
+  agentIdleTimeoutMs: 10 * 60_000,
+  gateTimeoutMs: 15 * 60_000,
+  installTimeoutMs: 15 * 60_000,
+  maxCostUsd: undefined,
+  maxAttempts: 3,
+  concurrency: 1,
+};
+
+export const DEFAULT_MERGE_MESSAGE = "feat: {goal} [{id}]";
+export const CONFIG_PATH = ".factory/config.toml";

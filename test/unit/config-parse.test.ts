@@ -1,0 +1,106 @@
+import { describe, expect, it } from "vitest";
+import { parseConfig } from "../../src/config/parse.js";
+import { renderConfig } from "../../src/config/presets.js";
+import { MINIMAL_CONFIG } from "../helpers/packets.js";
+
+describe("parseConfig", () => {
+  it("fills every default", () => {
+    const result = parseConfig(MINIMAL_CONFIG);
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    expect(result.config.targetBranch).toBe("main");
+    expect(result.config.surfaces).toEqual([{ name: "api", dir: "api", install: undefined, gates: [] }]);
+    expect(result.config.tiers.map((t) => t.name)).toEqual(["basic", "standard", "advanced"]);
+    expect(result.config.limits).toMatchObject({ maxAttempts: 3, concurrency: 1, agentTimeoutMs: 3_600_000, gateTimeoutMs: 900_000 });
+    expect(result.config.merge.message).toBe("feat: {goal} [{id}]");
+    expect(result.config.notify.command).toBeUndefined();
+  });
+
+  it("reads gates, limits and durations", () => {
+    const result = parseConfig(`${MINIMAL_CONFIG}
+[surfaces.web]
+dir = "web/"
+install = "npm ci"
+  [[surfaces.web.gates]]
+  name = "lint"
+  run = "npm run lint -- {files}"
+  files = "**/*.ts"
+  fix = "npm run lint -- --fix {files}"
+  timeout = "90s"
+  [[surfaces.web.gates]]
+  name = "test"
+  run = "vitest run --outputFile={junit}"
+  tests = true
+[limits]
+agent_timeout = "1h30m"
+gate_timeout = 120
+max_cost_usd = 25
+max_attempts = 4
+concurrency = 2
+`);
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    expect(result.config.surfaces[1]).toEqual({
+      name: "web", dir: "web", install: "npm ci",
+      gates: [
+        { name: "lint", run: "npm run lint -- {files}", files: "**/*.ts", fix: "npm run lint -- --fix {files}", tests: false, timeoutMs: 90_000 },
+        { name: "test", run: "vitest run --outputFile={junit}", files: undefined, fix: undefined, tests: true, timeoutMs: undefined },
+      ],
+    });
+    expect(result.config.limits).toMatchObject({ agentTimeoutMs: 5_400_000, gateTimeoutMs: 120_000, maxCostUsd: 25, maxAttempts: 4, concurrency: 2 });
+  });
+
+  it("reports every problem at once, with line and key", () => {
+    const result = parseConfig(`target_brnach = "main"
+[surfaces.api]
+dir = "../outside"
+  [[surfaces.api.gates]]
+  name = "pytest"
+  run = "pytest -q"
+  tests = true
+  [[surfaces.api.gates]]
+  run = "ruff check"
+[agents.a]
+kind = "cursor"
+[agents.b]
+kind = "command"
+[tiers]
+basic = { agent = "nobody", model = "m" }
+[limits]
+gate_timeout = "soon"
+max_attempts = 0
+[merge]
+message = "feat: {title}"
+`);
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.problems.map((p) => `${p.line} ${p.key}`)).toEqual([
+      "1 target_brnach",
+      "3 surfaces.api.dir",
+      "6 surfaces.api.gates[0].run",
+      "8 surfaces.api.gates[1].name",
+      "11 agents.a.kind",
+      "12 agents.b.run",
+      "15 tiers.basic.agent",
+      "17 limits.gate_timeout",
+      "18 limits.max_attempts",
+      "20 merge.message",
+    ]);
+    expect(result.problems.find((p) => p.key === "target_brnach")?.message).toContain('did you mean "target_branch"');
+    expect(result.problems.find((p) => p.key === "surfaces.api.gates[0].run")?.message).toContain("{junit}");
+  });
+
+  it("reports a syntax error with its line", () => {
+    const result = parseConfig(`[limits]\nmax_attempts = = 3\n`);
+    expect(result.ok).toBe(false);
+    expect(!result.ok && result.problems[0]?.line).toBe(2);
+  });
+
+  it("accepts what `factory init` writes, with and without surfaces", () => {
+    for (const surfaces of [[], [{ name: "api", dir: "api", kind: "python" as const }, { name: "web", dir: "web", kind: "node" as const, scripts: { lint: "x", test: "vitest" }, testRunner: "vitest" as const }]]) {
+      const result = parseConfig(renderConfig({ targetBranch: "trunk", surfaces }));
+      expect(result.ok ? [] : result.problems).toEqual([]);
+      expect(result.ok && result.config.targetBranch).toBe("trunk");
+    }
+  });
+});
