@@ -1,0 +1,62 @@
+/**
+ * The ledger's events. State is never stored: it is the fold of these
+ * (see fold.ts). Events are only ever appended; `reset` is itself an event.
+ * Bump SCHEMA_VERSION when an event's meaning changes; readers skip events
+ * of a newer schema with a warning instead of misreading them.
+ */
+export const SCHEMA_VERSION = 1;
+
+export interface Owner {
+  run: string;
+  pid: number;
+  host: string;
+}
+
+export type GateResult = "pass" | "fail" | "error" | "skipped";
+export type Decision = "merge" | "retry" | "block" | "hold";
+
+export type EventBody =
+  | ({ kind: "run-started"; options: Record<string, unknown> } & Owner)
+  | { kind: "run-ended"; run: string; outcome: "drained" | "halted" | "interrupted"; reason?: string }
+  | { kind: "run-lock-taken-over"; run: string; previous: { pid: number; host: string; startedAt: string } }
+  | { kind: "packet-registered"; packet: string; sha256: string; file: string }
+  | ({ kind: "claimed"; packet: string; attempt: number; sha256: string } & Owner)
+  | { kind: "attempt-interrupted"; packet: string; attempt: number; reason: string; worktree?: string }
+  | { kind: "baseline-measured"; packet: string; commit: string; passed: number; failed: number; cached: boolean }
+  | { kind: "planted"; packet: string; attempt: number; commit: string; files: string[] }
+  | {
+      kind: "agent-finished"; packet: string; attempt: number; role: "implementer" | "reviewer";
+      outcome: string; costUsd?: number; model?: string; sessionId?: string; durationMs: number; detail?: string;
+    }
+  | {
+      kind: "gate-finished"; packet: string; attempt: number; gate: string; result: GateResult;
+      durationMs: number; command?: string; exitCode?: number; detail?: string;
+    }
+  | {
+      kind: "review-recorded"; packet: string; attempt: number; verdict: string; effective: string;
+      overrides: string[]; held: number; violated: number; unverifiable: number;
+    }
+  | { kind: "decided"; packet: string; attempt: number; decision: Decision; reasons: string[]; refund?: boolean }
+  | { kind: "merge-blocked"; packet: string; attempt: number; reason: string }
+  | { kind: "merged"; packet: string; attempt: number; commit: string; tree: string }
+  | { kind: "held"; packet: string; attempt: number; tree: string; branch: string }
+  | { kind: "approved"; packet: string; by: string; tree: string }
+  | { kind: "rejected"; packet: string; by: string; reason: string }
+  | { kind: "blocked"; packet: string; attempt?: number; reason: string }
+  | { kind: "unblocked"; packet: string; extraAttempts: number; by: string }
+  | { kind: "reset"; packet: string; by: string };
+
+export type EventKind = EventBody["kind"];
+
+/** An event as stored: the body plus schema version and timestamp. */
+export type LedgerEvent = EventBody & { v: number; ts: string };
+
+export function stamp(body: EventBody, now: Date = new Date()): LedgerEvent {
+  return { v: SCHEMA_VERSION, ts: now.toISOString(), ...body };
+}
+
+export const EVENT_KINDS: readonly EventKind[] = [
+  "run-started", "run-ended", "run-lock-taken-over", "packet-registered", "claimed", "attempt-interrupted",
+  "baseline-measured", "planted", "agent-finished", "gate-finished", "review-recorded", "decided",
+  "merge-blocked", "merged", "held", "approved", "rejected", "blocked", "unblocked", "reset",
+];

@@ -1,0 +1,202 @@
+import { unreachable } from "../util/unreachable.js";
+import type { LedgerEvent, Owner } from "./events.js";
+
+/**
+ * A packet's state, as the fold of its events.
+ *
+ *                 claimed                 merged
+ *   queued ───────────────▶ running ─────────────────────────▶ merged
+ *    ▲  ▲                  │  │  │ held            approved+merged ▲
+ *    │  │ decided(retry),  │  │  └──────▶ awaiting_human ──────────┘
+ *    │  │ interrupted      │  │              │ rejected
+ *    │  └──────────────────┘  │ blocked      ▼
+ *    │◀─────────────────────  ▼           queued
+ *    │   unblocked / reset  blocked
+ *    │◀──── merge-blocked (waits for a clean checkout; claimable again)
+ *
+ * `reset` returns any state to queued with no attempts used; a new version
+ * of the packet file does the same, except that merged stays merged.
+ */
+export type PacketStatus =
+  | { state: "queued" }
+  | { state: "running"; attempt: number; owner: Owner; since: string }
+  | { state: "awaiting_human"; attempt: number; tree: string; branch: string }
+  | { state: "merged"; attempt: number; commit: string }
+  | { state: "blocked"; reason: string };
+
+export type PacketState = PacketStatus["state"];
+
+export interface PacketRecord {
+  id: string;
+  /** The version (sha256 of the file) the current state refers to. */
+  sha256: string | undefined;
+  status: PacketStatus;
+  /** Attempts spent on the current version (interrupted and refunded ones do not count). */
+  attemptsUsed: number;
+  /** The highest attempt number ever started: run directories are never reused. */
+  lastAttempt: number;
+  /** Granted by `factory unblock`. */
+  extraAttempts: number;
+  /** Everything this packet has cost, across versions. */
+  costUsd: number;
+  /** Why the packet is where it is: the last decision's reasons, a block, a rejection. */
+  reason: string | undefined;
+  /** The packet file changed after it merged; the change is not run. */
+  changedSinceMerge: boolean;
+  events: LedgerEvent[];
+}
+
+export interface RunRecord {
+  run: string;
+  pid: number;
+  host: string;
+  startedAt: string;
+  ended?: { at: string; outcome: string; reason?: string };
+  costUsd: number;
+}
+
+export interface LedgerState {
+  packets: Map<string, PacketRecord>;
+  runs: RunRecord[];
+  costUsd: number;
+}
+
+/** Pure: the current state of every packet and run, from the ledger's events in order. */
+export function foldLedger(events: readonly LedgerEvent[]): LedgerState {
+  const packets = new Map<string, PacketRecord>();
+  const runs = new Map<string, RunRecord>();
+  let costUsd = 0;
+  const record = (id: string): PacketRecord => {
+    let found = packets.get(id);
+    if (!found) {
+      found = {
+        id, sha256: undefined, status: { state: "queued" }, attemptsUsed: 0, lastAttempt: 0,
+        extraAttempts: 0, costUsd: 0, reason: undefined, changedSinceMerge: false, events: [],
+      };
+      packets.set(id, found);
+    }
+    return found;
+  };
+
+  for (const event of events) {
+    if ("packet" in event) record(event.packet).events.push(event);
+    switch (event.kind) {
+      case "run-started":
+        runs.set(event.run, { run: event.run, pid: event.pid, host: event.host, startedAt: event.ts, costUsd: 0 });
+        break;
+      case "run-ended": {
+        const run = runs.get(event.run);
+        if (run) run.ended = { at: event.ts, outcome: event.outcome, ...(event.reason ? { reason: event.reason } : {}) };
+        break;
+      }
+      case "run-lock-taken-over":
+        break;
+      case "packet-registered": {
+        const packet = record(event.packet);
+        if (packet.sha256 !== undefined && packet.sha256 !== event.sha256) {
+          if (packet.status.state === "merged") {
+            packet.changedSinceMerge = true;
+          } else {
+            // Nothing ruled on the old version counts for the new one.
+            packet.status = { state: "queued" };
+            packet.attemptsUsed = 0;
+            packet.extraAttempts = 0;
+            packet.reason = "the packet file changed; earlier attempts were on an older version";
+          }
+        }
+        if (packet.status.state !== "merged") packet.sha256 = event.sha256;
+        break;
+      }
+      case "claimed": {
+        const packet = record(event.packet);
+        packet.status = { state: "running", attempt: event.attempt, owner: { run: event.run, pid: event.pid, host: event.host }, since: event.ts };
+        packet.attemptsUsed += 1;
+        packet.lastAttempt = Math.max(packet.lastAttempt, event.attempt);
+        packet.sha256 = event.sha256;
+        break;
+      }
+      case "attempt-interrupted": {
+        const packet = record(event.packet);
+        packet.status = { state: "queued" };
+        packet.attemptsUsed = Math.max(0, packet.attemptsUsed - 1);
+        packet.reason = `attempt ${event.attempt} was interrupted: ${event.reason}`;
+        break;
+      }
+      case "agent-finished": {
+        const cost = event.costUsd ?? 0;
+        record(event.packet).costUsd += cost;
+        costUsd += cost;
+        const running = record(event.packet).status;
+        if (running.state === "running") {
+          const run = runs.get(running.owner.run);
+          if (run) run.costUsd += cost;
+        }
+        break;
+      }
+      case "baseline-measured":
+      case "planted":
+      case "gate-finished":
+      case "review-recorded":
+        break;
+      case "decided": {
+        const packet = record(event.packet);
+        packet.reason = event.reasons.join("; ") || undefined;
+        if (event.refund) packet.attemptsUsed = Math.max(0, packet.attemptsUsed - 1);
+        if (event.decision === "retry") packet.status = { state: "queued" };
+        break;
+      }
+      case "merge-blocked": {
+        const packet = record(event.packet);
+        packet.status = { state: "queued" };
+        packet.reason = `merge waits: ${event.reason}`;
+        break;
+      }
+      case "merged": {
+        const packet = record(event.packet);
+        packet.status = { state: "merged", attempt: event.attempt, commit: event.commit };
+        packet.reason = undefined;
+        break;
+      }
+      case "held": {
+        const packet = record(event.packet);
+        packet.status = { state: "awaiting_human", attempt: event.attempt, tree: event.tree, branch: event.branch };
+        packet.reason = `waiting for a person: factory approve ${event.packet}`;
+        break;
+      }
+      case "approved":
+        record(event.packet).reason = `approved by ${event.by}`;
+        break;
+      case "rejected": {
+        const packet = record(event.packet);
+        packet.status = { state: "queued" };
+        packet.reason = `rejected by ${event.by}: ${event.reason}`;
+        break;
+      }
+      case "blocked": {
+        const packet = record(event.packet);
+        packet.status = { state: "blocked", reason: event.reason };
+        packet.reason = event.reason;
+        break;
+      }
+      case "unblocked": {
+        const packet = record(event.packet);
+        packet.status = { state: "queued" };
+        packet.extraAttempts += event.extraAttempts;
+        packet.reason = `unblocked by ${event.by} with ${event.extraAttempts} more attempt(s)`;
+        break;
+      }
+      case "reset": {
+        const packet = record(event.packet);
+        packet.status = { state: "queued" };
+        packet.attemptsUsed = 0;
+        packet.extraAttempts = 0;
+        packet.changedSinceMerge = false;
+        packet.reason = `reset by ${event.by}`;
+        break;
+      }
+      default:
+        unreachable(event);
+    }
+  }
+  return { packets, runs: [...runs.values()], costUsd };
+}
