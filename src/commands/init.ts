@@ -1,0 +1,99 @@
+import { existsSync } from "node:fs";
+import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
+import { basename, join } from "node:path";
+import { renderConfig, type DetectedSurface } from "../config/presets.js";
+import { CONFIG_PATH } from "../config/types.js";
+import { currentBranch, findRepoRoot } from "../git/repo.js";
+import type { Output } from "../log/output.js";
+import { EXIT, type ExitCode } from "./exit-codes.js";
+
+export interface InitOptions {
+  cwd: string;
+  output: Output;
+}
+
+export const IGNORED_STATE = [".factory/state/", ".factory/worktrees/", ".factory/runs/"];
+
+/** Writes a commented config with detected surfaces and makes git ignore the state dirs. Never clobbers. */
+export async function init(options: InitOptions): Promise<ExitCode> {
+  const { output } = options;
+  const root = await findRepoRoot(options.cwd);
+  if (!root) {
+    output.err(`${options.cwd}: not inside a git repository; run \`git init\` first`);
+    return EXIT.invalid;
+  }
+  const configFile = join(root, CONFIG_PATH);
+  if (existsSync(configFile)) {
+    output.out(`${CONFIG_PATH} exists; left as it is.`);
+  } else {
+    const surfaces = await detectSurfaces(root);
+    const targetBranch = (await currentBranch(root)) ?? "main";
+    await mkdir(join(root, ".factory"), { recursive: true });
+    await writeFile(configFile, renderConfig({ targetBranch, surfaces }), { flag: "wx" });
+    const found = surfaces.map((surface) => `${surface.name} (${surface.kind}, ${surface.dir})`).join(", ");
+    output.out(`Wrote ${CONFIG_PATH}${found ? ` with surfaces: ${found}` : " (no surfaces detected; add them)"}.`);
+  }
+  const added = await ensureIgnored(root);
+  if (added.length) output.out(`Added to .gitignore: ${added.join(" ")}`);
+  output.out("Next: edit the config, add packets/<ID>-<slug>.toml, commit both, then `factory lint` and `factory plan`.");
+  return EXIT.ok;
+}
+
+/** Appends the state dirs to .gitignore when missing; other rules are left exactly as they are. */
+export async function ensureIgnored(root: string): Promise<string[]> {
+  const file = join(root, ".gitignore");
+  let text = "";
+  try {
+    text = await readFile(file, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+  }
+  const present = new Set(text.split(/\r?\n/).map((line) => line.trim().replace(/^\//, "")));
+  const missing = IGNORED_STATE.filter((rule) => !present.has(rule) && !present.has(rule.replace(/\/$/, "")));
+  if (missing.length === 0) return [];
+  const separator = text === "" || text.endsWith("\n") ? "" : "\n";
+  await writeFile(file, `${text}${separator}${text === "" ? "" : "\n"}# factory state (local, never committed)\n${missing.join("\n")}\n`);
+  return missing;
+}
+
+async function detectSurfaces(root: string): Promise<DetectedSurface[]> {
+  const dirs = ["."];
+  for (const entry of await readdir(root, { withFileTypes: true })) {
+    if (entry.isDirectory() && !entry.name.startsWith(".") && entry.name !== "node_modules") dirs.push(entry.name);
+  }
+  const surfaces: DetectedSurface[] = [];
+  for (const dir of dirs) {
+    const path = join(root, dir);
+    const name = dir === "." ? sanitize(basename(root)) : sanitize(dir);
+    if (existsSync(join(path, "pyproject.toml")) || existsSync(join(path, "setup.cfg"))) {
+      surfaces.push({ name, dir, kind: "python" });
+    } else if (existsSync(join(path, "package.json"))) {
+      surfaces.push(await nodeSurface(path, name, dir));
+    }
+  }
+  const names = new Set<string>();
+  return surfaces.map((surface) => {
+    let name = surface.name;
+    for (let n = 2; names.has(name); n++) name = `${surface.name}-${n}`;
+    names.add(name);
+    return { ...surface, name };
+  });
+}
+
+async function nodeSurface(path: string, name: string, dir: string): Promise<DetectedSurface> {
+  let manifest: { scripts?: Record<string, string>; dependencies?: Record<string, string>; devDependencies?: Record<string, string> } = {};
+  try {
+    manifest = JSON.parse(await readFile(join(path, "package.json"), "utf8")) as typeof manifest;
+  } catch {
+    // an unreadable manifest still marks a node surface; the preset just has no scripts
+  }
+  const deps = { ...manifest.dependencies, ...manifest.devDependencies };
+  const test = manifest.scripts?.test ?? "";
+  const testRunner = "vitest" in deps ? "vitest" : "jest" in deps ? "jest" : /\bnode\s+--test\b/.test(test) ? "node" : undefined;
+  return { name, dir, kind: "node", scripts: manifest.scripts ?? {}, testRunner, lockfile: existsSync(join(path, "package-lock.json")) };
+}
+
+function sanitize(name: string): string {
+  const cleaned = name.replace(/[^A-Za-z0-9_-]/g, "-").replace(/^[^A-Za-z]+/, "");
+  return cleaned || "app";
+}

@@ -1,0 +1,65 @@
+import type { Output } from "../log/output.js";
+import { paint } from "../log/output.js";
+import { formatProblem } from "../util/problem.js";
+import { EXIT, type ExitCode } from "./exit-codes.js";
+import { loadWorkspace } from "./workspace.js";
+
+export interface LintOptions {
+  cwd: string;
+  ids: string[];
+  json: boolean;
+  output: Output;
+}
+
+/** Validates config and packets and reports every problem at once. Writes nothing. */
+export async function lint(options: LintOptions): Promise<ExitCode> {
+  const { output } = options;
+  const load = await loadWorkspace(options.cwd);
+  if (!load.ok) {
+    if (options.json) output.out(JSON.stringify({ ok: false, problems: load.problems, warnings: [] }, null, 2));
+    else for (const problem of load.problems) output.err(formatProblem(problem));
+    return EXIT.invalid;
+  }
+  const { workspace } = load;
+  let problems = workspace.problems;
+  let checked = workspace.queue.packets.length + new Set(problems.map((p) => p.file)).size;
+  if (options.ids.length > 0) {
+    const selection = selectFiles(workspace.queue.packets, problems, options.ids);
+    problems = problems.filter((problem) => !problem.file.startsWith("packets/") || selection.files.has(problem.file));
+    problems.push(...selection.unknown.map((id) => ({ file: "packets/", message: `no packet with id "${id}" on ${workspace.branch}` })));
+    checked = selection.files.size;
+  }
+  if (options.json) {
+    output.out(JSON.stringify({ ok: problems.length === 0, problems, warnings: workspace.warnings }, null, 2));
+    return problems.length === 0 ? EXIT.ok : EXIT.invalid;
+  }
+  for (const warning of workspace.warnings) output.err(`${paint(output, "yellow", "warning")}: ${warning}`);
+  for (const problem of problems) output.err(formatProblem(problem));
+  if (problems.length > 0) {
+    const files = new Set(problems.map((problem) => problem.file)).size;
+    output.err(`${problems.length} problem(s) in ${files} file(s)`);
+    return EXIT.invalid;
+  }
+  output.out(`ok: config and ${checked} packet(s) on ${workspace.branch} are valid`);
+  return EXIT.ok;
+}
+
+/** The files of the named packets: valid ones by id, invalid ones by their file-name prefix. */
+function selectFiles(
+  packets: readonly { id: string; file: string }[],
+  problems: readonly { file: string }[],
+  ids: readonly string[],
+): { files: Set<string>; unknown: string[] } {
+  const files = new Set<string>();
+  const unknown: string[] = [];
+  for (const id of ids) {
+    const valid = packets.find((packet) => packet.id === id);
+    const invalid = problems
+      .map((problem) => problem.file)
+      .filter((file) => file === `packets/${id}.toml` || file === `packets/${id}.md` || file.startsWith(`packets/${id}-`));
+    if (valid) files.add(valid.file);
+    for (const file of invalid) files.add(file);
+    if (!valid && invalid.length === 0) unknown.push(id);
+  }
+  return { files, unknown };
+}

@@ -1,0 +1,119 @@
+import { foldLedger, type PacketRecord } from "../ledger/fold.js";
+import type { LedgerEvent } from "../ledger/events.js";
+import { readLedger } from "../ledger/store.js";
+import { readRunLock, isAlive } from "../ledger/run-lock.js";
+import { paint, type Output } from "../log/output.js";
+import { renderTable } from "../log/table.js";
+import { buildBoard, type Board } from "../status/board.js";
+import { formatProblem } from "../util/problem.js";
+import { EXIT, type ExitCode } from "./exit-codes.js";
+import { loadWorkspace } from "./workspace.js";
+
+export interface StatusOptions {
+  cwd: string;
+  id: string | undefined;
+  json: boolean;
+  output: Output;
+}
+
+/** The board: every packet's state, attempts, cost and reason; with an id, that packet's history. */
+export async function status(options: StatusOptions): Promise<ExitCode> {
+  const { output } = options;
+  const load = await loadWorkspace(options.cwd);
+  if (!load.ok) {
+    for (const problem of load.problems) output.err(formatProblem(problem));
+    return EXIT.invalid;
+  }
+  const { workspace } = load;
+  const ledgerRead = await readLedger(workspace.root);
+  const ledger = foldLedger(ledgerRead.events);
+  const warnings = [...workspace.warnings, ...ledgerRead.warnings];
+  const board = buildBoard({
+    branch: workspace.branch, tip: workspace.tip, packets: workspace.queue.packets,
+    invalid: workspace.queue.invalid, ledger, problems: workspace.problems, warnings,
+  });
+  const lock = await readRunLock(workspace.root);
+  const run = lock ? { ...lock, alive: isAlive(lock.pid) } : null;
+
+  if (options.id !== undefined) return showPacket(options, board, ledger.packets.get(options.id));
+  if (options.json) {
+    output.out(JSON.stringify({ ...board, run }, null, 2));
+    return EXIT.ok;
+  }
+  for (const warning of warnings) output.err(`${paint(output, "yellow", "warning")}: ${warning}`);
+  output.out(renderBoard(board, output));
+  if (run) {
+    output.out(run.alive
+      ? `A run is in progress: pid ${run.pid} on ${run.host}, started ${run.startedAt}.`
+      : `A run lock from pid ${run.pid} (no longer running) is left; the next \`factory run\` takes it over.`);
+  }
+  if (board.problems.length > 0) output.out(`${board.problems.length} packet/config problem(s): run \`factory lint\` to see them.`);
+  return EXIT.ok;
+}
+
+function renderBoard(board: Board, output: Output): string {
+  if (board.packets.length === 0) return `No packets on ${board.branch}: add packets/<ID>-<slug>.toml and commit them.`;
+  const rows = board.packets.map((row) => [
+    row.id,
+    paint(output, stateColor(row.state), row.state),
+    row.max_attempts === null ? String(row.attempts_used) : `${row.attempts_used}/${row.max_attempts}`,
+    `$${row.cost_usd.toFixed(2)}`,
+    row.gate ?? "-",
+    truncate([row.reason ?? row.goal ?? "", row.note ?? ""].filter(Boolean).join(" — "), 100),
+  ]);
+  const counts = Object.entries(board.counts).filter(([, count]) => count > 0).map(([state, count]) => `${count} ${state}`);
+  return [
+    renderTable(["ID", "STATE", "ATTEMPTS", "COST", "GATE", "REASON / GOAL"], rows),
+    "",
+    `${board.branch} @ ${board.tip.slice(0, 10)}: ${counts.join(", ")}; spent $${board.cost_usd.toFixed(2)}`,
+  ].join("\n");
+}
+
+function showPacket(options: StatusOptions, board: Board, record: PacketRecord | undefined): ExitCode {
+  const { output } = options;
+  const row = board.packets.find((candidate) => candidate.id === options.id);
+  if (!row) {
+    output.err(`no packet "${options.id}" on ${board.branch} or in the ledger; \`factory status\` lists them`);
+    return EXIT.invalid;
+  }
+  const events = record?.events ?? [];
+  if (options.json) {
+    output.out(JSON.stringify({ schema: board.schema, packet: row, events }, null, 2));
+    return EXIT.ok;
+  }
+  output.out(`${row.id}  ${row.state}  ${row.goal ?? ""}`.trimEnd());
+  if (row.file) output.out(`file: ${row.file}${row.sha256 ? ` (sha256 ${row.sha256.slice(0, 12)})` : ""}`);
+  output.out(`attempts: ${row.attempts_used}${row.max_attempts === null ? "" : `/${row.max_attempts}`}  cost: $${row.cost_usd.toFixed(2)}`);
+  if (row.reason) output.out(`reason: ${row.reason}`);
+  if (row.note) output.out(`note: ${row.note}`);
+  output.out("");
+  if (events.length === 0) {
+    output.out("No events yet: the packet has not run.");
+    return EXIT.ok;
+  }
+  for (const event of events) output.out(`${event.ts}  ${describeEvent(event)}`);
+  return EXIT.ok;
+}
+
+/** One line per event for `status ID`: the kind and the fields a person needs. */
+export function describeEvent(event: LedgerEvent): string {
+  const { v: _v, ts: _ts, kind, ...rest } = event;
+  const fields = Object.entries(rest)
+    .filter(([key]) => key !== "packet")
+    .map(([key, value]) => `${key}=${typeof value === "string" ? value : JSON.stringify(value)}`);
+  return `${kind}${fields.length ? `  ${fields.join(" ")}` : ""}`;
+}
+
+function stateColor(state: string): "green" | "red" | "yellow" | "blue" | "dim" {
+  switch (state) {
+    case "merged": return "green";
+    case "blocked": case "invalid": return "red";
+    case "awaiting_human": return "yellow";
+    case "running": return "blue";
+    default: return "dim";
+  }
+}
+
+function truncate(text: string, length: number): string {
+  return text.length <= length ? text : `${text.slice(0, length - 1)}…`;
+}

@@ -1,0 +1,55 @@
+import { loadConfig } from "../config/load.js";
+import { CONFIG_PATH, type Config } from "../config/types.js";
+import { findRepoRoot, resolveCommit } from "../git/repo.js";
+import { readQueue } from "../packet/load.js";
+import { validatePackets, type PacketSet } from "../packet/rules.js";
+import type { PacketContext } from "../packet/types.js";
+import type { Problem } from "../util/problem.js";
+
+/** Everything a command reads before it acts: the repository, its config and its queue. */
+export type Workspace = {
+  root: string;
+  /** Undefined when the config has problems (they are in `problems`). */
+  config: Config | undefined;
+  branch: string;
+  /** The commit the queue was read from. */
+  tip: string;
+  queue: PacketSet;
+  /** Config and packet problems, all of them. */
+  problems: Problem[];
+  warnings: string[];
+};
+
+export type WorkspaceLoad = { ok: true; workspace: Workspace } | { ok: false; problems: Problem[] };
+
+/** Reads config and queue; problems are collected, not thrown, so lint can report all of them. */
+export async function loadWorkspace(cwd: string): Promise<WorkspaceLoad> {
+  const root = await findRepoRoot(cwd);
+  if (!root) return { ok: false, problems: [{ file: cwd, message: "not inside a git repository; run factory in your repository (git init first)" }] };
+  const configLoad = await loadConfig(root);
+  const config = configLoad.ok ? configLoad.config : undefined;
+  const problems: Problem[] = configLoad.ok ? [] : [...configLoad.problems];
+  const branch = config?.targetBranch ?? "main";
+  const tip = await resolveCommit(root, branch);
+  if (!tip) {
+    problems.push({
+      file: CONFIG_PATH,
+      key: "target_branch",
+      message: `the target branch "${branch}" has no commits in this repository; set target_branch or commit to it`,
+    });
+    return { ok: false, problems };
+  }
+  const { sources, warnings } = await readQueue(root, tip, branch);
+  const queue = validatePackets(sources, packetContext(config));
+  problems.push(...queue.problems);
+  return { ok: true, workspace: { root, config, branch, tip, queue, problems, warnings } };
+}
+
+export function packetContext(config: Config | undefined): PacketContext {
+  if (!config) return { tiers: undefined, surfaces: undefined, defaultMaxAttempts: 3 };
+  return {
+    tiers: config.tiers.map((tier) => tier.name),
+    surfaces: config.surfaces.map((surface) => surface.name),
+    defaultMaxAttempts: config.limits.maxAttempts,
+  };
+}

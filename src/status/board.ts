@@ -1,0 +1,104 @@
+import type { LedgerState, PacketRecord } from "../ledger/fold.js";
+import type { Packet } from "../packet/types.js";
+import type { Problem } from "../util/problem.js";
+
+export const BOARD_SCHEMA = 1;
+
+export type BoardState = PacketRecord["status"]["state"] | "invalid";
+
+/** One row of `factory status`; the `--json` shape is documented in the README and kept stable. */
+export interface BoardRow {
+  id: string;
+  file: string | null;
+  goal: string | null;
+  state: BoardState;
+  attempts_used: number;
+  max_attempts: number | null;
+  cost_usd: number;
+  gate: "auto" | "human" | null;
+  requires: string[];
+  reason: string | null;
+  sha256: string | null;
+  /** The file changed after the packet merged (the change is not run), or the file is gone. */
+  note: string | null;
+  commit: string | null;
+}
+
+export interface Board {
+  schema: number;
+  branch: string;
+  tip: string;
+  cost_usd: number;
+  counts: Record<BoardState, number>;
+  packets: BoardRow[];
+  problems: Problem[];
+  warnings: string[];
+}
+
+export interface BoardInput {
+  branch: string;
+  tip: string;
+  packets: readonly Packet[];
+  /** Ids of packet files that do not validate, with their file and first problem. */
+  invalid: ReadonlyMap<string, { file: string; problem: string }>;
+  ledger: LedgerState;
+  problems: Problem[];
+  warnings: string[];
+}
+
+/** Pure: the board from the committed queue and the ledger's fold. */
+export function buildBoard(input: BoardInput): Board {
+  const rows: BoardRow[] = [];
+  const seen = new Set<string>();
+  for (const packet of input.packets) {
+    seen.add(packet.id);
+    const record = input.ledger.packets.get(packet.id);
+    const changed = record !== undefined && record.sha256 !== undefined && record.sha256 !== packet.sha256;
+    const merged = record?.status.state === "merged";
+    rows.push({
+      id: packet.id,
+      file: packet.file,
+      goal: packet.goal,
+      state: changed && !merged ? "queued" : (record?.status.state ?? "queued"),
+      attempts_used: changed && !merged ? 0 : (record?.attemptsUsed ?? 0),
+      max_attempts: packet.maxAttempts + (changed && !merged ? 0 : (record?.extraAttempts ?? 0)),
+      cost_usd: round(record?.costUsd ?? 0),
+      gate: packet.gate,
+      requires: packet.requires,
+      reason: changed && !merged ? "the packet file changed; the new version has not run" : (record?.reason ?? null),
+      sha256: packet.sha256,
+      note: changed && merged ? "the packet file changed after it merged; the change is not run (factory reset to run it again)" : null,
+      commit: record?.status.state === "merged" ? record.status.commit : null,
+    });
+  }
+  for (const [id, { file, problem }] of input.invalid) {
+    if (seen.has(id)) continue;
+    seen.add(id);
+    const record = input.ledger.packets.get(id);
+    rows.push({
+      id, file, goal: null, state: "invalid",
+      attempts_used: record?.attemptsUsed ?? 0, max_attempts: null, cost_usd: round(record?.costUsd ?? 0),
+      gate: null, requires: [], reason: `${problem} (factory lint shows every problem)`, sha256: null, note: null, commit: null,
+    });
+  }
+  for (const record of input.ledger.packets.values()) {
+    if (seen.has(record.id)) continue;
+    rows.push({
+      id: record.id, file: null, goal: null, state: record.status.state,
+      attempts_used: record.attemptsUsed, max_attempts: null, cost_usd: round(record.costUsd),
+      gate: null, requires: [], reason: record.reason ?? null, sha256: record.sha256 ?? null,
+      note: `no packet file for ${record.id} on ${input.branch} any more`,
+      commit: record.status.state === "merged" ? record.status.commit : null,
+    });
+  }
+  const counts: Record<BoardState, number> = { queued: 0, running: 0, awaiting_human: 0, merged: 0, blocked: 0, invalid: 0 };
+  for (const row of rows) counts[row.state] += 1;
+  return {
+    schema: BOARD_SCHEMA, branch: input.branch, tip: input.tip, cost_usd: round(input.ledger.costUsd),
+    counts, packets: rows, problems: input.problems, warnings: input.warnings,
+  };
+}
+
+function round(value: number): number {
+  return Math.round(value * 1e6) / 1e6;
+}

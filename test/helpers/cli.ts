@@ -1,0 +1,21 @@
+import { spawnSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
+
+export const FACTORY_BIN = fileURLToPath(new URL("../../bin/factory.js", import.meta.url));
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the built CLI as a user would, colors off. */
+export function runCli(args: string[], cwd: string, env: Record<string, string> = {}): CliResult {
+  const result = spawnSync(process.execPath, [FACTORY_BIN, ...args], {
+    cwd,
+    encoding: "utf8",
+    env: { ...process.env, NO_COLOR: "1", ...env },
+    timeout: 60_000,
+  });
+  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+}

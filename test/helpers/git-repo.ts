@@ -1,0 +1,48 @@
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync, readFileSync, existsSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+
+/** A throwaway git repository in the OS temp dir: branch main, identity set, signing and gc off. */
+export interface TestRepo {
+  dir: string;
+  git(...args: string[]): string;
+  write(path: string, text: string): void;
+  read(path: string): string;
+  exists(path: string): boolean;
+  commit(message: string): string;
+  cleanup(): void;
+}
+
+export function makeRepo(options: { initialCommit?: boolean } = {}): TestRepo {
+  const dir = mkdtempSync(join(tmpdir(), "factory-test-"));
+  const git = (...args: string[]): string =>
+    execFileSync("git", args, { cwd: dir, encoding: "utf8", env: { ...process.env, GIT_CONFIG_NOSYSTEM: "1" } });
+  git("init", "--quiet", "--initial-branch", "main");
+  git("config", "user.name", "Test User");
+  git("config", "user.email", "test@factory.invalid");
+  git("config", "commit.gpgsign", "false");
+  git("config", "gc.auto", "0");
+  const repo: TestRepo = {
+    dir,
+    git,
+    write(path, text) {
+      const full = join(dir, path);
+      mkdirSync(dirname(full), { recursive: true });
+      writeFileSync(full, text);
+    },
+    read: (path) => readFileSync(join(dir, path), "utf8"),
+    exists: (path) => existsSync(join(dir, path)),
+    commit(message) {
+      git("add", "--all");
+      git("commit", "--quiet", "--allow-empty", "-m", message);
+      return git("rev-parse", "HEAD").trim();
+    },
+    cleanup: () => rmSync(dir, { recursive: true, force: true }),
+  };
+  if (options.initialCommit !== false) {
+    repo.write("README.md", "# target\n");
+    repo.commit("initial");
+  }
+  return repo;
+}

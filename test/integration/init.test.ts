@@ -1,0 +1,70 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { init } from "../../src/commands/init.js";
+import { parseConfig } from "../../src/config/parse.js";
+import { bufferOutput } from "../../src/log/output.js";
+import { makeRepo, type TestRepo } from "../helpers/git-repo.js";
+
+let repo: TestRepo;
+afterEach(() => repo?.cleanup());
+
+describe("factory init", () => {
+  it("detects python and node surfaces and writes a config that lints", async () => {
+    repo = makeRepo();
+    repo.write("api/pyproject.toml", "[project]\nname = 'api'\n");
+    repo.write("web/package.json", JSON.stringify({ scripts: { lint: "eslint .", test: "vitest run" }, devDependencies: { vitest: "4" } }));
+    repo.write("web/package-lock.json", "{}");
+    const output = bufferOutput();
+    expect(await init({ cwd: repo.dir, output })).toBe(0);
+    const text = repo.read(".factory/config.toml");
+    const parsed = parseConfig(text);
+    expect(parsed.ok ? [] : parsed.problems).toEqual([]);
+    if (!parsed.ok) return;
+    expect(parsed.config.surfaces.map((s) => [s.name, s.dir, s.gates.map((g) => g.name)])).toEqual([
+      ["api", "api", ["ruff-format", "ruff", "pytest"]],
+      ["web", "web", ["lint", "test"]],
+    ]);
+    expect(parsed.config.surfaces[0]?.gates[2]).toMatchObject({ tests: true, run: expect.stringContaining("--junitxml={junit}") });
+    expect(parsed.config.surfaces[1]?.install).toBe("npm ci");
+    expect(parsed.config.targetBranch).toBe("main");
+    expect(text).toContain("# "); // commented for a person
+  });
+
+  it("takes the checked-out branch as the target branch", async () => {
+    repo = makeRepo();
+    repo.git("checkout", "-q", "-b", "trunk");
+    await init({ cwd: repo.dir, output: bufferOutput() });
+    const parsed = parseConfig(repo.read(".factory/config.toml"));
+    expect(parsed.ok && parsed.config.targetBranch).toBe("trunk");
+  });
+
+  it("adds the state dirs to .gitignore without touching other rules, once", async () => {
+    repo = makeRepo();
+    repo.write(".gitignore", "node_modules\n*.log\n.factory/runs/");
+    await init({ cwd: repo.dir, output: bufferOutput() });
+    await init({ cwd: repo.dir, output: bufferOutput() });
+    const ignore = repo.read(".gitignore");
+    expect(ignore.startsWith("node_modules\n*.log\n.factory/runs/\n")).toBe(true);
+    expect(ignore.match(/\.factory\/state\//g)).toHaveLength(1);
+    expect(ignore.match(/\.factory\/runs\//g)).toHaveLength(1);
+    expect(ignore).toContain(".factory/worktrees/");
+    repo.write(".factory/state/ledger.jsonl", "{}\n");
+    expect(repo.git("status", "--porcelain", "--untracked-files=all")).not.toContain(".factory/state");
+  });
+
+  it("never clobbers an edited config", async () => {
+    repo = makeRepo();
+    await init({ cwd: repo.dir, output: bufferOutput() });
+    repo.write(".factory/config.toml", "# mine\ntarget_branch = \"main\"\n");
+    const output = bufferOutput();
+    expect(await init({ cwd: repo.dir, output })).toBe(0);
+    expect(repo.read(".factory/config.toml")).toBe("# mine\ntarget_branch = \"main\"\n");
+    expect(output.text()).toContain("exists; left as it is");
+  });
+
+  it("refuses outside a git repository with exit code 2", async () => {
+    repo = makeRepo();
+    const output = bufferOutput();
+    expect(await init({ cwd: "/", output })).toBe(2);
+    expect(output.stderr.join("\n")).toContain("not inside a git repository");
+  });
+});

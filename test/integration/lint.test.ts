@@ -1,0 +1,137 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { lint } from "../../src/commands/lint.js";
+import { bufferOutput } from "../../src/log/output.js";
+import { makeRepo, type TestRepo } from "../helpers/git-repo.js";
+import { MINIMAL_CONFIG, packetToml } from "../helpers/packets.js";
+
+let repo: TestRepo;
+afterEach(() => repo?.cleanup());
+
+function setUp(): TestRepo {
+  repo = makeRepo();
+  repo.write(".factory/config.toml", MINIMAL_CONFIG);
+  return repo;
+}
+
+async function runLint(ids: string[] = []) {
+  const output = bufferOutput();
+  const code = await lint({ cwd: repo.dir, ids, json: false, output });
+  return { code, out: output.stdout.join("\n"), err: output.stderr.join("\n") };
+}
+
+function snapshot(target: TestRepo): string {
+  return target.git("status", "--porcelain", "--untracked-files=all", "--ignored");
+}
+
+describe("factory lint", () => {
+  it("names every defect of a directory of bad packets, with its file, and exits 2", async () => {
+    setUp();
+    const spec = repo.commit("spec");
+    const p = (id: string, options: Parameters<typeof packetToml>[1] = {}) => packetToml(id, { specCommit: spec, ...options });
+    repo.write("packets/A01-typo.toml", p("A01", { extra: `requirs = ["A02"]` }));
+    repo.write("packets/A02-noinv.toml", p("A02", { invariants: "" }));
+    repo.write("packets/A03-dup.toml", p("A03", { invariants: `[[invariants]]\nid = "x"\nassert = "a"\n[[invariants]]\nid = "x"\nassert = "b"` }));
+    repo.write("packets/A04-unknown.toml", p("A04", { extra: `requires = ["Z99"]` }));
+    repo.write("packets/A05-cycle.toml", p("A05", { extra: `requires = ["A06"]` }));
+    repo.write("packets/A06-cycle.toml", p("A06", { extra: `requires = ["A05"]` }));
+    repo.write("packets/A07-both.toml", p("A07", { extra: `forbidden_paths = ["api/**"]\ndeletable_paths = ["api/old.py"]` }));
+    repo.write("packets/A08-empty.toml", p("A08", { brief: "" }));
+    repo.write("packets/A09-syntax.toml", `id = "A09"\ngoal = "unterminated\n`);
+    repo.write("packets/A10-mismatch.toml", p("A11"));
+    repo.write("packets/A12-fine.toml", p("A12"));
+    repo.commit("packets");
+    const before = snapshot(repo);
+    const { code, err } = await runLint();
+    expect(code).toBe(2);
+    const lines = err.split("\n");
+    const expectations: [string, string][] = [
+      ["packets/A01-typo.toml:5:", "requirs: unknown key"],
+      ["packets/A02-noinv.toml", "at least one [[invariants]]"],
+      ["packets/A03-dup.toml:14:", 'duplicate invariant id "x"'],
+      ["packets/A04-unknown.toml:5:", 'depends on unknown packet "Z99"'],
+      ["packets/A05-cycle.toml:5:", "dependency cycle: A05 → A06 → A05"],
+      ["packets/A06-cycle.toml:5:", "dependency cycle: A05 → A06 → A05"],
+      ["packets/A07-both.toml:6:", "cannot be both"],
+      ["packets/A08-empty.toml:", "brief: must not be empty"],
+      ["packets/A09-syntax.toml:2:", "TOML syntax error"],
+      ["packets/A10-mismatch.toml:1:", 'does not match the file name "A10-mismatch.toml"'],
+    ];
+    for (const [where, what] of expectations) {
+      expect(lines.some((line) => line.startsWith(where) && line.includes(what)), `${where} … ${what}\n${err}`).toBe(true);
+    }
+    expect(err).not.toContain("A12-fine");
+    expect(err).toContain("10 problem(s) in 10 file(s)");
+    expect(snapshot(repo)).toBe(before); // lint writes nothing
+  });
+
+  it("exits 0 on valid packets and says how many it checked", async () => {
+    setUp();
+    const spec = repo.commit("spec");
+    repo.write("packets/A01-one.toml", packetToml("A01", { specCommit: spec }));
+    repo.write("packets/A02-two.md", `+++\nid = "A02"\ngoal = "g"\nspec_commit = "${spec}"\nspec_path = "README.md"\nrequires = ["A01"]\n[[invariants]]\nid = "i"\nassert = "a"\n+++\nDo it.\n`);
+    repo.commit("packets");
+    const { code, out, err } = await runLint();
+    expect(err).toBe("");
+    expect(code).toBe(0);
+    expect(out).toContain("config and 2 packet(s) on main are valid");
+  });
+
+  it("reads packets from the target branch, warning about uncommitted and edited ones", async () => {
+    setUp();
+    repo.write("packets/A01-one.toml", packetToml("A01"));
+    repo.commit("packets");
+    repo.write("packets/A01-one.toml", packetToml("A01", { extra: "bogus = 1" }));
+    repo.write("packets/A02-new.toml", "not even toml = = =");
+    const { code, err } = await runLint();
+    expect(code).toBe(0);
+    expect(err).toContain("warning: packets/A01-one.toml has uncommitted edits; the version committed on main is used");
+    expect(err).toContain("warning: packets/A02-new.toml is not committed on main, so it is not in the queue; commit it to queue it");
+  });
+
+  it("reads the queue from the target branch even when another branch is checked out", async () => {
+    setUp();
+    repo.commit("base");
+    repo.git("checkout", "-q", "-b", "feature");
+    repo.write("packets/A01-one.toml", "broken = = =");
+    repo.commit("broken packet on a feature branch");
+    const { code, err } = await runLint();
+    expect(code).toBe(0);
+    expect(err).toContain("A01-one.toml is not committed on main");
+  });
+
+  it("checks only the named packets, and refuses an unknown id", async () => {
+    setUp();
+    repo.write("packets/A01-one.toml", packetToml("A01"));
+    repo.write("packets/A02-bad.toml", packetToml("A02", { extra: "bogus = 1" }));
+    repo.commit("packets");
+    expect((await runLint(["A01"])).code).toBe(0);
+    const bad = await runLint(["A02"]);
+    expect(bad.code).toBe(2);
+    expect(bad.err).toContain("packets/A02-bad.toml:5: bogus: unknown key");
+    const unknown = await runLint(["Q9"]);
+    expect(unknown.code).toBe(2);
+    expect(unknown.err).toContain('no packet with id "Q9" on main');
+  });
+
+  it("reports config problems and packet problems together", async () => {
+    setUp();
+    repo.write(".factory/config.toml", `${MINIMAL_CONFIG}\n[limits]\nmax_attempts = 0\n`);
+    repo.write("packets/A01-one.toml", packetToml("A01", { extra: "bogus = 1" }));
+    repo.commit("packets");
+    const { code, err } = await runLint();
+    expect(code).toBe(2);
+    expect(err).toContain(".factory/config.toml:16: limits.max_attempts: must be from 1 to 10, not 0");
+    expect(err).toContain("packets/A01-one.toml:5: bogus: unknown key");
+  });
+
+  it("refuses a missing config or target branch, saying what to do", async () => {
+    repo = makeRepo();
+    let result = await runLint();
+    expect(result.code).toBe(2);
+    expect(result.err).toContain(".factory/config.toml: not found; run `factory init`");
+    repo.write(".factory/config.toml", MINIMAL_CONFIG.replace('"main"', '"release"'));
+    result = await runLint();
+    expect(result.code).toBe(2);
+    expect(result.err).toContain('target_branch: the target branch "release" has no commits');
+  });
+});
