@@ -1,4 +1,4 @@
-import { Command, CommanderError, Option } from "commander";
+import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { EXIT, type ExitCode } from "./commands/exit-codes.js";
 import { processOutput } from "./log/output.js";
 
@@ -48,16 +48,88 @@ export function buildProgram(): Command {
       finish(await (await import("./commands/status.js")).status({ cwd, id, json: Boolean(opts.json), output })));
 
   program
+    .command("run")
+    .description("drain the queue: implement, gate, review, merge — never believing an agent")
+    .option("--once", "run a single attempt, then stop")
+    .option("--packet <id>", "run only this packet")
+    .option("--max-cost <usd>", "stop claiming once this run has spent this much", parseNumber)
+    .option("--concurrency <n>", "packets in flight at once", parseNumber)
+    .action(async (opts: { once?: boolean; packet?: string; maxCost?: number; concurrency?: number }) => {
+      const controller = interruptible();
+      finish(await (await import("./commands/run.js")).run({
+        cwd, once: Boolean(opts.once), packet: opts.packet, maxCost: opts.maxCost, concurrency: opts.concurrency, output, signal: controller.signal,
+      }));
+    });
+
+  program
+    .command("approve")
+    .description("the human gate: review a held packet, type its id, and merge exactly the approved tree")
+    .argument("<id>", "a packet awaiting_human")
+    .option("--yes", "approve without typing the id (for a person scripting it)")
+    .action(async (id: string, opts: { yes?: boolean }) => {
+      const controller = interruptible();
+      finish(await (await import("./commands/approve.js")).approve({
+        cwd, id, yes: Boolean(opts.yes), output, signal: controller.signal, input: process.stdin, env: process.env,
+      }));
+    });
+
+  program
+    .command("reject")
+    .description("send a held packet back, with the reason as feedback for the next attempt")
+    .argument("<id>", "a packet awaiting_human")
+    .requiredOption("--reason <text>", "why: the next attempt is told")
+    .action(async (id: string, opts: { reason: string }) =>
+      finish(await (await import("./commands/reject.js")).reject({ cwd, id, reason: opts.reason, output, env: process.env })));
+
+  program
+    .command("reset")
+    .description("start a packet over (attempts back to zero, worktree removed); history is kept")
+    .argument("<id>")
+    .action(async (id: string) => finish(await (await import("./commands/reset.js")).reset({ cwd, id, output })));
+
+  program
+    .command("unblock")
+    .description("give a blocked packet more attempts, keeping its history")
+    .argument("<id>")
+    .option("--attempts <n>", "how many more attempts", parseNumber, 1)
+    .action(async (id: string, opts: { attempts: number }) =>
+      finish(await (await import("./commands/unblock.js")).unblock({ cwd, id, attempts: opts.attempts, output })));
+
+  program
     .command("demo")
     .description("set up the bundled sample repository and run the factory on it (no API key)")
     .addOption(new Option("--dir <path>", "where to create the sample repository (default: a new temp dir)"))
-    .action(async (opts: { dir?: string }) =>
-      finish(await (await import("./commands/demo.js")).demo({ dir: opts.dir, output })));
+    .action(async (opts: { dir?: string }) => {
+      const controller = interruptible();
+      finish(await (await import("./commands/demo.js")).demo({ dir: opts.dir, output, signal: controller.signal }));
+    });
 
   return program;
 }
 
 const VERSION = "0.1.0";
+
+function parseNumber(value: string): number {
+  const number = Number(value);
+  if (value.trim() === "" || !Number.isFinite(number)) throw new InvalidArgumentError(`"${value}" is not a number`);
+  return number;
+}
+
+/**
+ * The first Ctrl-C aborts: running agents and gates are killed (their whole
+ * process groups), the attempt is recorded as interrupted, and the command
+ * exits 130. A second Ctrl-C exits at once.
+ */
+function interruptible(): AbortController {
+  const controller = new AbortController();
+  process.removeAllListeners("SIGINT");
+  process.on("SIGINT", () => {
+    if (controller.signal.aborted) process.exit(EXIT.interrupted);
+    process.stderr.write("\ninterrupting: stopping agents and gates, recording the attempt as interrupted (Ctrl-C again to quit at once)\n");
+    controller.abort();
+  });
+  return controller;
+}
 
 async function main(argv: string[]): Promise<void> {
   const program = buildProgram();

@@ -7,12 +7,15 @@ import { paint, type Output } from "../log/output.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
 import { lint } from "./lint.js";
 import { plan } from "./plan.js";
+import { run } from "./run.js";
 import { status } from "./status.js";
+import { shellQuote } from "../gates/paths.js";
 
 export interface DemoOptions {
   /** Where to create the sample repository; a new temp dir when undefined. */
   dir: string | undefined;
   output: Output;
+  signal: AbortSignal;
 }
 
 /** The bundled sample: `repo/` is the first commit, `queue/` becomes `packets/` in the second. */
@@ -35,32 +38,43 @@ export async function demo(options: DemoOptions): Promise<ExitCode> {
   }
   await setUpSample(dir);
   output.out(paint(output, "bold", `Sample repository: ${dir}`));
-  output.out("It holds a small JavaScript library, its spec, and four packets in packets/.\n");
+  output.out("It holds a small JavaScript library, its spec, and four packets in packets/, run by a scripted agent.\n");
 
-  const steps: [string, () => Promise<ExitCode>][] = [
-    ["factory lint", () => lint({ cwd: dir, ids: [], json: false, output })],
-    ["factory plan", () => plan({ cwd: dir, json: false, output })],
-    ["factory status", () => status({ cwd: dir, id: undefined, json: false, output })],
+  // `factory run` halts with exit 1 here on purpose: D04's agent edits a planted test, so D04 blocks.
+  const steps: [string, () => Promise<ExitCode>, ExitCode][] = [
+    ["factory lint", () => lint({ cwd: dir, ids: [], json: false, output }), EXIT.ok],
+    ["factory plan", () => plan({ cwd: dir, json: false, output }), EXIT.ok],
+    ["factory run", () => run({ cwd: dir, once: false, packet: undefined, maxCost: undefined, concurrency: undefined, output, signal: options.signal }), EXIT.halted],
+    ["factory status", () => status({ cwd: dir, id: undefined, json: false, output }), EXIT.ok],
   ];
-  for (const [title, step] of steps) {
+  for (const [title, step, expected] of steps) {
     output.out(paint(output, "bold", `$ ${title}`));
     const code = await step();
     output.out("");
-    if (code !== EXIT.ok) {
-      output.err(`demo: \`${title}\` exited ${code}; the sample repository is at ${dir}`);
-      return code;
+    if (code !== expected) {
+      output.err(`demo: \`${title}\` exited ${code} (expected ${expected}); the sample repository is at ${dir}`);
+      return code === EXIT.ok ? EXIT.halted : code;
     }
   }
-  output.out("The run loop (implement → gates → review → merge) is not built yet: this demo stops after lint, plan and status.");
-  output.out(`Try the commands yourself: cd ${dir} && node ${FACTORY_BIN} status`);
+  output.out([
+    "What happened: D01 merged first time; D02's first attempt failed its planted test and merged on the retry;",
+    "D03 passed everything and waits for a person (gate = \"human\"); D04's agent edited its planted test and",
+    "claimed success, so the untouched gate failed both attempts and D04 is blocked, which halted the queue.",
+    "",
+    `Try it yourself: cd ${dir}`,
+    `  node ${FACTORY_BIN} status D04       # why it is blocked, event by event`,
+    `  node ${FACTORY_BIN} approve D03      # the human gate: type D03 to merge it`,
+    "  git log --format='%s%n%b' main     # one commit per merged packet, with its trailers",
+  ].join("\n"));
   return EXIT.ok;
 }
 
 /** Two commits: the project with its spec, then the queue pinned to that commit. */
 export async function setUpSample(dir: string): Promise<{ specCommit: string; queueCommit: string }> {
   const agent = join(SAMPLE_DIR, "agent", "scripted-agent.mjs");
+  const script = join(SAMPLE_DIR, "agent", "demo-script.json");
   await cp(join(SAMPLE_DIR, "repo"), dir, { recursive: true });
-  await substitute(join(dir, ".factory", "config.toml"), { AGENT: JSON.stringify(agent).slice(1, -1) });
+  await substitute(join(dir, ".factory", "config.toml"), { AGENT: tomlPath(agent), SCRIPT: tomlPath(script) });
   await initRepository(dir, { branch: "main", name: "factory demo", email: "demo@factory.invalid" });
   const specCommit = await commitAll(dir, "tally: library skeleton and spec");
   await cp(join(SAMPLE_DIR, "queue"), join(dir, "packets"), { recursive: true });
@@ -69,6 +83,11 @@ export async function setUpSample(dir: string): Promise<{ specCommit: string; qu
   }
   const queueCommit = await commitAll(dir, "packets: the demo queue");
   return { specCommit, queueCommit };
+}
+
+/** A path inside a TOML basic string that a shell then reads: quoted for the shell, escaped for TOML. */
+function tomlPath(path: string): string {
+  return JSON.stringify(shellQuote(path)).slice(1, -1);
 }
 
 async function substitute(file: string, values: Record<string, string>): Promise<void> {

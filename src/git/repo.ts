@@ -1,82 +1,129 @@
-import { simpleGit, type SimpleGit } from "simple-git";
+import { simpleGit } from "simple-git";
 
 /**
- * The only module that talks to git. Every function takes the repository
- * directory explicitly and returns data, never prints.
+ * The only module family that talks to git. Every function takes the
+ * directory explicitly and returns data, never prints. All calls in this
+ * process run one at a time: worktrees share one `.git` and its lock files.
  */
-function git(cwd: string): SimpleGit {
-  return simpleGit({ baseDir: cwd, maxConcurrentProcesses: 1, trimmed: false });
+let chain: Promise<unknown> = Promise.resolve();
+
+export function serialize<T>(action: () => Promise<T>): Promise<T> {
+  const next = chain.then(action, action);
+  chain = next.catch(() => undefined);
+  return next;
+}
+
+/** Identity for commits the factory itself makes (planting, attempts, fixes, merges). */
+const FACTORY_IDENTITY = ["-c", "user.name=factory", "-c", "user.email=factory@localhost", "-c", "commit.gpgsign=false"];
+
+export type GitResult = { ok: true; out: string } | { ok: false; message: string };
+
+/**
+ * simple-git treats a non-zero exit with nothing on stderr as success; the
+ * `--quiet` and `--is-ancestor` forms answer only by exit code, so every
+ * non-zero exit is a failure here.
+ */
+function failOnExitCode(error: Buffer | Error | undefined, result: { exitCode: number; stdOut: Buffer[]; stdErr: Buffer[] }): Buffer | Error | undefined {
+  if (error || result.exitCode === 0) return error;
+  const text = Buffer.concat([...result.stdErr, ...result.stdOut]);
+  return text.length > 0 ? text : Buffer.from(`git exited with code ${result.exitCode}`);
+}
+
+/** Runs `git <args>` in `cwd`; failures come back as data. */
+export function gitTry(cwd: string, args: string[], options: { identity?: boolean } = {}): Promise<GitResult> {
+  return serialize(async () => {
+    try {
+      const out = await simpleGit({ baseDir: cwd, trimmed: false, errors: failOnExitCode }).raw([...(options.identity ? FACTORY_IDENTITY : []), ...args]);
+      return { ok: true, out };
+    } catch (error) {
+      return { ok: false, message: error instanceof Error ? error.message.trim() : String(error) };
+    }
+  });
+}
+
+/** Runs `git <args>` where failure means a bug or a broken repository: it throws with git's message. */
+export async function gitRun(cwd: string, args: string[], options: { identity?: boolean } = {}): Promise<string> {
+  const result = await gitTry(cwd, args, options);
+  if (!result.ok) throw new Error(`git ${args.join(" ")} (in ${cwd}) failed: ${result.message}`);
+  return result.out;
 }
 
 /** The top of the work tree containing `cwd`, or undefined outside a repository. */
 export async function findRepoRoot(cwd: string): Promise<string | undefined> {
-  try {
-    const out = await git(cwd).revparse(["--show-toplevel"]);
-    return out.trim() || undefined;
-  } catch {
-    return undefined;
-  }
+  const result = await gitTry(cwd, ["rev-parse", "--show-toplevel"]);
+  return result.ok ? result.out.trim() || undefined : undefined;
+}
+
+/** The main work tree of the repository `cwd` belongs to (also from inside a linked worktree). */
+export async function findMainRoot(cwd: string): Promise<string | undefined> {
+  const result = await gitTry(cwd, ["rev-parse", "--path-format=absolute", "--git-common-dir"]);
+  if (!result.ok) return undefined;
+  const common = result.out.trim();
+  return common.endsWith("/.git") ? common.slice(0, -"/.git".length) : undefined;
 }
 
 /** The branch checked out in `cwd`, or undefined on a detached HEAD. */
 export async function currentBranch(cwd: string): Promise<string | undefined> {
-  try {
-    const out = await git(cwd).raw(["symbolic-ref", "--quiet", "--short", "HEAD"]);
-    return out.trim() || undefined;
-  } catch {
-    return undefined;
-  }
+  const result = await gitTry(cwd, ["symbolic-ref", "--quiet", "--short", "HEAD"]);
+  return result.ok ? result.out.trim() || undefined : undefined;
 }
 
 /** The full sha of a commit-ish, or undefined when it does not name a commit. */
 export async function resolveCommit(cwd: string, ref: string): Promise<string | undefined> {
-  try {
-    const out = await git(cwd).raw(["rev-parse", "--verify", "--quiet", `${ref}^{commit}`]);
-    return out.trim() || undefined;
-  } catch {
-    return undefined;
-  }
+  const result = await gitTry(cwd, ["rev-parse", "--verify", "--quiet", `${ref}^{commit}`]);
+  return result.ok ? result.out.trim() || undefined : undefined;
+}
+
+export async function treeOf(cwd: string, commit: string): Promise<string> {
+  return (await gitRun(cwd, ["rev-parse", `${commit}^{tree}`])).trim();
 }
 
 /** Paths of the files under `dir` in the tree of `ref` (recursive), relative to the repository root. */
 export async function listTreeFiles(cwd: string, ref: string, dir: string): Promise<string[]> {
-  const out = await git(cwd).raw(["ls-tree", "-r", "-z", "--name-only", ref, "--", dir]);
+  const out = await gitRun(cwd, ["ls-tree", "-r", "-z", "--name-only", ref, "--", dir]);
   return out.split("\0").filter((path) => path !== "");
+}
+
+export interface TreeEntry {
+  mode: string;
+  sha: string;
+}
+
+/** Every file of a commit's tree with its mode and blob sha. */
+export async function listTree(cwd: string, ref: string): Promise<Map<string, TreeEntry>> {
+  const out = await gitRun(cwd, ["ls-tree", "-r", "-z", "--full-tree", ref]);
+  const entries = new Map<string, TreeEntry>();
+  for (const record of out.split("\0")) {
+    const match = /^(\d+) \w+ ([0-9a-f]+)\t(.*)$/s.exec(record);
+    if (match) entries.set(match[3] ?? "", { mode: match[1] ?? "", sha: match[2] ?? "" });
+  }
+  return entries;
 }
 
 /** The content of `path` at `ref` as UTF-8 text, or undefined when it does not exist there. */
 export async function readFileAt(cwd: string, ref: string, path: string): Promise<string | undefined> {
-  try {
-    return await git(cwd).show([`${ref}:${path}`]);
-  } catch {
-    return undefined;
-  }
-}
-
-/** Whether any of git's ignore rules covers `path`. */
-export async function isIgnored(cwd: string, path: string): Promise<boolean> {
-  try {
-    await git(cwd).raw(["check-ignore", "-q", "--no-index", path]);
-    return true;
-  } catch {
-    return false;
-  }
+  const result = await gitTry(cwd, ["show", `${ref}:${path}`]);
+  return result.ok ? result.out : undefined;
 }
 
 /** Creates a repository with `branch` checked out and a local identity (for the demo and tests). */
 export async function initRepository(dir: string, options: { branch: string; name: string; email: string }): Promise<void> {
-  const repo = git(dir);
-  await repo.raw(["init", "--quiet", "--initial-branch", options.branch]);
-  await repo.addConfig("user.name", options.name);
-  await repo.addConfig("user.email", options.email);
-  await repo.addConfig("commit.gpgsign", "false");
-  await repo.addConfig("gc.auto", "0");
+  await gitRun(dir, ["init", "--quiet", "--initial-branch", options.branch]);
+  await gitRun(dir, ["config", "user.name", options.name]);
+  await gitRun(dir, ["config", "user.email", options.email]);
+  await gitRun(dir, ["config", "commit.gpgsign", "false"]);
+  await gitRun(dir, ["config", "gc.auto", "0"]);
 }
 
 /** Stages everything in the work tree and commits it; returns the new commit's sha. */
 export async function commitAll(dir: string, message: string): Promise<string> {
-  const repo = git(dir);
-  await repo.raw(["add", "--all"]);
-  await repo.raw(["commit", "--quiet", "--no-verify", "-m", message]);
-  return (await repo.revparse(["HEAD"])).trim();
+  await gitRun(dir, ["add", "--all"]);
+  await gitRun(dir, ["commit", "--quiet", "--no-verify", "-m", message]);
+  return (await gitRun(dir, ["rev-parse", "HEAD"])).trim();
+}
+
+/** The configured user name (for approvals), falling back to the OS user. */
+export async function gitUserName(cwd: string): Promise<string | undefined> {
+  const result = await gitTry(cwd, ["config", "user.name"]);
+  return result.ok ? result.out.trim() || undefined : undefined;
 }

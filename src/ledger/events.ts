@@ -36,10 +36,13 @@ export type EventBody =
       kind: "review-recorded"; packet: string; attempt: number; verdict: string; effective: string;
       overrides: string[]; held: number; violated: number; unverifiable: number;
     }
-  | { kind: "decided"; packet: string; attempt: number; decision: Decision; reasons: string[]; refund?: boolean }
-  | { kind: "merge-blocked"; packet: string; attempt: number; reason: string }
+  | {
+      kind: "decided"; packet: string; attempt: number; decision: Decision; reasons: string[];
+      refund?: boolean; feedback?: string[];
+    }
+  | { kind: "merge-blocked"; packet: string; attempt: number; reason: string; commit: string; fork: string }
   | { kind: "merged"; packet: string; attempt: number; commit: string; tree: string }
-  | { kind: "held"; packet: string; attempt: number; tree: string; branch: string }
+  | { kind: "held"; packet: string; attempt: number; tree: string; branch: string; commit: string; fork: string }
   | { kind: "approved"; packet: string; by: string; tree: string }
   | { kind: "rejected"; packet: string; by: string; reason: string }
   | { kind: "blocked"; packet: string; attempt?: number; reason: string }

@@ -20,7 +20,7 @@ import type { LedgerEvent, Owner } from "./events.js";
 export type PacketStatus =
   | { state: "queued" }
   | { state: "running"; attempt: number; owner: Owner; since: string }
-  | { state: "awaiting_human"; attempt: number; tree: string; branch: string }
+  | { state: "awaiting_human"; attempt: number; tree: string; branch: string; commit: string; fork: string }
   | { state: "merged"; attempt: number; commit: string }
   | { state: "blocked"; reason: string };
 
@@ -43,6 +43,10 @@ export interface PacketRecord {
   reason: string | undefined;
   /** The packet file changed after it merged; the change is not run. */
   changedSinceMerge: boolean;
+  /** Gated work that could not land yet (a dirty checkout): the next run lands it without a new attempt. */
+  pendingLand: { attempt: number; commit: string; fork: string } | undefined;
+  /** What the next attempt's prompt is told: the last decision's or rejection's feedback. */
+  feedback: string[];
   events: LedgerEvent[];
 }
 
@@ -71,7 +75,7 @@ export function foldLedger(events: readonly LedgerEvent[]): LedgerState {
     if (!found) {
       found = {
         id, sha256: undefined, status: { state: "queued" }, attemptsUsed: 0, lastAttempt: 0,
-        extraAttempts: 0, costUsd: 0, reason: undefined, changedSinceMerge: false, events: [],
+        extraAttempts: 0, costUsd: 0, reason: undefined, changedSinceMerge: false, pendingLand: undefined, feedback: [], events: [],
       };
       packets.set(id, found);
     }
@@ -101,6 +105,8 @@ export function foldLedger(events: readonly LedgerEvent[]): LedgerState {
             packet.status = { state: "queued" };
             packet.attemptsUsed = 0;
             packet.extraAttempts = 0;
+            packet.pendingLand = undefined;
+            packet.feedback = [];
             packet.reason = "the packet file changed; earlier attempts were on an older version";
           }
         }
@@ -113,6 +119,7 @@ export function foldLedger(events: readonly LedgerEvent[]): LedgerState {
         packet.attemptsUsed += 1;
         packet.lastAttempt = Math.max(packet.lastAttempt, event.attempt);
         packet.sha256 = event.sha256;
+        packet.pendingLand = undefined;
         break;
       }
       case "attempt-interrupted": {
@@ -141,6 +148,7 @@ export function foldLedger(events: readonly LedgerEvent[]): LedgerState {
       case "decided": {
         const packet = record(event.packet);
         packet.reason = event.reasons.join("; ") || undefined;
+        if (event.feedback?.length) packet.feedback = event.feedback;
         if (event.refund) packet.attemptsUsed = Math.max(0, packet.attemptsUsed - 1);
         if (event.decision === "retry") packet.status = { state: "queued" };
         break;
@@ -148,18 +156,22 @@ export function foldLedger(events: readonly LedgerEvent[]): LedgerState {
       case "merge-blocked": {
         const packet = record(event.packet);
         packet.status = { state: "queued" };
+        packet.pendingLand = { attempt: event.attempt, commit: event.commit, fork: event.fork };
         packet.reason = `merge waits: ${event.reason}`;
         break;
       }
       case "merged": {
         const packet = record(event.packet);
         packet.status = { state: "merged", attempt: event.attempt, commit: event.commit };
+        packet.pendingLand = undefined;
         packet.reason = undefined;
         break;
       }
       case "held": {
         const packet = record(event.packet);
-        packet.status = { state: "awaiting_human", attempt: event.attempt, tree: event.tree, branch: event.branch };
+        packet.status = {
+          state: "awaiting_human", attempt: event.attempt, tree: event.tree, branch: event.branch, commit: event.commit, fork: event.fork,
+        };
         packet.reason = `waiting for a person: factory approve ${event.packet}`;
         break;
       }
@@ -169,6 +181,7 @@ export function foldLedger(events: readonly LedgerEvent[]): LedgerState {
       case "rejected": {
         const packet = record(event.packet);
         packet.status = { state: "queued" };
+        packet.feedback = [`A person rejected the last attempt: ${event.reason}`];
         packet.reason = `rejected by ${event.by}: ${event.reason}`;
         break;
       }
@@ -191,6 +204,8 @@ export function foldLedger(events: readonly LedgerEvent[]): LedgerState {
         packet.attemptsUsed = 0;
         packet.extraAttempts = 0;
         packet.changedSinceMerge = false;
+        packet.pendingLand = undefined;
+        packet.feedback = [];
         packet.reason = `reset by ${event.by}`;
         break;
       }

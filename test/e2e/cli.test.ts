@@ -1,3 +1,4 @@
+import { execFileSync, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,7 +13,7 @@ afterEach(() => {
 });
 
 describe("the built CLI", () => {
-  it("runs the demo on a fresh sample repository", () => {
+  it("runs the demo: four packets, four outcomes, and approve merges the held one", () => {
     const base = mkdtempSync(join(tmpdir(), "factory-demo-test-"));
     cleanups.push(() => rmSync(base, { recursive: true, force: true }));
     const dir = join(base, "sample");
@@ -20,12 +21,33 @@ describe("the built CLI", () => {
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
     expect(result.stdout).toContain("ok: config and 4 packet(s) on main are valid");
-    expect(result.stdout).toMatch(/4\. D04 .*\[human gate\]/);
-    expect(result.stdout).toMatch(/D01\s+queued\s+0\/3/);
-    // The sample is a real repository with the queue committed on main.
-    const log = runCli(["status", "--json"], dir);
-    expect(JSON.parse(log.stdout).packets.map((p: { id: string }) => p.id)).toEqual(["D01", "D02", "D03", "D04"]);
-  });
+    expect(result.stdout).toMatch(/D01#1 → merged/);
+    expect(result.stdout).toMatch(/D02#1 → retry: gate test failed/);
+    expect(result.stdout).toMatch(/D02#2 → merged/);
+    expect(result.stdout).toMatch(/D03#1 → awaiting_human/);
+    expect(result.stdout).toMatch(/D04#2 → blocked: out of attempts \(2\/2\): gate untouched failed: test\/format\.test\.js: planted file was modified/);
+    expect(result.stdout).toContain("approve D03");
+
+    const board = JSON.parse(runCli(["status", "--json"], dir).stdout) as { packets: { id: string; state: string; attempts_used: number }[] };
+    expect(board.packets.map((p) => [p.id, p.state, p.attempts_used])).toEqual([
+      ["D01", "merged", 1], ["D02", "merged", 2], ["D03", "awaiting_human", 1], ["D04", "blocked", 2],
+    ]);
+
+    const approve = runCli(["approve", "D03", "--yes"], dir);
+    expect(approve.code).toBe(0);
+    expect(approve.stdout).toContain("merged into main");
+    const log = execFileSync("git", ["log", "--format=%s|%(trailers:key=Factory-Packet,valueonly,separator=)", "main"], { cwd: dir, encoding: "utf8" });
+    expect(log.trim().split("\n").slice(0, 3)).toEqual([
+      "feat: One-line report of a column [D03]|D03",
+      "feat: Sum one column of a table [D02]|D02",
+      "feat: Parse European-style amounts [D01]|D01",
+    ]);
+    // Only gated trees landed: the target's own tests pass, and the user's checkout followed cleanly.
+    expect(execFileSync("git", ["status", "--porcelain"], { cwd: dir, encoding: "utf8" })).toBe("");
+    const tests = spawnSync(process.execPath, ["--test", "test/"], { cwd: dir, encoding: "utf8" });
+    expect(tests.status).toBe(0);
+    expect(tests.stdout).toMatch(/# pass 8/);
+  }, 120_000);
 
   it("refuses a non-empty demo directory with exit code 2", () => {
     const repo = makeRepo();

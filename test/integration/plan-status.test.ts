@@ -108,7 +108,7 @@ describe("factory status", () => {
       { kind: "agent-finished", packet: "A02", attempt: 1, role: "implementer", outcome: "ok", costUsd: 0.1, durationMs: 5 },
       { kind: "blocked", packet: "A02", attempt: 1, reason: "planted file test/a.test.js was edited" },
       { kind: "claimed", packet: "A03", attempt: 1, sha256: V["A03"]!, ...owner },
-      { kind: "held", packet: "A03", attempt: 1, tree: "t", branch: "factory/A03" },
+      { kind: "held", packet: "A03", attempt: 1, tree: "t", branch: "factory/A03", commit: "c", fork: "f" },
     ]);
     const { board } = await statusJson();
     expect(board.packets.map((p) => [p.id, p.state, p.attempts_used, p.cost_usd])).toEqual([

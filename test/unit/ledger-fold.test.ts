@@ -64,8 +64,8 @@ describe("foldLedger", () => {
   });
 
   it("holds at awaiting_human until approved and merged, or rejected", () => {
-    const held = events(claim(1), { kind: "held", packet: "A01", attempt: 1, tree: "t1", branch: "factory/A01" });
-    expect(foldLedger(held).packets.get("A01")?.status).toEqual({ state: "awaiting_human", attempt: 1, tree: "t1", branch: "factory/A01" });
+    const held = events(claim(1), { kind: "held", packet: "A01", attempt: 1, tree: "t1", branch: "factory/A01", commit: "c1", fork: "f1" });
+    expect(foldLedger(held).packets.get("A01")?.status).toEqual({ state: "awaiting_human", attempt: 1, tree: "t1", branch: "factory/A01", commit: "c1", fork: "f1" });
     const rejected = foldLedger([...held, ...events({ kind: "rejected", packet: "A01", by: "ann", reason: "wrong name" })]);
     expect(rejected.packets.get("A01")).toMatchObject({ status: { state: "queued" }, reason: "rejected by ann: wrong name" });
   });

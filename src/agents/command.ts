@@ -1,0 +1,75 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Agent } from "../config/types.js";
+import { baseEnv, runCommand } from "../process/run.js";
+import type { AgentAdapter, AgentOutcome, AgentRequest } from "./types.js";
+
+/**
+ * Any executable as an agent (README, "The command agent protocol"): the
+ * prompt on stdin and in FACTORY_PROMPT_FILE, FACTORY_* variables, and an
+ * optional JSON object on the last line of stdout with cost_usd, model and
+ * session_id. It runs with the worktree as its working directory.
+ */
+export function commandAdapter(agent: Agent): AgentAdapter {
+  return {
+    async run(request: AgentRequest): Promise<AgentOutcome> {
+      const stem = `${request.role}${request.round > 0 ? `-correction-${request.round}` : ""}`;
+      const promptFile = join(request.runDir, `${stem}-prompt.md`);
+      const rawPath = join(request.runDir, `${stem}-output.log`);
+      writeFileSync(promptFile, request.prompt);
+      const outcome = await runCommand({
+        command: agent.run ?? "false",
+        cwd: request.worktree,
+        env: {
+          ...baseEnv(),
+          ...agent.env,
+          FACTORY_ROLE: request.role,
+          FACTORY_PACKET: request.packet,
+          FACTORY_ATTEMPT: String(request.attempt),
+          FACTORY_MODEL: request.model,
+          FACTORY_WORKTREE: request.worktree,
+          FACTORY_PROMPT_FILE: promptFile,
+          FACTORY_OUTPUT: request.outputPath,
+          FACTORY_ROUND: String(request.round),
+          ...(request.resumeSession ? { FACTORY_SESSION: request.resumeSession } : {}),
+        },
+        input: request.prompt,
+        timeoutMs: request.timeoutMs,
+        idleTimeoutMs: request.idleTimeoutMs,
+        logFile: rawPath,
+        ...(request.signal ? { signal: request.signal } : {}),
+      });
+      const base = { rawPath, durationMs: outcome.durationMs, costSource: "unknown" as const };
+      switch (outcome.kind) {
+        case "spawn-error": return { ...base, status: "crashed", detail: outcome.message };
+        case "timed-out": return { ...base, status: "timed-out", detail: "the agent ran past agent_timeout and was killed" };
+        case "stalled": return { ...base, status: "stalled", detail: "the agent printed nothing for agent_idle_timeout and was killed" };
+        case "aborted": return { ...base, status: "crashed", detail: "interrupted" };
+        case "signalled": return { ...base, status: "crashed", detail: `killed by ${outcome.signal}` };
+        case "exited": {
+          const report = lastJsonLine(outcome.stdout);
+          const reported = {
+            ...(typeof report?.cost_usd === "number" ? { costUsd: report.cost_usd, costSource: "reported" as const } : {}),
+            ...(typeof report?.model === "string" ? { model: report.model } : {}),
+            ...(typeof report?.session_id === "string" ? { sessionId: report.session_id } : {}),
+          };
+          if (outcome.code !== 0) {
+            return { ...base, ...reported, status: outcome.code === 127 ? "crashed" : "agent-error", detail: `exited with code ${outcome.code}: ${outcome.tail.split("\n").slice(-3).join(" | ")}` };
+          }
+          return { ...base, ...reported, status: "ok" };
+        }
+      }
+    },
+  };
+}
+
+function lastJsonLine(stdout: string): Record<string, unknown> | undefined {
+  const line = stdout.trimEnd().split("\n").pop()?.trim();
+  if (!line?.startsWith("{")) return undefined;
+  try {
+    const value = JSON.parse(line) as unknown;
+    return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}

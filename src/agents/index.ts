@@ -1,0 +1,17 @@
+import type { Agent } from "../config/types.js";
+import { commandAdapter } from "./command.js";
+import type { AgentAdapter } from "./types.js";
+
+export type AdapterLookup = { ok: true; adapter: AgentAdapter } | { ok: false; reason: string };
+
+/** The adapter for an agent instance; kinds without one yet are refused before anything is spent. */
+export function adapterFor(agent: Agent): AdapterLookup {
+  switch (agent.kind) {
+    case "command":
+      return { ok: true, adapter: commandAdapter(agent) };
+    case "claude":
+    case "codex":
+    case "gemini":
+      return { ok: false, reason: `agent "${agent.name}": the ${agent.kind} adapter is not built yet; use kind = "command" for now` };
+  }
+}

@@ -1,0 +1,103 @@
+import type { GateReport } from "../gates/types.js";
+import type { Packet } from "../packet/types.js";
+
+export interface ImplementerPromptInput {
+  packet: Packet;
+  attempt: number;
+  planted: readonly string[];
+  /** What failed last time: gate output tails, contract errors, reviewer findings. */
+  feedback: readonly string[];
+  outputPath: string;
+}
+
+/** Pure: the implementer's prompt. It carries everything: the agent gets this and the repository, nothing else. */
+export function implementerPrompt(input: ImplementerPromptInput): string {
+  const { packet } = input;
+  const lines = [
+    `# Task ${packet.id}: ${packet.goal}`,
+    "",
+    packet.brief,
+    "",
+    "## Invariants a reviewer will check, one by one",
+    ...packet.invariants.map((invariant) => `- \`${invariant.id}\`${invariant.critical ? " (critical)" : ""}: ${invariant.assert}`),
+    "",
+    "## Rules",
+    "- Work only in this repository (your working directory). Do not commit; the factory commits for you.",
+  ];
+  if (input.planted.length) lines.push(`- These files were written in advance and must not change (not edited, moved or deleted): ${input.planted.map((p) => `\`${p}\``).join(", ")}.`);
+  if (packet.allowedPaths) lines.push(`- Change only paths matching: ${packet.allowedPaths.map((p) => `\`${p}\``).join(", ")}.`);
+  if (packet.forbiddenPaths.length) lines.push(`- Never touch: ${packet.forbiddenPaths.map((p) => `\`${p}\``).join(", ")}.`);
+  lines.push(
+    `- Delete files only if they match: ${packet.deletablePaths.length ? packet.deletablePaths.map((p) => `\`${p}\``).join(", ") : "(nothing may be deleted)"}.`,
+    "- Do not skip, weaken or delete tests, and do not edit test-runner configuration.",
+    "- The factory runs the checks itself; what you say you ran is recorded and not used.",
+    "",
+    "## When you are done",
+    `Write this JSON to \`${input.outputPath}\`:`,
+    "```json",
+    JSON.stringify({
+      packet: packet.id, status: "complete | blocked | failed", summary: "one paragraph",
+      deviations: [{ from_packet: "what the brief said", reason: "why not" }], files_deleted: [],
+      blocked_reason: "required when status is blocked", verification: { "free-form": "what you ran" },
+    }, null, 2),
+    "```",
+  );
+  if (input.feedback.length) {
+    lines.push("", `## Attempt ${input.attempt}: what failed last time`, "", ...input.feedback.map((item) => `- ${item.replaceAll("\n", "\n  ")}`));
+  }
+  return `${lines.join("\n")}\n`;
+}
+
+export interface ReviewerPromptInput {
+  packet: Packet;
+  diff: string;
+  gates: readonly GateReport[];
+  outputPath: string;
+}
+
+/** Pure: the reviewer's prompt: brief, invariants, diff and gate report, and the review contract. */
+export function reviewerPrompt(input: ReviewerPromptInput): string {
+  const { packet } = input;
+  return [
+    `# Review of task ${packet.id}: ${packet.goal}`,
+    "",
+    "You are the reviewer. Do not change any file in this repository: any change discards your review.",
+    "",
+    "## The brief the implementer was given",
+    packet.brief,
+    "",
+    "## Invariants: rule on every one",
+    ...packet.invariants.map((invariant) => `- \`${invariant.id}\`${invariant.critical ? " (critical)" : ""}: ${invariant.assert}`),
+    "",
+    "## Gates the factory ran",
+    ...input.gates.map((gate) => `- ${gate.name}: ${gate.status} — ${gate.summary}`),
+    "",
+    "## The change",
+    "```diff",
+    input.diff.trimEnd(),
+    "```",
+    "",
+    "## Your review",
+    `Write this JSON to \`${input.outputPath}\`. Rule on every invariant exactly once.`,
+    "`held` and `violated` need evidence `path:line` pointing at an existing line of the repository.",
+    "```json",
+    JSON.stringify({
+      packet: packet.id, verdict: "accept | revise | reject",
+      invariants: packet.invariants.map((invariant) => ({ id: invariant.id, status: "held | violated | unverifiable", evidence: "path/to/file:42" })),
+      findings: [{ severity: "blocker | major | minor", file: "path", line: 1, claim: "what is wrong", fix: "what to do" }],
+    }, null, 2),
+    "```",
+    "",
+  ].join("\n");
+}
+
+/** Pure: the one correction round's prompt. */
+export function correctionPrompt(what: "result" | "review", outputPath: string, errors: readonly string[]): string {
+  return [
+    `Your ${what} file \`${outputPath}\` was not usable:`,
+    ...errors.map((error) => `- ${error}`),
+    "",
+    `Write the ${what} file again, complete and valid. Change nothing else.`,
+    "",
+  ].join("\n");
+}

@@ -1,0 +1,46 @@
+export type Role = "implementer" | "reviewer";
+
+/** DESIGN §7: what any agent run comes down to. Derived from the output, never from the exit code alone. */
+export type AgentStatus =
+  | "ok" | "agent-error" | "permission-denied" | "max-turns" | "budget-exhausted"
+  | "rate-limited" | "stalled" | "timed-out" | "crashed";
+
+export interface AgentOutcome {
+  status: AgentStatus;
+  /** Why, for anything but ok. */
+  detail?: string;
+  sessionId?: string;
+  costUsd?: number;
+  costSource: "reported" | "computed" | "unknown";
+  model?: string;
+  turns?: number;
+  /** When rate-limited: when the provider says to come back. */
+  resetsAt?: string;
+  /** The raw output, saved in the attempt's run directory. */
+  rawPath: string;
+  durationMs: number;
+}
+
+export interface AgentRequest {
+  role: Role;
+  packet: string;
+  attempt: number;
+  model: string;
+  prompt: string;
+  worktree: string;
+  /** Where this run's prompt and output go; never overwritten. */
+  runDir: string;
+  /** Where the agent writes its result (implementer) or review (reviewer) JSON. */
+  outputPath: string;
+  /** 0 for the first call, 1 for the contract-correction round. */
+  round: number;
+  /** Session to resume for the correction round, when the agent reported one. */
+  resumeSession?: string;
+  timeoutMs: number;
+  idleTimeoutMs: number;
+  signal?: AbortSignal;
+}
+
+export interface AgentAdapter {
+  run(request: AgentRequest): Promise<AgentOutcome>;
+}

@@ -1,0 +1,38 @@
+import { foldLedger, type PacketRecord } from "../ledger/fold.js";
+import { readLedger } from "../ledger/store.js";
+import type { Output } from "../log/output.js";
+import type { Packet } from "../packet/types.js";
+import { formatProblem } from "../util/problem.js";
+import { loadWorkspace, type Workspace } from "./workspace.js";
+
+export interface LoadedPacket {
+  workspace: Workspace;
+  packet: Packet | undefined;
+  record: PacketRecord | undefined;
+}
+
+/** The workspace, the packet's current definition and its ledger record; prints why when there is none. */
+export async function loadPacketRecord(cwd: string, id: string, output: Output): Promise<LoadedPacket | undefined> {
+  const load = await loadWorkspace(cwd);
+  if (!load.ok) {
+    for (const problem of load.problems) output.err(formatProblem(problem));
+    return undefined;
+  }
+  const { workspace } = load;
+  const state = foldLedger((await readLedger(workspace.root)).events);
+  const packet = workspace.queue.packets.find((candidate) => candidate.id === id);
+  const record = state.packets.get(id);
+  if (!packet && !record) {
+    output.err(`no packet "${id}" on ${workspace.branch} or in the ledger; \`factory status\` lists them`);
+    return undefined;
+  }
+  return { workspace, packet, record };
+}
+
+/** Refuses commands only a person may run when called by an agent or from inside a factory worktree. */
+export function refuseAgents(cwd: string, env: NodeJS.ProcessEnv): string | undefined {
+  if (/[\\/]\.factory[\\/]worktrees[\\/]/.test(`${cwd}/`)) return "it is run from inside a factory worktree; run it from your own checkout";
+  const agentVariables = ["FACTORY_ROLE", "FACTORY_PACKET", "CLAUDECODE", "CODEX_SANDBOX", "GEMINI_CLI"].filter((name) => env[name]);
+  if (agentVariables.length > 0) return `it is run by an agent process (${agentVariables.join(", ")} set); only a person can approve`;
+  return undefined;
+}

@@ -1,0 +1,41 @@
+import { userInfo } from "node:os";
+import { gitUserName } from "../git/repo.js";
+import { appendEvents } from "../ledger/store.js";
+import type { Output } from "../log/output.js";
+import { EXIT, type ExitCode } from "./exit-codes.js";
+import { loadPacketRecord, refuseAgents } from "./packet-record.js";
+
+export interface RejectOptions {
+  cwd: string;
+  id: string;
+  reason: string;
+  output: Output;
+  env: NodeJS.ProcessEnv;
+}
+
+/** Sends a held packet back; the reason becomes the next attempt's feedback. */
+export async function reject(options: RejectOptions): Promise<ExitCode> {
+  const { output, id } = options;
+  const refusal = refuseAgents(options.cwd, options.env);
+  if (refusal) {
+    output.err(`factory reject refused: ${refusal}.`);
+    return EXIT.invalid;
+  }
+  if (options.reason.trim() === "") {
+    output.err('factory reject needs --reason "…": it is the feedback for the next attempt');
+    return EXIT.invalid;
+  }
+  const loaded = await loadPacketRecord(options.cwd, id, output);
+  if (!loaded) return EXIT.invalid;
+  const state = loaded.record?.status.state ?? "queued";
+  if (state !== "awaiting_human") {
+    output.err(`${id} is ${state}, not awaiting_human; only a held packet can be rejected`);
+    return EXIT.invalid;
+  }
+  const by = (await gitUserName(loaded.workspace.root)) ?? userInfo().username;
+  await appendEvents(loaded.workspace.root, [{ kind: "rejected", packet: id, by, reason: options.reason.trim() }]);
+  const record = loaded.record;
+  const left = loaded.packet && record ? loaded.packet.maxAttempts + record.extraAttempts - record.attemptsUsed : 0;
+  output.out(`${id} sent back by ${by}. The next \`factory run\` retries it with your reason as feedback${left <= 0 ? ` — but it has no attempts left, so it will block; \`factory unblock ${id}\` gives it more` : ""}.`);
+  return EXIT.ok;
+}

@@ -1,0 +1,34 @@
+import { userInfo } from "node:os";
+import { gitUserName } from "../git/repo.js";
+import { deleteBranch, removeWorktree } from "../git/worktree.js";
+import { isAlive } from "../ledger/run-lock.js";
+import { appendEvents } from "../ledger/store.js";
+import type { Output } from "../log/output.js";
+import { taskBranch, worktreePath } from "../loop/context.js";
+import { EXIT, type ExitCode } from "./exit-codes.js";
+import { loadPacketRecord } from "./packet-record.js";
+
+export interface ResetOptions {
+  cwd: string;
+  id: string;
+  output: Output;
+}
+
+/** Starts a packet over: no attempts used, worktree and task branch removed; the history stays in the ledger. */
+export async function reset(options: ResetOptions): Promise<ExitCode> {
+  const { output, id } = options;
+  const loaded = await loadPacketRecord(options.cwd, id, output);
+  if (!loaded) return EXIT.invalid;
+  const status = loaded.record?.status;
+  if (status?.state === "running" && isAlive(status.owner.pid)) {
+    output.err(`${id} is running in pid ${status.owner.pid}; stop that run first`);
+    return EXIT.invalid;
+  }
+  const root = loaded.workspace.root;
+  const by = (await gitUserName(root)) ?? userInfo().username;
+  await appendEvents(root, [{ kind: "reset", packet: id, by }]);
+  await removeWorktree(root, worktreePath(root, id));
+  await deleteBranch(root, taskBranch(id));
+  output.out(`${id} starts over at the next \`factory run\` (its history stays: factory status ${id}).`);
+  return EXIT.ok;
+}

@@ -1,0 +1,104 @@
+import { join } from "node:path";
+import { adapterFor } from "../agents/index.js";
+import type { AgentAdapter } from "../agents/types.js";
+import { foldLedger } from "../ledger/fold.js";
+import { acquireRunLock } from "../ledger/run-lock.js";
+import { appendEvents, readLedger } from "../ledger/store.js";
+import type { Output } from "../log/output.js";
+import { createProgress } from "../log/progress.js";
+import { Budget } from "../loop/budget.js";
+import { RUNS_DIR, type RunContext } from "../loop/context.js";
+import { notify } from "../loop/notify.js";
+import { recoverInFlight } from "../loop/recover.js";
+import { drainQueue } from "../loop/scheduler.js";
+import { formatProblem } from "../util/problem.js";
+import { EXIT, type ExitCode } from "./exit-codes.js";
+import { loadWorkspace } from "./workspace.js";
+
+export interface RunOptions {
+  cwd: string;
+  once: boolean;
+  packet: string | undefined;
+  maxCost: number | undefined;
+  concurrency: number | undefined;
+  output: Output;
+  signal: AbortSignal;
+}
+
+/** `factory run`: drain the queue. Exit 0 drained, 1 halted, 2 invalid input, 130 interrupted. */
+export async function run(options: RunOptions): Promise<ExitCode> {
+  const { output } = options;
+  const load = await loadWorkspace(options.cwd);
+  if (!load.ok || load.workspace.problems.length > 0 || !load.workspace.config) {
+    const problems = load.ok ? load.workspace.problems : load.problems;
+    for (const problem of problems) output.err(formatProblem(problem));
+    output.err("factory run: nothing was run; fix the problems above (`factory lint` lists them).");
+    return EXIT.invalid;
+  }
+  const { workspace } = load;
+  const config = workspace.config as NonNullable<typeof workspace.config>;
+  for (const warning of workspace.warnings) output.err(`warning: ${warning}`);
+  const packets = workspace.queue.packets;
+  if (options.packet !== undefined && !packets.some((packet) => packet.id === options.packet)) {
+    output.err(`factory run: no packet "${options.packet}" on ${workspace.branch}`);
+    return EXIT.invalid;
+  }
+
+  const adapters = new Map<string, AgentAdapter>();
+  const refusals: string[] = [];
+  const tiersUsed = new Set(packets.flatMap((packet) => [packet.tier, packet.reviewer]));
+  for (const tier of config.tiers.filter((candidate) => tiersUsed.has(candidate.name))) {
+    const agent = config.agents[tier.agent];
+    if (!agent || adapters.has(agent.name)) continue;
+    const lookup = adapterFor(agent);
+    if (lookup.ok) adapters.set(agent.name, lookup.adapter);
+    else refusals.push(`.factory/config.toml: ${lookup.reason}`);
+  }
+  if (refusals.length > 0) {
+    for (const refusal of refusals) output.err(refusal);
+    return EXIT.invalid;
+  }
+
+  const lock = await acquireRunLock(workspace.root);
+  if (!lock.ok) {
+    output.err(`factory run: another run holds ${workspace.root}/.factory/state/run.lock (pid ${lock.holder.pid} on ${lock.holder.host}, since ${lock.holder.startedAt}).`);
+    if (lock.reason === "held-elsewhere") output.err("It is on another host, so it cannot be checked; remove the lock file only if that run is certainly gone.");
+    return EXIT.halted;
+  }
+  const owner = { run: lock.lock.run, pid: lock.lock.pid, host: lock.lock.host };
+  const progress = createProgress(output, join(workspace.root, RUNS_DIR, `run-${lock.lock.startedAt.replaceAll(":", "-")}.log`));
+  const started = Date.now();
+  const budget = new Budget(options.maxCost ?? config.limits.maxCostUsd);
+  try {
+    if (lock.tookOverFrom) progress.emit({ kind: "notice", message: `took over the run lock of pid ${lock.tookOverFrom.pid}, which is no longer running` });
+    for (const id of await recoverInFlight(workspace.root, owner.run)) {
+      progress.emit({ kind: "notice", packet: id, message: "its last attempt was interrupted; it is claimable again" });
+    }
+    await appendEvents(workspace.root, [{ kind: "run-started", options: { once: options.once, packet: options.packet ?? null, maxCost: budget.capUsd ?? null }, ...owner }]);
+    progress.emit({ kind: "run-start", packets: packets.length, run: owner.run });
+    const ctx: RunContext = {
+      root: workspace.root, config, branch: workspace.branch, owner, emit: progress.emit, signal: options.signal, adapters, budget,
+    };
+    const end = await drainQueue(ctx, {
+      packets, once: options.once, only: options.packet, concurrency: options.concurrency ?? config.limits.concurrency,
+    });
+    await appendEvents(workspace.root, [{ kind: "run-ended", run: owner.run, outcome: end.outcome, ...(end.reason ? { reason: end.reason } : {}) }]);
+    progress.emit({ kind: "run-end", outcome: end.outcome, ...(end.reason ? { reason: end.reason } : {}), costUsd: budget.spentUsd, elapsedMs: Date.now() - started });
+    const notified = await notify(workspace.root, config, { event: "run-ended", outcome: end.outcome, reason: end.reason ?? null, cost_usd: budget.spentUsd });
+    if (notified) output.err(`warning: ${notified}`);
+    await printNextSteps(workspace.root, output);
+    return end.outcome === "drained" ? EXIT.ok : end.outcome === "interrupted" ? EXIT.interrupted : EXIT.halted;
+  } finally {
+    progress.close();
+    await lock.release();
+  }
+}
+
+/** When something stops, the next command is obvious. */
+async function printNextSteps(root: string, output: Output): Promise<void> {
+  const state = foldLedger((await readLedger(root)).events);
+  for (const record of state.packets.values()) {
+    if (record.status.state === "awaiting_human") output.out(`${record.id} awaits a person: factory approve ${record.id}  (or: factory reject ${record.id} --reason "…")`);
+    if (record.status.state === "blocked") output.out(`${record.id} is blocked: ${record.status.reason}\n  see: factory status ${record.id}; then factory unblock ${record.id} or factory reset ${record.id}`);
+  }
+}

@@ -1,0 +1,34 @@
+import { userInfo } from "node:os";
+import { gitUserName } from "../git/repo.js";
+import { appendEvents } from "../ledger/store.js";
+import type { Output } from "../log/output.js";
+import { EXIT, type ExitCode } from "./exit-codes.js";
+import { loadPacketRecord } from "./packet-record.js";
+
+export interface UnblockOptions {
+  cwd: string;
+  id: string;
+  attempts: number;
+  output: Output;
+}
+
+/** Gives a blocked packet more attempts, keeping its history. */
+export async function unblock(options: UnblockOptions): Promise<ExitCode> {
+  const { output, id } = options;
+  if (!Number.isInteger(options.attempts) || options.attempts < 1 || options.attempts > 10) {
+    output.err(`--attempts must be a whole number from 1 to 10, not ${options.attempts}`);
+    return EXIT.invalid;
+  }
+  const loaded = await loadPacketRecord(options.cwd, id, output);
+  if (!loaded) return EXIT.invalid;
+  const state = loaded.record?.status.state ?? "queued";
+  if (state !== "blocked") {
+    output.err(`${id} is ${state}, not blocked`);
+    return EXIT.invalid;
+  }
+  const root = loaded.workspace.root;
+  const by = (await gitUserName(root)) ?? userInfo().username;
+  await appendEvents(root, [{ kind: "unblocked", packet: id, extraAttempts: options.attempts, by }]);
+  output.out(`${id} has ${options.attempts} more attempt(s); the next \`factory run\` picks it up.`);
+  return EXIT.ok;
+}

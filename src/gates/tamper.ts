@@ -1,0 +1,133 @@
+import type { FileDiff } from "./diff-parse.js";
+import { matchesAny } from "./paths.js";
+import { builtinReport, type Finding, type GateReport } from "./types.js";
+
+/** Files that hold tests, by the conventions of pytest, unittest, jest, vitest, mocha and node:test. */
+const TEST_FILES = [
+  "**/test_*.py", "**/*_test.py", "**/tests/**", "**/test/**", "**/__tests__/**",
+  "**/*.test.*", "**/*.spec.*", "**/conftest.py",
+];
+
+/** Test-runner configuration: editing it can switch tests off wholesale. */
+const RUNNER_CONFIG = [
+  "**/conftest.py", "**/pytest.ini", "**/tox.ini", "**/.mocharc*", "**/karma.conf*",
+  "**/vitest.config.*", "**/vitest.workspace.*", "**/vite.config.*", "**/jest.config.*", "**/jest.setup.*",
+];
+
+const SKIP_MARKERS: [RegExp, string][] = [
+  [/@pytest\.mark\.(skip|skipif|xfail)\b/, "adds a pytest skip/xfail marker"],
+  [/\bpytest\.(skip|xfail|importorskip)\s*\(/, "adds a pytest skip/xfail call"],
+  [/@unittest\.(skip|skipIf|skipUnless|expectedFailure)\b/, "adds a unittest skip marker"],
+  [/\.skipTest\s*\(/, "adds a skipTest call"],
+  [/\b(it|test|describe|suite|context)\.(skip|todo|skipIf|fails)\b/, "adds a skipped or todo test"],
+  [/\bx(it|test|describe)\s*\(/, "adds a skipped test (x-prefixed)"],
+  [/\b(skip|todo)\s*:\s*(true|['"`])/, "adds a skip/todo option to a test"],
+  [/\bt\.(skip|todo)\s*\(/, "adds a node:test skip/todo"],
+];
+
+const TAUTOLOGIES: RegExp[] = [
+  /^\s*assert\s+(True|1|not\s+False)\s*(#.*)?$/,
+  /^\s*assert\s+(\w+|\d+)\s*==\s*\1\s*(#.*)?$/,
+  /\bexpect\(\s*(true|1|!0)\s*\)\.(toBe|toEqual|toBeTruthy)\(\s*(true|1)?\s*\)/,
+  /\bassert(\.ok)?\(\s*(true|1)\s*\)/,
+  /\bassert\.(equal|strictEqual|deepEqual|deepStrictEqual)\(\s*([\w"'`.]+)\s*,\s*\2\s*\)/,
+  /\bself\.assertTrue\(\s*True\s*\)/,
+];
+
+const FAKE_SETUP: [RegExp, string][] = [
+  [/autouse\s*=\s*True/, "adds an autouse fixture"],
+  [/\bdef\s+pytest_(configure|collection_modifyitems|runtest_\w+|sessionstart)\b/, "adds a pytest hook that can change how tests run"],
+  [/\b(globalSetup|setupFiles|setupFilesAfterEnv)\b/, "adds global test setup"],
+];
+
+const TEST_DEFINITION = [
+  /^\s*(async\s+)?def\s+(test\w*)\s*\(/,
+  /\b(it|test)\s*\(\s*(["'`])(.+?)\2/,
+];
+
+const ASSERTION = /\bassert\b|\bexpect\s*\(|\bassert\w*\s*\(|\.should\b/g;
+
+export interface TamperInput {
+  files: readonly FileDiff[];
+  /** Scope the packet grants: runner config inside allowed_paths may be edited. */
+  allowed: readonly string[] | undefined;
+  /** For pyproject.toml / setup.cfg: which lines (new side) lie in a pytest section. */
+  pytestSectionLines?: ReadonlyMap<string, { added: Set<number>; removed: Set<number> }>;
+}
+
+/**
+ * Diffs that weaken tests fail, naming file and line: skip markers, deleted
+ * test functions, fewer assertions, tautologies, fixtures or setup that could
+ * fake behaviour, and edits to test-runner configuration outside scope.
+ */
+export function checkTamper(input: TamperInput): GateReport {
+  const findings: Finding[] = [];
+  for (const file of input.files) {
+    const isTest = matchesAny(file.path, TEST_FILES) || matchesAny(file.oldPath, TEST_FILES);
+    const inScope = input.allowed !== undefined && matchesAny(file.path, input.allowed);
+    if (matchesAny(file.path, RUNNER_CONFIG) && !inScope) {
+      const line = file.added[0]?.line ?? file.removed[0]?.line;
+      findings.push({ file: file.path, ...(line ? { line } : {}), message: "edits test-runner configuration outside the packet's allowed_paths" });
+    }
+    const section = input.pytestSectionLines?.get(file.path);
+    if (section && !inScope && (section.added.size > 0 || section.removed.size > 0)) {
+      const line = [...section.added][0] ?? [...section.removed][0];
+      findings.push({ file: file.path, ...(line ? { line } : {}), message: "edits the pytest configuration section outside the packet's allowed_paths" });
+    }
+    if (!isTest) continue;
+    for (const added of file.added) {
+      for (const [pattern, message] of SKIP_MARKERS) {
+        if (pattern.test(added.text)) findings.push({ file: file.path, line: added.line, message });
+      }
+      if (TAUTOLOGIES.some((pattern) => pattern.test(added.text))) {
+        findings.push({ file: file.path, line: added.line, message: "adds an assertion that cannot fail" });
+      }
+      for (const [pattern, message] of FAKE_SETUP) {
+        if (pattern.test(added.text)) findings.push({ file: file.path, line: added.line, message });
+      }
+    }
+    if (file.isNew) continue;
+    const addedNames = new Set(file.added.flatMap((line) => testNames(line.text)));
+    for (const removed of file.removed) {
+      for (const name of testNames(removed.text)) {
+        if (!addedNames.has(name)) findings.push({ file: file.path, line: removed.line, message: `deletes the test "${name}"` });
+      }
+    }
+    const removedAsserts = countAssertions(file.removed.map((line) => line.text));
+    const addedAsserts = countAssertions(file.added.map((line) => line.text));
+    if (removedAsserts > addedAsserts) {
+      const line = file.removed[0]?.line;
+      findings.push({ file: file.path, ...(line ? { line } : {}), message: `lowers the number of assertions (${removedAsserts} removed, ${addedAsserts} added)` });
+    }
+  }
+  return builtinReport("tamper", findings, "no test was weakened");
+}
+
+function testNames(text: string): string[] {
+  const names: string[] = [];
+  for (const pattern of TEST_DEFINITION) {
+    const match = pattern.exec(text);
+    const name = match?.[3] ?? match?.[2];
+    if (match && name) names.push(name);
+  }
+  return names;
+}
+
+function countAssertions(lines: readonly string[]): number {
+  return lines.reduce((count, line) => count + (line.match(ASSERTION)?.length ?? 0), 0);
+}
+
+/** Which changed lines of a TOML/INI file fall inside a pytest section ([tool.pytest…], [pytest], [tool:pytest]). */
+export function pytestSectionLines(text: string | undefined, lines: readonly number[]): Set<number> {
+  const inside = new Set<number>();
+  if (text === undefined) return inside;
+  const ranges: boolean[] = [];
+  let current = false;
+  text.split("\n").forEach((line, index) => {
+    const header = /^\s*\[([^\]]+)\]/.exec(line);
+    if (header) current = /^(tool\.pytest|pytest|tool:pytest)/.test((header[1] ?? "").trim());
+    ranges[index + 1] = current;
+  });
+  for (const line of lines) if (ranges[line]) inside.add(line);
+  return inside;
+}

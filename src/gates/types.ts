@@ -1,0 +1,38 @@
+/** pass: fine. fail: the work's fault (spends an attempt). error: the environment's (does not). skipped: nothing to check. */
+export type GateStatus = "pass" | "fail" | "error" | "skipped";
+
+export interface Finding {
+  file: string;
+  line?: number;
+  message: string;
+}
+
+export interface GateReport {
+  name: string;
+  status: GateStatus;
+  /** One line: what happened. */
+  summary: string;
+  findings: Finding[];
+  command?: string;
+  exitCode?: number;
+  durationMs: number;
+  /** The tail of the output; the full output is in the run directory. */
+  tail?: string;
+}
+
+export function isGreen(reports: readonly GateReport[]): boolean {
+  return reports.every((report) => report.status === "pass" || report.status === "skipped");
+}
+
+export function builtinReport(name: string, findings: Finding[], okSummary: string, durationMs = 0): GateReport {
+  if (findings.length === 0) return { name, status: "pass", summary: okSummary, findings, durationMs };
+  const first = findings[0];
+  const where = first ? `${first.file}${first.line ? `:${first.line}` : ""}: ${first.message}` : "";
+  const more = findings.length > 1 ? ` (and ${findings.length - 1} more)` : "";
+  return { name, status: "fail", summary: `${where}${more}`, findings, durationMs };
+}
+
+/** Gate report lines for feedback, the ledger and commit trailers. */
+export function formatFindings(report: GateReport): string {
+  return report.findings.map((f) => `  ${f.file}${f.line ? `:${f.line}` : ""}: ${f.message}`).join("\n");
+}

@@ -1,0 +1,33 @@
+import { gitRun } from "./repo.js";
+
+export type ChangeKind = "added" | "modified" | "deleted" | "type-changed";
+
+export interface Change {
+  kind: ChangeKind;
+  path: string;
+}
+
+/** What changed between two commits, renames shown as a delete and an add. */
+export async function changedPaths(cwd: string, from: string, to: string): Promise<Change[]> {
+  const out = await gitRun(cwd, ["diff", "--no-renames", "--name-status", "-z", from, to]);
+  const parts = out.split("\0").filter((part) => part !== "");
+  const changes: Change[] = [];
+  for (let i = 0; i + 1 < parts.length; i += 2) {
+    const status = parts[i] ?? "";
+    const path = parts[i + 1] ?? "";
+    const kind: ChangeKind = status === "A" ? "added" : status === "D" ? "deleted" : status === "T" ? "type-changed" : "modified";
+    changes.push({ kind, path });
+  }
+  return changes;
+}
+
+/** The unified diff between two commits (optionally limited to paths). */
+export async function diffText(cwd: string, from: string, to: string, options: { context?: number; paths?: string[]; exclude?: string[] } = {}): Promise<string> {
+  const positive = options.paths?.length ? options.paths : options.exclude?.length ? ["."] : [];
+  const pathspec = [...positive, ...(options.exclude ?? []).map((path) => `:(exclude,top)${path}`)];
+  return gitRun(cwd, ["diff", "--no-renames", "--no-color", `--unified=${options.context ?? 3}`, from, to, ...(pathspec.length ? ["--", ...pathspec] : [])]);
+}
+
+export async function diffStat(cwd: string, from: string, to: string): Promise<string> {
+  return gitRun(cwd, ["diff", "--stat", "--no-color", from, to]);
+}

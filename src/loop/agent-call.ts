@@ -1,0 +1,63 @@
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { parseJsonFile } from "../agents/result.js";
+import type { AgentOutcome, Role } from "../agents/types.js";
+import { appendEvents } from "../ledger/store.js";
+import { BudgetExhausted } from "./budget.js";
+import type { RunContext } from "./context.js";
+
+export interface AgentCall {
+  role: Role;
+  packet: string;
+  attempt: number;
+  tier: string;
+  prompt: string;
+  worktree: string;
+  runDir: string;
+  /** Relative to the worktree: `.factory/result.json` or `.factory/review.json`. */
+  output: string;
+  round: number;
+  resumeSession?: string;
+}
+
+export interface AgentCallResult {
+  outcome: AgentOutcome;
+  /** The parsed output file: undefined when missing, a string when it is not JSON. */
+  json: unknown;
+}
+
+/** Runs the tier's agent once, records the outcome and its cost in the ledger, and reads its output file. */
+export async function callAgent(ctx: RunContext, call: AgentCall): Promise<AgentCallResult> {
+  const tier = ctx.config.tiers.find((candidate) => candidate.name === call.tier);
+  if (!tier) throw new Error(`tier "${call.tier}" vanished from the config after preflight`);
+  const adapter = ctx.adapters.get(tier.agent);
+  if (!adapter) throw new Error(`agent "${tier.agent}" has no adapter after preflight`);
+  const exhausted = ctx.budget.exhausted();
+  if (exhausted) throw new BudgetExhausted(exhausted);
+  const outputPath = join(call.worktree, call.output);
+  mkdirSync(dirname(outputPath), { recursive: true });
+  if (call.round === 0) rmSync(outputPath, { force: true });
+  ctx.emit({ kind: "step", packet: call.packet, attempt: call.attempt, step: `${call.role}${call.round ? " (correction)" : ""}`, detail: `${tier.agent} ${tier.model}` });
+  const outcome = await adapter.run({
+    role: call.role, packet: call.packet, attempt: call.attempt, model: tier.model, prompt: call.prompt,
+    worktree: call.worktree, runDir: call.runDir, outputPath, round: call.round,
+    ...(call.resumeSession ? { resumeSession: call.resumeSession } : {}),
+    timeoutMs: ctx.config.limits.agentTimeoutMs, idleTimeoutMs: ctx.config.limits.agentIdleTimeoutMs, signal: ctx.signal,
+  });
+  ctx.budget.add(outcome.costUsd);
+  await appendEvents(ctx.root, [{
+    kind: "agent-finished", packet: call.packet, attempt: call.attempt, role: call.role, outcome: outcome.status,
+    durationMs: outcome.durationMs,
+    ...(outcome.costUsd !== undefined ? { costUsd: outcome.costUsd } : {}),
+    ...(outcome.model ? { model: outcome.model } : {}),
+    ...(outcome.sessionId ? { sessionId: outcome.sessionId } : {}),
+    ...(outcome.detail ? { detail: outcome.detail } : {}),
+  }]);
+  ctx.emit({
+    kind: "agent", packet: call.packet, attempt: call.attempt, role: call.role, status: outcome.status, durationMs: outcome.durationMs,
+    ...(outcome.costUsd !== undefined ? { costUsd: outcome.costUsd } : {}), ...(outcome.detail ? { detail: outcome.detail } : {}),
+  });
+  const text = existsSync(outputPath) ? readFileSync(outputPath, "utf8") : undefined;
+  if (text !== undefined) copyFileSync(outputPath, join(call.runDir, `${call.role}-output${call.round ? `-${call.round}` : ""}.json`));
+  return { outcome, json: parseJsonFile(text) };
+}

@@ -1,0 +1,139 @@
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { correctionPrompt, implementerPrompt } from "../agents/prompt.js";
+import { validateResult } from "../agents/result.js";
+import { diffText } from "../git/diff.js";
+import { commitWorktree } from "../git/worktree.js";
+import { newPassing, type TestResult } from "../gates/junit.js";
+import { AGENT_OUTPUTS } from "../gates/paths.js";
+import { isGreen, type GateReport } from "../gates/types.js";
+import { appendEvents } from "../ledger/store.js";
+import type { Packet } from "../packet/types.js";
+import { callAgent } from "./agent-call.js";
+import { measureBaseline, runTests } from "./baseline.js";
+import { checkInterrupted, surfaceOf, type RunContext } from "./context.js";
+import type { AttemptEnd } from "./decide.js";
+import { runGates } from "./gates.js";
+import { installSurface, plant, prepareWorktree } from "./prepare.js";
+import { review } from "./review.js";
+import { checkSpecDrift } from "./spec-drift.js";
+
+export const RESULT_OUTPUT = ".factory/result.json";
+
+export interface AttemptInput {
+  packet: Packet;
+  attempt: number;
+  tip: string;
+  feedback: readonly string[];
+  runDir: string;
+}
+
+export interface AttemptReport {
+  end: AttemptEnd;
+  worktree?: string;
+  forkCommit: string;
+  /** The gated commit: HEAD of the task branch after the attempt and its fixes. */
+  commit?: string;
+  gates?: GateReport[];
+  planting?: { commit: string; files: string[] };
+}
+
+/**
+ * One attempt, end to end: spec drift → worktree → install → baseline →
+ * plant → planted tests must fail → implementer → result contract → commit →
+ * gates → review. It returns how the attempt ended; deciding what follows
+ * (retry, block, merge, hold) is decide.ts's job.
+ */
+export async function runAttempt(ctx: RunContext, input: AttemptInput): Promise<AttemptReport> {
+  const { packet, attempt, tip } = input;
+  const step = (name: string, detail?: string): void => ctx.emit({ kind: "step", packet: packet.id, attempt, step: name, ...(detail ? { detail } : {}) });
+  const base = { forkCommit: tip };
+  mkdirSync(input.runDir, { recursive: true });
+
+  const drift = await checkSpecDrift(ctx.root, packet, tip);
+  if (drift) return { ...base, end: { kind: "spec-drift", reason: drift } };
+
+  step("worktree", `${packet.id} from ${ctx.branch} @ ${tip.slice(0, 10)}`);
+  const worktree = await prepareWorktree(ctx, packet, tip);
+  const withTree = { ...base, worktree };
+  const surface = surfaceOf(ctx.config, packet);
+  if (surface) {
+    const installError = await installSurface(ctx, worktree, surface, input.runDir);
+    if (installError) return { ...withTree, end: { kind: "environment-error", reason: installError } };
+  }
+  checkInterrupted(ctx.signal);
+
+  let baseline = new Map<string, TestResult[]>();
+  if (surface?.gates.some((gate) => gate.tests)) {
+    step("baseline");
+    const measured = await measureBaseline(ctx, { worktree, surface, commit: tip, runDir: input.runDir });
+    if (!measured.ok) return { ...withTree, end: { kind: "environment-error", reason: `baseline: ${measured.reason}` } };
+    baseline = measured.results;
+    const all = [...baseline.values()].flat();
+    await appendEvents(ctx.root, [{
+      kind: "baseline-measured", packet: packet.id, commit: tip, cached: measured.cached,
+      passed: all.filter((test) => test.outcome === "passed").length, failed: all.filter((test) => test.outcome === "failed").length,
+    }]);
+  }
+
+  const planting = await plant(ctx, worktree, packet, tip);
+  const withPlanting = { ...withTree, planting };
+  if (planting.files.length > 0) {
+    await appendEvents(ctx.root, [{ kind: "planted", packet: packet.id, attempt, commit: planting.commit, files: planting.files }]);
+    step("planted", planting.files.join(", "));
+    if (surface && baseline.size > 0) {
+      const before = await runTests(ctx, { worktree, surface, runDir: join(input.runDir, "planted-check") });
+      if (!before.ok) return { ...withPlanting, end: { kind: "environment-error", reason: `planted-test check: ${before.reason}` } };
+      const passing = [...before.results].flatMap(([gate, results]) => newPassing(baseline.get(gate) ?? [], results));
+      if (passing.length > 0) {
+        return { ...withPlanting, end: { kind: "defective-packet", reason: `planted tests pass before any implementation, so they cannot tell right from wrong: ${passing.slice(0, 5).join(", ")}` } };
+      }
+    }
+  }
+  checkInterrupted(ctx.signal);
+
+  const implemented = await implement(ctx, { ...input, worktree, planted: planting.files });
+  if (implemented) return { ...withPlanting, end: implemented };
+  checkInterrupted(ctx.signal);
+
+  const attemptCommit = await commitWorktree(worktree, `factory: attempt ${attempt} of ${packet.id}`, AGENT_OUTPUTS);
+  step("gates");
+  const gated = await runGates(ctx, { packet, attempt, surface, worktree, plantedCommit: planting.commit, planted: planting.files, baseline, runDir: input.runDir });
+  writeFileSync(join(input.runDir, "diff.patch"), await diffText(worktree, tip, gated.commit));
+  const withGates = { ...withPlanting, commit: gated.commit, gates: gated.reports };
+  if (gated.commit !== attemptCommit) step("gates", `ran on ${gated.commit.slice(0, 10)} (after auto-fixes)`);
+  for (const report of gated.reports) {
+    await appendEvents(ctx.root, [{
+      kind: "gate-finished", packet: packet.id, attempt, gate: report.name, result: report.status, durationMs: report.durationMs,
+      ...(report.command ? { command: report.command } : {}), ...(report.exitCode !== undefined ? { exitCode: report.exitCode } : {}),
+      detail: report.summary,
+    }]);
+  }
+  if (!isGreen(gated.reports)) return { ...withGates, end: { kind: "gates-red", reports: gated.reports } };
+  checkInterrupted(ctx.signal);
+
+  const end = await review(ctx, { packet, attempt, worktree, runDir: input.runDir, forkCommit: tip, commit: gated.commit, gates: gated.reports });
+  return { ...withGates, end };
+}
+
+/** The implementer and its result file; undefined when it finished with a valid `complete` result. */
+async function implement(ctx: RunContext, input: AttemptInput & { worktree: string; planted: string[] }): Promise<AttemptEnd | undefined> {
+  const { packet, attempt } = input;
+  const call = { role: "implementer" as const, packet: packet.id, attempt, tier: packet.tier, worktree: input.worktree, runDir: input.runDir, output: RESULT_OUTPUT };
+  const prompt = implementerPrompt({ packet, attempt, planted: input.planted, feedback: input.feedback, outputPath: RESULT_OUTPUT });
+  let result = await callAgent(ctx, { ...call, round: 0, prompt });
+  if (result.outcome.status !== "ok") {
+    if (result.outcome.status === "rate-limited") return { kind: "rate-limited", reason: `the implementer was rate-limited${result.outcome.resetsAt ? ` until ${result.outcome.resetsAt}` : ""}` };
+    return { kind: "agent-failed", reason: `the implementer ${result.outcome.status}${result.outcome.detail ? `: ${result.outcome.detail}` : ""}` };
+  }
+  let check = validateResult(result.json, packet.id);
+  if (!check.ok) {
+    const sessionId = result.outcome.sessionId;
+    result = await callAgent(ctx, { ...call, round: 1, prompt: correctionPrompt("result", RESULT_OUTPUT, check.errors), ...(sessionId ? { resumeSession: sessionId } : {}) });
+    check = validateResult(result.json, packet.id);
+  }
+  if (!check.ok) return { kind: "result-contract", errors: check.errors };
+  if (check.result.status === "blocked") return { kind: "implementer-blocked", reason: check.result.blockedReason ?? check.result.summary };
+  if (check.result.status === "failed") return { kind: "implementer-failed", reason: `the implementer reports failure: ${check.result.summary}` };
+  return undefined;
+}

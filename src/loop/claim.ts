@@ -1,0 +1,35 @@
+import { existsSync } from "node:fs";
+import { foldLedger } from "../ledger/fold.js";
+import { stamp, type Owner } from "../ledger/events.js";
+import { appendUnlocked, readLedger, withLedgerLock } from "../ledger/store.js";
+import type { Packet } from "../packet/types.js";
+import { attemptDir } from "./context.js";
+
+export type Claim = { ok: true; attempt: number } | { ok: false; reason: string };
+
+/**
+ * Claims a packet for one attempt, atomically under the ledger lock: the
+ * packet must still be queued. A new version of the packet file is
+ * registered first, so nothing ruled on the old version counts.
+ */
+export async function claimPacket(root: string, packet: Packet, owner: Owner): Promise<Claim> {
+  return withLedgerLock(root, async () => {
+    const state = foldLedger((await readLedger(root)).events);
+    const record = state.packets.get(packet.id);
+    const events = [];
+    if (record?.sha256 !== packet.sha256) {
+      events.push(stamp({ kind: "packet-registered", packet: packet.id, sha256: packet.sha256, file: packet.file }));
+    }
+    const changed = record?.sha256 !== undefined && record.sha256 !== packet.sha256;
+    let status = record?.status.state ?? "queued";
+    // The fold re-queues a new version of anything but merged or running work (see fold.ts).
+    if (changed && status !== "merged" && status !== "running") status = "queued";
+    if (status !== "queued") return { ok: false, reason: `${packet.id} is ${status}` };
+    // Attempt numbers are never reused: a run directory is never overwritten.
+    let attempt = (record?.lastAttempt ?? 0) + 1;
+    while (existsSync(attemptDir(root, packet.id, attempt))) attempt++;
+    events.push(stamp({ kind: "claimed", packet: packet.id, attempt, sha256: packet.sha256, ...owner }));
+    await appendUnlocked(root, events);
+    return { ok: true, attempt };
+  });
+}

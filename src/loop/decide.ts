@@ -1,0 +1,94 @@
+import type { GateReport } from "../gates/types.js";
+import type { Decision } from "../ledger/events.js";
+import type { GateMode } from "../packet/types.js";
+import type { EffectiveVerdict } from "../review/verdict.js";
+import { unreachable } from "../util/unreachable.js";
+
+/** How an attempt ended, before the factory decides what follows. */
+export type AttemptEnd =
+  | { kind: "spec-drift"; reason: string }
+  | { kind: "defective-packet"; reason: string }
+  | { kind: "environment-error"; reason: string }
+  | { kind: "rate-limited"; reason: string }
+  | { kind: "agent-failed"; reason: string }
+  | { kind: "implementer-blocked"; reason: string }
+  | { kind: "implementer-failed"; reason: string }
+  | { kind: "result-contract"; errors: string[] }
+  | { kind: "gates-red"; reports: GateReport[] }
+  | { kind: "review-contract"; errors: string[] }
+  | { kind: "reviewer-tampered"; reason: string }
+  | { kind: "merge-conflict"; reason: string }
+  | { kind: "reviewed"; verdict: EffectiveVerdict; feedback: string[]; counts: { held: number; violated: number; unverifiable: number } };
+
+export interface DecisionInput {
+  end: AttemptEnd;
+  /** Attempts spent so far, this one included. */
+  attemptsUsed: number;
+  maxAttempts: number;
+  gate: GateMode;
+}
+
+export interface AttemptDecision {
+  decision: Decision;
+  reasons: string[];
+  /** The attempt does not count: the environment failed, not the work. */
+  refund: boolean;
+  /** An environment error: two in a row halt the run. */
+  environment: boolean;
+  /** What the next attempt's prompt is told. */
+  feedback: string[];
+}
+
+/** Pure: what follows an attempt (DESIGN §6–§8). */
+export function decide(input: DecisionInput): AttemptDecision {
+  const { end } = input;
+  const block = (reason: string): AttemptDecision => ({ decision: "block", reasons: [reason], refund: false, environment: false, feedback: [] });
+  const retry = (reasons: string[], feedback: string[] = reasons): AttemptDecision => {
+    if (input.attemptsUsed >= input.maxAttempts) {
+      return { ...block(`out of attempts (${input.attemptsUsed}/${input.maxAttempts}): ${reasons.join("; ")}`), feedback };
+    }
+    return { decision: "retry", reasons, refund: false, environment: false, feedback };
+  };
+  switch (end.kind) {
+    case "spec-drift":
+    case "defective-packet":
+      return block(end.reason);
+    case "implementer-blocked":
+      return block(`the implementer says it is blocked: ${end.reason}`);
+    case "environment-error":
+      return { decision: "retry", reasons: [end.reason], refund: true, environment: true, feedback: [] };
+    case "rate-limited":
+      return { decision: "retry", reasons: [end.reason], refund: true, environment: false, feedback: [] };
+    case "agent-failed":
+    case "implementer-failed":
+    case "reviewer-tampered":
+    case "merge-conflict":
+      return retry([end.reason]);
+    case "result-contract":
+      return retry([`the result file is invalid: ${end.errors.join("; ")}`]);
+    case "review-contract":
+      return retry([`the review was unusable: ${end.errors.join("; ")}`]);
+    case "gates-red": {
+      const failed = end.reports.filter((report) => report.status === "fail");
+      if (failed.length === 0) {
+        const errors = end.reports.filter((report) => report.status === "error");
+        return { decision: "retry", reasons: errors.map((r) => `gate ${r.name} could not run: ${r.summary}`), refund: true, environment: true, feedback: [] };
+      }
+      const reasons = failed.map((report) => `gate ${report.name} failed: ${report.summary}`);
+      const feedback = failed.map((report) => [
+        `Gate "${report.name}" failed: ${report.summary}`,
+        ...report.findings.map((f) => `  ${f.file}${f.line ? `:${f.line}` : ""}: ${f.message}`),
+        ...(report.tail ? ["  Output (tail):", ...report.tail.split("\n").map((line) => `    ${line}`)] : []),
+      ].join("\n"));
+      return retry(reasons, feedback);
+    }
+    case "reviewed": {
+      const { verdict, overrides } = end.verdict;
+      if (verdict === "reject") return block(`the reviewer rejected the work${end.feedback.length ? `: ${end.feedback[0]}` : ""}`);
+      if (verdict === "revise") return retry([...(overrides.length ? overrides : ["the reviewer asked for a revision"])], [...overrides, ...end.feedback]);
+      return { decision: input.gate === "human" ? "hold" : "merge", reasons: [], refund: false, environment: false, feedback: [] };
+    }
+    default:
+      return unreachable(end);
+  }
+}

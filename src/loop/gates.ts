@@ -1,0 +1,119 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Surface } from "../config/types.js";
+import { changedPaths, diffText } from "../git/diff.js";
+import { gitRun, listTree, readFileAt } from "../git/repo.js";
+import { commitWorktree } from "../git/worktree.js";
+import { runCommandGate, surfaceFiles } from "../gates/command.js";
+import { parseUnifiedDiff } from "../gates/diff-parse.js";
+import type { TestResult } from "../gates/junit.js";
+import { AGENT_OUTPUTS, ALWAYS_FORBIDDEN, matchesAny, shellQuote } from "../gates/paths.js";
+import { checkScope } from "../gates/scope.js";
+import { checkTamper, pytestSectionLines } from "../gates/tamper.js";
+import type { GateReport } from "../gates/types.js";
+import { checkUntouched } from "../gates/untouched.js";
+import type { Packet } from "../packet/types.js";
+import { baseEnv, runCommand } from "../process/run.js";
+import type { RunContext } from "./context.js";
+
+export interface GateRunInput {
+  packet: Packet;
+  attempt: number;
+  surface: Surface | undefined;
+  worktree: string;
+  /** The commit right after planting: what untouched, scope and tamper compare against. */
+  plantedCommit: string;
+  planted: readonly string[];
+  baseline: ReadonlyMap<string, TestResult[]>;
+  runDir: string;
+  /**
+   * For the combined tree after the target moved: the agent's own change was
+   * already judged by the built-in gates (merging does not alter it), so only
+   * the command gates run, with {files} from the agent's change.
+   */
+  combined?: { agentCommit: string; builtins: GateReport[] };
+}
+
+export const BUILTIN_GATES = ["untouched", "scope", "tamper", "changed"];
+
+export interface GateRun {
+  reports: GateReport[];
+  /** HEAD after auto-fixes: the exact tree the reports are about. */
+  commit: string;
+}
+
+/**
+ * Runs every gate, in order, all of them: fixers first (each fix committed on
+ * its own, no attempt spent), then untouched, scope, tamper, and the
+ * configured command gates.
+ */
+export async function runGates(ctx: RunContext, input: GateRunInput): Promise<GateRun> {
+  const { packet, surface } = input;
+  const forbidden = [...ALWAYS_FORBIDDEN, ...packet.forbiddenPaths];
+  if (surface && !input.combined) await applyFixes(ctx, input, forbidden);
+  const commit = (await gitRun(input.worktree, ["rev-parse", "HEAD"])).trim();
+  const changes = await changedPaths(input.worktree, input.plantedCommit, input.combined?.agentCommit ?? commit);
+  const reports: GateReport[] = [];
+  if (input.combined) {
+    reports.push(...input.combined.builtins);
+  } else {
+    const [before, after] = [await listTree(input.worktree, input.plantedCommit), await listTree(input.worktree, commit)];
+    reports.push(checkUntouched({ before, after, planted: input.planted, forbidden }));
+    reports.push(checkScope({ changes, allowed: packet.allowedPaths, deletable: packet.deletablePaths, planted: input.planted }));
+    reports.push(await tamperReport(input, commit));
+    if (changes.length === 0) {
+      reports.push({ name: "changed", status: "fail", summary: "the attempt changed nothing", findings: [], durationMs: 0 });
+    }
+  }
+  const changed = changes.filter((change) => change.kind !== "deleted").map((change) => change.path);
+  for (const gate of surface?.gates ?? []) {
+    const { report } = await runCommandGate({
+      gate, surface: surface as Surface, worktree: input.worktree, changed, runDir: input.runDir,
+      timeoutMs: gate.timeoutMs ?? ctx.config.limits.gateTimeoutMs,
+      baseline: gate.tests ? (input.baseline.get(gate.name) ?? []) : undefined,
+      signal: ctx.signal,
+    });
+    reports.push(report);
+  }
+  for (const report of reports.slice(input.combined?.builtins.length ?? 0)) {
+    ctx.emit({ kind: "gate", packet: packet.id, attempt: input.attempt, gate: report.name, status: report.status, summary: report.summary, durationMs: report.durationMs });
+  }
+  writeFileSync(join(input.runDir, `gates-${commit.slice(0, 12)}.json`), JSON.stringify(reports, null, 2));
+  return { reports, commit };
+}
+
+async function applyFixes(ctx: RunContext, input: GateRunInput, forbidden: string[]): Promise<void> {
+  const surface = input.surface as Surface;
+  for (const gate of surface.gates) {
+    if (!gate.fix) continue;
+    const head = (await gitRun(input.worktree, ["rev-parse", "HEAD"])).trim();
+    const changed = (await changedPaths(input.worktree, input.plantedCommit, head))
+      .filter((change) => change.kind !== "deleted" && !input.planted.includes(change.path) && !matchesAny(change.path, forbidden))
+      .map((change) => change.path);
+    const files = surfaceFiles(surface, gate.files, changed);
+    if (gate.fix.includes("{files}") && files.length === 0) continue;
+    await runCommand({
+      command: gate.fix.replaceAll("{files}", files.map(shellQuote).join(" ")),
+      cwd: join(input.worktree, surface.dir),
+      env: baseEnv(),
+      timeoutMs: gate.timeoutMs ?? ctx.config.limits.gateTimeoutMs,
+      logFile: join(input.runDir, `fix-${gate.name}.log`),
+      signal: ctx.signal,
+    });
+    const fixed = await commitWorktree(input.worktree, `factory: auto-fix (${gate.name}) for ${input.packet.id}`, AGENT_OUTPUTS);
+    if (fixed !== head) ctx.emit({ kind: "step", packet: input.packet.id, attempt: input.attempt, step: `auto-fix ${gate.name}`, detail: `committed ${fixed.slice(0, 10)}` });
+  }
+}
+
+async function tamperReport(input: GateRunInput, commit: string): Promise<GateReport> {
+  const files = parseUnifiedDiff(await diffText(input.worktree, input.plantedCommit, commit, { context: 0 }));
+  const sections = new Map<string, { added: Set<number>; removed: Set<number> }>();
+  for (const file of files) {
+    if (!/(^|\/)(pyproject\.toml|setup\.cfg|tox\.ini)$/.test(file.path)) continue;
+    sections.set(file.path, {
+      added: pytestSectionLines(await readFileAt(input.worktree, commit, file.path), file.added.map((line) => line.line)),
+      removed: pytestSectionLines(await readFileAt(input.worktree, input.plantedCommit, file.path), file.removed.map((line) => line.line)),
+    });
+  }
+  return checkTamper({ files, allowed: input.packet.allowedPaths, pytestSectionLines: sections });
+}

@@ -1,0 +1,59 @@
+import { join } from "node:path";
+import { gitRun, listTreeFiles } from "../git/repo.js";
+import { commitWorktree, createWorktree } from "../git/worktree.js";
+import { SUPPLIED_DIR } from "../packet/load.js";
+import type { Packet } from "../packet/types.js";
+import type { Surface } from "../config/types.js";
+import { baseEnv, describeOutcome, runCommand } from "../process/run.js";
+import { shellQuote } from "../gates/paths.js";
+import { taskBranch, worktreePath, type RunContext } from "./context.js";
+
+/** A fresh worktree on the task branch, at the target tip. */
+export async function prepareWorktree(ctx: RunContext, packet: Packet, tip: string): Promise<string> {
+  const path = worktreePath(ctx.root, packet.id);
+  await createWorktree(ctx.root, { path, branch: taskBranch(packet.id), start: tip });
+  return path;
+}
+
+/** Runs the surface's install command once in a fresh worktree; a failure is the environment's. */
+export async function installSurface(ctx: RunContext, worktree: string, surface: Surface, runDir: string): Promise<string | undefined> {
+  if (!surface.install) return undefined;
+  const outcome = await runCommand({
+    command: surface.install,
+    cwd: join(worktree, surface.dir),
+    env: baseEnv(),
+    timeoutMs: ctx.config.limits.installTimeoutMs,
+    logFile: join(runDir, `install-${surface.name}.log`),
+    signal: ctx.signal,
+  });
+  if (outcome.kind === "exited" && outcome.code === 0) return undefined;
+  return `install of surface "${surface.name}" (${surface.install}) ${describeOutcome(outcome)}`;
+}
+
+export interface Planting {
+  commit: string;
+  /** Repository paths of the planted files. */
+  files: string[];
+}
+
+/**
+ * Copies `packets/supplied/<ID>/` from git at the tip into the worktree,
+ * mirroring repository paths, and commits it. `git archive` keeps bytes and
+ * modes exactly (binary fixtures included).
+ */
+export async function plant(ctx: RunContext, worktree: string, packet: Packet, tip: string): Promise<Planting> {
+  const prefix = `${SUPPLIED_DIR}/${packet.id}/`;
+  const supplied = await listTreeFiles(ctx.root, tip, prefix);
+  const files = supplied.map((path) => path.slice(prefix.length));
+  if (files.length === 0) return { commit: (await gitRun(worktree, ["rev-parse", "HEAD"])).trim(), files };
+  const depth = prefix.split("/").length - 1;
+  const outcome = await runCommand({
+    command: `git archive --format=tar ${shellQuote(tip)} ${shellQuote(prefix)} | tar -x --strip-components=${depth} -C ${shellQuote(worktree)}`,
+    cwd: ctx.root,
+    env: baseEnv(),
+    timeoutMs: 120_000,
+  });
+  if (outcome.kind !== "exited" || outcome.code !== 0) throw new Error(`planting ${prefix} failed: ${describeOutcome(outcome)}`);
+  const commit = await commitWorktree(worktree, `factory: plant the supplied files of ${packet.id}`);
+  return { commit, files };
+}

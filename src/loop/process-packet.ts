@@ -1,0 +1,145 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { resolveCommit, treeOf } from "../git/repo.js";
+import { deleteBranch, removeWorktree } from "../git/worktree.js";
+import type { EventBody } from "../ledger/events.js";
+import type { PacketRecord } from "../ledger/fold.js";
+import { appendEvents } from "../ledger/store.js";
+import { land, type LandResult } from "../merge/land.js";
+import type { Packet } from "../packet/types.js";
+import { runAttempt, type AttemptReport } from "./attempt.js";
+import { BudgetExhausted } from "./budget.js";
+import { claimPacket } from "./claim.js";
+import { attemptDir, Interrupted, taskBranch, worktreePath, type RunContext } from "./context.js";
+import { decide, type AttemptDecision, type AttemptEnd } from "./decide.js";
+import { recordedAttempt } from "./recorded-attempt.js";
+
+export type PacketOutcome =
+  | { kind: "merged"; commit: string }
+  | { kind: "held" }
+  | { kind: "retry"; environment: boolean }
+  | { kind: "blocked"; reason: string }
+  | { kind: "merge-blocked"; reason: string }
+  | { kind: "not-claimed"; reason: string }
+  | { kind: "interrupted"; reason: string };
+
+/** One attempt of one packet, and everything that follows from it, recorded in the ledger. */
+export async function processPacket(ctx: RunContext, packet: Packet, record: PacketRecord | undefined): Promise<PacketOutcome> {
+  const claim = await claimPacket(ctx.root, packet, ctx.owner);
+  if (!claim.ok) return { kind: "not-claimed", reason: claim.reason };
+  const { attempt } = claim;
+  const runDir = attemptDir(ctx.root, packet.id, attempt);
+  const tip = await resolveCommit(ctx.root, ctx.branch);
+  if (!tip) throw new Error(`the target branch ${ctx.branch} has no commits`);
+  const sameVersion = record?.sha256 === packet.sha256;
+  const attemptsBefore = sameVersion ? (record?.attemptsUsed ?? 0) : 0;
+  const maxAttempts = packet.maxAttempts + (sameVersion ? (record?.extraAttempts ?? 0) : 0);
+
+  let report: AttemptReport;
+  try {
+    report = await runAttempt(ctx, { packet, attempt, tip, feedback: sameVersion ? (record?.feedback ?? []) : [], runDir });
+  } catch (error) {
+    const reason = error instanceof Interrupted ? "the run was interrupted"
+      : error instanceof BudgetExhausted ? error.message
+      : `internal error: ${error instanceof Error ? error.message : String(error)}`;
+    await appendEvents(ctx.root, [{ kind: "attempt-interrupted", packet: packet.id, attempt, reason, worktree: worktreePath(ctx.root, packet.id) }]);
+    if (error instanceof Interrupted || error instanceof BudgetExhausted) return { kind: "interrupted", reason };
+    throw error;
+  }
+
+  const decision = decide({ end: report.end, attemptsUsed: attemptsBefore + 1, maxAttempts, gate: packet.gate });
+  writeFileSync(join(runDir, "decision.json"), JSON.stringify({ end: report.end, decision }, null, 2));
+  if (decision.decision !== "merge") return applyDecision(ctx, { packet, attempt, decision, report });
+  if (!report.commit || !report.gates) throw new Error("an attempt decided for merge has a gated commit");
+  const landed = await land(ctx, {
+    packet, attempt, commit: report.commit, fork: report.forkCommit, runDir,
+    planted: report.planting?.files ?? [], plantedCommit: report.planting?.commit ?? report.forkCommit,
+    provenance: { attempt, gates: report.gates, counts: report.end.kind === "reviewed" ? report.end.counts : undefined },
+  });
+  return applyLanding(ctx, { packet, attempt, landed, report, attemptsUsed: attemptsBefore + 1, maxAttempts });
+}
+
+interface Applied {
+  packet: Packet;
+  attempt: number;
+  decision: AttemptDecision;
+  report: AttemptReport;
+}
+
+async function applyDecision(ctx: RunContext, input: Applied): Promise<PacketOutcome> {
+  const { packet, attempt, decision, report } = input;
+  const decided: EventBody = {
+    kind: "decided", packet: packet.id, attempt, decision: decision.decision, reasons: decision.reasons,
+    ...(decision.refund ? { refund: true } : {}), ...(decision.feedback.length ? { feedback: decision.feedback } : {}),
+  };
+  switch (decision.decision) {
+    case "hold": {
+      if (!report.commit) throw new Error("a held attempt has a gated commit");
+      const tree = await treeOf(ctx.root, report.commit);
+      await appendEvents(ctx.root, [decided, { kind: "held", packet: packet.id, attempt, tree, branch: taskBranch(packet.id), commit: report.commit, fork: report.forkCommit }]);
+      ctx.emit({ kind: "outcome", packet: packet.id, attempt, outcome: "awaiting_human", reasons: [`factory approve ${packet.id}`] });
+      return { kind: "held" };
+    }
+    case "block": {
+      const reason = decision.reasons.join("; ");
+      await appendEvents(ctx.root, [decided, { kind: "blocked", packet: packet.id, attempt, reason }]);
+      ctx.emit({ kind: "outcome", packet: packet.id, attempt, outcome: "blocked", reasons: decision.reasons });
+      return { kind: "blocked", reason };
+    }
+    case "retry": {
+      await appendEvents(ctx.root, [decided]);
+      ctx.emit({ kind: "outcome", packet: packet.id, attempt, outcome: decision.refund ? "retry (attempt not counted)" : "retry", reasons: decision.reasons });
+      return { kind: "retry", environment: decision.environment };
+    }
+    case "merge":
+      throw new Error("merge is applied by applyLanding");
+  }
+}
+
+/** Records how landing went: merged, waiting for a clean checkout, or back to an attempt's decision. */
+export async function applyLanding(
+  ctx: RunContext,
+  input: { packet: Packet; attempt: number; landed: LandResult; report: AttemptReport; attemptsUsed: number; maxAttempts: number },
+): Promise<PacketOutcome> {
+  const { packet, attempt, landed, report } = input;
+  const decided: EventBody = { kind: "decided", packet: packet.id, attempt, decision: "merge", reasons: [] };
+  switch (landed.kind) {
+    case "merged":
+      await appendEvents(ctx.root, [decided, { kind: "merged", packet: packet.id, attempt, commit: landed.commit, tree: landed.tree }]);
+      await removeWorktree(ctx.root, worktreePath(ctx.root, packet.id));
+      await deleteBranch(ctx.root, taskBranch(packet.id));
+      ctx.emit({ kind: "outcome", packet: packet.id, attempt, outcome: "merged", reasons: [`${ctx.branch} @ ${landed.commit.slice(0, 10)}`] });
+      return { kind: "merged", commit: landed.commit };
+    case "merge-blocked":
+      await appendEvents(ctx.root, [decided, {
+        kind: "merge-blocked", packet: packet.id, attempt, reason: landed.reason,
+        commit: report.commit ?? report.forkCommit, fork: report.forkCommit,
+      }]);
+      ctx.emit({ kind: "outcome", packet: packet.id, attempt, outcome: "merge-blocked", reasons: [landed.reason] });
+      return { kind: "merge-blocked", reason: landed.reason };
+    case "conflict":
+    case "regate-failed":
+    case "environment-error": {
+      const end: AttemptEnd = landed.kind === "conflict" ? { kind: "merge-conflict", reason: landed.reason }
+        : landed.kind === "regate-failed" ? { kind: "gates-red", reports: landed.reports }
+        : { kind: "environment-error", reason: landed.reason };
+      const decision = decide({ end, attemptsUsed: input.attemptsUsed, maxAttempts: input.maxAttempts, gate: packet.gate });
+      return applyDecision(ctx, { packet, attempt, decision, report });
+    }
+  }
+}
+
+/** Gated work that waited for a clean checkout: land it now, without a new attempt. */
+export async function landPending(ctx: RunContext, packet: Packet, record: PacketRecord): Promise<PacketOutcome | undefined> {
+  const pending = record.pendingLand;
+  if (!pending) return undefined;
+  const { planted, gates, counts } = recordedAttempt(record, pending.attempt);
+  const landed = await land(ctx, {
+    packet, attempt: pending.attempt, commit: pending.commit, fork: pending.fork,
+    runDir: attemptDir(ctx.root, packet.id, pending.attempt),
+    planted: planted?.files ?? [], plantedCommit: planted?.commit ?? pending.fork,
+    provenance: { attempt: pending.attempt, gates, counts },
+  });
+  const report: AttemptReport = { end: { kind: "environment-error", reason: "" }, forkCommit: pending.fork, commit: pending.commit, gates };
+  return applyLanding(ctx, { packet, attempt: pending.attempt, landed, report, attemptsUsed: record.attemptsUsed, maxAttempts: packet.maxAttempts + record.extraAttempts });
+}

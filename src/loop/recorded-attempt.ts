@@ -1,0 +1,22 @@
+import type { GateReport } from "../gates/types.js";
+import type { PacketRecord } from "../ledger/fold.js";
+
+export interface RecordedAttempt {
+  planted: { commit: string; files: string[] } | undefined;
+  gates: GateReport[];
+  counts: { held: number; violated: number; unverifiable: number } | undefined;
+}
+
+/** What the ledger says about one attempt: enough to land its gated commit later (approve, merge-blocked). */
+export function recordedAttempt(record: PacketRecord, attempt: number): RecordedAttempt {
+  let planted: RecordedAttempt["planted"];
+  let counts: RecordedAttempt["counts"];
+  const gates: GateReport[] = [];
+  for (const event of record.events) {
+    if (!("attempt" in event) || event.attempt !== attempt) continue;
+    if (event.kind === "planted") planted = { commit: event.commit, files: event.files };
+    if (event.kind === "review-recorded") counts = { held: event.held, violated: event.violated, unverifiable: event.unverifiable };
+    if (event.kind === "gate-finished") gates.push({ name: event.gate, status: event.result, summary: event.detail ?? "", findings: [], durationMs: event.durationMs });
+  }
+  return { planted, gates, counts };
+}

@@ -1,0 +1,115 @@
+import { correctionPrompt, reviewerPrompt } from "../agents/prompt.js";
+import { diffText } from "../git/diff.js";
+import { gitRun, readFileAt } from "../git/repo.js";
+import { worktreeStatus } from "../git/worktree.js";
+import { AGENT_OUTPUTS, matchesAny } from "../gates/paths.js";
+import type { GateReport } from "../gates/types.js";
+import { appendEvents } from "../ledger/store.js";
+import type { Packet } from "../packet/types.js";
+import { parseEvidence, validateReview, type Review } from "../review/contract.js";
+import { effectiveVerdict, rulingCounts } from "../review/verdict.js";
+import type { AttemptEnd } from "./decide.js";
+import { callAgent } from "./agent-call.js";
+import type { RunContext } from "./context.js";
+
+export const REVIEW_OUTPUT = ".factory/review.json";
+
+export interface ReviewInput {
+  packet: Packet;
+  attempt: number;
+  worktree: string;
+  runDir: string;
+  forkCommit: string;
+  commit: string;
+  gates: GateReport[];
+}
+
+/**
+ * The reviewer rules on every invariant, in a fresh session, with a contract
+ * correction round. The factory then checks its evidence against the tree
+ * and computes the effective verdict; a reviewer that changes the worktree
+ * has its verdict discarded.
+ */
+export async function review(ctx: RunContext, input: ReviewInput): Promise<AttemptEnd> {
+  const { packet } = input;
+  const diff = await diffText(input.worktree, input.forkCommit, input.commit);
+  const before = await snapshot(input.worktree);
+  const call = {
+    role: "reviewer" as const, packet: packet.id, attempt: input.attempt, tier: packet.reviewer,
+    worktree: input.worktree, runDir: input.runDir, output: REVIEW_OUTPUT,
+  };
+  let result = await callAgent(ctx, { ...call, round: 0, prompt: reviewerPrompt({ packet, diff, gates: input.gates, outputPath: REVIEW_OUTPUT }) });
+  if (result.outcome.status !== "ok") {
+    return result.outcome.status === "rate-limited"
+      ? { kind: "rate-limited", reason: `the reviewer was rate-limited${result.outcome.resetsAt ? ` until ${result.outcome.resetsAt}` : ""}` }
+      : { kind: "agent-failed", reason: `the reviewer ${result.outcome.status}${result.outcome.detail ? `: ${result.outcome.detail}` : ""}` };
+  }
+  let check = validateReview(result.json, packet.id, packet.invariants);
+  if (!check.ok) {
+    const sessionId = result.outcome.sessionId;
+    result = await callAgent(ctx, { ...call, round: 1, prompt: correctionPrompt("review", REVIEW_OUTPUT, check.errors), ...(sessionId ? { resumeSession: sessionId } : {}) });
+    check = validateReview(result.json, packet.id, packet.invariants);
+  }
+  const after = await snapshot(input.worktree);
+  if (after !== before) {
+    return { kind: "reviewer-tampered", reason: `the reviewer changed the worktree (${describeChange(before, after)}); its verdict is discarded` };
+  }
+  if (!check.ok) return { kind: "review-contract", errors: check.errors };
+
+  const unresolved = await unresolvedEvidence(input.worktree, input.commit, check.review);
+  const verdict = effectiveVerdict({ review: check.review, invariants: packet.invariants, gatesGreen: true, unresolvedEvidence: unresolved });
+  const counts = rulingCounts(check.review);
+  await appendEvents(ctx.root, [{
+    kind: "review-recorded", packet: packet.id, attempt: input.attempt, verdict: check.review.verdict,
+    effective: verdict.verdict, overrides: verdict.overrides, ...counts,
+  }]);
+  ctx.emit({
+    kind: "step", packet: packet.id, attempt: input.attempt, step: "review",
+    detail: `${check.review.verdict}${verdict.verdict !== check.review.verdict ? ` → overridden to ${verdict.verdict}` : ""} (held ${counts.held}, violated ${counts.violated}, unverifiable ${counts.unverifiable})`,
+  });
+  return { kind: "reviewed", verdict, feedback: reviewFeedback(check.review, unresolved), counts };
+}
+
+/** Evidence that does not point at an existing line of the reviewed tree, by invariant id. */
+async function unresolvedEvidence(worktree: string, commit: string, review: Review): Promise<Map<string, string>> {
+  const unresolved = new Map<string, string>();
+  for (const ruling of review.invariants) {
+    if (ruling.evidence === undefined) continue;
+    const evidence = parseEvidence(ruling.evidence);
+    if (!evidence) continue;
+    const text = await readFileAt(worktree, commit, evidence.path);
+    if (text === undefined) {
+      unresolved.set(ruling.id, `evidence ${ruling.evidence} names a file that does not exist`);
+      continue;
+    }
+    const lines = text.endsWith("\n") ? text.split("\n").length - 1 : text.split("\n").length;
+    if (evidence.line < 1 || evidence.line > lines) unresolved.set(ruling.id, `evidence ${ruling.evidence} cites a line that does not exist (${evidence.path} has ${lines} lines)`);
+  }
+  return unresolved;
+}
+
+function reviewFeedback(review: Review, unresolved: ReadonlyMap<string, string>): string[] {
+  return [
+    ...review.invariants.filter((ruling) => ruling.status !== "held").map((ruling) => `Invariant "${ruling.id}" was ruled ${ruling.status}${ruling.evidence ? ` (${ruling.evidence})` : ""}.`),
+    ...[...unresolved.values()].map((problem) => `Reviewer ${problem}.`),
+    ...review.findings.map((finding) => `Reviewer finding (${finding.severity})${finding.file ? ` at ${finding.file}${finding.line ? `:${finding.line}` : ""}` : ""}: ${finding.claim}${finding.fix ? ` — fix: ${finding.fix}` : ""}`),
+  ];
+}
+
+/** HEAD plus every tracked change and untracked file, except the reviewer's own output. */
+async function snapshot(worktree: string): Promise<string> {
+  const head = (await gitRun(worktree, ["rev-parse", "HEAD"])).trim();
+  const entries = (await worktreeStatus(worktree)).filter((entry) => !matchesAny(entry.path, AGENT_OUTPUTS));
+  const hashes: string[] = [];
+  for (const entry of entries) {
+    const hash = await gitRun(worktree, ["hash-object", "--no-filters", "--", entry.path]).catch(() => "gone");
+    hashes.push(`${entry.code} ${entry.path} ${hash.trim()}`);
+  }
+  return [head, ...hashes].join("\n");
+}
+
+function describeChange(before: string, after: string): string {
+  const was = new Set(before.split("\n"));
+  const changed = after.split("\n").filter((line) => !was.has(line)).map((line) => line.split(" ").slice(1, -1).join(" ") || line);
+  return changed.slice(0, 3).join(", ") || "HEAD moved";
+}

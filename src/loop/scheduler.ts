@@ -1,0 +1,119 @@
+import PQueue from "p-queue";
+import { foldLedger, type PacketRecord } from "../ledger/fold.js";
+import { appendEvents, readLedger } from "../ledger/store.js";
+import { orderQueue } from "../packet/graph.js";
+import type { Packet } from "../packet/types.js";
+import type { RunContext } from "./context.js";
+import { notify } from "./notify.js";
+import { landPending, processPacket, type PacketOutcome } from "./process-packet.js";
+
+export interface SchedulerOptions {
+  packets: readonly Packet[];
+  once: boolean;
+  only: string | undefined;
+  concurrency: number;
+}
+
+export type RunEnd =
+  | { outcome: "drained"; reason?: string }
+  | { outcome: "halted"; reason: string }
+  | { outcome: "interrupted"; reason: string };
+
+/**
+ * Drains the queue: claims the next runnable packet in plan order, runs one
+ * attempt, applies the decision, and repeats. A blocked packet halts the
+ * queue (running packets finish; nothing new is claimed); so do two
+ * environment errors in a row, the cost cap and an interrupt.
+ */
+export async function drainQueue(ctx: RunContext, options: SchedulerOptions): Promise<RunEnd> {
+  const queue = new PQueue({ concurrency: options.concurrency });
+  const inFlight = new Set<string>();
+  const tried = new Set<string>(); // merge-blocked or not claimable this run: not picked again
+  const running = new Set<Promise<void>>();
+  let halt: RunEnd | undefined;
+  let environmentErrors = 0;
+  let attempts = 0;
+
+  const handle = async (packet: Packet, outcome: PacketOutcome): Promise<void> => {
+    if (outcome.kind !== "retry") environmentErrors = 0;
+    switch (outcome.kind) {
+      case "blocked":
+        halt ??= { outcome: "halted", reason: `${packet.id} is blocked: ${outcome.reason}` };
+        await notify(ctx.root, ctx.config, { event: "blocked", packet: packet.id, reason: outcome.reason });
+        break;
+      case "held":
+        await notify(ctx.root, ctx.config, { event: "awaiting_human", packet: packet.id, approve: `factory approve ${packet.id}` });
+        break;
+      case "retry":
+        environmentErrors = outcome.environment ? environmentErrors + 1 : 0;
+        if (environmentErrors >= 2) halt ??= { outcome: "halted", reason: "two environment errors in a row: the machine is broken, not the work (see the gate and install logs)" };
+        break;
+      case "interrupted":
+        halt ??= ctx.signal.aborted ? { outcome: "interrupted", reason: outcome.reason } : { outcome: "halted", reason: outcome.reason };
+        break;
+      case "merge-blocked":
+      case "not-claimed":
+        tried.add(packet.id);
+        break;
+      case "merged":
+        break;
+    }
+  };
+
+  for (;;) {
+    if (!halt && ctx.signal.aborted) halt = { outcome: "interrupted", reason: "interrupted" };
+    const exhausted = ctx.budget.exhausted();
+    if (!halt && exhausted) halt = { outcome: "halted", reason: exhausted };
+    const canClaim = !halt && !(options.once && attempts >= 1) && inFlight.size < options.concurrency;
+    const next = canClaim ? await pickNext(ctx, options, inFlight, tried) : undefined;
+    if (next) {
+      inFlight.add(next.packet.id);
+      attempts++;
+      const task = queue.add(async () => {
+        const outcome = next.record?.pendingLand
+          ? ((await landPending(ctx, next.packet, next.record)) ?? { kind: "not-claimed", reason: "nothing to land" } as const)
+          : await processPacket(ctx, next.packet, next.record);
+        await handle(next.packet, outcome);
+      }).finally(() => {
+        inFlight.delete(next.packet.id);
+        running.delete(task);
+      });
+      running.add(task);
+      continue;
+    }
+    if (running.size === 0) break;
+    await Promise.race(running);
+  }
+  return halt ?? { outcome: "drained" };
+}
+
+interface Next {
+  packet: Packet;
+  record: PacketRecord | undefined;
+}
+
+/** The first packet in plan order that is queued, has its dependencies merged and attempts left. */
+async function pickNext(ctx: RunContext, options: SchedulerOptions, inFlight: ReadonlySet<string>, tried: ReadonlySet<string>): Promise<Next | undefined> {
+  const state = foldLedger((await readLedger(ctx.root)).events);
+  const byId = new Map(options.packets.map((packet) => [packet.id, packet]));
+  const merged = new Set([...state.packets.values()].filter((record) => record.status.state === "merged").map((record) => record.id));
+  for (const placement of orderQueue(options.packets, { done: merged })) {
+    if (placement.kind !== "ready") continue;
+    const packet = byId.get(placement.id);
+    if (!packet || inFlight.has(packet.id) || tried.has(packet.id)) continue;
+    if (options.only !== undefined && packet.id !== options.only) continue;
+    if (!packet.requires.every((dependency) => merged.has(dependency))) continue;
+    const record = state.packets.get(packet.id);
+    const changed = record?.sha256 !== undefined && record.sha256 !== packet.sha256;
+    const status = record?.status.state ?? "queued";
+    if (status === "merged" || status === "running") continue;
+    if (status !== "queued" && !changed) continue;
+    const allowed = packet.maxAttempts + (changed ? 0 : (record?.extraAttempts ?? 0));
+    if (!changed && !record?.pendingLand && (record?.attemptsUsed ?? 0) >= allowed) {
+      await appendEvents(ctx.root, [{ kind: "blocked", packet: packet.id, reason: `out of attempts (${record?.attemptsUsed}/${allowed}); factory unblock ${packet.id} gives it more` }]);
+      continue;
+    }
+    return { packet, record: changed ? undefined : record };
+  }
+  return undefined;
+}

@@ -1,0 +1,121 @@
+import { existsSync } from "node:fs";
+import { gitRun, gitTry, resolveCommit, treeOf } from "../git/repo.js";
+import { commitWorktree, createWorktree, listWorktrees, worktreeStatus } from "../git/worktree.js";
+import { isGreen, type GateReport } from "../gates/types.js";
+import { measureBaseline } from "../loop/baseline.js";
+import { surfaceOf, taskBranch, worktreePath, type RunContext } from "../loop/context.js";
+import { BUILTIN_GATES, runGates } from "../loop/gates.js";
+import type { Packet } from "../packet/types.js";
+import { mergeMessage, type Provenance } from "./message.js";
+
+export type LandResult =
+  | { kind: "merged"; commit: string; tree: string }
+  | { kind: "merge-blocked"; reason: string }
+  | { kind: "conflict"; reason: string }
+  | { kind: "regate-failed"; reports: GateReport[] }
+  | { kind: "environment-error"; reason: string };
+
+export interface LandInput {
+  packet: Packet;
+  attempt: number;
+  /** The gated commit on the task branch. */
+  commit: string;
+  /** The target tip the attempt started from. */
+  fork: string;
+  planted: readonly string[];
+  plantedCommit: string;
+  provenance: Provenance;
+  runDir: string;
+}
+
+const MAX_RACES = 5;
+
+/**
+ * Lands gated work on the target branch (DESIGN §9). The task branch is first
+ * brought up to the current tip; if that changed the tree, every gate runs
+ * again. The squash commit has exactly the gated tree and the tip as its
+ * parent, and the target moves only by compare-and-swap. A checkout of the
+ * target is moved only by a fast-forward, and only when it is clean.
+ */
+export async function land(ctx: RunContext, input: LandInput): Promise<LandResult> {
+  const worktree = worktreePath(ctx.root, input.packet.id);
+  let commit = input.commit;
+  let gates = input.provenance.gates;
+  for (let race = 0; race < MAX_RACES; race++) {
+    const tip = await resolveCommit(ctx.root, ctx.branch);
+    if (!tip) return { kind: "environment-error", reason: `the target branch ${ctx.branch} no longer exists` };
+    const combinedParent = await gitTry(ctx.root, ["merge-base", "--is-ancestor", tip, commit]);
+    if (!combinedParent.ok) {
+      const updated = await bringUpToDate(ctx, { ...input, worktree, commit, tip });
+      if (updated.kind !== "ok") return updated;
+      if (updated.treeChanged) {
+        ctx.emit({ kind: "step", packet: input.packet.id, attempt: input.attempt, step: "re-gate", detail: `${ctx.branch} moved to ${tip.slice(0, 10)}; gating the combined tree` });
+        const surface = surfaceOf(ctx.config, input.packet);
+        const baseline = surface?.gates.some((gate) => gate.tests)
+          ? await measureBaseline(ctx, { worktree, surface, commit: tip, runDir: input.runDir })
+          : { ok: true as const, results: new Map(), cached: true };
+        if (!baseline.ok) return { kind: "environment-error", reason: `baseline at ${tip.slice(0, 10)}: ${baseline.reason}` };
+        const regated = await runGates(ctx, {
+          packet: input.packet, attempt: input.attempt, surface, worktree, plantedCommit: input.plantedCommit,
+          planted: input.planted, baseline: baseline.results, runDir: input.runDir,
+          combined: { agentCommit: input.commit, builtins: input.provenance.gates.filter((gate) => BUILTIN_GATES.includes(gate.name)) },
+        });
+        if (!isGreen(regated.reports)) return { kind: "regate-failed", reports: regated.reports };
+        gates = regated.reports;
+        commit = regated.commit;
+      } else {
+        commit = updated.commit;
+      }
+    }
+    const tree = await treeOf(ctx.root, commit);
+    const message = mergeMessage(ctx.config.merge.message, input.packet, { ...input.provenance, gates });
+    const squash = (await gitRun(ctx.root, ["commit-tree", tree, "-p", tip, "-m", message], { identity: true })).trim();
+    const moved = await moveTarget(ctx, tip, squash);
+    if (moved.kind === "moved") return { kind: "merged", commit: squash, tree };
+    if (moved.kind === "dirty") return { kind: "merge-blocked", reason: moved.reason };
+    // The tip moved under us: go round again with the new tip.
+  }
+  return { kind: "environment-error", reason: `${ctx.branch} kept moving while landing (${MAX_RACES} tries)` };
+}
+
+type UpToDate = { kind: "ok"; commit: string; treeChanged: boolean } | LandResult;
+
+async function bringUpToDate(ctx: RunContext, input: LandInput & { worktree: string; commit: string; tip: string }): Promise<UpToDate> {
+  if (!existsSync(input.worktree)) {
+    await createWorktree(ctx.root, { path: input.worktree, branch: taskBranch(input.packet.id), start: input.commit });
+  }
+  const before = await treeOf(ctx.root, input.commit);
+  const merged = await gitTry(input.worktree, ["merge", "--no-edit", "--no-ff", "-m", `factory: bring ${input.packet.id} up to ${ctx.branch}`, input.tip], { identity: true });
+  if (!merged.ok) {
+    const conflicted = (await worktreeStatus(input.worktree)).filter((entry) => entry.code.includes("U") || entry.code === "AA" || entry.code === "DD").map((entry) => entry.path);
+    await gitTry(input.worktree, ["merge", "--abort"]);
+    return { kind: "conflict", reason: `the change conflicts with ${ctx.branch} at ${input.tip.slice(0, 10)}${conflicted.length ? ` in ${conflicted.join(", ")}` : ""}` };
+  }
+  const commit = await commitWorktree(input.worktree, "factory: merge");
+  const after = await treeOf(ctx.root, commit);
+  // The combined tree differs from the gated one whenever the target brought changes of its own.
+  return { kind: "ok", commit, treeChanged: before !== after };
+}
+
+type Move = { kind: "moved" } | { kind: "raced" } | { kind: "dirty"; reason: string };
+
+/** Compare-and-swap of the target ref, through a fast-forward of its checkout when it has one. */
+async function moveTarget(ctx: RunContext, tip: string, squash: string): Promise<Move> {
+  const checkout = (await listWorktrees(ctx.root)).find((worktree) => worktree.branch === ctx.branch);
+  if (!checkout) {
+    const swapped = await gitTry(ctx.root, ["update-ref", "-m", "factory: land", `refs/heads/${ctx.branch}`, squash, tip]);
+    return swapped.ok ? { kind: "moved" } : { kind: "raced" };
+  }
+  if (checkout.head !== tip) return { kind: "raced" };
+  const dirty = (await worktreeStatus(checkout.path)).filter((entry) => entry.code !== "??");
+  if (dirty.length > 0) {
+    const names = dirty.slice(0, 3).map((entry) => entry.path).join(", ");
+    return { kind: "dirty", reason: `${checkout.path} has ${ctx.branch} checked out with uncommitted changes (${names}${dirty.length > 3 ? ", …" : ""}); commit or stash them yourself, then run factory again` };
+  }
+  // --ff-only never loses anything: it refuses when the checkout moved or an untracked file would be overwritten.
+  const forwarded = await gitTry(checkout.path, ["merge", "--ff-only", "--quiet", squash]);
+  if (forwarded.ok) return { kind: "moved" };
+  const head = await resolveCommit(checkout.path, "HEAD");
+  if (head !== tip) return { kind: "raced" };
+  return { kind: "dirty", reason: `the checkout of ${ctx.branch} at ${checkout.path} cannot be fast-forwarded without overwriting files (${forwarded.message.split("\n")[0]})` };
+}

@@ -1,0 +1,23 @@
+import type { GateReport } from "../gates/types.js";
+import type { Packet } from "../packet/types.js";
+
+export interface Provenance {
+  attempt: number;
+  gates: readonly GateReport[];
+  counts: { held: number; violated: number; unverifiable: number } | undefined;
+  approvedBy?: string;
+}
+
+/** Pure: the squash commit's message: the configured subject, the goal, and trailers recording how it got in. */
+export function mergeMessage(template: string, packet: Packet, provenance: Provenance): string {
+  const subject = template.replaceAll("{id}", packet.id).replaceAll("{slug}", packet.slug).replaceAll("{goal}", packet.goal);
+  const trailers = [
+    `Factory-Packet: ${packet.id}`,
+    `Factory-Packet-Sha256: ${packet.sha256}`,
+    `Factory-Attempt: ${provenance.attempt}`,
+    `Factory-Gates: ${provenance.gates.map((gate) => `${gate.name}=${gate.status}`).join(" ") || "none"}`,
+    ...(provenance.counts ? [`Factory-Invariants: held=${provenance.counts.held} violated=${provenance.counts.violated} unverifiable=${provenance.counts.unverifiable}`] : []),
+    ...(provenance.approvedBy ? [`Factory-Approved-By: ${provenance.approvedBy}`] : []),
+  ];
+  return `${subject}\n\n${packet.goal}\n\n${trailers.join("\n")}\n`;
+}

@@ -1,0 +1,134 @@
+import { createWriteStream, type WriteStream } from "node:fs";
+import { execa } from "execa";
+
+/**
+ * The only module that starts processes. Every child runs in its own process
+ * group, so a timeout or an interrupt kills the whole tree (an agent's
+ * shell, its test runner, their children), not just the direct child.
+ */
+export interface RunRequest {
+  /** A shell command line (run with /bin/sh -c). */
+  command: string;
+  cwd: string;
+  /** The complete environment: nothing is inherited unless given here. */
+  env: Record<string, string | undefined>;
+  input?: string;
+  timeoutMs: number;
+  /** Kill when no output arrives for this long. */
+  idleTimeoutMs?: number;
+  /** Stdout and stderr, interleaved, are also written here in full. */
+  logFile?: string;
+  signal?: AbortSignal;
+}
+
+export type RunOutcome =
+  | { kind: "exited"; code: number; stdout: string; stderr: string; tail: string; durationMs: number }
+  | { kind: "signalled"; signal: string; stdout: string; stderr: string; tail: string; durationMs: number }
+  | { kind: "timed-out"; stdout: string; stderr: string; tail: string; durationMs: number }
+  | { kind: "stalled"; stdout: string; stderr: string; tail: string; durationMs: number }
+  | { kind: "aborted"; stdout: string; stderr: string; tail: string; durationMs: number }
+  | { kind: "spawn-error"; message: string; durationMs: number };
+
+const TAIL_LINES = 40;
+const KILL_GRACE_MS = 2_000;
+
+export async function runCommand(request: RunRequest): Promise<RunOutcome> {
+  const started = Date.now();
+  let log: WriteStream | undefined;
+  if (request.logFile) log = createWriteStream(request.logFile, { flags: "a" });
+  let stopReason: "timed-out" | "stalled" | "aborted" | undefined;
+
+  const child = execa(request.command, {
+    shell: true,
+    cwd: request.cwd,
+    env: request.env,
+    extendEnv: false,
+    input: request.input ?? "",
+    reject: false,
+    detached: true, // its own process group: see killGroup
+    stripFinalNewline: false,
+    maxBuffer: 64 * 1024 * 1024,
+    encoding: "utf8",
+  });
+
+  const killGroup = (reason: "timed-out" | "stalled" | "aborted"): void => {
+    if (stopReason) return;
+    stopReason = reason;
+    signalGroup(child.pid, "SIGTERM");
+    setTimeout(() => signalGroup(child.pid, "SIGKILL"), KILL_GRACE_MS).unref();
+  };
+  const hardTimer = setTimeout(() => killGroup("timed-out"), request.timeoutMs);
+  let idleTimer: NodeJS.Timeout | undefined;
+  const armIdle = (): void => {
+    if (!request.idleTimeoutMs) return;
+    if (idleTimer) clearTimeout(idleTimer);
+    idleTimer = setTimeout(() => killGroup("stalled"), request.idleTimeoutMs);
+  };
+  armIdle();
+  const onData = (chunk: Buffer | string): void => {
+    armIdle();
+    log?.write(chunk);
+  };
+  child.stdout?.on("data", onData);
+  child.stderr?.on("data", onData);
+  const onAbort = (): void => killGroup("aborted");
+  request.signal?.addEventListener("abort", onAbort, { once: true });
+  if (request.signal?.aborted) onAbort();
+
+  const result = await child;
+  clearTimeout(hardTimer);
+  if (idleTimer) clearTimeout(idleTimer);
+  request.signal?.removeEventListener("abort", onAbort);
+  // The direct child is gone; make sure nothing it started outlives it.
+  signalGroup(child.pid, "SIGKILL");
+  if (log) await new Promise<void>((resolve) => log?.end(resolve));
+
+  const durationMs = Date.now() - started;
+  const stdout = String(result.stdout ?? "");
+  const stderr = String(result.stderr ?? "");
+  const tail = tailOf(`${stdout}${stderr ? `\n${stderr}` : ""}`);
+  if (stopReason) return { kind: stopReason, stdout, stderr, tail, durationMs };
+  if (result.failed && result.exitCode === undefined && !result.signal) {
+    return { kind: "spawn-error", message: result.shortMessage ?? result.message ?? "the process could not start", durationMs };
+  }
+  if (result.signal) return { kind: "signalled", signal: result.signal, stdout, stderr, tail, durationMs };
+  return { kind: "exited", code: result.exitCode ?? 0, stdout, stderr, tail, durationMs };
+}
+
+function signalGroup(pid: number | undefined, signal: NodeJS.Signals): void {
+  if (!pid) return;
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // the group is already gone
+  }
+}
+
+export function tailOf(text: string, lines = TAIL_LINES): string {
+  const all = text.trimEnd().split("\n");
+  return all.slice(-lines).join("\n");
+}
+
+/** One line describing how a process ended, for reports and feedback. */
+export function describeOutcome(outcome: RunOutcome): string {
+  switch (outcome.kind) {
+    case "exited": return `exited with code ${outcome.code}`;
+    case "signalled": return `killed by ${outcome.signal}`;
+    case "timed-out": return "timed out and was killed";
+    case "stalled": return "printed nothing for too long and was killed";
+    case "aborted": return "was interrupted";
+    case "spawn-error": return `could not start: ${outcome.message}`;
+  }
+}
+
+/** The minimal environment every child gets: enough to find tools and a home. */
+export function baseEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const key of ["PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_ALL", "TERM", "TMPDIR", "TZ"]) {
+    const value = process.env[key];
+    if (value !== undefined) env[key] = value;
+  }
+  env.NO_COLOR = "1";
+  env.CI = "1";
+  return env;
+}
