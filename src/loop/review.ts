@@ -103,13 +103,13 @@ async function snapshot(worktree: string): Promise<string> {
   const hashes: string[] = [];
   for (const entry of entries) {
     const hash = await gitRun(worktree, ["hash-object", "--no-filters", "--", entry.path]).catch(() => "gone");
-    hashes.push(`${entry.code} ${entry.path} ${hash.trim()}`);
+    hashes.push(`${entry.path}\t${entry.code}\t${hash.trim()}`);
   }
   return [head, ...hashes].join("\n");
 }
 
 function describeChange(before: string, after: string): string {
   const was = new Set(before.split("\n"));
-  const changed = after.split("\n").filter((line) => !was.has(line)).map((line) => line.split(" ").slice(1, -1).join(" ") || line);
-  return changed.slice(0, 3).join(", ") || "HEAD moved";
+  const changed = after.split("\n").filter((line) => !was.has(line) && line.includes("\t")).map((line) => line.split("\t")[0]);
+  return changed.slice(0, 3).join(", ") || "it moved HEAD or reverted a change";
 }

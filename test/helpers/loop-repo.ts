@@ -1,0 +1,156 @@
+import { execFileSync } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { run } from "../../src/commands/run.js";
+import type { LedgerEvent } from "../../src/ledger/events.js";
+import { foldLedger, type PacketRecord } from "../../src/ledger/fold.js";
+import { readLedger } from "../../src/ledger/store.js";
+import { bufferOutput } from "../../src/log/output.js";
+import { makeRepo, type TestRepo } from "./git-repo.js";
+
+export const SCRIPTED_AGENT = fileURLToPath(new URL("../../sample/agent/scripted-agent.mjs", import.meta.url));
+
+export const DOUBLE_JS = "export function double(n) {\n  return n * 2;\n}\n";
+export const DOUBLE_TEST = `import assert from "node:assert/strict";
+import test from "node:test";
+import { double } from "../src/double.js";
+
+test("doubles", () => {
+  assert.equal(double(21), 42);
+});
+`;
+
+/** A scripted agent's steps per packet (see sample/agent/scripted-agent.mjs). */
+export type Script = Record<string, { implementer?: object[]; reviewer?: object[] }>;
+
+export interface LoopRepo extends TestRepo {
+  spec: string;
+  scriptFile: string;
+  setScript(script: Script): void;
+  run(options?: { once?: boolean; packet?: string; maxCost?: number; signal?: AbortSignal }): Promise<{ code: number; out: string }>;
+  events(packet?: string): Promise<LedgerEvent[]>;
+  record(packet: string): Promise<PacketRecord | undefined>;
+  subjects(): string[];
+  targetTestsPass(): boolean;
+}
+
+export interface LoopRepoOptions {
+  script: Script;
+  /** Extra TOML lines for packet P01. */
+  packet?: string;
+  allowed?: string[];
+  forbidden?: string[];
+  /** Replaces the planted test of P01; null for none. */
+  planted?: string | null;
+  /** Extra config (appended). */
+  config?: string;
+  idleTimeout?: string;
+  gates?: string;
+}
+
+const DEFAULT_GATES = `
+  [[surfaces.app.gates]]
+  name = "syntax"
+  run = "node --check {files}"
+  files = "**/*.js"
+
+  [[surfaces.app.gates]]
+  name = "test"
+  run = "node --test --test-reporter=junit --test-reporter-destination={junit} test/"
+  tests = true
+`;
+
+/**
+ * A throwaway target repository with a tiny node project, a scripted agent
+ * and one packet P01 ("add src/double.js", planted test/double.test.js).
+ */
+export function makeLoopRepo(options: LoopRepoOptions): LoopRepo {
+  const repo = makeRepo({ initialCommit: false });
+  const scriptFile = join(repo.dir, "..", `${repo.dir.split("/").pop()}-script.json`);
+  repo.write("docs/SPEC.md", "# spec\n\nDouble things.\n");
+  repo.write("src/calc.js", "export function add(a, b) {\n  return a + b;\n}\n");
+  repo.write("test/calc.test.js", `import assert from "node:assert/strict";\nimport test from "node:test";\nimport { add } from "../src/calc.js";\n\ntest("adds", () => {\n  assert.equal(add(2, 2), 4);\n});\n`);
+  repo.write("package.json", JSON.stringify({ name: "target", private: true, type: "module" }));
+  repo.write(".gitignore", ".factory/state/\n.factory/worktrees/\n.factory/runs/\n");
+  repo.write(".factory/config.toml", `target_branch = "main"
+
+[surfaces.app]
+dir = "."
+${options.gates ?? DEFAULT_GATES}
+[agents.scripted]
+kind = "command"
+run = "node ${SCRIPTED_AGENT} ${scriptFile}"
+
+[tiers]
+basic = { agent = "scripted", model = "m-basic" }
+standard = { agent = "scripted", model = "m-standard" }
+advanced = { agent = "scripted", model = "m-advanced" }
+
+[limits]
+agent_timeout = "60s"
+agent_idle_timeout = "${options.idleTimeout ?? "30s"}"
+gate_timeout = "60s"
+max_attempts = 2
+${options.config ?? ""}`);
+  const spec = repo.commit("project and spec");
+  repo.write("packets/P01-double.toml", `id = "P01"
+goal = "Add double"
+spec_commit = "${spec}"
+spec_path = "docs/SPEC.md"
+allowed_paths = ${JSON.stringify(options.allowed ?? ["src/double.js"])}
+forbidden_paths = ${JSON.stringify(options.forbidden ?? ["src/calc.js"])}
+${options.packet ?? ""}
+brief = '''
+Add src/double.js exporting double(n), which returns n * 2.
+'''
+
+[[invariants]]
+id = "doubles"
+assert = "double(n) is n * 2"
+`);
+  if (options.planted !== null) repo.write("packets/supplied/P01/test/double.test.js", options.planted ?? DOUBLE_TEST);
+  repo.commit("queue");
+  writeFileSync(scriptFile, JSON.stringify(options.script));
+
+  return {
+    ...repo,
+    spec,
+    scriptFile,
+    cleanup() {
+      repo.cleanup();
+      execFileSync("rm", ["-f", scriptFile]);
+    },
+    setScript: (script) => writeFileSync(scriptFile, JSON.stringify(script)),
+    async run(runOptions = {}) {
+      const output = bufferOutput();
+      const code = await run({
+        cwd: repo.dir, once: runOptions.once ?? false, packet: runOptions.packet, maxCost: runOptions.maxCost,
+        concurrency: undefined, output, signal: runOptions.signal ?? new AbortController().signal,
+      });
+      return { code, out: output.text() };
+    },
+    async events(packet) {
+      const { events } = await readLedger(repo.dir);
+      return packet ? events.filter((event) => "packet" in event && event.packet === packet) : events;
+    },
+    async record(packet) {
+      return foldLedger((await readLedger(repo.dir)).events).packets.get(packet);
+    },
+    subjects: () => repo.git("log", "--format=%s", "main").trim().split("\n"),
+    targetTestsPass: () => {
+      try {
+        execFileSync(process.execPath, ["--test", "test/"], { cwd: repo.dir, stdio: "pipe" });
+        return true;
+      } catch {
+        return false;
+      }
+    },
+  };
+}
+
+export function gateResults(events: readonly LedgerEvent[], attempt: number): Record<string, string> {
+  const results: Record<string, string> = {};
+  for (const event of events) if (event.kind === "gate-finished" && event.attempt === attempt) results[event.gate] = event.result;
+  return results;
+}

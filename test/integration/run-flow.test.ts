@@ -1,0 +1,199 @@
+import { spawnSync } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { dirname } from "node:path";
+import { Readable } from "node:stream";
+import { hostname } from "node:os";
+import { afterEach, describe, expect, it } from "vitest";
+import { approve } from "../../src/commands/approve.js";
+import { reject } from "../../src/commands/reject.js";
+import { reset } from "../../src/commands/reset.js";
+import { unblock } from "../../src/commands/unblock.js";
+import { appendEvents } from "../../src/ledger/store.js";
+import { runLockPath } from "../../src/ledger/run-lock.js";
+import { bufferOutput } from "../../src/log/output.js";
+import { DOUBLE_JS, makeLoopRepo, type LoopRepo, type LoopRepoOptions } from "../helpers/loop-repo.js";
+
+let repo: LoopRepo | undefined;
+afterEach(() => {
+  repo?.cleanup();
+  repo = undefined;
+});
+
+function setUp(options: LoopRepoOptions): LoopRepo {
+  repo = makeLoopRepo(options);
+  return repo;
+}
+
+const honest = { write: { "src/double.js": DOUBLE_JS } };
+const signal = new AbortController().signal;
+
+async function approveAs(target: LoopRepo, options: { yes?: boolean; env?: NodeJS.ProcessEnv; cwd?: string } = {}) {
+  const output = bufferOutput();
+  const code = await approve({
+    cwd: options.cwd ?? target.dir, id: "P01", yes: options.yes ?? true, output, signal,
+    input: Object.assign(Readable.from([]), { isTTY: false }), env: options.env ?? {},
+  });
+  return { code, out: output.text() };
+}
+
+describe("the human gate", () => {
+  it("holds a human-gated packet and merges exactly the approved tree only after approve", async () => {
+    const target = setUp({ packet: `gate = "human"`, script: { P01: { implementer: [honest] } } });
+    const { code, out } = await target.run();
+    expect(code).toBe(0); // the queue drained: the held packet waits, nothing failed
+    expect(out).toContain("P01 awaits a person: factory approve P01");
+    const held = await target.record("P01");
+    expect(held?.status.state).toBe("awaiting_human");
+    expect(target.subjects()[0]).toBe("queue");
+
+    expect((await approveAs(target, { env: { FACTORY_ROLE: "implementer" } })).code).toBe(2);
+    expect((await approveAs(target, { cwd: `${target.dir}/.factory/worktrees/P01` })).out).toContain("inside a factory worktree");
+    expect((await approveAs(target, { yes: false })).out).toContain("needs a person");
+    expect(target.subjects()[0]).toBe("queue");
+    expect((await target.events("P01")).some((event) => event.kind === "approved")).toBe(false);
+
+    const approved = await approveAs(target);
+    expect(approved.code).toBe(0);
+    const tree = held?.status.state === "awaiting_human" ? held.status.tree : "";
+    expect(target.git("rev-parse", "main^{tree}").trim()).toBe(tree);
+    expect((await target.events("P01")).find((event) => event.kind === "approved")).toMatchObject({ by: "Test User", tree });
+    expect(target.git("log", "-1", "--format=%B", "main")).toContain("Factory-Approved-By: Test User");
+    expect(target.targetTestsPass()).toBe(true);
+  });
+
+  it("re-gates the approved work when the target moved, then merges the combined tree", async () => {
+    const target = setUp({ packet: `gate = "human"`, script: { P01: { implementer: [honest] } } });
+    await target.run();
+    target.write("src/other.js", "export const other = 1;\n");
+    target.commit("someone else lands work");
+    const { code, out } = await approveAs(target);
+    expect(code).toBe(0);
+    expect(out).toContain("re-gate");
+    expect(target.read("src/other.js")).toBe("export const other = 1;\n");
+    expect(target.read("src/double.js")).toBe(DOUBLE_JS);
+    expect(target.git("rev-list", "--parents", "-1", "main").trim().split(" ")).toHaveLength(2); // a squash: one parent
+  });
+
+  it("reject sends the packet back with the reason as feedback", async () => {
+    const target = setUp({ packet: `gate = "human"`, script: { P01: { implementer: [honest] } } });
+    await target.run();
+    const output = bufferOutput();
+    expect(await reject({ cwd: target.dir, id: "P01", reason: "name it twice() instead", output, env: {} })).toBe(0);
+    expect((await target.record("P01"))?.status.state).toBe("queued");
+    await target.run();
+    expect(target.read(".factory/runs/P01/attempt-2/implementer-prompt.md")).toContain("A person rejected the last attempt: name it twice() instead");
+  });
+});
+
+describe("landing", () => {
+  it("never touches a dirty checkout: the merge waits, and the next run lands it without a new attempt", async () => {
+    const target = setUp({ script: { P01: { implementer: [honest] } } });
+    target.write("README.md", "my uncommitted notes\n");
+    target.git("add", "README.md");
+    target.write("src/calc.js", "// my uncommitted edit\n");
+    const first = await target.run();
+    expect(first.out).toContain("merge-blocked");
+    expect(target.read("src/calc.js")).toBe("// my uncommitted edit\n");
+    expect(target.read("README.md")).toBe("my uncommitted notes\n");
+    expect(target.subjects()[0]).toBe("queue");
+    expect((await target.record("P01"))?.reason).toContain("uncommitted changes");
+
+    target.git("reset", "--quiet", "README.md");
+    target.git("checkout", "--", "src/calc.js");
+    writeFileSync(`${target.dir}/README.md`, "notes\n"); // untracked files unrelated to the merge are fine
+    const second = await target.run();
+    expect(second.code).toBe(0);
+    expect(target.subjects()[0]).toBe("feat: Add double [P01]");
+    const claims = (await target.events("P01")).filter((event) => event.kind === "claimed");
+    expect(claims).toHaveLength(1);
+    expect(target.read("README.md")).toBe("notes\n");
+  });
+
+  it("moves the target by compare-and-swap when it is not checked out", async () => {
+    const target = setUp({ script: { P01: { implementer: [honest] } } });
+    target.git("checkout", "--quiet", "--detach");
+    const { code } = await target.run();
+    expect(code).toBe(0);
+    expect(target.git("log", "-1", "--format=%s", "main").trim()).toBe("feat: Add double [P01]");
+  });
+});
+
+describe("the run itself", () => {
+  it("a gate that cannot run is the environment's fault: not counted, and two in a row halt the run", async () => {
+    const target = setUp({
+      gates: `\n  [[surfaces.app.gates]]\n  name = "lint"\n  run = "no-such-linter-xyz"\n`,
+      script: { P01: { implementer: [honest] } },
+    });
+    const { code, out } = await target.run();
+    expect(code).toBe(1);
+    expect(out).toContain("two environment errors in a row");
+    const record = await target.record("P01");
+    expect(record?.attemptsUsed).toBe(0);
+    expect(record?.lastAttempt).toBe(2);
+    expect(record?.status.state).toBe("queued");
+  });
+
+  it("a hung agent is killed by the idle timeout, with its whole process group", async () => {
+    const target = setUp({ idleTimeout: "2s", script: { P01: { implementer: [{ hang: true }] } } });
+    await target.run({ once: true });
+    const finished = (await target.events("P01")).find((event) => event.kind === "agent-finished");
+    expect(finished).toMatchObject({ role: "implementer", outcome: "stalled" });
+    const leftovers = spawnSync("pgrep", ["-f", target.scriptFile], { encoding: "utf8" }).stdout.trim();
+    expect(leftovers).toBe("");
+  }, 30_000);
+
+  it("stops claiming at the cost cap", async () => {
+    const target = setUp({ script: { P01: { implementer: [{ write: { "src/double.js": "export const double = (n) => n;\n" }, cost: 2 }] } } });
+    const { code, out } = await target.run({ maxCost: 1 });
+    expect(code).toBe(1);
+    expect(out).toContain("the cost cap of $1.00 is reached");
+    expect((await target.events("P01")).filter((event) => event.kind === "claimed")).toHaveLength(1);
+  });
+
+  it("--once runs a single attempt", async () => {
+    const target = setUp({ script: { P01: { implementer: [{ write: { "src/double.js": "export const double = (n) => n;\n" } }, honest] } } });
+    const { code } = await target.run({ once: true });
+    expect(code).toBe(0);
+    expect((await target.events("P01")).filter((event) => event.kind === "claimed")).toHaveLength(1);
+    expect((await target.record("P01"))?.status.state).toBe("queued");
+  });
+
+  it("recovers an attempt left in flight by a dead run, taking over its lock", async () => {
+    const target = setUp({ script: { P01: { implementer: [honest] } } });
+    const dead = Number(spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" }).stdout);
+    mkdirSync(dirname(runLockPath(target.dir)), { recursive: true });
+    writeFileSync(runLockPath(target.dir), JSON.stringify({ run: "old", pid: dead, host: hostname(), startedAt: "2026-01-01T00:00:00Z" }));
+    await appendEvents(target.dir, [{ kind: "claimed", packet: "P01", attempt: 1, sha256: "whatever", run: "old", pid: dead, host: hostname() }]);
+    const { code, out } = await target.run();
+    expect(out).toContain("took over the run lock");
+    expect(code).toBe(0);
+    const kinds = (await target.events()).map((event) => event.kind);
+    expect(kinds).toContain("run-lock-taken-over");
+    expect(kinds).toContain("attempt-interrupted");
+    expect((await target.events("P01")).filter((event) => event.kind === "claimed").map((event) => "attempt" in event && event.attempt)).toEqual([1, 2]);
+  });
+
+  it("refuses to start while another live run holds the lock", async () => {
+    const target = setUp({ script: { P01: { implementer: [honest] } } });
+    mkdirSync(dirname(runLockPath(target.dir)), { recursive: true });
+    writeFileSync(runLockPath(target.dir), JSON.stringify({ run: "live", pid: process.pid, host: hostname(), startedAt: "now" }));
+    const { code, out } = await target.run();
+    expect(code).toBe(1);
+    expect(out).toContain("another run holds");
+    expect(await target.events("P01")).toEqual([]);
+  });
+
+  it("unblock gives a blocked packet more attempts; reset starts it over", async () => {
+    const target = setUp({ script: { P01: { implementer: [{ write: { "src/double.js": "export const double = (n) => n;\n" } }] } } });
+    await target.run();
+    expect((await target.record("P01"))?.status.state).toBe("blocked");
+    const output = bufferOutput();
+    expect(await unblock({ cwd: target.dir, id: "P01", attempts: 1, output })).toBe(0);
+    target.setScript({ P01: { implementer: [honest] } });
+    expect((await target.run()).code).toBe(0);
+    expect(target.subjects()[0]).toBe("feat: Add double [P01]");
+    expect(await reset({ cwd: target.dir, id: "P01", output })).toBe(0);
+    expect(await target.record("P01")).toMatchObject({ attemptsUsed: 0, status: { state: "queued" } });
+    expect(await unblock({ cwd: target.dir, id: "P01", attempts: 1, output })).toBe(2);
+  });
+});

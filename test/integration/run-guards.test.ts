@@ -1,0 +1,227 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { DOUBLE_JS, DOUBLE_TEST, gateResults, makeLoopRepo, type LoopRepo, type LoopRepoOptions } from "../helpers/loop-repo.js";
+
+let repo: LoopRepo | undefined;
+afterEach(() => {
+  repo?.cleanup();
+  repo = undefined;
+});
+
+function setUp(options: LoopRepoOptions): LoopRepo {
+  repo = makeLoopRepo(options);
+  return repo;
+}
+
+const honest = { write: { "src/double.js": DOUBLE_JS } };
+
+/** The packet never merged: the target is where it was, its tests pass, and the ledger says blocked. */
+async function expectNeverMerged(target: LoopRepo): Promise<void> {
+  expect(target.subjects()).toEqual(["queue", "project and spec"]);
+  expect(target.targetTestsPass()).toBe(true);
+  expect((await target.record("P01"))?.status.state).toBe("blocked");
+}
+
+describe("factory run: honest work", () => {
+  it("merges, with every guard quiet, one commit with its trailers", async () => {
+    const target = setUp({ script: { P01: { implementer: [honest] } } });
+    const { code, out } = await target.run();
+    expect(out).toContain("P01#1 → merged");
+    expect(code).toBe(0);
+    const events = await target.events("P01");
+    expect(gateResults(events, 1)).toEqual({ untouched: "pass", scope: "pass", tamper: "pass", syntax: "pass", test: "pass" });
+    const review = events.find((event) => event.kind === "review-recorded");
+    expect(review).toMatchObject({ verdict: "accept", effective: "accept", overrides: [], held: 1 });
+    expect(target.subjects()).toEqual(["feat: Add double [P01]", "queue", "project and spec"]);
+    const body = target.git("log", "-1", "--format=%B", "main");
+    expect(body).toContain("Factory-Packet: P01");
+    expect(body).toContain("Factory-Attempt: 1");
+    expect(body).toContain("Factory-Gates: untouched=pass scope=pass tamper=pass syntax=pass test=pass");
+    expect(body).toContain("Factory-Invariants: held=1 violated=0 unverifiable=0");
+    expect(target.read("src/double.js")).toBe(DOUBLE_JS); // the user's checkout was fast-forwarded
+    expect(target.git("status", "--porcelain")).toBe("");
+    expect(target.targetTestsPass()).toBe(true);
+    expect(target.git("worktree", "list").trim().split("\n")).toHaveLength(1); // the task worktree is gone
+    expect(target.git("branch", "--list", "factory/*").trim()).toBe("");
+  });
+
+  it("retries with the failure as feedback, then merges", async () => {
+    const target = setUp({ script: { P01: { implementer: [{ write: { "src/double.js": "export function double(n) {\n  return n + 2;\n}\n" } }, honest] } } });
+    const { code, out } = await target.run();
+    expect(code).toBe(0);
+    expect(out).toMatch(/P01#1 → retry: gate test failed: 1 new\/planted test\(s\) failing/);
+    expect(out).toContain("P01#2 → merged");
+    const prompt = target.read(".factory/runs/P01/attempt-2/implementer-prompt.md");
+    expect(prompt).toContain("what failed last time");
+    expect(prompt).toContain('Gate "test" failed');
+    expect(target.subjects()[0]).toBe("feat: Add double [P01]");
+  });
+});
+
+describe("factory run: the guards fire", () => {
+  it("untouched: an agent that edits a planted test is never merged", async () => {
+    const target = setUp({ script: { P01: { implementer: [{ write: { "src/double.js": "export const double = () => 0;\n", "test/double.test.js": "// gone\n" } }] } } });
+    const { code } = await target.run();
+    expect(code).toBe(1);
+    expect(gateResults(await target.events("P01"), 1).untouched).toBe("fail");
+    await expectNeverMerged(target);
+  });
+
+  it("untouched: an agent that edits a forbidden path is never merged", async () => {
+    const target = setUp({ script: { P01: { implementer: [{ ...honest, append: { "src/calc.js": "// touched\n" } }] } } });
+    await target.run();
+    const events = await target.events("P01");
+    expect(gateResults(events, 1).untouched).toBe("fail");
+    expect(events.find((event) => event.kind === "gate-finished" && event.gate === "untouched")).toMatchObject({ detail: expect.stringContaining("src/calc.js: forbidden path was modified") });
+    await expectNeverMerged(target);
+  });
+
+  it("untouched: an agent that edits the queue or the factory config is never merged", async () => {
+    const target = setUp({ script: { P01: { implementer: [{ ...honest, append: { ".factory/config.toml": "\n# loosened\n" } }] } } });
+    await target.run();
+    expect(gateResults(await target.events("P01"), 1).untouched).toBe("fail");
+    await expectNeverMerged(target);
+  });
+
+  it("scope: an agent that touches a file outside allowed_paths is never merged", async () => {
+    const target = setUp({ script: { P01: { implementer: [{ write: { ...honest.write, "src/extra.js": "export const x = 1;\n" } }] } } });
+    await target.run();
+    const events = await target.events("P01");
+    expect(gateResults(events, 1)).toMatchObject({ scope: "fail", untouched: "pass", tamper: "pass" });
+    await expectNeverMerged(target);
+  });
+
+  it("scope: an agent that deletes a file not in deletable_paths is never merged", async () => {
+    const target = setUp({ allowed: ["src/double.js", "README.md"], script: { P01: { implementer: [{ ...honest, delete: ["package.json"] }] } } });
+    await target.run();
+    expect(gateResults(await target.events("P01"), 1).scope).toBe("fail");
+    await expectNeverMerged(target);
+  });
+
+  it("tamper: an agent that adds a skip marker to an existing test is never merged", async () => {
+    const calcTest = `import assert from "node:assert/strict";\nimport test from "node:test";\nimport { add } from "../src/calc.js";\n\ntest.skip("adds", () => {\n  assert.equal(add(2, 2), 4);\n});\n`;
+    const target = setUp({ allowed: ["src/double.js", "test/calc.test.js"], forbidden: [], script: { P01: { implementer: [{ write: { ...honest.write, "test/calc.test.js": calcTest } }] } } });
+    await target.run();
+    const events = await target.events("P01");
+    expect(gateResults(events, 1)).toMatchObject({ tamper: "fail", scope: "pass", untouched: "pass" });
+    expect(events.find((event) => event.kind === "gate-finished" && event.gate === "tamper")).toMatchObject({ detail: expect.stringContaining("test/calc.test.js:5") });
+    await expectNeverMerged(target);
+  });
+
+  it("changed: an agent that writes nothing but claims success is never merged", async () => {
+    const target = setUp({ script: { P01: { implementer: [{ result: { summary: "Done. All tests pass.", verification: { tests: "42 passed" } } }] } } });
+    await target.run();
+    expect(gateResults(await target.events("P01"), 1)).toMatchObject({ changed: "fail", test: "fail" });
+    await expectNeverMerged(target);
+  });
+
+  it("regression: an agent that breaks a previously passing test is never merged", async () => {
+    const target = setUp({
+      allowed: ["src/double.js", "src/calc.js"], forbidden: [],
+      script: { P01: { implementer: [{ write: { ...honest.write, "src/calc.js": "export function add(a, b) {\n  return a - b;\n}\n" } }] } },
+    });
+    await target.run();
+    const gate = (await target.events("P01")).find((event) => event.kind === "gate-finished" && event.gate === "test");
+    expect(gate).toMatchObject({ result: "fail", detail: expect.stringContaining("1 regression(s)") });
+    await expectNeverMerged(target);
+  });
+
+  it("defective packet: planted tests that pass before any implementation block it", async () => {
+    const target = setUp({ planted: DOUBLE_TEST.replace('import { double } from "../src/double.js";', "const double = (n) => n * 2;"), script: { P01: { implementer: [honest] } } });
+    const { code } = await target.run();
+    expect(code).toBe(1);
+    const record = await target.record("P01");
+    expect(record?.status).toMatchObject({ state: "blocked", reason: expect.stringContaining("planted tests pass before any implementation") });
+    expect((await target.events("P01")).some((event) => event.kind === "agent-finished")).toBe(false); // nothing spent
+  });
+
+  it("spec drift: a spec changed since the packet was cut blocks it before anything runs", async () => {
+    const target = setUp({ script: { P01: { implementer: [honest] } } });
+    target.write("docs/SPEC.md", "# spec\n\nTriple things.\n");
+    target.commit("spec moves on");
+    const { code } = await target.run();
+    expect(code).toBe(1);
+    expect((await target.record("P01"))?.status).toMatchObject({ state: "blocked", reason: expect.stringContaining("docs/SPEC.md changed since the packet was cut") });
+    expect((await target.events("P01")).some((event) => event.kind === "agent-finished")).toBe(false);
+  });
+
+  it("spec drift fails closed: an unknown spec_commit blocks", async () => {
+    const target = setUp({ script: { P01: { implementer: [honest] } } });
+    target.write("packets/P01-double.toml", target.read("packets/P01-double.toml").replace(target.spec, "0123456789abcdef0123456789abcdef01234567"));
+    target.commit("repin");
+    await target.run();
+    expect((await target.record("P01"))?.status).toMatchObject({ state: "blocked", reason: expect.stringContaining("is not a commit in this repository") });
+  });
+
+  it("the implementer's own 'blocked' blocks the packet with its reason", async () => {
+    const target = setUp({ script: { P01: { implementer: [{ result: { status: "blocked", blocked_reason: "the spec contradicts the tests" } }] } } });
+    await target.run();
+    expect((await target.record("P01"))?.status).toMatchObject({ state: "blocked", reason: expect.stringContaining("the spec contradicts the tests") });
+  });
+
+  it("a missing result file gets one correction round, then fails the attempt", async () => {
+    const target = setUp({ script: { P01: { implementer: [{ ...honest, result: null }] } } });
+    await target.run();
+    const events = await target.events("P01");
+    expect(events.filter((event) => event.kind === "agent-finished" && event.role === "implementer" && event.attempt === 1)).toHaveLength(2);
+    expect(events.find((event) => event.kind === "decided" && event.attempt === 1)).toMatchObject({ reasons: [expect.stringContaining("no result file was written")] });
+    await expectNeverMerged(target);
+  });
+
+  it("a result fixed in the correction round counts", async () => {
+    const target = setUp({ script: { P01: { implementer: [{ ...honest, result: "not json", correction: { result: {} } }] } } });
+    const { code } = await target.run();
+    expect(code).toBe(0);
+    expect(target.subjects()[0]).toBe("feat: Add double [P01]");
+  });
+});
+
+describe("factory run: the reviewer is overridden", () => {
+  it("a red gate means no review is run at all, whatever the reviewer would say", async () => {
+    const target = setUp({ script: { P01: { implementer: [{ write: { "src/double.js": "export const double = (n) => n;\n" } }], reviewer: [{ verdict: "accept" }] } } });
+    await target.run();
+    const events = await target.events("P01");
+    expect(events.some((event) => event.kind === "agent-finished" && event.role === "reviewer")).toBe(false);
+    await expectNeverMerged(target);
+  });
+
+  it("a review that omits an invariant gets a correction round; still omitted, the attempt fails", async () => {
+    const target = setUp({ script: { P01: { implementer: [honest], reviewer: [{ result: { invariants: [] } }] } } });
+    await target.run();
+    const events = await target.events("P01");
+    expect(events.filter((event) => event.kind === "agent-finished" && event.role === "reviewer" && event.attempt === 1)).toHaveLength(2);
+    expect(events.find((event) => event.kind === "decided" && event.attempt === 1)).toMatchObject({ reasons: [expect.stringContaining('invariant "doubles" has no ruling')] });
+    await expectNeverMerged(target);
+  });
+
+  it("a review that cites a line that does not exist is overridden to revise", async () => {
+    const target = setUp({ script: { P01: { implementer: [honest], reviewer: [{ evidence: "src/double.js:99" }] } } });
+    await target.run();
+    const review = (await target.events("P01")).find((event) => event.kind === "review-recorded");
+    expect(review).toMatchObject({ verdict: "accept", effective: "revise", overrides: [expect.stringContaining("cites a line that does not exist (src/double.js has 3 lines)")] });
+    await expectNeverMerged(target);
+  });
+
+  it("a critical invariant ruled violated overrides an accept", async () => {
+    const target = setUp({ script: { P01: { implementer: [honest], reviewer: [{ invariants: "violated" }] } } });
+    await target.run();
+    const review = (await target.events("P01")).find((event) => event.kind === "review-recorded");
+    expect(review).toMatchObject({ verdict: "accept", effective: "revise", overrides: [expect.stringContaining('critical invariant "doubles" is violated')] });
+    await expectNeverMerged(target);
+  });
+
+  it("a reviewer that edits the worktree has its verdict discarded", async () => {
+    const target = setUp({ script: { P01: { implementer: [honest], reviewer: [{ write: { "src/double.js": "export const double = () => 'hacked';\n" } }] } } });
+    await target.run();
+    const events = await target.events("P01");
+    expect(events.some((event) => event.kind === "review-recorded")).toBe(false);
+    const decided = events.find((event) => event.kind === "decided" && event.attempt === 1);
+    expect(decided, JSON.stringify(decided)).toMatchObject({ reasons: [expect.stringContaining("the reviewer changed the worktree (src/double.js)")] });
+    await expectNeverMerged(target);
+  });
+
+  it("a reviewer's reject blocks the packet", async () => {
+    const target = setUp({ script: { P01: { implementer: [honest], reviewer: [{ verdict: "reject", findings: [{ severity: "blocker", claim: "wrong approach" }] }] } } });
+    await target.run();
+    expect((await target.record("P01"))?.status).toMatchObject({ state: "blocked", reason: expect.stringContaining("the reviewer rejected the work") });
+  });
+});

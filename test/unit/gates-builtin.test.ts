@@ -1,0 +1,116 @@
+import { describe, expect, it } from "vitest";
+import { parseUnifiedDiff } from "../../src/gates/diff-parse.js";
+import { checkScope } from "../../src/gates/scope.js";
+import { checkTamper, pytestSectionLines } from "../../src/gates/tamper.js";
+import { checkUntouched } from "../../src/gates/untouched.js";
+
+const entry = (sha: string, mode = "100644") => ({ sha, mode });
+
+describe("untouched", () => {
+  const before = new Map([["tests/test_a.py", entry("a1")], ["api/conftest.py", entry("c1")], ["api/x.py", entry("x1")]]);
+  const input = { before, planted: ["tests/test_a.py"], forbidden: ["api/conftest.py", "api/migrations/**"] };
+
+  it("stays quiet when planted and forbidden files are byte-identical", () => {
+    const after = new Map([...before, ["api/x.py", entry("x2")], ["api/new.py", entry("n")]]);
+    expect(checkUntouched({ ...input, after }).status).toBe("pass");
+  });
+
+  it("fires on an edit, a deletion, a mode change and a file created under a forbidden glob", () => {
+    const edited = checkUntouched({ ...input, after: new Map([...before, ["tests/test_a.py", entry("a2")]]) });
+    expect(edited.findings).toEqual([{ file: "tests/test_a.py", message: "planted file was modified" }]);
+    const deleted = checkUntouched({ ...input, after: new Map([...before].filter(([path]) => path !== "api/conftest.py")) });
+    expect(deleted.findings).toEqual([{ file: "api/conftest.py", message: "forbidden path was deleted or renamed" }]);
+    const mode = checkUntouched({ ...input, after: new Map([...before, ["tests/test_a.py", entry("a1", "100755")]]) });
+    expect(mode.findings[0]?.message).toBe("planted file changed mode 100644 → 100755");
+    const created = checkUntouched({ ...input, after: new Map([...before, ["api/migrations/0002.py", entry("m")]]) });
+    expect(created).toMatchObject({ status: "fail", findings: [{ file: "api/migrations/0002.py", message: "forbidden path was created" }] });
+  });
+});
+
+describe("scope", () => {
+  const base = { allowed: ["api/loader/**"], deletable: ["api/old.py"], planted: ["api/tests/test_loader.py"] };
+
+  it("stays quiet on changes inside allowed_paths and deletions of deletable_paths", () => {
+    const report = checkScope({ ...base, changes: [{ kind: "added", path: "api/loader/csv.py" }, { kind: "deleted", path: "api/old.py" }, { kind: "modified", path: "api/tests/test_loader.py" }] });
+    expect(report.status).toBe("pass");
+  });
+
+  it("fires on a change outside allowed_paths and a deletion not allowed", () => {
+    const report = checkScope({ ...base, changes: [{ kind: "modified", path: "api/app.py" }, { kind: "deleted", path: "api/loader/util.py" }] });
+    expect(report.findings).toEqual([
+      { file: "api/app.py", message: "modified outside allowed_paths" },
+      { file: "api/loader/util.py", message: "deleted, but it is not in deletable_paths" },
+    ]);
+  });
+
+  it("allows any path when no positive scope is declared", () => {
+    expect(checkScope({ ...base, allowed: undefined, changes: [{ kind: "added", path: "anything/at/all.py" }] }).status).toBe("pass");
+  });
+});
+
+function diff(path: string, hunks: string, header = "index 1..2 100644"): string {
+  return `diff --git a/${path} b/${path}\n${header}\n--- a/${path}\n+++ b/${path}\n${hunks}\n`;
+}
+
+describe("tamper", () => {
+  const tamper = (text: string, allowed?: string[]) => checkTamper({ files: parseUnifiedDiff(text), allowed });
+
+  it("stays quiet on honest test additions and source edits", () => {
+    const text = diff("tests/test_loader.py", "@@ -10,0 +11,3 @@\n+def test_new_case():\n+    assert load('1.000') == 1000\n+    assert load('2') == 2")
+      + diff("api/loader.py", "@@ -1 +1 @@\n-x = 1\n+x = 2");
+    expect(tamper(text).status).toBe("pass");
+  });
+
+  it("fires on skip and xfail markers, naming file and line", () => {
+    expect(tamper(diff("tests/test_a.py", "@@ -4,0 +5 @@\n+@pytest.mark.skip(reason='later')")).findings).toEqual([
+      { file: "tests/test_a.py", line: 5, message: "adds a pytest skip/xfail marker" },
+    ]);
+    expect(tamper(diff("tests/test_a.py", "@@ -4,0 +5 @@\n+@pytest.mark.xfail")).status).toBe("fail");
+    expect(tamper(diff("web/a.test.ts", "@@ -2 +2 @@\n-it('works', () => {\n+it.skip('works', () => {")).findings[0]).toMatchObject({ line: 2, message: "adds a skipped or todo test" });
+    expect(tamper(diff("test/a.test.js", "@@ -2 +2 @@\n-test('x', () => {\n+test('x', { skip: true }, () => {")).status).toBe("fail");
+  });
+
+  it("fires on a deleted test function and on fewer assertions", () => {
+    const deleted = tamper(diff("tests/test_a.py", "@@ -3,3 +2,0 @@\n-def test_rounding():\n-    assert r(1.5) == 2\n-    assert r(2.5) == 2"));
+    expect(deleted.findings.map((f) => f.message)).toEqual(['deletes the test "test_rounding"', "lowers the number of assertions (2 removed, 0 added)"]);
+    const weaker = tamper(diff("tests/test_a.py", "@@ -5,2 +5,1 @@\n-    assert a == 1\n-    assert b == 2\n+    assert a == 1"));
+    expect(weaker.findings.map((f) => f.message)).toEqual(["lowers the number of assertions (2 removed, 1 added)"]);
+  });
+
+  it("does not call a renamed-in-place test deleted", () => {
+    expect(tamper(diff("tests/test_a.py", "@@ -3 +3 @@\n-def test_x():\n+def test_x():  # clearer")).status).toBe("pass");
+  });
+
+  it("fires on assertions that cannot fail and on fixtures or setup that could fake behaviour", () => {
+    expect(tamper(diff("tests/test_a.py", "@@ -3,0 +4 @@\n+    assert True")).findings[0]?.message).toBe("adds an assertion that cannot fail");
+    expect(tamper(diff("web/a.spec.ts", "@@ -3,0 +4 @@\n+  expect(true).toBe(true);")).status).toBe("fail");
+    expect(tamper(diff("tests/test_a.py", "@@ -1,0 +2 @@\n+@pytest.fixture(autouse=True)")).findings[0]?.message).toBe("adds an autouse fixture");
+  });
+
+  it("fires on test-runner configuration outside allowed_paths, and not inside it", () => {
+    const conftest = diff("api/conftest.py", "@@ -1,0 +2 @@\n+import os");
+    expect(tamper(conftest).findings[0]).toMatchObject({ file: "api/conftest.py", message: expect.stringContaining("test-runner configuration") });
+    expect(tamper(diff("vitest.config.ts", "@@ -3 +3 @@\n-  include: ['test/**']\n+  include: []"), ["src/**"]).status).toBe("fail");
+    expect(tamper(diff("vitest.config.ts", "@@ -3 +3 @@\n-a\n+b"), ["vitest.config.ts"]).status).toBe("pass");
+  });
+
+  it("fires on an edit inside pyproject's [tool.pytest] section only", () => {
+    const text = "[project]\nname = 'x'\n\n[tool.pytest.ini_options]\naddopts = '-q'\n";
+    expect([...pytestSectionLines(text, [2, 5])]).toEqual([5]);
+    const files = parseUnifiedDiff(diff("pyproject.toml", "@@ -5 +5 @@\n-addopts = '-q'\n+addopts = '-q -k not slow'"));
+    expect(checkTamper({ files, allowed: undefined, pytestSectionLines: new Map([["pyproject.toml", { added: new Set([5]), removed: new Set([5]) }]]) }).status).toBe("fail");
+    expect(checkTamper({ files, allowed: undefined, pytestSectionLines: new Map([["pyproject.toml", { added: new Set(), removed: new Set() }]]) }).status).toBe("pass");
+  });
+});
+
+describe("parseUnifiedDiff", () => {
+  it("numbers added lines on the new side and removed lines on the old side", () => {
+    const [file] = parseUnifiedDiff(diff("a.py", "@@ -2,2 +2,3 @@\n context\n-old\n+new\n+newer"));
+    expect(file).toMatchObject({ path: "a.py", added: [{ line: 3, text: "new" }, { line: 4, text: "newer" }], removed: [{ line: 3, text: "old" }] });
+  });
+
+  it("marks new and deleted files", () => {
+    const files = parseUnifiedDiff(diff("n.py", "@@ -0,0 +1 @@\n+x", "new file mode 100644") + diff("d.py", "@@ -1 +0,0 @@\n-x", "deleted file mode 100644"));
+    expect(files.map((f) => [f.path, f.isNew, f.isDeleted])).toEqual([["n.py", true, false], ["d.py", false, true]]);
+  });
+});

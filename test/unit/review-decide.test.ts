@@ -1,0 +1,130 @@
+import { describe, expect, it } from "vitest";
+import { validateResult } from "../../src/agents/result.js";
+import { decide, type AttemptEnd } from "../../src/loop/decide.js";
+import { parseEvidence, validateReview, type Review } from "../../src/review/contract.js";
+import { effectiveVerdict } from "../../src/review/verdict.js";
+
+const invariants = [
+  { id: "sep", critical: true, assert: "dot is a thousands separator" },
+  { id: "nice", critical: false, assert: "nice to have" },
+];
+const ruling = (id: string, status = "held", evidence: string | undefined = "api/a.py:3") => ({ id, status, ...(evidence ? { evidence } : {}) });
+
+describe("validateReview", () => {
+  it("accepts a complete review", () => {
+    const check = validateReview({ packet: "B01", verdict: "accept", invariants: [ruling("sep"), ruling("nice", "unverifiable", undefined)], findings: [] }, "B01", invariants);
+    expect(check.ok).toBe(true);
+  });
+
+  it("names every contract problem: omitted, unknown, duplicate, bad status, evidence missing, wrong packet", () => {
+    const check = validateReview({
+      packet: "B02", verdict: "ship it",
+      invariants: [ruling("sep"), ruling("sep"), ruling("ghost"), { id: "nice", status: "maybe" }],
+      findings: [{ severity: "urgent", claim: "x" }],
+    }, "B01", invariants);
+    expect(check.ok).toBe(false);
+    expect(!check.ok && check.errors).toEqual([
+      '"packet" must be "B01", not "B02"',
+      '"verdict" must be "accept", "revise" or "reject", not "ship it"',
+      'invariants[1]: "sep" is ruled on twice',
+      'invariants[2]: unknown invariant "ghost"',
+      'invariant "nice": "status" must be "held", "violated" or "unverifiable", not "maybe"',
+      'findings[0]: "severity" must be "blocker", "major" or "minor"',
+    ]);
+    const omitted = validateReview({ packet: "B01", verdict: "accept", invariants: [ruling("sep")] }, "B01", invariants);
+    expect(!omitted.ok && omitted.errors).toEqual(['invariant "nice" has no ruling']);
+    const noEvidence = validateReview({ packet: "B01", verdict: "accept", invariants: [ruling("sep", "held", "somewhere"), ruling("nice")] }, "B01", invariants);
+    expect(!noEvidence.ok && noEvidence.errors[0]).toContain("needs evidence of the form path:line");
+  });
+
+  it("parses path:line evidence", () => {
+    expect(parseEvidence("./api/a.py:42")).toEqual({ path: "api/a.py", line: 42 });
+    expect(parseEvidence("api/a.py:10-12")).toEqual({ path: "api/a.py", line: 10 });
+    expect(parseEvidence("api/a.py")).toBeUndefined();
+  });
+});
+
+describe("effectiveVerdict", () => {
+  const review = (overrides: Partial<Review> = {}): Review => ({
+    verdict: "accept",
+    invariants: [{ id: "sep", status: "held", evidence: "a:1" }, { id: "nice", status: "held", evidence: "a:2" }],
+    findings: [],
+    ...overrides,
+  });
+  const verdict = (r: Review, options: { gatesGreen?: boolean; unresolved?: [string, string][] } = {}) =>
+    effectiveVerdict({ review: r, invariants, gatesGreen: options.gatesGreen ?? true, unresolvedEvidence: new Map(options.unresolved ?? []) });
+
+  it("keeps the reviewer's verdict when the facts agree", () => {
+    expect(verdict(review())).toEqual({ verdict: "accept", overrides: [] });
+    expect(verdict(review({ verdict: "revise" }))).toEqual({ verdict: "revise", overrides: [] });
+  });
+
+  it("reject always wins", () => {
+    expect(verdict(review({ verdict: "reject" }), { gatesGreen: false })).toEqual({ verdict: "reject", overrides: [] });
+  });
+
+  it("overrides accept on red gates, a critical invariant not held, unresolved critical evidence, a blocker finding", () => {
+    expect(verdict(review(), { gatesGreen: false }).overrides).toEqual(["reviewer said accept, but the gates are not green"]);
+    expect(verdict(review({ invariants: [{ id: "sep", status: "unverifiable", evidence: undefined }, { id: "nice", status: "held", evidence: "a:1" }] })).verdict).toBe("revise");
+    expect(verdict(review(), { unresolved: [["sep", "evidence a:1 cites a line that does not exist"]] }).overrides[0]).toContain('critical invariant "sep" is unverifiable');
+    expect(verdict(review({ findings: [{ severity: "blocker", file: undefined, line: undefined, claim: "data loss", fix: undefined }] })).overrides).toEqual(["reviewer said accept, but blocker finding: data loss"]);
+  });
+
+  it("does not override for a non-critical invariant or a minor finding", () => {
+    const r = review({ invariants: [{ id: "sep", status: "held", evidence: "a:1" }, { id: "nice", status: "violated", evidence: "a:2" }], findings: [{ severity: "minor", file: undefined, line: undefined, claim: "naming", fix: undefined }] });
+    expect(verdict(r, { unresolved: [["nice", "gone"]] })).toEqual({ verdict: "accept", overrides: [] });
+  });
+});
+
+describe("validateResult", () => {
+  it("accepts a result, ignoring extra keys and recording verification", () => {
+    const check = validateResult({ packet: "B01", status: "complete", summary: "done", extra: 1, verification: { pytest: "ok" } }, "B01");
+    expect(check).toMatchObject({ ok: true, result: { status: "complete", verification: { pytest: "ok" }, deviations: [] } });
+  });
+
+  it("refuses a missing file, bad JSON, a wrong packet, a bad status, a blocked result without a reason", () => {
+    expect(validateResult(undefined, "B01")).toEqual({ ok: false, errors: ["no result file was written"] });
+    expect(validateResult("Unexpected token", "B01")).toMatchObject({ ok: false, errors: [expect.stringContaining("not JSON")] });
+    const bad = validateResult({ packet: "B9", status: "done", summary: "" }, "B01");
+    expect(!bad.ok && bad.errors.length).toBe(3);
+    expect(validateResult({ packet: "B01", status: "blocked", summary: "x" }, "B01")).toMatchObject({ ok: false, errors: [expect.stringContaining("blocked_reason")] });
+  });
+});
+
+describe("decide", () => {
+  const input = (end: AttemptEnd, attemptsUsed = 1, gate: "auto" | "human" = "auto") => decide({ end, attemptsUsed, maxAttempts: 3, gate });
+  const accepted: AttemptEnd = { kind: "reviewed", verdict: { verdict: "accept", overrides: [] }, feedback: [], counts: { held: 1, violated: 0, unverifiable: 0 } };
+
+  it("merges accepted work, or holds it behind a human gate", () => {
+    expect(input(accepted).decision).toBe("merge");
+    expect(input(accepted, 1, "human").decision).toBe("hold");
+  });
+
+  it("retries failed gates with their findings as feedback, and blocks when attempts run out", () => {
+    const end: AttemptEnd = { kind: "gates-red", reports: [{ name: "pytest", status: "fail", summary: "1 regression(s) of 9", findings: [{ file: "t::a", message: "passed at the baseline and fails now" }], durationMs: 1 }] };
+    const retry = input(end);
+    expect(retry).toMatchObject({ decision: "retry", refund: false, reasons: ["gate pytest failed: 1 regression(s) of 9"] });
+    expect(retry.feedback[0]).toContain("t::a: passed at the baseline and fails now");
+    expect(input(end, 3)).toMatchObject({ decision: "block", reasons: [expect.stringContaining("out of attempts (3/3)")] });
+  });
+
+  it("does not spend an attempt on the environment's errors", () => {
+    const end: AttemptEnd = { kind: "gates-red", reports: [{ name: "ruff", status: "error", summary: "command not found", findings: [], durationMs: 1 }] };
+    expect(input(end, 3)).toMatchObject({ decision: "retry", refund: true, environment: true });
+    expect(input({ kind: "environment-error", reason: "install failed" }, 3)).toMatchObject({ decision: "retry", refund: true, environment: true });
+  });
+
+  it("blocks on spec drift, a defective packet, an implementer's block and a reviewer's reject", () => {
+    for (const end of [
+      { kind: "spec-drift", reason: "x" }, { kind: "defective-packet", reason: "x" }, { kind: "implementer-blocked", reason: "x" },
+      { ...accepted, verdict: { verdict: "reject", overrides: [] } },
+    ] as AttemptEnd[]) {
+      expect(input(end).decision).toBe("block");
+    }
+  });
+
+  it("retries an overridden accept with the override as the reason", () => {
+    const end: AttemptEnd = { ...accepted, verdict: { verdict: "revise", overrides: ["reviewer said accept, but x"] }, feedback: ["finding"] } as AttemptEnd;
+    expect(input(end)).toMatchObject({ decision: "retry", reasons: ["reviewer said accept, but x"], feedback: ["reviewer said accept, but x", "finding"] });
+  });
+});
