@@ -1,3 +1,5 @@
+import { readOutputObject } from "./output-file.js";
+
 /** The implementer's result file (DESIGN §7). Extra keys are ignored; `verification` is recorded, never used. */
 export interface ImplementerResult {
   status: "complete" | "blocked" | "failed";
@@ -12,12 +14,9 @@ export type ResultCheck = { ok: true; result: ImplementerResult } | { ok: false;
 
 /** Pure: validates the parsed JSON of a result file (undefined: the file is missing; a string: it is not JSON). */
 export function validateResult(value: unknown, packet: string): ResultCheck {
-  if (value === undefined) return { ok: false, errors: ["no result file was written"] };
-  if (typeof value === "string") return { ok: false, errors: [`the result file is not JSON: ${value}`] };
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return { ok: false, errors: ["the result must be a JSON object"] };
-  const record = value as Record<string, unknown>;
-  const errors: string[] = [];
-  if (record.packet !== packet) errors.push(`"packet" must be "${packet}", not ${JSON.stringify(record.packet)}`);
+  const opened = readOutputObject(value, "result", packet);
+  if (!opened.ok) return opened;
+  const { record, errors } = opened;
   const status = record.status;
   if (status !== "complete" && status !== "blocked" && status !== "failed") {
     errors.push(`"status" must be "complete", "blocked" or "failed", not ${JSON.stringify(status)}`);

@@ -2,8 +2,7 @@ import { foldLedger, type PacketRecord } from "../ledger/fold.js";
 import { readLedger } from "../ledger/store.js";
 import type { Output } from "../log/output.js";
 import type { Packet } from "../packet/types.js";
-import { formatProblem } from "../util/problem.js";
-import { loadWorkspace, type Workspace } from "./workspace.js";
+import { loadWorkspaceOrReport, type Workspace } from "./workspace.js";
 
 export interface LoadedPacket {
   workspace: Workspace;
@@ -13,12 +12,8 @@ export interface LoadedPacket {
 
 /** The workspace, the packet's current definition and its ledger record; prints why when there is none. */
 export async function loadPacketRecord(cwd: string, id: string, output: Output): Promise<LoadedPacket | undefined> {
-  const load = await loadWorkspace(cwd);
-  if (!load.ok) {
-    for (const problem of load.problems) output.err(formatProblem(problem));
-    return undefined;
-  }
-  const { workspace } = load;
+  const workspace = await loadWorkspaceOrReport(cwd, output);
+  if (!workspace) return undefined;
   const state = foldLedger((await readLedger(workspace.root)).events);
   const packet = workspace.queue.packets.find((candidate) => candidate.id === id);
   const record = state.packets.get(id);

@@ -4,7 +4,7 @@ import { paint, type Output } from "../log/output.js";
 import { orderQueue, type Placement } from "../packet/graph.js";
 import { formatProblem } from "../util/problem.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
-import { loadWorkspace } from "./workspace.js";
+import { loadWorkspaceOrReport } from "./workspace.js";
 
 export interface PlanOptions {
   cwd: string;
@@ -24,12 +24,8 @@ export interface PlanStep {
 /** The order the queue would run in; nothing is executed. */
 export async function plan(options: PlanOptions): Promise<ExitCode> {
   const { output } = options;
-  const load = await loadWorkspace(options.cwd);
-  if (!load.ok) {
-    for (const problem of load.problems) output.err(formatProblem(problem));
-    return EXIT.invalid;
-  }
-  const { workspace } = load;
+  const workspace = await loadWorkspaceOrReport(options.cwd, output);
+  if (!workspace) return EXIT.invalid;
   const ledger = foldLedger((await readLedger(workspace.root)).events);
   const stateOf = (id: string): string => ledger.packets.get(id)?.status.state ?? "queued";
   const byId = new Map(workspace.queue.parsed.map((packet) => [packet.id, packet]));

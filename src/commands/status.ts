@@ -5,9 +5,8 @@ import { readRunLock, isAlive } from "../ledger/run-lock.js";
 import { paint, type Output } from "../log/output.js";
 import { renderTable } from "../log/table.js";
 import { buildBoard, type Board } from "../status/board.js";
-import { formatProblem } from "../util/problem.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
-import { loadWorkspace } from "./workspace.js";
+import { loadWorkspaceOrReport } from "./workspace.js";
 
 export interface StatusOptions {
   cwd: string;
@@ -19,12 +18,8 @@ export interface StatusOptions {
 /** The board: every packet's state, attempts, cost and reason; with an id, that packet's history. */
 export async function status(options: StatusOptions): Promise<ExitCode> {
   const { output } = options;
-  const load = await loadWorkspace(options.cwd);
-  if (!load.ok) {
-    for (const problem of load.problems) output.err(formatProblem(problem));
-    return EXIT.invalid;
-  }
-  const { workspace } = load;
+  const workspace = await loadWorkspaceOrReport(options.cwd, output);
+  if (!workspace) return EXIT.invalid;
   const ledgerRead = await readLedger(workspace.root);
   const ledger = foldLedger(ledgerRead.events);
   const warnings = [...workspace.warnings, ...ledgerRead.warnings];

@@ -4,7 +4,8 @@ import { findRepoRoot, resolveCommit } from "../git/repo.js";
 import { readQueue } from "../packet/load.js";
 import { validatePackets, type PacketSet } from "../packet/rules.js";
 import type { PacketContext } from "../packet/types.js";
-import type { Problem } from "../util/problem.js";
+import type { Output } from "../log/output.js";
+import { formatProblem, type Problem } from "../util/problem.js";
 
 /** Everything a command reads before it acts: the repository, its config and its queue. */
 export type Workspace = {
@@ -43,6 +44,14 @@ export async function loadWorkspace(cwd: string): Promise<WorkspaceLoad> {
   const queue = validatePackets(sources, packetContext(config));
   problems.push(...queue.problems);
   return { ok: true, workspace: { root, config, branch, tip, queue, problems, warnings } };
+}
+
+/** Loads the workspace, or prints why it cannot be loaded (exit 2 for the caller). */
+export async function loadWorkspaceOrReport(cwd: string, output: Output): Promise<Workspace | undefined> {
+  const load = await loadWorkspace(cwd);
+  if (load.ok) return load.workspace;
+  for (const problem of load.problems) output.err(formatProblem(problem));
+  return undefined;
 }
 
 export function packetContext(config: Config | undefined): PacketContext {

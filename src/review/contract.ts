@@ -1,3 +1,4 @@
+import { readOutputObject } from "../agents/output-file.js";
 import type { Invariant } from "../packet/types.js";
 
 export type InvariantStatus = "held" | "violated" | "unverifiable";
@@ -41,12 +42,9 @@ export function parseEvidence(evidence: string): { path: string; line: number } 
  * Whether the evidence resolves is checked against the worktree separately.
  */
 export function validateReview(value: unknown, packet: string, invariants: readonly Invariant[]): ReviewCheck {
-  if (value === undefined) return { ok: false, errors: ["no review file was written"] };
-  if (typeof value === "string") return { ok: false, errors: [`the review file is not JSON: ${value}`] };
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return { ok: false, errors: ["the review must be a JSON object"] };
-  const record = value as Record<string, unknown>;
-  const errors: string[] = [];
-  if (record.packet !== packet) errors.push(`"packet" must be "${packet}", not ${JSON.stringify(record.packet)}`);
+  const opened = readOutputObject(value, "review", packet);
+  if (!opened.ok) return opened;
+  const { record, errors } = opened;
   const verdict = record.verdict;
   if (verdict !== "accept" && verdict !== "revise" && verdict !== "reject") errors.push(`"verdict" must be "accept", "revise" or "reject", not ${JSON.stringify(verdict)}`);
 

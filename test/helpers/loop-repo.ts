@@ -154,3 +154,16 @@ export function gateResults(events: readonly LedgerEvent[], attempt: number): Re
   for (const event of events) if (event.kind === "gate-finished" && event.attempt === attempt) results[event.gate] = event.result;
   return results;
 }
+
+/** One loop repository per test, removed after it: `const setUp = useLoopRepos(afterEach)`. */
+export function useLoopRepos(afterEach: (hook: () => void) => void): (options: LoopRepoOptions) => LoopRepo {
+  let current: LoopRepo | undefined;
+  afterEach(() => {
+    current?.cleanup();
+    current = undefined;
+  });
+  return (options) => {
+    current = makeLoopRepo(options);
+    return current;
+  };
+}

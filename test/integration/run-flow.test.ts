@@ -11,18 +11,9 @@ import { unblock } from "../../src/commands/unblock.js";
 import { appendEvents } from "../../src/ledger/store.js";
 import { runLockPath } from "../../src/ledger/run-lock.js";
 import { bufferOutput } from "../../src/log/output.js";
-import { DOUBLE_JS, makeLoopRepo, type LoopRepo, type LoopRepoOptions } from "../helpers/loop-repo.js";
+import { DOUBLE_JS, useLoopRepos, type LoopRepo } from "../helpers/loop-repo.js";
 
-let repo: LoopRepo | undefined;
-afterEach(() => {
-  repo?.cleanup();
-  repo = undefined;
-});
-
-function setUp(options: LoopRepoOptions): LoopRepo {
-  repo = makeLoopRepo(options);
-  return repo;
-}
+const setUp = useLoopRepos(afterEach);
 
 const honest = { write: { "src/double.js": DOUBLE_JS } };
 const signal = new AbortController().signal;

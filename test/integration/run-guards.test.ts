@@ -1,16 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { DOUBLE_JS, DOUBLE_TEST, gateResults, makeLoopRepo, type LoopRepo, type LoopRepoOptions } from "../helpers/loop-repo.js";
+import { DOUBLE_JS, DOUBLE_TEST, gateResults, useLoopRepos, type LoopRepo } from "../helpers/loop-repo.js";
 
-let repo: LoopRepo | undefined;
-afterEach(() => {
-  repo?.cleanup();
-  repo = undefined;
-});
-
-function setUp(options: LoopRepoOptions): LoopRepo {
-  repo = makeLoopRepo(options);
-  return repo;
-}
+const setUp = useLoopRepos(afterEach);
 
 const honest = { write: { "src/double.js": DOUBLE_JS } };
 
