@@ -1,7 +1,8 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Agent } from "../config/types.js";
-import { baseEnv, runCommand } from "../process/run.js";
+import { runCommand } from "../process/run.js";
+import { agentEnv } from "./env.js";
 import type { AgentAdapter, AgentOutcome, AgentRequest } from "./types.js";
 
 /**
@@ -20,9 +21,7 @@ export function commandAdapter(agent: Agent): AgentAdapter {
       const outcome = await runCommand({
         command: agent.run ?? "false",
         cwd: request.worktree,
-        env: {
-          ...baseEnv(),
-          ...agent.env,
+        env: agentEnv(agent, {
           FACTORY_ROLE: request.role,
           FACTORY_PACKET: request.packet,
           FACTORY_ATTEMPT: String(request.attempt),
@@ -32,7 +31,7 @@ export function commandAdapter(agent: Agent): AgentAdapter {
           FACTORY_OUTPUT: request.outputPath,
           FACTORY_ROUND: String(request.round),
           ...(request.resumeSession ? { FACTORY_SESSION: request.resumeSession } : {}),
-        },
+        }),
         input: request.prompt,
         timeoutMs: request.timeoutMs,
         idleTimeoutMs: request.idleTimeoutMs,

@@ -1,4 +1,5 @@
 import type { Agent } from "../config/types.js";
+import { claudeAdapter } from "./claude.js";
 import { commandAdapter } from "./command.js";
 import type { AgentAdapter } from "./types.js";
 
@@ -10,6 +11,7 @@ export function adapterFor(agent: Agent): AdapterLookup {
     case "command":
       return { ok: true, adapter: commandAdapter(agent) };
     case "claude":
+      return { ok: true, adapter: claudeAdapter(agent) };
     case "codex":
     case "gemini":
       return { ok: false, reason: `agent "${agent.name}": the ${agent.kind} adapter is not built yet; use kind = "command" for now` };

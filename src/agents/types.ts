@@ -36,11 +36,19 @@ export interface AgentRequest {
   round: number;
   /** Session to resume for the correction round, when the agent reported one. */
   resumeSession?: string;
+  /** The output file relative to the worktree, for permission rules. */
+  outputRelative: string;
+  /** Programs the implementer may run through its shell tool (the surface's toolchain). */
+  allowedCommands: readonly string[];
   timeoutMs: number;
   idleTimeoutMs: number;
   signal?: AbortSignal;
 }
 
+export type ProbeResult = { ok: true; models: string[]; costUsd?: number } | { ok: false; reason: string };
+
 export interface AgentAdapter {
   run(request: AgentRequest): Promise<AgentOutcome>;
+  /** A tiny call that shows which model really answers, before anything is spent on a packet (CLI kinds only). */
+  probe?(input: { model: string; cwd: string; logFile: string; timeoutMs: number }): Promise<ProbeResult>;
 }

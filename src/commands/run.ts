@@ -9,6 +9,7 @@ import { createProgress } from "../log/progress.js";
 import { Budget } from "../loop/budget.js";
 import { RUNS_DIR, type RunContext } from "../loop/context.js";
 import { notify } from "../loop/notify.js";
+import { checkModels } from "../loop/preflight.js";
 import { recoverInFlight } from "../loop/recover.js";
 import { drainQueue } from "../loop/scheduler.js";
 import { formatProblem } from "../util/problem.js";
@@ -59,6 +60,12 @@ export async function run(options: RunOptions): Promise<ExitCode> {
     return EXIT.invalid;
   }
 
+  const preflight = await checkModels({ root: workspace.root, config, tiers: tiersUsed, adapters });
+  if (preflight.refusals.length > 0) {
+    for (const refusal of preflight.refusals) output.err(`factory run refused: ${refusal}`);
+    return EXIT.invalid;
+  }
+
   const lock = await acquireRunLock(workspace.root);
   if (!lock.ok) {
     output.err(`factory run: another run holds ${workspace.root}/.factory/state/run.lock (pid ${lock.holder.pid} on ${lock.holder.host}, since ${lock.holder.startedAt}).`);
@@ -69,6 +76,7 @@ export async function run(options: RunOptions): Promise<ExitCode> {
   const progress = createProgress(output, join(workspace.root, RUNS_DIR, `run-${lock.lock.startedAt.replaceAll(":", "-")}.log`));
   const started = Date.now();
   const budget = new Budget(options.maxCost ?? config.limits.maxCostUsd);
+  budget.add(preflight.costUsd);
   try {
     if (lock.tookOverFrom) progress.emit({ kind: "notice", message: `took over the run lock of pid ${lock.tookOverFrom.pid}, which is no longer running` });
     for (const id of await recoverInFlight(workspace.root, owner.run)) {

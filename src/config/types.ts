@@ -59,6 +59,8 @@ export interface Limits {
   maxCostUsd: number | undefined;
   maxAttempts: number;
   concurrency: number;
+  /** The longest a rate limit is waited out before the run halts instead. */
+  rateLimitWaitMs: number;
 }
 
 export const DEFAULT_LIMITS: Limits = {
@@ -69,6 +71,7 @@ export const DEFAULT_LIMITS: Limits = {
   maxCostUsd: undefined,
   maxAttempts: 3,
   concurrency: 1,
+  rateLimitWaitMs: 30 * 60_000,
 };
 
 export const DEFAULT_MERGE_MESSAGE = "feat: {goal} [{id}]";

@@ -2,6 +2,7 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync } from "node:
 import { dirname, join } from "node:path";
 import { parseJsonFile } from "../agents/result.js";
 import type { AgentOutcome, Role } from "../agents/types.js";
+import type { Surface } from "../config/types.js";
 import { appendEvents } from "../ledger/store.js";
 import { BudgetExhausted } from "./budget.js";
 import type { RunContext } from "./context.js";
@@ -18,6 +19,8 @@ export interface AgentCall {
   output: string;
   round: number;
   resumeSession?: string;
+  /** Programs the implementer may run (its surface's toolchain); none for the reviewer. */
+  allowedCommands?: readonly string[];
 }
 
 export interface AgentCallResult {
@@ -40,7 +43,8 @@ export async function callAgent(ctx: RunContext, call: AgentCall): Promise<Agent
   ctx.emit({ kind: "step", packet: call.packet, attempt: call.attempt, step: `${call.role}${call.round ? " (correction)" : ""}`, detail: `${tier.agent} ${tier.model}` });
   const outcome = await adapter.run({
     role: call.role, packet: call.packet, attempt: call.attempt, model: tier.model, prompt: call.prompt,
-    worktree: call.worktree, runDir: call.runDir, outputPath, round: call.round,
+    worktree: call.worktree, runDir: call.runDir, outputPath, outputRelative: call.output, round: call.round,
+    allowedCommands: call.allowedCommands ?? [],
     ...(call.resumeSession ? { resumeSession: call.resumeSession } : {}),
     timeoutMs: ctx.config.limits.agentTimeoutMs, idleTimeoutMs: ctx.config.limits.agentIdleTimeoutMs, signal: ctx.signal,
   });
@@ -60,4 +64,12 @@ export async function callAgent(ctx: RunContext, call: AgentCall): Promise<Agent
   const text = existsSync(outputPath) ? readFileSync(outputPath, "utf8") : undefined;
   if (text !== undefined) copyFileSync(outputPath, join(call.runDir, `${call.role}-output${call.round ? `-${call.round}` : ""}.json`));
   return { outcome, json: parseJsonFile(text) };
+}
+
+/** The programs a surface's install and gate commands start with: what its implementer may run. */
+export function surfaceCommands(surface: Surface | undefined): string[] {
+  if (!surface) return [];
+  const lines = [surface.install, ...surface.gates.flatMap((gate) => [gate.run, gate.fix])].filter((line): line is string => Boolean(line));
+  const programs = lines.map((line) => line.trim().split(/\s+/)[0] ?? "").filter((program) => /^[A-Za-z0-9_.\/-]+$/.test(program));
+  return [...new Set(programs)];
 }

@@ -9,7 +9,7 @@ import { AGENT_OUTPUTS } from "../gates/paths.js";
 import { isGreen, type GateReport } from "../gates/types.js";
 import { appendEvents } from "../ledger/store.js";
 import type { Packet } from "../packet/types.js";
-import { callAgent } from "./agent-call.js";
+import { callAgent, surfaceCommands } from "./agent-call.js";
 import { measureBaseline, runTests } from "./baseline.js";
 import { checkInterrupted, surfaceOf, type RunContext } from "./context.js";
 import type { AttemptEnd } from "./decide.js";
@@ -119,11 +119,14 @@ export async function runAttempt(ctx: RunContext, input: AttemptInput): Promise<
 /** The implementer and its result file; undefined when it finished with a valid `complete` result. */
 async function implement(ctx: RunContext, input: AttemptInput & { worktree: string; planted: string[] }): Promise<AttemptEnd | undefined> {
   const { packet, attempt } = input;
-  const call = { role: "implementer" as const, packet: packet.id, attempt, tier: packet.tier, worktree: input.worktree, runDir: input.runDir, output: RESULT_OUTPUT };
+  const call = {
+    role: "implementer" as const, packet: packet.id, attempt, tier: packet.tier, worktree: input.worktree, runDir: input.runDir,
+    output: RESULT_OUTPUT, allowedCommands: surfaceCommands(surfaceOf(ctx.config, packet)),
+  };
   const prompt = implementerPrompt({ packet, attempt, planted: input.planted, feedback: input.feedback, outputPath: RESULT_OUTPUT });
   let result = await callAgent(ctx, { ...call, round: 0, prompt });
   if (result.outcome.status !== "ok") {
-    if (result.outcome.status === "rate-limited") return { kind: "rate-limited", reason: `the implementer was rate-limited${result.outcome.resetsAt ? ` until ${result.outcome.resetsAt}` : ""}` };
+    if (result.outcome.status === "rate-limited") return { kind: "rate-limited", reason: `the implementer was rate-limited${result.outcome.resetsAt ? ` until ${result.outcome.resetsAt}` : ""}`, ...(result.outcome.resetsAt ? { resetsAt: result.outcome.resetsAt } : {}) };
     return { kind: "agent-failed", reason: `the implementer ${result.outcome.status}${result.outcome.detail ? `: ${result.outcome.detail}` : ""}` };
   }
   let check = validateResult(result.json, packet.id);

@@ -9,7 +9,7 @@ export type AttemptEnd =
   | { kind: "spec-drift"; reason: string }
   | { kind: "defective-packet"; reason: string }
   | { kind: "environment-error"; reason: string }
-  | { kind: "rate-limited"; reason: string }
+  | { kind: "rate-limited"; reason: string; resetsAt?: string }
   | { kind: "agent-failed"; reason: string }
   | { kind: "implementer-blocked"; reason: string }
   | { kind: "implementer-failed"; reason: string }

@@ -17,7 +17,7 @@ import { recordedAttempt } from "./recorded-attempt.js";
 export type PacketOutcome =
   | { kind: "merged"; commit: string }
   | { kind: "held" }
-  | { kind: "retry"; environment: boolean }
+  | { kind: "retry"; environment: boolean; waitUntil?: string }
   | { kind: "blocked"; reason: string }
   | { kind: "merge-blocked"; reason: string }
   | { kind: "not-claimed"; reason: string }
@@ -89,7 +89,8 @@ async function applyDecision(ctx: RunContext, input: Applied): Promise<PacketOut
     case "retry": {
       await appendEvents(ctx.root, [decided]);
       ctx.emit({ kind: "outcome", packet: packet.id, attempt, outcome: decision.refund ? "retry (attempt not counted)" : "retry", reasons: decision.reasons });
-      return { kind: "retry", environment: decision.environment };
+      const waitUntil = report.end.kind === "rate-limited" ? report.end.resetsAt : undefined;
+      return { kind: "retry", environment: decision.environment, ...(waitUntil ? { waitUntil } : {}) };
     }
     case "merge":
       throw new Error("merge is applied by applyLanding");

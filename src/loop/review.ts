@@ -41,7 +41,7 @@ export async function review(ctx: RunContext, input: ReviewInput): Promise<Attem
   let result = await callAgent(ctx, { ...call, round: 0, prompt: reviewerPrompt({ packet, diff, gates: input.gates, outputPath: REVIEW_OUTPUT }) });
   if (result.outcome.status !== "ok") {
     return result.outcome.status === "rate-limited"
-      ? { kind: "rate-limited", reason: `the reviewer was rate-limited${result.outcome.resetsAt ? ` until ${result.outcome.resetsAt}` : ""}` }
+      ? { kind: "rate-limited", reason: `the reviewer was rate-limited${result.outcome.resetsAt ? ` until ${result.outcome.resetsAt}` : ""}`, ...(result.outcome.resetsAt ? { resetsAt: result.outcome.resetsAt } : {}) }
       : { kind: "agent-failed", reason: `the reviewer ${result.outcome.status}${result.outcome.detail ? `: ${result.outcome.detail}` : ""}` };
   }
   let check = validateReview(result.json, packet.id, packet.invariants);

@@ -47,6 +47,10 @@ export async function drainQueue(ctx: RunContext, options: SchedulerOptions): Pr
       case "retry":
         environmentErrors = outcome.environment ? environmentErrors + 1 : 0;
         if (environmentErrors >= 2) halt ??= { outcome: "halted", reason: "two environment errors in a row: the machine is broken, not the work (see the gate and install logs)" };
+        if (outcome.waitUntil) {
+          const waited = await waitForReset(ctx, packet.id, outcome.waitUntil);
+          if (waited) halt ??= { outcome: "halted", reason: waited };
+        }
         break;
       case "interrupted":
         halt ??= ctx.signal.aborted ? { outcome: "interrupted", reason: outcome.reason } : { outcome: "halted", reason: outcome.reason };
@@ -85,6 +89,24 @@ export async function drainQueue(ctx: RunContext, options: SchedulerOptions): Pr
     await Promise.race(running);
   }
   return halt ?? { outcome: "drained" };
+}
+
+/** Rate limits are waited out (no attempt spent), up to the configured bound; undefined when the wait is over. */
+async function waitForReset(ctx: RunContext, packet: string, until: string): Promise<string | undefined> {
+  const ms = Date.parse(until) - Date.now();
+  if (!(ms > 0)) return undefined;
+  if (ms > ctx.config.limits.rateLimitWaitMs) {
+    return `${packet} is rate-limited until ${until}, longer than rate_limit_wait; run again after that`;
+  }
+  ctx.emit({ kind: "notice", packet, message: `rate-limited: waiting until ${until} (no attempt spent)` });
+  await new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    ctx.signal.addEventListener("abort", () => {
+      clearTimeout(timer);
+      resolve();
+    }, { once: true });
+  });
+  return undefined;
 }
 
 interface Next {

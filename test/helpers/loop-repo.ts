@@ -46,6 +46,8 @@ export interface LoopRepoOptions {
   /** Extra config (appended). */
   config?: string;
   idleTimeout?: string;
+  /** Replaces the [agents] and [tiers] tables (default: the scripted command agent). */
+  agents?: string;
   gates?: string;
 }
 
@@ -78,14 +80,14 @@ export function makeLoopRepo(options: LoopRepoOptions): LoopRepo {
 [surfaces.app]
 dir = "."
 ${options.gates ?? DEFAULT_GATES}
-[agents.scripted]
+${options.agents ?? `[agents.scripted]
 kind = "command"
 run = "node ${SCRIPTED_AGENT} ${scriptFile}"
 
 [tiers]
 basic = { agent = "scripted", model = "m-basic" }
 standard = { agent = "scripted", model = "m-standard" }
-advanced = { agent = "scripted", model = "m-advanced" }
+advanced = { agent = "scripted", model = "m-advanced" }`}
 
 [limits]
 agent_timeout = "60s"

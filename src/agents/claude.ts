@@ -1,0 +1,95 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Agent } from "../config/types.js";
+import { shellQuote } from "../gates/paths.js";
+import { runCommand, type RunOutcome } from "../process/run.js";
+import { claudeStatus, modelMatches, parseClaudeStream } from "./claude-stream.js";
+import { agentEnv } from "./env.js";
+import type { AgentAdapter, AgentOutcome, AgentRequest, ProbeResult } from "./types.js";
+
+const READ_TOOLS = ["Read", "Glob", "Grep", "LS"];
+const EDIT_TOOLS = ["Edit", "MultiEdit", "Write", "NotebookEdit"];
+/** Claude Code's own traffic that a factory run never needs. */
+const QUIET = { DISABLE_TELEMETRY: "1", DISABLE_AUTOUPDATER: "1", DISABLE_ERROR_REPORTING: "1", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1" };
+
+/** Pure: the command line for one role. Edit(path) rules also admit the Write tool to that path. */
+export function claudeArgs(agent: Agent, request: Pick<AgentRequest, "role" | "model" | "outputRelative" | "allowedCommands" | "resumeSession">): string[] {
+  const args = ["-p", "--output-format", "stream-json", "--verbose", "--model", request.model];
+  if (agent.maxTurns) args.push("--max-turns", String(agent.maxTurns));
+  if (request.resumeSession) args.push("--resume", request.resumeSession);
+  if (request.role === "implementer") {
+    const shell = request.allowedCommands.map((command) => `Bash(${command}:*)`);
+    args.push("--allowedTools", [...READ_TOOLS, ...EDIT_TOOLS, `Edit(${request.outputRelative})`, ...shell].join(","));
+  } else {
+    args.push("--allowedTools", [...READ_TOOLS, `Edit(${request.outputRelative})`].join(","));
+    args.push("--disallowedTools", ["Bash", ...EDIT_TOOLS.filter((tool) => tool !== "Write")].join(","));
+  }
+  return args;
+}
+
+/** Claude Code as an agent: `claude -p --output-format stream-json --verbose`, the prompt on stdin. */
+export function claudeAdapter(agent: Agent): AgentAdapter {
+  const bin = agent.bin ?? "claude";
+  return {
+    async run(request: AgentRequest): Promise<AgentOutcome> {
+      const stem = `${request.role}${request.round > 0 ? `-correction-${request.round}` : ""}`;
+      const rawPath = join(request.runDir, `${stem}-stream.jsonl`);
+      writeFileSync(join(request.runDir, `${stem}-prompt.md`), request.prompt);
+      const outcome = await runCommand({
+        command: [bin, ...claudeArgs(agent, request)].map(shellQuote).join(" "),
+        cwd: request.worktree,
+        env: agentEnv(agent, QUIET),
+        input: request.prompt,
+        timeoutMs: request.timeoutMs,
+        idleTimeoutMs: request.idleTimeoutMs,
+        logFile: rawPath,
+        ...(request.signal ? { signal: request.signal } : {}),
+      });
+      return toOutcome(outcome, request.model, rawPath);
+    },
+    async probe(input): Promise<ProbeResult> {
+      const args = ["-p", "--output-format", "stream-json", "--verbose", "--model", input.model, "--max-turns", "1", "--disallowedTools", [...EDIT_TOOLS, "Bash"].join(",")];
+      const outcome = await runCommand({
+        command: [bin, ...args].map(shellQuote).join(" "),
+        cwd: input.cwd, env: agentEnv(agent, QUIET), input: "Reply with the single word: ready", timeoutMs: input.timeoutMs, logFile: input.logFile,
+      });
+      const result = toOutcome(outcome, input.model, input.logFile);
+      if (result.status !== "ok" && result.status !== "agent-error") return { ok: false, reason: `${result.status}: ${result.detail ?? ""}` };
+      const run = parseClaudeStream("stdout" in outcome ? outcome.stdout : "");
+      if (run.models.length === 0) return { ok: false, reason: result.detail ?? "it did not say which model answered" };
+      return { ok: true, models: run.models, ...(result.costUsd !== undefined ? { costUsd: result.costUsd } : {}) };
+    },
+  };
+}
+
+function toOutcome(outcome: RunOutcome, configured: string, rawPath: string): AgentOutcome {
+  const base = { rawPath, durationMs: outcome.durationMs, costSource: "unknown" as const };
+  if (outcome.kind === "spawn-error") return { ...base, status: "crashed", detail: outcome.message };
+  const run = parseClaudeStream(outcome.stdout);
+  const reported = {
+    ...(run.sessionId ? { sessionId: run.sessionId } : {}),
+    ...(run.models.length ? { model: run.models.join(",") } : {}),
+    ...(run.result?.costUsd !== undefined ? { costUsd: run.result.costUsd, costSource: "reported" as const } : {}),
+    ...(run.result?.turns !== undefined ? { turns: run.result.turns } : {}),
+  };
+  switch (outcome.kind) {
+    case "timed-out": return { ...base, ...reported, status: "timed-out", detail: "killed at agent_timeout" };
+    case "stalled": return { ...base, ...reported, status: "stalled", detail: "no output for agent_idle_timeout; killed with its process group" };
+    case "aborted": return { ...base, ...reported, status: "crashed", detail: "interrupted" };
+    case "signalled": return { ...base, ...reported, status: "crashed", detail: `killed by ${outcome.signal}` };
+    case "exited": break;
+  }
+  const status = claudeStatus(run);
+  if (!status) return { ...base, ...reported, status: "crashed", detail: `exited ${outcome.code} without a result: ${outcome.tail.split("\n").slice(-3).join(" | ")}` };
+  const waited = run.retries.reduce((sum, retry) => sum + retry.delayMs, 0);
+  const retries = run.retries.length ? `; Claude Code retried the API ${run.retries.length}x (${run.retries.map((r) => r.status ?? "?").join(",")}), waiting ${Math.round(waited / 1000)}s` : "";
+  const foreign = run.models.filter((model) => !modelMatches(configured, model));
+  if (status.status === "ok" && foreign.length > 0) {
+    return { ...base, ...reported, status: "agent-error", detail: `ran model ${foreign.join(", ")}, but the tier is configured with ${configured}` };
+  }
+  return {
+    ...base, ...reported, status: status.status,
+    ...(status.detail || retries ? { detail: `${status.detail ?? "ok"}${retries}` } : {}),
+    ...(status.resetsAt ? { resetsAt: status.resetsAt } : {}),
+  };
+}

@@ -1,0 +1,45 @@
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { modelMatches } from "../agents/claude-stream.js";
+import type { AgentAdapter } from "../agents/types.js";
+import type { Config } from "../config/types.js";
+import { RUNS_DIR } from "./context.js";
+
+export interface PreflightResult {
+  refusals: string[];
+  costUsd: number;
+}
+
+/**
+ * Before anything is spent on a packet: each tier the queue uses, on an agent
+ * that can be probed, answers one tiny prompt, and the model that actually
+ * answered must be the configured one (a tier that silently falls back to
+ * another model is refused, naming both).
+ */
+export async function checkModels(input: { root: string; config: Config; tiers: ReadonlySet<string>; adapters: ReadonlyMap<string, AgentAdapter> }): Promise<PreflightResult> {
+  const refusals: string[] = [];
+  let costUsd = 0;
+  const probed = new Map<string, string | undefined>();
+  const dir = join(input.root, RUNS_DIR, "preflight");
+  mkdirSync(dir, { recursive: true });
+  for (const tier of input.config.tiers.filter((candidate) => input.tiers.has(candidate.name))) {
+    const adapter = input.adapters.get(tier.agent);
+    if (!adapter?.probe) continue;
+    const key = `${tier.agent}\u0000${tier.model}`;
+    if (!probed.has(key)) {
+      const result = await adapter.probe({ model: tier.model, cwd: input.root, logFile: join(dir, `${tier.agent}-${tier.model.replaceAll("/", "_")}.jsonl`), timeoutMs: 120_000 });
+      if (!result.ok) {
+        probed.set(key, `tier "${tier.name}" (agent ${tier.agent}, model ${tier.model}): the preflight call failed: ${result.reason}`);
+      } else {
+        costUsd += result.costUsd ?? 0;
+        const foreign = result.models.filter((model) => !modelMatches(tier.model, model));
+        probed.set(key, foreign.length
+          ? `tier "${tier.name}" is configured with model ${tier.model}, but ${foreign.join(", ")} answered (agent ${tier.agent}); fix the tier or the agent's setup`
+          : undefined);
+      }
+    }
+    const refusal = probed.get(key);
+    if (refusal) refusals.push(refusal.startsWith("tier") ? refusal : `tier "${tier.name}": ${refusal}`);
+  }
+  return { refusals, costUsd };
+}
