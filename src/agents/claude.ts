@@ -24,7 +24,7 @@ export function claudeArgs(agent: Agent, request: Pick<AgentRequest, "role" | "m
     args.push("--allowedTools", [...READ_TOOLS, `Edit(${request.outputRelative})`].join(","));
     args.push("--disallowedTools", ["Bash", ...EDIT_TOOLS.filter((tool) => tool !== "Write")].join(","));
   }
-  return args;
+  return [...args, ...agent.args];
 }
 
 /** Claude Code as an agent: `claude -p --output-format stream-json --verbose`, the prompt on stdin. */

@@ -1,5 +1,6 @@
 import type { Agent } from "../config/types.js";
 import { claudeAdapter } from "./claude.js";
+import { codexAdapter } from "./codex.js";
 import { commandAdapter } from "./command.js";
 import type { AgentAdapter } from "./types.js";
 
@@ -13,6 +14,7 @@ export function adapterFor(agent: Agent): AdapterLookup {
     case "claude":
       return { ok: true, adapter: claudeAdapter(agent) };
     case "codex":
+      return { ok: true, adapter: codexAdapter(agent) };
     case "gemini":
       return { ok: false, reason: `agent "${agent.name}": the ${agent.kind} adapter is not built yet; use kind = "command" for now` };
   }

@@ -114,8 +114,22 @@ function readAgents(root: Fields): Record<string, Agent> {
       else envTable?.report(key, "must be a string");
     }
     const maxTurns = fields.number("max_turns", { min: 1, integer: true });
+    const args = fields.stringArray("args") ?? [];
+    const prices: Agent["prices"] = {};
+    const priceTable = fields.subtable("prices");
+    for (const model of Object.keys(priceTable?.table ?? {})) {
+      const price = priceTable?.subtable(model);
+      if (!price) continue;
+      const input = price.number("input", { min: 0 });
+      const output = price.number("output", { min: 0 });
+      const cachedInput = price.number("cached_input", { min: 0 });
+      if (input === undefined) price.report("input", "is required: USD per million input tokens");
+      if (output === undefined) price.report("output", "is required: USD per million output tokens");
+      price.rejectUnknown();
+      if (input !== undefined && output !== undefined) prices[model] = { input, output, cachedInput };
+    }
     fields.rejectUnknown();
-    if (kind) agents[name] = { name, kind, bin, run, env, maxTurns };
+    if (kind) agents[name] = { name, kind, bin, run, env, maxTurns, args, prices };
   }
   return agents;
 }

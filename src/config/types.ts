@@ -43,6 +43,10 @@ export interface Agent {
   /** Extra variables passed through the scrubbed environment. */
   env: Record<string, string>;
   maxTurns: number | undefined;
+  /** Extra command-line arguments for the CLI kinds (e.g. codex `-c` overrides). */
+  args: string[];
+  /** USD per million tokens, by model: cost is computed from tokens where the CLI reports none. */
+  prices: Record<string, { input: number; output: number; cachedInput: number | undefined }>;
 }
 
 export interface Tier {

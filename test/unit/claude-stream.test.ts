@@ -51,7 +51,7 @@ describe("modelMatches", () => {
 });
 
 describe("claudeArgs", () => {
-  const agent = { name: "claude", kind: "claude" as const, bin: "claude", run: undefined, env: {}, maxTurns: 30 };
+  const agent = { name: "claude", kind: "claude" as const, bin: "claude", run: undefined, env: {}, maxTurns: 30, args: [], prices: {} };
   it("gives the implementer edit tools and its surface's programs", () => {
     const args = claudeArgs(agent, { role: "implementer", model: "sonnet", outputRelative: ".factory/result.json", allowedCommands: ["pytest", "ruff"] });
     expect(args.slice(0, 9)).toEqual(["-p", "--output-format", "stream-json", "--verbose", "--model", "sonnet", "--max-turns", "30", "--allowedTools"]);

@@ -1,0 +1,62 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Agent } from "../config/types.js";
+import { shellQuote } from "../gates/paths.js";
+import { runCommand } from "../process/run.js";
+import { codexCost, codexStatus, parseCodexStream } from "./codex-stream.js";
+import { agentEnv } from "./env.js";
+import type { AgentAdapter, AgentOutcome, AgentRequest } from "./types.js";
+
+/**
+ * Pure: `codex exec --json`, sandboxed to the worktree, prompt on stdin.
+ * Both roles need to write one file (result or review), so both run with
+ * workspace-write; a reviewer that changes anything else has its verdict
+ * discarded by the factory.
+ */
+export function codexArgs(agent: Agent, request: Pick<AgentRequest, "model" | "resumeSession">): string[] {
+  const args = ["exec", "--json", "--skip-git-repo-check", "--sandbox", "workspace-write", "-m", request.model, ...agent.args];
+  if (request.resumeSession) args.push("resume", request.resumeSession);
+  return [...args, "-"];
+}
+
+export function codexAdapter(agent: Agent): AgentAdapter {
+  const bin = agent.bin ?? "codex";
+  return {
+    async run(request: AgentRequest): Promise<AgentOutcome> {
+      const stem = `${request.role}${request.round > 0 ? `-correction-${request.round}` : ""}`;
+      const rawPath = join(request.runDir, `${stem}-events.jsonl`);
+      writeFileSync(join(request.runDir, `${stem}-prompt.md`), request.prompt);
+      const outcome = await runCommand({
+        command: [bin, ...codexArgs(agent, request)].map(shellQuote).join(" "),
+        cwd: request.worktree,
+        env: agentEnv(agent),
+        input: request.prompt,
+        timeoutMs: request.timeoutMs,
+        idleTimeoutMs: request.idleTimeoutMs,
+        logFile: rawPath,
+        ...(request.signal ? { signal: request.signal } : {}),
+      });
+      const base = { rawPath, durationMs: outcome.durationMs };
+      if (outcome.kind === "spawn-error") return { ...base, costSource: "unknown", status: "crashed", detail: outcome.message };
+      const run = parseCodexStream(outcome.stdout);
+      const cost = codexCost(agent, request.model, run);
+      const reported = {
+        ...base,
+        ...(run.threadId ? { sessionId: run.threadId } : {}),
+        ...(cost !== undefined ? { costUsd: cost, costSource: "computed" as const } : { costSource: "unknown" as const }),
+        model: request.model, // codex exec --json does not say which model answered
+        turns: run.turns,
+      };
+      switch (outcome.kind) {
+        case "timed-out": return { ...reported, status: "timed-out", detail: "killed at agent_timeout" };
+        case "stalled": return { ...reported, status: "stalled", detail: "no output for agent_idle_timeout; killed with its process group" };
+        case "aborted": return { ...reported, status: "crashed", detail: "interrupted" };
+        case "signalled": return { ...reported, status: "crashed", detail: `killed by ${outcome.signal}` };
+        case "exited": break;
+      }
+      const status = codexStatus(run);
+      if (!status) return { ...reported, status: "crashed", detail: `exited ${outcome.code} without a completed turn: ${outcome.tail.split("\n").slice(-2).join(" | ")}` };
+      return { ...reported, status: status.status, ...(status.detail ? { detail: status.detail } : {}) };
+    },
+  };
+}

@@ -1,0 +1,84 @@
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterEach, describe, expect, it } from "vitest";
+import { startOpenAIServer, type CodexScript, type CodexTurn } from "../helpers/openai-server.js";
+import { DOUBLE_JS, gateResults, useLoopRepos } from "../helpers/loop-repo.js";
+
+/**
+ * The real Codex CLI (a pinned devDependency from the npm registry) against a
+ * scripted Responses API server on 127.0.0.1, configured as a custom model
+ * provider through the agent's `args`.
+ */
+const CODEX = fileURLToPath(new URL("../../node_modules/.bin/codex", import.meta.url));
+const available = existsSync(CODEX);
+if (!available) console.warn(`skipping the Codex tests: ${CODEX} is not installed (npm ci installs it)`);
+
+const MODEL = "gpt-5-codex";
+const setUp = useLoopRepos(afterEach);
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0)) await cleanup();
+});
+
+async function withCodex(script: CodexScript) {
+  const server = await startOpenAIServer(script);
+  const home = mkdtempSync(join(tmpdir(), "factory-codex-home-"));
+  mkdirSync(join(home, ".codex"), { recursive: true });
+  cleanups.push(() => server.close(), () => rmSync(home, { recursive: true, force: true }));
+  const target = setUp({
+    script: {},
+    agents: `[agents.codex]
+kind = "codex"
+bin = "${CODEX}"
+args = ["-c", 'model_provider="scripted"', "-c", 'model_providers.scripted.name="scripted"', "-c", 'model_providers.scripted.base_url="${server.url}"', "-c", 'model_providers.scripted.wire_api="responses"', "-c", 'model_providers.scripted.env_key="OPENAI_API_KEY"']
+env = { OPENAI_API_KEY = "sk-test-not-a-key", HOME = "${home}", CODEX_HOME = "${join(home, ".codex")}" }
+prices = { "${MODEL}" = { input = 1.25, output = 10.0, cached_input = 0.125 } }
+
+[tiers]
+basic = { agent = "codex", model = "${MODEL}" }
+standard = { agent = "codex", model = "${MODEL}" }
+advanced = { agent = "codex", model = "${MODEL}" }`,
+  });
+  return { server, target };
+}
+
+const heredoc = (path: string, text: string) => `mkdir -p "$(dirname ${path})" && cat > ${path} <<'FACTORY_EOF'\n${text.trimEnd()}\nFACTORY_EOF`;
+const result = { packet: "P01", status: "complete", summary: "Added double.", verification: { tests: "passed" } };
+const implementHonestly: CodexTurn[] = [
+  { commands: [heredoc("src/double.js", DOUBLE_JS)] },
+  { commands: [heredoc(".factory/result.json", JSON.stringify(result))] },
+  { text: "Done." },
+];
+const review = { packet: "P01", verdict: "accept", invariants: [{ id: "doubles", status: "held", evidence: "src/double.js:2" }], findings: [] };
+const reviewHonestly: CodexTurn[] = [
+  { commands: ["cat src/double.js"] },
+  { commands: [heredoc(".factory/review.json", JSON.stringify(review))] },
+  { text: "Reviewed." },
+];
+
+describe.skipIf(!available)("factory run with the real Codex CLI", () => {
+  it("merges work Codex wrote through its own shell tool, with cost computed from tokens", async () => {
+    const { server, target } = await withCodex({ implementer: [implementHonestly], reviewer: [reviewHonestly] });
+    const { code, out } = await target.run();
+    expect(out).toContain("P01#1 → merged");
+    expect(code).toBe(0);
+    expect(target.read("src/double.js")).toBe(DOUBLE_JS);
+    expect(gateResults(await target.events("P01"), 1)).toMatchObject({ untouched: "pass", scope: "pass", tamper: "pass", test: "pass" });
+    const finished = (await target.events("P01")).filter((event) => event.kind === "agent-finished");
+    // 3 turns of 1000 input (200 cached) and 100 output tokens at $1.25 / $0.125 / $10 per million.
+    const perTurn = (800 * 1.25 + 200 * 0.125 + 100 * 10) / 1_000_000;
+    expect(finished[0]).toMatchObject({ role: "implementer", outcome: "ok", sessionId: expect.any(String) });
+    expect(finished[0]?.kind === "agent-finished" && finished[0].costUsd).toBeCloseTo(3 * perTurn, 10);
+    expect(server.roles).toEqual(["implementer", "reviewer"]);
+  }, 120_000);
+
+  it("a failed turn is a failure", async () => {
+    const { target } = await withCodex({ implementer: [[{ http: { status: 400, message: "Invalid prompt: too long", code: "context_length_exceeded" } }]] });
+    await target.run({ once: true });
+    const finished = (await target.events("P01")).find((event) => event.kind === "agent-finished");
+    expect(finished).toMatchObject({ role: "implementer", outcome: "agent-error" });
+    expect(target.subjects()[0]).toBe("queue");
+  }, 120_000);
+});
