@@ -13,6 +13,7 @@
 // for all, or {id: status}), "evidence" ("path:line" for all rulings),
 // "verdict", "findings", "stdout", "cost" (reported as cost_usd),
 // "exit" (exit code), "sleep" (ms), "hang" (never finish, print nothing),
+// "rateLimitMs" (report a rate limit that resets this many ms from now),
 // and "correction" (the step used in the contract-correction round).
 import { appendFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -47,7 +48,8 @@ if (step.hang) {
   }
   const finish = () => {
     if (step.stdout) process.stdout.write(`${step.stdout}\n`);
-    process.stdout.write(`${JSON.stringify({ cost_usd: step.cost ?? 0.01, model: env.FACTORY_MODEL, session_id: `scripted-${packet}-${attempt}` })}\n`);
+    const rateLimit = step.rateLimitMs ? { rate_limited_until: new Date(Date.now() + step.rateLimitMs).toISOString() } : {};
+    process.stdout.write(`${JSON.stringify({ cost_usd: step.cost ?? 0.01, model: env.FACTORY_MODEL, session_id: `scripted-${packet}-${attempt}`, ...rateLimit })}\n`);
     process.exitCode = step.exit ?? 0;
   };
   if (step.sleep) setTimeout(finish, step.sleep);

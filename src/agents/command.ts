@@ -8,8 +8,9 @@ import type { AgentAdapter, AgentOutcome, AgentRequest } from "./types.js";
 /**
  * Any executable as an agent (README, "The command agent protocol"): the
  * prompt on stdin and in FACTORY_PROMPT_FILE, FACTORY_* variables, and an
- * optional JSON object on the last line of stdout with cost_usd, model and
- * session_id. It runs with the worktree as its working directory.
+ * optional JSON object on the last line of stdout with cost_usd, model,
+ * session_id and rate_limited_until. It runs with the worktree as its
+ * working directory.
  */
 export function commandAdapter(agent: Agent): AgentAdapter {
   return {
@@ -52,6 +53,9 @@ export function commandAdapter(agent: Agent): AgentAdapter {
             ...(typeof report?.model === "string" ? { model: report.model } : {}),
             ...(typeof report?.session_id === "string" ? { sessionId: report.session_id } : {}),
           };
+          if (typeof report?.rate_limited_until === "string" && !Number.isNaN(Date.parse(report.rate_limited_until))) {
+            return { ...base, ...reported, status: "rate-limited", detail: "the agent reports a rate limit", resetsAt: new Date(Date.parse(report.rate_limited_until)).toISOString() };
+          }
           if (outcome.code !== 0) {
             return { ...base, ...reported, status: outcome.code === 127 ? "crashed" : "agent-error", detail: `exited with code ${outcome.code}: ${outcome.tail.split("\n").slice(-3).join(" | ")}` };
           }

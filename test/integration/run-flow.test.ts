@@ -133,6 +133,25 @@ describe("the run itself", () => {
     expect(leftovers).toBe("");
   }, 30_000);
 
+  it("waits out a rate limit without spending an attempt, and says so", async () => {
+    const target = setUp({ script: { P01: { implementer: [{ rateLimitMs: 1500 }, honest] } } });
+    const { code, out } = await target.run();
+    expect(code).toBe(0);
+    expect(out).toMatch(/rate-limited: waiting until \S+ \(no attempt spent\)/);
+    const decided = (await target.events("P01")).find((event) => event.kind === "decided");
+    expect(decided).toMatchObject({ decision: "retry", refund: true, reasons: [expect.stringContaining("the implementer was rate-limited until")] });
+    const merged = await target.record("P01");
+    expect(merged).toMatchObject({ status: { state: "merged" }, attemptsUsed: 1, lastAttempt: 2 });
+  });
+
+  it("halts instead of waiting longer than rate_limit_wait", async () => {
+    const target = setUp({ config: `rate_limit_wait = "1s"`, script: { P01: { implementer: [{ rateLimitMs: 3_600_000 }, honest] } } });
+    const { code, out } = await target.run();
+    expect(code).toBe(1);
+    expect(out).toContain("longer than rate_limit_wait");
+    expect((await target.record("P01"))?.attemptsUsed).toBe(0);
+  });
+
   it("stops claiming at the cost cap", async () => {
     const target = setUp({ script: { P01: { implementer: [{ write: { "src/double.js": "export const double = (n) => n;\n" }, cost: 2 }] } } });
     const { code, out } = await target.run({ maxCost: 1 });
