@@ -1,3 +1,4 @@
+import { jsonLines } from "./call-files.js";
 import type { AgentStatus } from "./types.js";
 
 /** What a Claude Code `--output-format stream-json --verbose` run said about itself. */
@@ -28,14 +29,7 @@ export function parseClaudeStream(text: string): ClaudeRun {
   const addModel = (model: unknown): void => {
     if (typeof model === "string" && model !== "" && !run.models.includes(model)) run.models.push(model);
   };
-  for (const line of text.split("\n")) {
-    if (!line.startsWith("{")) continue;
-    let event: Record<string, unknown>;
-    try {
-      event = JSON.parse(line) as Record<string, unknown>;
-    } catch {
-      continue;
-    }
+  for (const event of jsonLines(text)) {
     if (typeof event.session_id === "string") run.sessionId = event.session_id;
     if (event.type === "system" && event.subtype === "api_retry") {
       run.retries.push({ status: numberOr(event.error_status), delayMs: numberOr(event.retry_delay_ms) ?? 0 });

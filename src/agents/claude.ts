@@ -1,9 +1,8 @@
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
 import type { Agent } from "../config/types.js";
 import { shellQuote } from "../gates/paths.js";
 import { runCommand, type RunOutcome } from "../process/run.js";
 import { claudeStatus, modelMatches, parseClaudeStream } from "./claude-stream.js";
+import { prepareCallFiles } from "./call-files.js";
 import { agentEnv } from "./env.js";
 import type { AgentAdapter, AgentOutcome, AgentRequest, ProbeResult } from "./types.js";
 
@@ -32,9 +31,7 @@ export function claudeAdapter(agent: Agent): AgentAdapter {
   const bin = agent.bin ?? "claude";
   return {
     async run(request: AgentRequest): Promise<AgentOutcome> {
-      const stem = `${request.role}${request.round > 0 ? `-correction-${request.round}` : ""}`;
-      const rawPath = join(request.runDir, `${stem}-stream.jsonl`);
-      writeFileSync(join(request.runDir, `${stem}-prompt.md`), request.prompt);
+      const { rawPath } = prepareCallFiles(request, "stream.jsonl");
       const outcome = await runCommand({
         command: [bin, ...claudeArgs(agent, request)].map(shellQuote).join(" "),
         cwd: request.worktree,

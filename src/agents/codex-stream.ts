@@ -1,4 +1,5 @@
 import type { Agent } from "../config/types.js";
+import { jsonLines } from "./call-files.js";
 import type { AgentStatus } from "./types.js";
 
 /** What a `codex exec --json` run said about itself. */
@@ -17,14 +18,7 @@ export interface CodexRun {
 /** Pure: reads the JSONL event stream; lines that are not JSON are skipped. */
 export function parseCodexStream(text: string): CodexRun {
   const run: CodexRun = { threadId: undefined, completed: false, failure: undefined, errors: [], inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, turns: 0 };
-  for (const line of text.split("\n")) {
-    if (!line.startsWith("{")) continue;
-    let event: Record<string, unknown>;
-    try {
-      event = JSON.parse(line) as Record<string, unknown>;
-    } catch {
-      continue;
-    }
+  for (const event of jsonLines(text)) {
     switch (event.type) {
       case "thread.started":
         if (typeof event.thread_id === "string") run.threadId = event.thread_id;

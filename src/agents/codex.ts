@@ -1,9 +1,8 @@
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
 import type { Agent } from "../config/types.js";
 import { shellQuote } from "../gates/paths.js";
 import { runCommand } from "../process/run.js";
 import { codexCost, codexStatus, parseCodexStream } from "./codex-stream.js";
+import { prepareCallFiles } from "./call-files.js";
 import { agentEnv } from "./env.js";
 import type { AgentAdapter, AgentOutcome, AgentRequest } from "./types.js";
 
@@ -23,9 +22,7 @@ export function codexAdapter(agent: Agent): AgentAdapter {
   const bin = agent.bin ?? "codex";
   return {
     async run(request: AgentRequest): Promise<AgentOutcome> {
-      const stem = `${request.role}${request.round > 0 ? `-correction-${request.round}` : ""}`;
-      const rawPath = join(request.runDir, `${stem}-events.jsonl`);
-      writeFileSync(join(request.runDir, `${stem}-prompt.md`), request.prompt);
+      const { rawPath } = prepareCallFiles(request, "events.jsonl");
       const outcome = await runCommand({
         command: [bin, ...codexArgs(agent, request)].map(shellQuote).join(" "),
         cwd: request.worktree,

@@ -1,7 +1,6 @@
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
 import type { Agent } from "../config/types.js";
 import { runCommand } from "../process/run.js";
+import { prepareCallFiles } from "./call-files.js";
 import { agentEnv } from "./env.js";
 import type { AgentAdapter, AgentOutcome, AgentRequest } from "./types.js";
 
@@ -15,10 +14,7 @@ import type { AgentAdapter, AgentOutcome, AgentRequest } from "./types.js";
 export function commandAdapter(agent: Agent): AgentAdapter {
   return {
     async run(request: AgentRequest): Promise<AgentOutcome> {
-      const stem = `${request.role}${request.round > 0 ? `-correction-${request.round}` : ""}`;
-      const promptFile = join(request.runDir, `${stem}-prompt.md`);
-      const rawPath = join(request.runDir, `${stem}-output.log`);
-      writeFileSync(promptFile, request.prompt);
+      const { promptFile, rawPath } = prepareCallFiles(request, "output.log");
       const outcome = await runCommand({
         command: agent.run ?? "false",
         cwd: request.worktree,
