@@ -7,13 +7,19 @@ import { agentEnv } from "./env.js";
 import type { AgentAdapter, AgentOutcome, AgentRequest } from "./types.js";
 
 /**
+ * Codex's own traffic a factory run never needs: it would otherwise fetch a
+ * plugin marketplace from GitHub and check for updates on every run.
+ */
+const QUIET = ["plugins", "remote_plugin", "plugin_sharing", "apps", "in_app_updates"].flatMap((feature) => ["--disable", feature]);
+
+/**
  * Pure: `codex exec --json`, sandboxed to the worktree, prompt on stdin.
  * Both roles need to write one file (result or review), so both run with
  * workspace-write; a reviewer that changes anything else has its verdict
  * discarded by the factory.
  */
 export function codexArgs(agent: Agent, request: Pick<AgentRequest, "model" | "resumeSession">): string[] {
-  const args = ["exec", "--json", "--skip-git-repo-check", "--sandbox", "workspace-write", "-m", request.model, ...agent.args];
+  const args = ["exec", "--json", "--skip-git-repo-check", "--sandbox", "workspace-write", ...QUIET, "-m", request.model, ...agent.args];
   if (request.resumeSession) args.push("resume", request.resumeSession);
   return [...args, "-"];
 }

@@ -34,7 +34,10 @@ describe("codex stream", () => {
   });
 
   it("builds exec and resume command lines", () => {
-    expect(codexArgs(agent, { model: "m" })).toEqual(["exec", "--json", "--skip-git-repo-check", "--sandbox", "workspace-write", "-m", "m", "-c", "x=1", "-"]);
+    const args = codexArgs(agent, { model: "m" });
+    expect(args.slice(0, 5)).toEqual(["exec", "--json", "--skip-git-repo-check", "--sandbox", "workspace-write"]);
+    expect(args.slice(-4)).toEqual(["m", "-c", "x=1", "-"]);
+    expect(args.join(" ")).toContain("--disable plugins");
     expect(codexArgs(agent, { model: "m", resumeSession: "t1" }).slice(-3)).toEqual(["resume", "t1", "-"]);
   });
 });
