@@ -5,7 +5,7 @@ import type { AgentOutcome, Role } from "../agents/types.js";
 import type { Surface } from "../config/types.js";
 import { appendEvents } from "../ledger/store.js";
 import { BudgetExhausted } from "./budget.js";
-import type { RunContext } from "./context.js";
+import { checkInterrupted, type RunContext } from "./context.js";
 
 export interface AgentCall {
   role: Role;
@@ -61,6 +61,7 @@ export async function callAgent(ctx: RunContext, call: AgentCall): Promise<Agent
     kind: "agent", packet: call.packet, attempt: call.attempt, role: call.role, status: outcome.status, durationMs: outcome.durationMs,
     ...(outcome.costUsd !== undefined ? { costUsd: outcome.costUsd } : {}), ...(outcome.detail ? { detail: outcome.detail } : {}),
   });
+  checkInterrupted(ctx.signal); // an agent killed by Ctrl-C did not fail: its attempt was interrupted
   const text = existsSync(outputPath) ? readFileSync(outputPath, "utf8") : undefined;
   if (text !== undefined) copyFileSync(outputPath, join(call.runDir, `${call.role}-output${call.round ? `-${call.round}` : ""}.json`));
   return { outcome, json: parseJsonFile(text) };

@@ -59,6 +59,7 @@ export async function runAttempt(ctx: RunContext, input: AttemptInput): Promise<
   const surface = surfaceOf(ctx.config, packet);
   if (surface) {
     const installError = await installSurface(ctx, worktree, surface, input.runDir);
+    checkInterrupted(ctx.signal);
     if (installError) return { ...withTree, end: { kind: "environment-error", reason: installError } };
   }
   checkInterrupted(ctx.signal);

@@ -4,7 +4,7 @@ import type { Surface } from "../config/types.js";
 import { runCommandGate } from "../gates/command.js";
 import type { TestResult } from "../gates/junit.js";
 import { STATE_DIR } from "../ledger/store.js";
-import type { RunContext } from "./context.js";
+import { checkInterrupted, type RunContext } from "./context.js";
 
 export type TestRun =
   | { ok: true; results: Map<string, TestResult[]>; cached: boolean }
@@ -37,6 +37,7 @@ export async function runTests(ctx: RunContext, input: { worktree: string; surfa
       gate, surface: input.surface, worktree: input.worktree, changed: [], runDir: input.runDir,
       timeoutMs: gate.timeoutMs ?? ctx.config.limits.gateTimeoutMs, baseline: undefined, signal: ctx.signal,
     });
+    checkInterrupted(ctx.signal);
     if (!tests) return { ok: false, reason: `test gate "${gate.name}" could not be measured: ${report.summary}` };
     results.set(gate.name, tests);
   }

@@ -14,7 +14,7 @@ import type { GateReport } from "../gates/types.js";
 import { checkUntouched } from "../gates/untouched.js";
 import type { Packet } from "../packet/types.js";
 import { baseEnv, runCommand } from "../process/run.js";
-import type { RunContext } from "./context.js";
+import { checkInterrupted, type RunContext } from "./context.js";
 
 export interface GateRunInput {
   packet: Packet;
@@ -73,6 +73,7 @@ export async function runGates(ctx: RunContext, input: GateRunInput): Promise<Ga
       baseline: gate.tests ? (input.baseline.get(gate.name) ?? []) : undefined,
       signal: ctx.signal,
     });
+    checkInterrupted(ctx.signal); // a gate killed by Ctrl-C says nothing about the work
     reports.push(report);
   }
   for (const report of reports.slice(input.combined?.builtins.length ?? 0)) {

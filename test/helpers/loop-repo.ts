@@ -54,7 +54,7 @@ export interface LoopRepoOptions {
 const DEFAULT_GATES = `
   [[surfaces.app.gates]]
   name = "syntax"
-  run = "node --check {files}"
+  run = "for f in {files}; do node --check \\"$f\\" || exit 1; done"
   files = "**/*.js"
 
   [[surfaces.app.gates]]

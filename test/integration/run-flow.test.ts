@@ -152,6 +152,20 @@ describe("the run itself", () => {
     expect((await target.record("P01"))?.attemptsUsed).toBe(0);
   });
 
+  it("Ctrl-C kills the running agent, records the attempt as interrupted and exits 130", async () => {
+    const target = setUp({ script: { P01: { implementer: [{ ...honest, sleep: 60_000 }] } } });
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 1500);
+    const { code } = await target.run({ signal: controller.signal });
+    expect(code).toBe(130);
+    const events = await target.events();
+    expect(events.find((event) => event.kind === "attempt-interrupted")).toMatchObject({ packet: "P01", attempt: 1, reason: "the run was interrupted" });
+    expect(events.find((event) => event.kind === "run-ended")).toMatchObject({ outcome: "interrupted" });
+    expect(await target.record("P01")).toMatchObject({ status: { state: "queued" }, attemptsUsed: 0 });
+    const leftovers = spawnSync("pgrep", ["-f", target.scriptFile], { encoding: "utf8" }).stdout.trim();
+    expect(leftovers).toBe("");
+  }, 30_000);
+
   it("stops claiming at the cost cap", async () => {
     const target = setUp({ script: { P01: { implementer: [{ write: { "src/double.js": "export const double = (n) => n;\n" }, cost: 2 }] } } });
     const { code, out } = await target.run({ maxCost: 1 });
