@@ -1,3 +1,4 @@
+import { hostname } from "node:os";
 import { foldLedger, type PacketRecord } from "../ledger/fold.js";
 import type { LedgerEvent } from "../ledger/events.js";
 import { readLedger } from "../ledger/store.js";
@@ -26,6 +27,7 @@ export async function status(options: StatusOptions): Promise<ExitCode> {
   const board = buildBoard({
     branch: workspace.branch, tip: workspace.tip, packets: workspace.queue.packets,
     invalid: workspace.queue.invalid, ledger, problems: workspace.problems, warnings,
+    ownerAlive: (owner) => owner.host !== hostname() || isAlive(owner.pid),
   });
   const lock = await readRunLock(workspace.root);
   const run = lock ? { ...lock, alive: isAlive(lock.pid) } : null;

@@ -1,4 +1,5 @@
-import { existsSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
 import { gitRun, gitTry, resolveCommit, treeOf } from "../git/repo.js";
 import { commitWorktree, createWorktree, listWorktrees, worktreeStatus } from "../git/worktree.js";
 import { isGreen, type GateReport } from "../gates/types.js";
@@ -50,14 +51,17 @@ export async function land(ctx: RunContext, input: LandInput): Promise<LandResul
       if (updated.kind !== "ok") return updated;
       if (updated.treeChanged) {
         ctx.emit({ kind: "step", packet: input.packet.id, attempt: input.attempt, step: "re-gate", detail: `${ctx.branch} moved to ${tip.slice(0, 10)}; gating the combined tree` });
+        // Its own directory, so the first gating's reports and logs are never overwritten.
+        const runDir = join(input.runDir, `regate-${tip.slice(0, 10)}`);
+        mkdirSync(runDir, { recursive: true });
         const surface = surfaceOf(ctx.config, input.packet);
         const baseline = surface?.gates.some((gate) => gate.tests)
-          ? await measureBaseline(ctx, { worktree, surface, commit: tip, runDir: input.runDir })
+          ? await measureBaseline(ctx, { worktree, surface, commit: tip, runDir })
           : { ok: true as const, results: new Map(), cached: true };
         if (!baseline.ok) return { kind: "environment-error", reason: `baseline at ${tip.slice(0, 10)}: ${baseline.reason}` };
         const regated = await runGates(ctx, {
           packet: input.packet, attempt: input.attempt, surface, worktree, plantedCommit: input.plantedCommit,
-          planted: input.planted, baseline: baseline.results, runDir: input.runDir,
+          planted: input.planted, baseline: baseline.results, runDir,
           combined: { agentCommit: input.commit, builtins: input.provenance.gates.filter((gate) => BUILTIN_GATES.includes(gate.name)) },
         });
         if (!isGreen(regated.reports)) return { kind: "regate-failed", reports: regated.reports };

@@ -44,6 +44,8 @@ export interface BoardInput {
   ledger: LedgerState;
   problems: Problem[];
   warnings: string[];
+  /** Whether a running packet's owner still lives; a dead one is noted (the next run recovers it). */
+  ownerAlive?: (owner: { pid: number; host: string }) => boolean;
 }
 
 /** Pure: the board from the committed queue and the ledger's fold. */
@@ -67,7 +69,10 @@ export function buildBoard(input: BoardInput): Board {
       requires: packet.requires,
       reason: changed && !merged ? "the packet file changed; the new version has not run" : (record?.reason ?? null),
       sha256: packet.sha256,
-      note: changed && merged ? "the packet file changed after it merged; the change is not run (factory reset to run it again)" : null,
+      note: changed && merged ? "the packet file changed after it merged; the change is not run (factory reset to run it again)"
+        : record?.status.state === "running" && input.ownerAlive && !input.ownerAlive(record.status.owner)
+          ? `its run (pid ${record.status.owner.pid} on ${record.status.owner.host}) is gone; the next factory run recovers it`
+          : null,
       commit: record?.status.state === "merged" ? record.status.commit : null,
     });
   }

@@ -1,5 +1,7 @@
 import { createHash } from "node:crypto";
+import { spawnSync } from "node:child_process";
 import { appendFileSync } from "node:fs";
+import { hostname } from "node:os";
 import { afterEach, describe, expect, it } from "vitest";
 import { plan } from "../../src/commands/plan.js";
 import { status } from "../../src/commands/status.js";
@@ -36,7 +38,7 @@ async function planJson() {
 async function statusJson() {
   const output = bufferOutput();
   const code = await status({ cwd: repo.dir, id: undefined, json: true, output });
-  return { code, board: JSON.parse(output.stdout.join("\n")) as { packets: { id: string; state: string; attempts_used: number; max_attempts: number; cost_usd: number; reason: string | null }[]; warnings: string[]; cost_usd: number; counts: Record<string, number> } };
+  return { code, board: JSON.parse(output.stdout.join("\n")) as { packets: { id: string; state: string; attempts_used: number; max_attempts: number; cost_usd: number; reason: string | null; note: string | null }[]; warnings: string[]; cost_usd: number; counts: Record<string, number> } };
 }
 
 describe("factory plan", () => {
@@ -134,10 +136,19 @@ describe("factory status", () => {
     const { code, board } = await statusJson();
     expect(code).toBe(0);
     expect(board.packets[0]).toMatchObject({ id: "A01", state: "running" });
+    expect(board.packets[0]?.note).toBeNull(); // another host's run cannot be checked, so it is not called gone
     expect(board.warnings).toEqual([expect.stringContaining("ledger.jsonl:2: the last line was cut off mid-write")]);
     const output = bufferOutput();
     await status({ cwd: repo.dir, id: undefined, json: false, output });
     expect(output.stderr.join("\n")).toContain("warning: .factory/state/ledger.jsonl:2: the last line was cut off");
+  });
+
+  it("notes a running packet whose run is gone", async () => {
+    queue({ "A01-a": "" });
+    const dead = Number(spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" }).stdout);
+    await appendEvents(repo.dir, [{ kind: "claimed", packet: "A01", attempt: 1, sha256: version("A01-a"), run: "r", pid: dead, host: hostname() }]);
+    const { board } = await statusJson();
+    expect(board.packets[0]).toMatchObject({ state: "running", note: expect.stringContaining("is gone; the next factory run recovers it") });
   });
 
   it("shows one packet's history, and refuses an unknown id", async () => {

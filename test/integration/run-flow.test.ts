@@ -1,5 +1,6 @@
 import { spawnSync } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname } from "node:path";
 import { Readable } from "node:stream";
 import { hostname } from "node:os";
@@ -165,6 +166,19 @@ describe("the run itself", () => {
     const leftovers = spawnSync("pgrep", ["-f", target.scriptFile], { encoding: "utf8" }).stdout.trim();
     expect(leftovers).toBe("");
   }, 30_000);
+
+  it("tells the notify command about a block and the end of the run, as JSON on stdin", async () => {
+    const log = `${tmpdir()}/factory-notify-${process.pid}-${Date.now()}.jsonl`;
+    const target = setUp({ config: `\n[notify]\ncommand = "cat >> ${log}"`, script: { P01: { implementer: [{ write: { "src/double.js": "export const double = (n) => n;\n" } }] } } });
+    try {
+      await target.run();
+      const lines = readFileSync(log, "utf8").trim().split("\n").map((line) => JSON.parse(line) as { event: string; packet?: string });
+      expect(lines.map((line) => line.event)).toEqual(["blocked", "run-ended"]);
+      expect(lines[0]).toMatchObject({ packet: "P01", reason: expect.stringContaining("out of attempts") });
+    } finally {
+      rmSync(log, { force: true });
+    }
+  });
 
   it("stops claiming at the cost cap", async () => {
     const target = setUp({ script: { P01: { implementer: [{ write: { "src/double.js": "export const double = (n) => n;\n" }, cost: 2 }] } } });
