@@ -14,6 +14,8 @@ export interface DetectedSurface {
 
 export function renderSurface(surface: DetectedSurface): string {
   const key = `surfaces.${surface.name}`;
+  // At the repository root, test discovery would also find the planted copies under packets/supplied/.
+  const atRoot = surface.dir === ".";
   const lines = [`[${key}]`, `dir = "${surface.dir}"`];
   if (surface.kind === "python") {
     lines.push(
@@ -32,7 +34,7 @@ export function renderSurface(surface: DetectedSurface): string {
       ``,
       `  [[${key}.gates]]`,
       `  name = "pytest"`,
-      `  run = "python3 -m pytest -q --junitxml={junit}"   # {junit}: per-test results, compared with the baseline`,
+      `  run = "python3 -m pytest -q${atRoot ? " --ignore=packets" : ""} --junitxml={junit}"   # {junit}: per-test results, compared with the baseline`,
       `  tests = true`,
     );
     return lines.join("\n");
@@ -43,7 +45,7 @@ export function renderSurface(surface: DetectedSurface): string {
     if (scripts[name] === undefined) continue;
     lines.push(``, `  [[${key}.gates]]`, `  name = "${name}"`, `  run = "npm run ${name}"`);
   }
-  const test = testGate(surface.testRunner);
+  const test = testGate(surface.testRunner, atRoot);
   if (test) {
     lines.push(``, `  [[${key}.gates]]`, `  name = "test"`, `  run = "${test}"`, `  tests = true`);
   } else if (scripts.test !== undefined) {
@@ -59,9 +61,9 @@ export function renderSurface(surface: DetectedSurface): string {
   return lines.join("\n");
 }
 
-function testGate(runner: DetectedSurface["testRunner"]): string | undefined {
+function testGate(runner: DetectedSurface["testRunner"], atRoot: boolean): string | undefined {
   switch (runner) {
-    case "vitest": return "npx vitest run --reporter=default --reporter=junit --outputFile.junit={junit}";
+    case "vitest": return `npx vitest run${atRoot ? " --exclude 'packets/**'" : ""} --reporter=default --reporter=junit --outputFile.junit={junit}`;
     case "node": return "node --test --test-reporter=spec --test-reporter-destination=stdout --test-reporter=junit --test-reporter-destination={junit}";
     case "jest": return undefined;
     case undefined: return undefined;

@@ -48,6 +48,33 @@ describe("factory run: honest work", () => {
   });
 });
 
+describe("factory run: auto-fix", () => {
+  const tabsGate = `
+  [[surfaces.app.gates]]
+  name = "no-tabs"
+  run = "! grep -l \\"$(printf '\\\\t')\\" {files}"
+  files = "**/*.js"
+  fix = "sed -i \\"s/$(printf '\\\\t')/  /g\\" {files}"
+
+  [[surfaces.app.gates]]
+  name = "test"
+  run = "node --test --test-reporter=junit --test-reporter-destination={junit} test/"
+  tests = true
+`;
+
+  it("repairs the agent's files in a commit of its own, spends no attempt, and never touches planted files", async () => {
+    const plantedWithTab = DOUBLE_TEST.replace("test(\"doubles\"", "// keep\ttabs here\ntest(\"doubles\"");
+    const target = setUp({ gates: tabsGate, planted: plantedWithTab, script: { P01: { implementer: [{ write: { "src/double.js": "export function double(n) {\n\treturn n * 2;\n}\n" } }] } } });
+    const { code, out } = await target.run();
+    expect(out).toMatch(/P01#1 auto-fix no-tabs: committed/);
+    expect(code).toBe(0);
+    expect(gateResults(await target.events("P01"), 1)).toMatchObject({ "no-tabs": "pass", untouched: "pass" });
+    expect(target.read("src/double.js")).toBe("export function double(n) {\n  return n * 2;\n}\n");
+    expect(target.read("test/double.test.js")).toContain("keep\ttabs"); // the planted file was left alone
+    expect((await target.record("P01"))?.attemptsUsed).toBe(1);
+  });
+});
+
 describe("factory run: the guards fire", () => {
   it("untouched: an agent that edits a planted test is never merged", async () => {
     const target = setUp({ script: { P01: { implementer: [{ write: { "src/double.js": "export const double = () => 0;\n", "test/double.test.js": "// gone\n" } }] } } });

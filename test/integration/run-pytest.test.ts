@@ -1,0 +1,82 @@
+import { spawnSync } from "node:child_process";
+import { rmSync, writeFileSync } from "node:fs";
+import { afterEach, describe, expect, it } from "vitest";
+import { run } from "../../src/commands/run.js";
+import { foldLedger } from "../../src/ledger/fold.js";
+import { readLedger } from "../../src/ledger/store.js";
+import { bufferOutput } from "../../src/log/output.js";
+import { makeRepo, type TestRepo } from "../helpers/git-repo.js";
+import { SCRIPTED_AGENT } from "../helpers/loop-repo.js";
+
+/** The Python side: pytest's JUnit report through the real pipeline, as `factory init`'s python preset configures it. */
+const pytest = spawnSync("python3", ["-m", "pytest", "--version"], { encoding: "utf8" });
+const available = pytest.status === 0;
+if (!available) console.warn(`skipping the pytest pipeline tests: python3 -m pytest is not available (${(pytest.stderr || pytest.error?.message || "").trim()})`);
+
+let repo: TestRepo | undefined;
+const scriptFile = `${process.env.TMPDIR ?? "/tmp"}/factory-pytest-script-${process.pid}.json`;
+afterEach(() => {
+  repo?.cleanup();
+  rmSync(scriptFile, { force: true });
+});
+
+const DOUBLE_PY = "def double(n):\n    return n * 2\n";
+
+function pythonTarget(): TestRepo {
+  repo = makeRepo({ initialCommit: false });
+  repo.write("SPEC.md", "double things\n");
+  repo.write("pkg/__init__.py", "");
+  repo.write("pkg/calc.py", "def add(a, b):\n    return a + b\n");
+  repo.write("tests/__init__.py", "");
+  repo.write("tests/test_calc.py", "from pkg.calc import add\n\n\ndef test_add():\n    assert add(2, 2) == 4\n");
+  repo.write(".gitignore", ".factory/state/\n.factory/worktrees/\n.factory/runs/\n__pycache__/\n");
+  repo.write(".factory/config.toml", `[surfaces.py]
+dir = "."
+  [[surfaces.py.gates]]
+  name = "pytest"
+  run = "python3 -m pytest -q -p no:cacheprovider --ignore=packets --junitxml={junit}"
+  tests = true
+[agents.scripted]
+kind = "command"
+run = "node ${SCRIPTED_AGENT} ${scriptFile}"
+[tiers]
+standard = { agent = "scripted", model = "m" }
+advanced = { agent = "scripted", model = "m" }
+[limits]
+max_attempts = 1
+`);
+  const spec = repo.commit("python project");
+  repo.write("packets/P01-double.toml", `id = "P01"\ngoal = "Add double"\nspec_commit = "${spec}"\nspec_path = "SPEC.md"\nallowed_paths = ["pkg/double.py"]\nbrief = "Add pkg/double.py with double(n) = n * 2."\n[[invariants]]\nid = "doubles"\nassert = "double(n) == n * 2"\n`);
+  repo.write("packets/supplied/P01/tests/test_double.py", "from pkg.double import double\n\n\ndef test_double():\n    assert double(21) == 42\n");
+  repo.commit("queue");
+  return repo;
+}
+
+async function runQueue(target: TestRepo, script: object) {
+  writeFileSync(scriptFile, JSON.stringify(script));
+  const output = bufferOutput();
+  const code = await run({ cwd: target.dir, once: false, packet: undefined, maxCost: undefined, concurrency: undefined, output, signal: new AbortController().signal });
+  const state = foldLedger((await readLedger(target.dir)).events);
+  return { code, out: output.text(), record: state.packets.get("P01") };
+}
+
+describe.skipIf(!available)("factory run on a pytest project", () => {
+  it("merges honest work; the planted test failed first and passes after", async () => {
+    const target = pythonTarget();
+    const { code, out, record } = await runQueue(target, { P01: { implementer: [{ write: { "pkg/double.py": DOUBLE_PY } }], reviewer: [{ evidence: "pkg/double.py:2" }] } });
+    expect(out).toContain("gate pytest: pass — 2/2 passed");
+    expect(code).toBe(0);
+    expect(record?.status.state).toBe("merged");
+    expect(target.read("pkg/double.py")).toBe(DOUBLE_PY);
+  });
+
+  it("blames a regression of an existing test, per test, from pytest's JUnit report", async () => {
+    const target = pythonTarget();
+    target.write("packets/P01-double.toml", target.read("packets/P01-double.toml").replace('allowed_paths = ["pkg/double.py"]', 'allowed_paths = ["pkg/double.py", "pkg/calc.py"]'));
+    target.commit("widen scope");
+    const { code, out, record } = await runQueue(target, { P01: { implementer: [{ write: { "pkg/double.py": DOUBLE_PY, "pkg/calc.py": "def add(a, b):\n    return a - b\n" } }] } });
+    expect(code).toBe(1);
+    expect(out).toMatch(/gate pytest: fail — 1 regression\(s\) of 2/);
+    expect(record?.status.state).toBe("blocked");
+  });
+});
