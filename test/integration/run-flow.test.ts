@@ -6,6 +6,7 @@ import { Readable } from "node:stream";
 import { hostname } from "node:os";
 import { afterEach, describe, expect, it } from "vitest";
 import { approve } from "../../src/commands/approve.js";
+import { run } from "../../src/commands/run.js";
 import { reject } from "../../src/commands/reject.js";
 import { reset } from "../../src/commands/reset.js";
 import { unblock } from "../../src/commands/unblock.js";
@@ -17,6 +18,8 @@ import { DOUBLE_JS, useLoopRepos, type LoopRepo } from "../helpers/loop-repo.js"
 const setUp = useLoopRepos(afterEach);
 
 const honest = { write: { "src/double.js": DOUBLE_JS } };
+const DOUBLE_TEST_FOR = (name: string, input: number, output: number) =>
+  `import assert from "node:assert/strict";\nimport test from "node:test";\nimport { ${name} } from "../src/${name}.js";\n\ntest("${name}s", () => {\n  assert.equal(${name}(${input}), ${output});\n});\n`;
 const signal = new AbortController().signal;
 
 async function approveAs(target: LoopRepo, options: { yes?: boolean; env?: NodeJS.ProcessEnv; cwd?: string } = {}) {
@@ -111,6 +114,22 @@ describe("landing", () => {
 });
 
 describe("the run itself", () => {
+  it("runs independent packets side by side with --concurrency 2; the second lands on top of the first, re-gated", async () => {
+    const triple = "export function triple(n) {\n  return n * 3;\n}\n";
+    const target = setUp({ script: { P01: { implementer: [{ ...honest, sleep: 500 }] }, P02: { implementer: [{ write: { "src/triple.js": triple }, sleep: 500 }] } } });
+    target.write("packets/P02-triple.toml", target.read("packets/P01-double.toml").replaceAll("P01", "P02").replace("Add double", "Add triple").replace("src/double.js", "src/triple.js"));
+    target.write("packets/supplied/P02/test/triple.test.js", DOUBLE_TEST_FOR("triple", 7, 21));
+    target.commit("second packet");
+    const output = bufferOutput();
+    const code = await run({ cwd: target.dir, once: false, packet: undefined, maxCost: undefined, concurrency: 2, output, signal });
+    expect(code).toBe(0);
+    const text = output.text();
+    expect(text.indexOf("P02#1 implementer: scripted")).toBeLessThan(text.indexOf("P01#1 → merged")); // both were in flight at once
+    expect(text).toContain("re-gate");
+    expect(target.subjects().slice(0, 2).sort()).toEqual(["feat: Add double [P01]", "feat: Add triple [P02]"]);
+    expect(target.targetTestsPass()).toBe(true);
+  }, 60_000);
+
   it("a gate that cannot run is the environment's fault: not counted, and two in a row halt the run", async () => {
     const target = setUp({
       gates: `\n  [[surfaces.app.gates]]\n  name = "lint"\n  run = "no-such-linter-xyz"\n`,
