@@ -77,7 +77,9 @@ export function decide(input: DecisionInput): AttemptDecision {
       const reasons = failed.map((report) => `gate ${report.name} failed: ${report.summary}`);
       const feedback = failed.map((report) => [
         `Gate "${report.name}" failed: ${report.summary}`,
-        ...report.findings.map((f) => `  ${f.file}${f.line ? `:${f.line}` : ""}: ${f.message}`),
+        // builtinReport's summary already is the first finding; list them only when there are more.
+        ...(report.findings.length > 1 || !report.summary.startsWith(report.findings[0]?.file ?? "\u0000")
+          ? report.findings.map((f) => `  ${f.file}${f.line ? `:${f.line}` : ""}: ${f.message}`) : []),
         ...(report.tail ? ["  Output (tail):", ...report.tail.split("\n").map((line) => `    ${line}`)] : []),
       ].join("\n"));
       return retry(reasons, feedback);
