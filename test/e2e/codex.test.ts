@@ -74,6 +74,17 @@ describe.skipIf(!available)("factory run with the real Codex CLI", () => {
     expect(server.roles).toEqual(["implementer", "reviewer"]);
   }, 120_000);
 
+  it("a malformed review gets one correction round, resuming the Codex session", async () => {
+    const invalid: CodexTurn = { commands: [heredoc(".factory/review.json", JSON.stringify({ ...review, invariants: [] }))] };
+    const valid: CodexTurn = { commands: [heredoc(".factory/review.json", JSON.stringify(review))] };
+    const { server, target } = await withCodex({ implementer: [implementHonestly], reviewer: [[invalid, { text: "Reviewed." }, valid, { text: "Fixed." }]] });
+    const { code } = await target.run();
+    expect(code).toBe(0);
+    const reviewers = (await target.events("P01")).filter((event) => event.kind === "agent-finished" && event.role === "reviewer");
+    expect(reviewers).toHaveLength(2);
+    expect(server.roles).toEqual(["implementer", "reviewer"]); // no third session: the correction resumed the reviewer's
+  }, 120_000);
+
   it("a failed turn is a failure", async () => {
     const { target } = await withCodex({ implementer: [[{ http: { status: 400, message: "Invalid prompt: too long", code: "context_length_exceeded" } }]] });
     await target.run({ once: true });
