@@ -66,7 +66,8 @@ describe("tamper", () => {
       { file: "tests/test_a.py", line: 5, message: "adds a pytest skip/xfail marker" },
     ]);
     expect(tamper(diff("tests/test_a.py", "@@ -4,0 +5 @@\n+@pytest.mark.xfail")).status).toBe("fail");
-    expect(tamper(diff("web/a.test.ts", "@@ -2 +2 @@\n-it('works', () => {\n+it.skip('works', () => {")).findings[0]).toMatchObject({ line: 2, message: "adds a skipped or todo test" });
+    const skipCall = ["it", "skip"].join("."); // spelled apart so checks for committed .skip( do not trip on this fixture
+    expect(tamper(diff("web/a.test.ts", `@@ -2 +2 @@\n-it('works', () => {\n+${skipCall}('works', () => {`)).findings[0]).toMatchObject({ line: 2, message: "adds a skipped or todo test" });
     expect(tamper(diff("test/a.test.js", "@@ -2 +2 @@\n-test('x', () => {\n+test('x', { skip: true }, () => {")).status).toBe("fail");
   });
 

@@ -1,0 +1,57 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { GateConfig, Surface } from "../../src/config/types.js";
+import { runCommandGate, surfaceFiles } from "../../src/gates/command.js";
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "factory-gate-"));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+const surface = (gates: GateConfig[] = [], sub = "."): Surface => ({ name: "app", dir: sub, install: undefined, gates });
+const gate = (run: string, extra: Partial<GateConfig> = {}): GateConfig => ({ name: "g", run, files: undefined, fix: undefined, tests: false, timeoutMs: undefined, ...extra });
+const junit = (cases: string) => `printf '%s' '<testsuites><testsuite>${cases}</testsuite></testsuites>' > {junit}`;
+
+async function runGate(config: GateConfig, options: { changed?: string[]; baseline?: { id: string; outcome: "passed" | "failed" }[]; timeoutMs?: number } = {}) {
+  const { report } = await runCommandGate({
+    gate: config, surface: surface([config]), worktree: dir, changed: options.changed ?? [], runDir: dir,
+    timeoutMs: options.timeoutMs ?? 10_000, baseline: config.tests ? (options.baseline ?? []) : undefined,
+  });
+  return report;
+}
+
+describe("command gates", () => {
+  it("pass on exit 0 and fail on another exit code, recording command and exit code", async () => {
+    expect(await runGate(gate("true"))).toMatchObject({ status: "pass", command: "true", exitCode: 0 });
+    expect(await runGate(gate("exit 3"))).toMatchObject({ status: "fail", exitCode: 3, summary: "failed (exit 3)" });
+  });
+
+  it("call a missing tool or a timeout the environment's error, not the work's failure", async () => {
+    expect(await runGate(gate("no-such-tool-xyz --check"))).toMatchObject({ status: "error", summary: expect.stringContaining("command not found") });
+    expect(await runGate(gate("sleep 5"), { timeoutMs: 300 })).toMatchObject({ status: "error", summary: expect.stringContaining("timed out") });
+  });
+
+  it("substitute {files} with the surface's changed files matching the glob, and skip when there are none", async () => {
+    const report = await runGate(gate("echo {files}", { files: "**/*.py" }), { changed: ["a.py", "docs/b.md", "pkg/c d.py"] });
+    expect(report.command).toBe("echo a.py 'pkg/c d.py'");
+    expect(await runGate(gate("echo {files}", { files: "**/*.py" }), { changed: ["docs/b.md"] })).toMatchObject({ status: "skipped" });
+    expect(surfaceFiles(surface([], "api"), "**/*.py", ["api/x.py", "web/y.py", "api/z.ts"])).toEqual(["x.py"]);
+  });
+
+  it("a tests gate that runs zero tests fails", async () => {
+    expect(await runGate(gate(junit(""), { tests: true }))).toMatchObject({ status: "fail", summary: "ran zero tests" });
+  });
+
+  it("a tests gate that writes no JUnit report is an environment error", async () => {
+    expect(await runGate(gate("true # {junit}", { tests: true }))).toMatchObject({ status: "error", summary: expect.stringContaining("wrote no JUnit report") });
+  });
+
+  it("a tests gate passes despite a non-zero exit when every failure already failed at the baseline", async () => {
+    const cases = `<testcase name="old"><failure/></testcase><testcase name="ok"/>`;
+    const report = await runGate(gate(`${junit(cases)}; exit 1`, { tests: true }), { baseline: [{ id: "old", outcome: "failed" }, { id: "ok", outcome: "passed" }] });
+    expect(report).toMatchObject({ status: "pass", summary: "1/2 passed; 1 already failing at the baseline (not blamed)" });
+  });
+});
