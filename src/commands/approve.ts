@@ -1,9 +1,8 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { userInfo } from "node:os";
 import { createInterface } from "node:readline/promises";
 import { diffStat } from "../git/diff.js";
-import { gitUserName, resolveCommit } from "../git/repo.js";
+import { resolveCommit } from "../git/repo.js";
 import { appendEvents } from "../ledger/store.js";
 import type { Output } from "../log/output.js";
 import { createProgress } from "../log/progress.js";
@@ -13,7 +12,7 @@ import { applyLanding } from "../loop/process-packet.js";
 import { recordedAttempt } from "../loop/recorded-attempt.js";
 import { land } from "../merge/land.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
-import { loadPacketRecord, refuseAgents } from "./packet-record.js";
+import { loadPacketRecord, refuseAgents, personName } from "./packet-record.js";
 
 export interface ApproveOptions {
   cwd: string;
@@ -75,7 +74,7 @@ export async function approve(options: ApproveOptions): Promise<ExitCode> {
       return EXIT.invalid;
     }
   }
-  const by = (await gitUserName(workspace.root)) ?? userInfo().username;
+  const by = await personName(workspace.root);
   await appendEvents(workspace.root, [{ kind: "approved", packet: id, by, tree: status.tree }]);
   const config = workspace.config;
   if (!config) return EXIT.invalid;

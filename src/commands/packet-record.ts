@@ -1,3 +1,5 @@
+import { userInfo } from "node:os";
+import { gitUserName } from "../git/repo.js";
 import { foldLedger, type PacketRecord } from "../ledger/fold.js";
 import { readLedger } from "../ledger/store.js";
 import type { Output } from "../log/output.js";
@@ -30,4 +32,9 @@ export function refuseAgents(cwd: string, env: NodeJS.ProcessEnv): string | unde
   const agentVariables = ["FACTORY_ROLE", "FACTORY_PACKET", "CLAUDECODE", "CODEX_SANDBOX", "GEMINI_CLI"].filter((name) => env[name]);
   if (agentVariables.length > 0) return `it is run by an agent process (${agentVariables.join(", ")} set); only a person can approve`;
   return undefined;
+}
+
+/** Who a person is, for the ledger: git's user.name, else the OS user. */
+export async function personName(root: string): Promise<string> {
+  return (await gitUserName(root)) ?? userInfo().username;
 }

@@ -1,9 +1,7 @@
-import { userInfo } from "node:os";
-import { gitUserName } from "../git/repo.js";
 import { appendEvents } from "../ledger/store.js";
 import type { Output } from "../log/output.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
-import { loadPacketRecord, refuseAgents } from "./packet-record.js";
+import { loadPacketRecord, refuseAgents, personName } from "./packet-record.js";
 
 export interface RejectOptions {
   cwd: string;
@@ -32,7 +30,7 @@ export async function reject(options: RejectOptions): Promise<ExitCode> {
     output.err(`${id} is ${state}, not awaiting_human; only a held packet can be rejected`);
     return EXIT.invalid;
   }
-  const by = (await gitUserName(loaded.workspace.root)) ?? userInfo().username;
+  const by = await personName(loaded.workspace.root);
   await appendEvents(loaded.workspace.root, [{ kind: "rejected", packet: id, by, reason: options.reason.trim() }]);
   const record = loaded.record;
   const left = loaded.packet && record ? loaded.packet.maxAttempts + record.extraAttempts - record.attemptsUsed : 0;

@@ -1,12 +1,10 @@
-import { userInfo } from "node:os";
-import { gitUserName } from "../git/repo.js";
 import { deleteBranch, removeWorktree } from "../git/worktree.js";
 import { isAlive } from "../ledger/run-lock.js";
 import { appendEvents } from "../ledger/store.js";
 import type { Output } from "../log/output.js";
 import { taskBranch, worktreePath } from "../loop/context.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
-import { loadPacketRecord } from "./packet-record.js";
+import { loadPacketRecord, personName } from "./packet-record.js";
 
 export interface ResetOptions {
   cwd: string;
@@ -25,7 +23,7 @@ export async function reset(options: ResetOptions): Promise<ExitCode> {
     return EXIT.invalid;
   }
   const root = loaded.workspace.root;
-  const by = (await gitUserName(root)) ?? userInfo().username;
+  const by = await personName(root);
   await appendEvents(root, [{ kind: "reset", packet: id, by }]);
   await removeWorktree(root, worktreePath(root, id));
   await deleteBranch(root, taskBranch(id));

@@ -1,9 +1,7 @@
-import { userInfo } from "node:os";
-import { gitUserName } from "../git/repo.js";
 import { appendEvents } from "../ledger/store.js";
 import type { Output } from "../log/output.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
-import { loadPacketRecord } from "./packet-record.js";
+import { loadPacketRecord, personName } from "./packet-record.js";
 
 export interface UnblockOptions {
   cwd: string;
@@ -27,7 +25,7 @@ export async function unblock(options: UnblockOptions): Promise<ExitCode> {
     return EXIT.invalid;
   }
   const root = loaded.workspace.root;
-  const by = (await gitUserName(root)) ?? userInfo().username;
+  const by = await personName(root);
   await appendEvents(root, [{ kind: "unblocked", packet: id, extraAttempts: options.attempts, by }]);
   output.out(`${id} has ${options.attempts} more attempt(s); the next \`factory run\` picks it up.`);
   return EXIT.ok;

@@ -31,8 +31,3 @@ export function builtinReport(name: string, findings: Finding[], okSummary: stri
   const more = findings.length > 1 ? ` (and ${findings.length - 1} more)` : "";
   return { name, status: "fail", summary: `${where}${more}`, findings, durationMs };
 }
-
-/** Gate report lines for feedback, the ledger and commit trailers. */
-export function formatFindings(report: GateReport): string {
-  return report.findings.map((f) => `  ${f.file}${f.line ? `:${f.line}` : ""}: ${f.message}`).join("\n");
-}

@@ -54,14 +54,6 @@ export async function findRepoRoot(cwd: string): Promise<string | undefined> {
   return result.ok ? result.out.trim() || undefined : undefined;
 }
 
-/** The main work tree of the repository `cwd` belongs to (also from inside a linked worktree). */
-export async function findMainRoot(cwd: string): Promise<string | undefined> {
-  const result = await gitTry(cwd, ["rev-parse", "--path-format=absolute", "--git-common-dir"]);
-  if (!result.ok) return undefined;
-  const common = result.out.trim();
-  return common.endsWith("/.git") ? common.slice(0, -"/.git".length) : undefined;
-}
-
 /** The branch checked out in `cwd`, or undefined on a detached HEAD. */
 export async function currentBranch(cwd: string): Promise<string | undefined> {
   const result = await gitTry(cwd, ["symbolic-ref", "--quiet", "--short", "HEAD"]);

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { gitRun, gitTry, resolveCommit, treeOf } from "../git/repo.js";
-import { commitWorktree, createWorktree, listWorktrees, worktreeStatus } from "../git/worktree.js";
+import { createWorktree, listWorktrees, worktreeStatus } from "../git/worktree.js";
 import { isGreen, type GateReport } from "../gates/types.js";
 import { measureBaseline } from "../loop/baseline.js";
 import { surfaceOf, taskBranch, worktreePath, type RunContext } from "../loop/context.js";
@@ -95,7 +95,7 @@ async function bringUpToDate(ctx: RunContext, input: LandInput & { worktree: str
     await gitTry(input.worktree, ["merge", "--abort"]);
     return { kind: "conflict", reason: `the change conflicts with ${ctx.branch} at ${input.tip.slice(0, 10)}${conflicted.length ? ` in ${conflicted.join(", ")}` : ""}` };
   }
-  const commit = await commitWorktree(input.worktree, "factory: merge");
+  const commit = (await gitRun(input.worktree, ["rev-parse", "HEAD"])).trim();
   const after = await treeOf(ctx.root, commit);
   // The combined tree differs from the gated one whenever the target brought changes of its own.
   return { kind: "ok", commit, treeChanged: before !== after };

@@ -73,6 +73,9 @@ describe("the human gate", () => {
     const target = setUp({ packet: `gate = "human"`, script: { P01: { implementer: [honest] } } });
     await target.run();
     const output = bufferOutput();
+    expect(await reject({ cwd: target.dir, id: "P01", reason: "looks fine to me", output, env: { CLAUDECODE: "1" } })).toBe(2);
+    expect(await reject({ cwd: target.dir, id: "P01", reason: "  ", output, env: {} })).toBe(2);
+    expect((await target.record("P01"))?.status.state).toBe("awaiting_human");
     expect(await reject({ cwd: target.dir, id: "P01", reason: "name it twice() instead", output, env: {} })).toBe(0);
     expect((await target.record("P01"))?.status.state).toBe("queued");
     await target.run();
