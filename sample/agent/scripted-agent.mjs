@@ -12,9 +12,11 @@
 // to write none, or a string written as-is), "invariants" (reviewer: a status
 // for all, or {id: status}), "evidence" ("path:line" for all rulings),
 // "verdict", "findings", "stdout", "cost" (reported as cost_usd),
+// "run" (a shell command run in the worktree after the edits, as an agent's tool call would),
 // "exit" (exit code), "sleep" (ms), "hang" (never finish, print nothing),
 // "rateLimitMs" (report a rate limit that resets this many ms from now),
 // and "correction" (the step used in the contract-correction round).
+import { execSync } from "node:child_process";
 import { appendFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 
@@ -37,6 +39,7 @@ for (const [path, text] of Object.entries(step.write ?? {})) {
 }
 for (const [path, text] of Object.entries(step.append ?? {})) appendFileSync(join(cwd, path), text);
 for (const path of step.delete ?? []) rmSync(join(cwd, path), { force: true });
+if (step.run) execSync(step.run, { cwd, stdio: ["ignore", "ignore", "inherit"] });
 
 if (step.hang) {
   setInterval(() => {}, 1_000_000);

@@ -10,6 +10,7 @@ import { Budget } from "../loop/budget.js";
 import { attemptDir, taskBranch, type RunContext } from "../loop/context.js";
 import { applyLanding } from "../loop/process-packet.js";
 import { recordedAttempt } from "../loop/recorded-attempt.js";
+import { checkSpecDrift } from "../loop/spec-drift.js";
 import { land } from "../merge/land.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
 import { loadPacketRecord, refuseAgents, personName } from "./packet-record.js";
@@ -55,6 +56,14 @@ export async function approve(options: ApproveOptions): Promise<ExitCode> {
     return EXIT.invalid;
   }
 
+  // The spec may have moved while the work waited for a person: approving it would land work cut from an old spec.
+  const drift = await checkSpecDrift(workspace.root, packet, workspace.tip);
+  if (drift) {
+    await appendEvents(workspace.root, [{ kind: "blocked", packet: id, attempt: status.attempt, reason: drift }]);
+    output.err(`factory approve refused: ${drift}. ${id} is now blocked; after re-cutting it, \`factory reset ${id}\` queues it again.`);
+    return EXIT.halted;
+  }
+
   output.out(`${id}: ${packet.goal}`);
   output.out(`held attempt ${status.attempt}, tree ${status.tree.slice(0, 12)}, branch ${status.branch}\n`);
   output.out((await diffStat(workspace.root, status.fork, status.commit)).trimEnd());
@@ -87,7 +96,7 @@ export async function approve(options: ApproveOptions): Promise<ExitCode> {
   const { planted, gates, counts } = recordedAttempt(record, status.attempt);
   const landed = await land(ctx, {
     packet, attempt: status.attempt, commit: status.commit, fork: status.fork, runDir: attemptDir(workspace.root, id, status.attempt),
-    planted: planted?.files ?? [], plantedCommit: planted?.commit ?? status.fork,
+    planted: planted?.files ?? [], plantedCases: planted?.cases ?? {}, plantedCommit: planted?.commit ?? status.fork,
     provenance: { attempt: status.attempt, gates, counts, approvedBy: by },
   });
   const outcome = await applyLanding(ctx, {

@@ -23,24 +23,30 @@ export async function init(options: InitOptions): Promise<ExitCode> {
     return EXIT.invalid;
   }
   const configFile = join(root, CONFIG_PATH);
+  const surfaces = await detectSurfaces(root);
   if (existsSync(configFile)) {
     output.out(`${CONFIG_PATH} exists; left as it is.`);
   } else {
-    const surfaces = await detectSurfaces(root);
     const targetBranch = (await currentBranch(root)) ?? "main";
     await mkdir(join(root, ".factory"), { recursive: true });
     await writeFile(configFile, renderConfig({ targetBranch, surfaces }), { flag: "wx" });
     const found = surfaces.map((surface) => `${surface.name} (${surface.kind}, ${surface.dir})`).join(", ");
     output.out(`Wrote ${CONFIG_PATH}${found ? ` with surfaces: ${found}` : " (no surfaces detected; add them)"}.`);
   }
-  const added = await ensureIgnored(root);
+  const added = await ensureIgnored(root, [...IGNORED_STATE, ...new Set(surfaces.flatMap((surface) => CACHE_RULES[surface.kind]))]);
   if (added.length) output.out(`Added to .gitignore: ${added.join(" ")}`);
   output.out("Next: edit the config, add packets/<ID>-<slug>.toml, commit both, then `factory lint` and `factory plan`.");
   return EXIT.ok;
 }
 
-/** Appends the state dirs to .gitignore when missing; other rules are left exactly as they are. */
-export async function ensureIgnored(root: string): Promise<string[]> {
+/** The toolchains' cache directories, by surface kind: the test runs of every worktree leave them. */
+const CACHE_RULES: Record<DetectedSurface["kind"], string[]> = {
+  python: ["__pycache__/", ".pytest_cache/", ".ruff_cache/"],
+  node: ["node_modules/"],
+};
+
+/** Appends the rules to .gitignore when missing; other rules are left exactly as they are. */
+export async function ensureIgnored(root: string, rules: readonly string[] = IGNORED_STATE): Promise<string[]> {
   const file = join(root, ".gitignore");
   let text = "";
   try {
@@ -49,10 +55,10 @@ export async function ensureIgnored(root: string): Promise<string[]> {
     if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
   }
   const present = new Set(text.split(/\r?\n/).map((line) => line.trim().replace(/^\//, "")));
-  const missing = IGNORED_STATE.filter((rule) => !present.has(rule) && !present.has(rule.replace(/\/$/, "")));
+  const missing = rules.filter((rule) => !present.has(rule) && !present.has(rule.replace(/\/$/, "")));
   if (missing.length === 0) return [];
   const separator = text === "" || text.endsWith("\n") ? "" : "\n";
-  await writeFile(file, `${text}${separator}${text === "" ? "" : "\n"}# factory state (local, never committed)\n${missing.join("\n")}\n`);
+  await writeFile(file, `${text}${separator}${text === "" ? "" : "\n"}# factory state and toolchain caches (local, never committed)\n${missing.join("\n")}\n`);
   return missing;
 }
 

@@ -83,6 +83,7 @@ function showPacket(options: StatusOptions, board: Board, record: PacketRecord |
   output.out(`attempts: ${row.attempts_used}${row.max_attempts === null ? "" : `/${row.max_attempts}`}  cost: $${row.cost_usd.toFixed(2)}`);
   if (row.reason) output.out(`reason: ${row.reason}`);
   if (row.note) output.out(`note: ${row.note}`);
+  if (record?.fingerprints.length) output.out(`failure fingerprints: ${record.fingerprints.join(", ")}`);
   output.out("");
   if (events.length === 0) {
     output.out("No events yet: the packet has not run.");

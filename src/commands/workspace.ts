@@ -40,8 +40,8 @@ export async function loadWorkspace(cwd: string): Promise<WorkspaceLoad> {
     });
     return { ok: false, problems };
   }
-  const { sources, warnings } = await readQueue(root, tip, branch);
-  const queue = validatePackets(sources, packetContext(config));
+  const { sources, supplied, warnings } = await readQueue(root, tip, branch);
+  const queue = validatePackets(sources, { ...packetContext(config), supplied });
   problems.push(...queue.problems);
   return { ok: true, workspace: { root, config, branch, tip, queue, problems, warnings } };
 }
@@ -59,6 +59,7 @@ export function packetContext(config: Config | undefined): PacketContext {
   return {
     tiers: config.tiers.map((tier) => tier.name),
     surfaces: config.surfaces.map((surface) => surface.name),
+    testSurfaces: config.surfaces.filter((surface) => surface.gates.some((gate) => gate.tests)).map((surface) => surface.name),
     defaultMaxAttempts: config.limits.maxAttempts,
   };
 }

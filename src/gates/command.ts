@@ -3,7 +3,8 @@ import { join } from "node:path";
 import type { GateConfig, Surface } from "../config/types.js";
 import { baseEnv, describeOutcome, runCommand, type RunOutcome } from "../process/run.js";
 import { formatDuration } from "../util/duration.js";
-import { compareWithBaseline, parseJunit, type TestResult } from "./junit.js";
+import { normalizeResults, parseJunit, type TestResult } from "./junit.js";
+import { checkPlanted, compareWithBaseline, realCases, type PlantedCases } from "./test-compare.js";
 import { matchesAny, shellQuote } from "./paths.js";
 import type { Finding, GateReport } from "./types.js";
 
@@ -17,13 +18,18 @@ export interface CommandGateInput {
   timeoutMs: number;
   /** Per-test results at the baseline; undefined while measuring the baseline itself. */
   baseline: readonly TestResult[] | undefined;
+  /** The planted cases this gate must now see pass. */
+  planted?: PlantedCases;
+  /** The gate finished on the baseline: a hang or kill now is the work's failure, not the environment's. */
+  finishedOnBaseline?: boolean;
   signal?: AbortSignal;
 }
 
 export interface CommandGateResult {
   report: GateReport;
-  /** Per-test results of a tests = true gate, when its JUnit report could be read. */
+  /** Per-test results of a tests = true gate (repository-relative ids), when its JUnit report could be read. */
   results?: TestResult[];
+  exitCode?: number;
 }
 
 /** The files of one surface for `{files}`: changed, inside the surface dir, matching the gate's glob; relative to the dir. */
@@ -53,51 +59,90 @@ export async function runCommandGate(input: CommandGateInput): Promise<CommandGa
     ...(input.signal ? { signal: input.signal } : {}),
   });
   const base = { name: gate.name, command, durationMs: outcome.durationMs, ...("tail" in outcome ? { tail: outcome.tail } : {}) };
-  const environmental = environmentError(outcome, input.timeoutMs);
-  if (environmental) return { report: { ...base, status: "error", summary: environmental, findings: [] } };
-  const exitCode = outcome.kind === "exited" ? outcome.code : -1;
+  const ended = endOf(outcome, input.timeoutMs);
+  if (ended.kind === "environment") return { report: { ...base, status: "error", summary: ended.summary, findings: [] } };
+  if (ended.kind === "hung") {
+    // It finished on the baseline, so a hang or a kill now is the candidate's doing.
+    if (input.finishedOnBaseline) return { report: { ...base, status: "fail", summary: `${ended.summary} on this change; it finished on the baseline, so the change hangs or crashes it`, findings: [] } };
+    return { report: { ...base, status: "error", summary: ended.summary, findings: [] } };
+  }
+  const exitCode = ended.code;
   if (!gate.tests) {
     return {
       report: { ...base, exitCode, status: exitCode === 0 ? "pass" : "fail", summary: exitCode === 0 ? "passed" : `failed (exit ${exitCode})`, findings: [] },
     };
   }
-  if (!existsSync(junit)) {
-    return { report: { ...base, exitCode, status: "error", summary: `wrote no JUnit report to {junit} (exit ${exitCode}): the test runner did not run or is not configured to report`, findings: [] } };
-  }
-  const parsed = parseJunit(readFileSync(junit, "utf8"));
-  if (!parsed.ok) return { report: { ...base, exitCode, status: "error", summary: `its JUnit report cannot be read: ${parsed.detail}`, findings: [] } };
-  const results = parsed.results;
-  if (results.length === 0) return { report: { ...base, exitCode, status: "fail", summary: "ran zero tests", findings: [] }, results };
+  const read = readReport(junit, input.worktree);
+  // Measuring (a baseline, the planted check): the caller judges the raw results.
   if (input.baseline === undefined) {
-    return { report: { ...base, exitCode, status: exitCode === 0 ? "pass" : "fail", summary: `${results.length} test(s), exit ${exitCode}`, findings: [] }, results };
+    if (!read.ok) return { report: { ...base, exitCode, status: "error", summary: `${read.problem} (exit ${exitCode})`, findings: [] } };
+    return { report: { ...base, exitCode, status: exitCode === 0 ? "pass" : "fail", summary: `${read.results.length} test(s), exit ${exitCode}`, findings: [] }, results: read.results, exitCode };
   }
-  const comparison = compareWithBaseline(input.baseline, results);
+  // The same runner wrote a report on the baseline: no report now is the change's doing.
+  if (!read.ok) return { report: { ...base, exitCode, status: "fail", summary: `${read.problem} (exit ${exitCode}); it did on the baseline`, findings: [] } };
+  return { report: judgeTests({ base, exitCode, results: read.results, baseline: input.baseline, planted: input.planted, surfaceDir: surface.dir }), results: read.results, exitCode };
+}
+
+type Read = { ok: true; results: TestResult[] } | { ok: false; problem: string };
+
+function readReport(junit: string, worktree: string): Read {
+  if (!existsSync(junit)) return { ok: false, problem: "wrote no JUnit report to {junit}: the test runner did not run or is not configured to report" };
+  const parsed = parseJunit(readFileSync(junit, "utf8"));
+  if (!parsed.ok) return { ok: false, problem: `its JUnit report cannot be read: ${parsed.detail}` };
+  return { ok: true, results: normalizeResults(parsed.results, worktree) };
+}
+
+interface Judged {
+  base: Pick<GateReport, "name" | "command" | "durationMs" | "tail">;
+  exitCode: number;
+  results: readonly TestResult[];
+  baseline: readonly TestResult[];
+  planted: PlantedCases | undefined;
+  surfaceDir: string;
+}
+
+/** Pure: a tests gate's verdict on the candidate, per test, against the baseline and the planted cases. */
+export function judgeTests(input: Judged): GateReport {
+  const { base, exitCode, results } = input;
+  const cases = realCases(results);
+  const fail = (summary: string, findings: Finding[] = []): GateReport => ({ ...base, exitCode, status: "fail", summary, findings });
+  if (cases.length === 0) return fail(results.length ? `ran zero tests: the runner could not collect ${results.map((r) => r.id).join(", ")}` : "ran zero tests");
+  if (exitCode !== 0 && !cases.some((result) => result.outcome === "failed")) {
+    return fail(`the runner exited ${exitCode} but its report shows no failing test (a collection error, an interruption or a crash); see its last lines`);
+  }
+  const planted = input.planted ?? { cases: [], files: [] };
+  const { findings: plantedFindings, covered } = checkPlanted({ planted, surfaceDir: input.surfaceDir, baseline: input.baseline, now: results });
+  const comparison = compareWithBaseline(input.baseline, results, covered);
   const findings: Finding[] = [
-    ...comparison.regressions.map((id) => ({ file: id, message: "passed at the baseline and fails now" })),
-    ...comparison.newFailures.map((id) => ({ file: id, message: "fails (a new or planted test)" })),
+    ...plantedFindings.map((finding) => ({ file: finding.id, message: finding.message })),
+    ...comparison.regressions.map((regression) => ({ file: regression.id, message: `passed at the baseline and ${regression.now === "failed" ? "fails" : `is ${regression.now}`} now` })),
+    ...comparison.newFailures.map((id) => ({ file: id, message: "fails (a new test)" })),
   ];
   const notBlamed = comparison.preexisting.length ? `; ${comparison.preexisting.length} already failing at the baseline (not blamed)` : "";
   if (findings.length > 0) {
     const counts = [
+      plantedFindings.length ? `${plantedFindings.length} planted test(s) not passing` : "",
       comparison.regressions.length ? `${comparison.regressions.length} regression(s)` : "",
-      comparison.newFailures.length ? `${comparison.newFailures.length} new/planted test(s) failing` : "",
+      comparison.newFailures.length ? `${comparison.newFailures.length} new test(s) failing` : "",
     ].filter(Boolean).join(", ");
-    return { report: { ...base, exitCode, status: "fail", summary: `${counts} of ${comparison.total}${notBlamed}`, findings }, results };
+    return fail(`${counts} of ${comparison.total}${notBlamed}`, findings);
   }
-  return { report: { ...base, exitCode, status: "pass", summary: `${comparison.passed}/${comparison.total} passed${notBlamed}`, findings: [] }, results };
+  return { ...base, exitCode, status: "pass", summary: `${comparison.passed}/${comparison.total} passed${notBlamed}`, findings: [] };
 }
 
-/** The toolchain's fault, not the work's: a command that cannot start, is missing, is killed, or times out. */
-function environmentError(outcome: RunOutcome, timeoutMs: number): string | undefined {
+type Ended = { kind: "exited"; code: number } | { kind: "environment"; summary: string } | { kind: "hung"; summary: string };
+
+/** How the command ended: the toolchain's fault (cannot start, missing), a hang or kill (whose fault depends on the baseline), or an exit. */
+function endOf(outcome: RunOutcome, timeoutMs: number): Ended {
   switch (outcome.kind) {
-    case "spawn-error": return `could not start: ${outcome.message}`;
-    case "timed-out": return `timed out after ${formatDuration(timeoutMs)}`;
+    case "spawn-error": return { kind: "environment", summary: `could not start: ${outcome.message}` };
+    case "aborted": return { kind: "environment", summary: describeOutcome(outcome) };
+    case "timed-out": return { kind: "hung", summary: `timed out after ${formatDuration(timeoutMs)}` };
     case "stalled":
-    case "aborted":
-    case "signalled": return describeOutcome(outcome);
+    case "signalled": return { kind: "hung", summary: describeOutcome(outcome) };
     case "exited":
-      if (outcome.code === 127) return "command not found (exit 127): is the tool installed?";
-      if (outcome.code === 126) return "command not executable (exit 126)";
-      return undefined;
+      if (outcome.code === 127) return { kind: "environment", summary: "command not found (exit 127): is the tool installed?" };
+      if (outcome.code === 126) return { kind: "environment", summary: "command not executable (exit 126)" };
+      return { kind: "exited", code: outcome.code };
   }
 }

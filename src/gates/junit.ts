@@ -6,6 +6,10 @@ export interface TestResult {
   /** `classname::name`, or the name alone when there is no classname. */
   id: string;
   outcome: TestOutcome;
+  /** The test's file, when the report names one (a `file` attribute). */
+  file?: string;
+  /** Not a test: the runner could not collect a file (pytest's "collection failure"). */
+  collectionError?: true;
 }
 
 export type JunitParse =
@@ -56,48 +60,25 @@ function toResult(testcase: unknown): TestResult {
   const id = typeof classname === "string" && classname !== "" ? `${classname}::${name}` : name;
   const failed = "failure" in record || "error" in record || "@failure" in record;
   const skipped = "skipped" in record;
-  return { id, outcome: failed ? "failed" : skipped ? "skipped" : "passed" };
+  const file = record["@file"];
+  const error = record.error;
+  const collectionError = typeof error === "object" && error !== null && (error as Record<string, unknown>)["@message"] === "collection failure";
+  return {
+    id, outcome: failed ? "failed" : skipped ? "skipped" : "passed",
+    ...(typeof file === "string" && file !== "" ? { file } : {}),
+    ...(collectionError ? { collectionError: true as const } : {}),
+  };
 }
 
-export interface TestComparison {
-  total: number;
-  passed: number;
-  /** Passed at baseline, fail now: the work's fault. */
-  regressions: string[];
-  /** Not at baseline (planted or new), failing now. */
-  newFailures: string[];
-  /** Already failing at baseline: reported, not blamed. */
-  preexisting: string[];
+/**
+ * Pure: test ids and files made repository-relative. Runners name files by
+ * absolute path (node:test names a file that failed to load by it), so a
+ * baseline measured in one worktree would not fit another.
+ */
+export function normalizeResults(results: readonly TestResult[], worktree: string): TestResult[] {
+  const prefix = worktree.endsWith("/") ? worktree : `${worktree}/`;
+  const strip = (text: string): string => text.replaceAll(`file://${prefix}`, "").replaceAll(prefix, "");
+  return results.map((result) => ({ ...result, id: strip(result.id), ...(result.file ? { file: strip(result.file) } : {}) }));
 }
 
-/** Pure: the current results against the baseline, per test. */
-export function compareWithBaseline(baseline: readonly TestResult[], now: readonly TestResult[]): TestComparison {
-  const before = outcomesById(baseline);
-  const comparison: TestComparison = { total: now.length, passed: 0, regressions: [], newFailures: [], preexisting: [] };
-  for (const [id, outcome] of outcomesById(now)) {
-    if (outcome === "passed") comparison.passed++;
-    if (outcome !== "failed") continue;
-    const was = before.get(id);
-    if (was === undefined) comparison.newFailures.push(id);
-    else if (was === "failed") comparison.preexisting.push(id);
-    else comparison.regressions.push(id);
-  }
-  return comparison;
-}
 
-/** Tests not in the baseline that pass: after planting, before implementing, these prove a defective packet. */
-export function newPassing(baseline: readonly TestResult[], now: readonly TestResult[]): string[] {
-  const before = outcomesById(baseline);
-  return [...outcomesById(now)].filter(([id, outcome]) => !before.has(id) && outcome === "passed").map(([id]) => id);
-}
-
-/** A test id reported several times (parametrized, retried) counts as failed if any report failed. */
-function outcomesById(results: readonly TestResult[]): Map<string, TestOutcome> {
-  const map = new Map<string, TestOutcome>();
-  for (const result of results) {
-    const previous = map.get(result.id);
-    if (previous === "failed") continue;
-    if (result.outcome === "failed" || previous === undefined || previous === "skipped") map.set(result.id, result.outcome);
-  }
-  return map;
-}

@@ -81,9 +81,9 @@ export interface TreeEntry {
   sha: string;
 }
 
-/** Every file of a commit's tree with its mode and blob sha. */
-export async function listTree(cwd: string, ref: string): Promise<Map<string, TreeEntry>> {
-  const out = await gitRun(cwd, ["ls-tree", "-r", "-z", "--full-tree", ref]);
+/** Every file of a commit's tree (or only those under `dir`) with its mode and blob sha. */
+export async function listTree(cwd: string, ref: string, dir?: string): Promise<Map<string, TreeEntry>> {
+  const out = await gitRun(cwd, ["ls-tree", "-r", "-z", "--full-tree", ref, ...(dir ? ["--", dir] : [])]);
   const entries = new Map<string, TreeEntry>();
   for (const record of out.split("\0")) {
     const match = /^(\d+) \w+ ([0-9a-f]+)\t(.*)$/s.exec(record);

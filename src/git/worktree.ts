@@ -1,5 +1,29 @@
-import { existsSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { gitRun, gitTry } from "./repo.js";
+
+/**
+ * Dependency and cache directories (and bytecode): never committed and never
+ * the agent's work, whatever the repository's .gitignore says.
+ */
+export const CACHE_PATTERNS = [
+  "node_modules", ".venv", "venv", "__pycache__", ".pytest_cache", ".ruff_cache", ".mypy_cache",
+  ".tox", ".nox", ".eggs", "*.egg-info", ".cache", "*.pyc",
+];
+
+/** Pathspecs that leave the cache patterns out of `add` and `status`. */
+function cacheExcludes(): string[] {
+  return CACHE_PATTERNS.flatMap((pattern) => [`:(exclude,glob)**/${pattern}`, `:(exclude,glob)**/${pattern}/**`]);
+}
+
+/** Directories a task worktree does not check out: the queue and every packet's planted files. */
+const HIDDEN = ["packets/"];
+
+/**
+ * Worktree-updating git commands run with sparse checkout on, so the hidden
+ * paths stay out of the worktree (their index entries keep skip-worktree).
+ */
+const SPARSE = ["-c", "core.sparseCheckout=true"];
 
 export interface WorktreeInfo {
   path: string;
@@ -23,12 +47,37 @@ export async function listWorktrees(root: string): Promise<WorktreeInfo[]> {
 }
 
 /**
- * A fresh worktree at `path` on `branch`, starting at `start`. A leftover
- * worktree of the factory's own at that path is removed first.
+ * A fresh worktree at `path` on `branch` (detached without one), starting at
+ * `start`, as a sparse checkout without `packets/`: no other packet's planted
+ * files or `.toml`s for a test runner to collect or an agent to read. The
+ * commits still carry `packets/` unchanged. A leftover worktree of the
+ * factory's own at that path is removed first.
  */
-export async function createWorktree(root: string, options: { path: string; branch: string; start: string }): Promise<void> {
+export async function createWorktree(root: string, options: { path: string; branch?: string; start: string }): Promise<void> {
   await removeWorktree(root, options.path);
-  await gitRun(root, ["worktree", "add", "--quiet", "--force", "-B", options.branch, options.path, options.start]);
+  const target = options.branch ? ["-B", options.branch] : ["--detach"];
+  await gitRun(root, ["worktree", "add", "--quiet", "--force", "--no-checkout", ...target, options.path, options.start]);
+  // The sparse-checkout file is per worktree ($GIT_DIR/info of the linked worktree), so the user's checkout is unaffected.
+  const gitDir = (await gitRun(options.path, ["rev-parse", "--absolute-git-dir"])).trim();
+  mkdirSync(join(gitDir, "info"), { recursive: true });
+  writeFileSync(join(gitDir, "info", "sparse-checkout"), ["/*", ...HIDDEN.map((dir) => `!/${dir}`), ""].join("\n"));
+  await gitRun(options.path, [...SPARSE, "read-tree", "-mu", "HEAD"]);
+}
+
+/** `git merge` inside a task worktree, keeping the hidden paths out of it. */
+export function mergeInWorktree(worktree: string, args: string[]): ReturnType<typeof gitTry> {
+  return gitTry(worktree, [...SPARSE, "merge", ...args], { identity: true });
+}
+
+/**
+ * Puts the worktree back to its HEAD: tracked files restored, untracked ones
+ * removed, except git-ignored files and the cache patterns (an install's
+ * node_modules stays). What install, the baseline or the planted check left
+ * is therefore never mistaken for the agent's work.
+ */
+export async function restoreWorktree(worktree: string): Promise<void> {
+  await gitRun(worktree, [...SPARSE, "restore", "--source=HEAD", "--staged", "--worktree", "--", "."]);
+  await gitRun(worktree, ["clean", "-fdq", ...CACHE_PATTERNS.flatMap((pattern) => ["-e", pattern])]);
 }
 
 export async function removeWorktree(root: string, path: string): Promise<void> {
@@ -40,9 +89,22 @@ export async function deleteBranch(root: string, branch: string): Promise<void> 
   await gitTry(root, ["branch", "--quiet", "-D", branch]);
 }
 
-/** Stages all changes except `exclude` pathspecs and commits; returns the new HEAD (unchanged when nothing was staged). */
+/**
+ * Stages all changes except `exclude` pathspecs and the cache patterns and
+ * commits; returns the new HEAD (unchanged when nothing was staged).
+ */
 export async function commitWorktree(worktree: string, message: string, exclude: readonly string[] = []): Promise<string> {
-  await gitRun(worktree, ["add", "--all", "--", ".", ...exclude.map((path) => `:(exclude,top)${path}`)]);
+  await gitRun(worktree, ["add", "--all", "--", ".", ...cacheExcludes(), ...exclude.map((path) => `:(exclude,top)${path}`)]);
+  return commitStaged(worktree, message);
+}
+
+/** Stages exactly `paths` (even where .gitignore names them) and commits them. */
+export async function commitPaths(worktree: string, paths: readonly string[], message: string): Promise<string> {
+  await gitRun(worktree, ["add", "--force", "--", ...paths.map((path) => `:(literal,top)${path}`)]);
+  return commitStaged(worktree, message);
+}
+
+async function commitStaged(worktree: string, message: string): Promise<string> {
   const staged = await gitTry(worktree, ["diff", "--cached", "--quiet"]);
   if (!staged.ok) await gitRun(worktree, ["commit", "--quiet", "--no-verify", "-m", message], { identity: true });
   return (await gitRun(worktree, ["rev-parse", "HEAD"])).trim();
@@ -53,9 +115,9 @@ export interface StatusEntry {
   path: string;
 }
 
-/** Tracked changes and untracked files (not ignored ones). */
-export async function worktreeStatus(worktree: string): Promise<StatusEntry[]> {
-  const out = await gitRun(worktree, ["status", "--porcelain=v1", "-z", "--untracked-files=all"]);
+/** Tracked changes and untracked files (not ignored ones, and in a task worktree not the cache patterns). */
+export async function worktreeStatus(worktree: string, options: { task?: boolean } = {}): Promise<StatusEntry[]> {
+  const out = await gitRun(worktree, ["status", "--porcelain=v1", "-z", "--untracked-files=all", ...(options.task ? ["--", ".", ...cacheExcludes()] : [])]);
   const entries: StatusEntry[] = [];
   const records = out.split("\0");
   for (let i = 0; i < records.length; i++) {
@@ -66,4 +128,13 @@ export async function worktreeStatus(worktree: string): Promise<StatusEntry[]> {
     if (code.startsWith("R") || code.startsWith("C")) i++; // the rename's source follows
   }
   return entries;
+}
+
+/** Puts `paths` back as HEAD has them: restored when tracked there, removed when not. */
+export async function discardPaths(worktree: string, paths: readonly string[]): Promise<void> {
+  for (const path of paths) {
+    const tracked = await gitTry(worktree, ["cat-file", "-e", `HEAD:${path}`]);
+    if (tracked.ok) await gitRun(worktree, ["checkout", "HEAD", "--", `:(literal,top)${path}`]);
+    else rmSync(join(worktree, path), { force: true });
+  }
 }

@@ -23,7 +23,7 @@ export type EventBody =
   | ({ kind: "claimed"; packet: string; attempt: number; sha256: string } & Owner)
   | { kind: "attempt-interrupted"; packet: string; attempt: number; reason: string; worktree?: string }
   | { kind: "baseline-measured"; packet: string; commit: string; passed: number; failed: number; cached: boolean }
-  | { kind: "planted"; packet: string; attempt: number; commit: string; files: string[] }
+  | { kind: "planted"; packet: string; attempt: number; commit: string; files: string[]; cases?: Record<string, { cases: string[]; files: string[] }> }
   | {
       kind: "agent-finished"; packet: string; attempt: number; role: "implementer" | "reviewer";
       outcome: string; costUsd?: number; model?: string; sessionId?: string; durationMs: number; detail?: string;
@@ -38,7 +38,7 @@ export type EventBody =
     }
   | {
       kind: "decided"; packet: string; attempt: number; decision: Decision; reasons: string[];
-      refund?: boolean; feedback?: string[];
+      refund?: boolean; feedback?: string[]; fingerprint?: string;
     }
   | { kind: "merge-blocked"; packet: string; attempt: number; reason: string; commit: string; fork: string }
   | { kind: "merged"; packet: string; attempt: number; commit: string; tree: string }

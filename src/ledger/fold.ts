@@ -47,6 +47,8 @@ export interface PacketRecord {
   pendingLand: { attempt: number; commit: string; fork: string } | undefined;
   /** What the next attempt's prompt is told: the last decision's or rejection's feedback. */
   feedback: string[];
+  /** Failure fingerprints of the current version's failed attempts, oldest first. */
+  fingerprints: string[];
   events: LedgerEvent[];
 }
 
@@ -75,7 +77,7 @@ export function foldLedger(events: readonly LedgerEvent[]): LedgerState {
     if (!found) {
       found = {
         id, sha256: undefined, status: { state: "queued" }, attemptsUsed: 0, lastAttempt: 0,
-        extraAttempts: 0, costUsd: 0, reason: undefined, changedSinceMerge: false, pendingLand: undefined, feedback: [], events: [],
+        extraAttempts: 0, costUsd: 0, reason: undefined, changedSinceMerge: false, pendingLand: undefined, feedback: [], fingerprints: [], events: [],
       };
       packets.set(id, found);
     }
@@ -107,6 +109,7 @@ export function foldLedger(events: readonly LedgerEvent[]): LedgerState {
             packet.extraAttempts = 0;
             packet.pendingLand = undefined;
             packet.feedback = [];
+            packet.fingerprints = [];
             packet.reason = "the packet file changed; earlier attempts were on an older version";
           }
         }
@@ -149,6 +152,7 @@ export function foldLedger(events: readonly LedgerEvent[]): LedgerState {
         const packet = record(event.packet);
         packet.reason = event.reasons.join("; ") || undefined;
         if (event.feedback?.length) packet.feedback = event.feedback;
+        if (event.fingerprint) packet.fingerprints.push(event.fingerprint);
         if (event.refund) packet.attemptsUsed = Math.max(0, packet.attemptsUsed - 1);
         if (event.decision === "retry") packet.status = { state: "queued" };
         break;
@@ -206,6 +210,7 @@ export function foldLedger(events: readonly LedgerEvent[]): LedgerState {
         packet.changedSinceMerge = false;
         packet.pendingLand = undefined;
         packet.feedback = [];
+        packet.fingerprints = [];
         packet.reason = `reset by ${event.by}`;
         break;
       }

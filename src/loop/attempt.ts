@@ -3,8 +3,11 @@ import { join } from "node:path";
 import { correctionPrompt, implementerPrompt } from "../agents/prompt.js";
 import { validateResult } from "../agents/result.js";
 import { diffText } from "../git/diff.js";
-import { commitWorktree } from "../git/worktree.js";
-import { newPassing, type TestResult } from "../gates/junit.js";
+import type { Surface } from "../config/types.js";
+import { commitWorktree, discardPaths, restoreWorktree, worktreeStatus } from "../git/worktree.js";
+import type { TestResult } from "../gates/junit.js";
+import { unearnedLockFiles } from "../gates/lock-files.js";
+import { isTestFile, plantedCases, type PlantedCases } from "../gates/test-compare.js";
 import { AGENT_OUTPUTS } from "../gates/paths.js";
 import { isGreen, type GateReport } from "../gates/types.js";
 import { appendEvents } from "../ledger/store.js";
@@ -14,7 +17,7 @@ import { measureBaseline, runTests } from "./baseline.js";
 import { checkInterrupted, surfaceOf, type RunContext } from "./context.js";
 import type { AttemptEnd } from "./decide.js";
 import { runGates } from "./gates.js";
-import { installSurface, plant, prepareWorktree } from "./prepare.js";
+import { installSurface, plant, prepareWorktree, type Planting } from "./prepare.js";
 import { review } from "./review.js";
 import { checkSpecDrift } from "./spec-drift.js";
 
@@ -35,13 +38,13 @@ export interface AttemptReport {
   /** The gated commit: HEAD of the task branch after the attempt and its fixes. */
   commit?: string;
   gates?: GateReport[];
-  planting?: { commit: string; files: string[] };
+  planting?: Planting;
 }
 
 /**
  * One attempt, end to end: spec drift → worktree → install → baseline →
- * plant → planted tests must fail → implementer → result contract → commit →
- * gates → review. It returns how the attempt ended; deciding what follows
+ * restore → plant → planted tests must run and fail → restore → implementer →
+ * result contract → commit (the agent's work only) → gates → review. It returns how the attempt ended; deciding what follows
  * (retry, block, merge, hold) is decide.ts's job.
  */
 export async function runAttempt(ctx: RunContext, input: AttemptInput): Promise<AttemptReport> {
@@ -67,7 +70,7 @@ export async function runAttempt(ctx: RunContext, input: AttemptInput): Promise<
   let baseline = new Map<string, TestResult[]>();
   if (surface?.gates.some((gate) => gate.tests)) {
     step("baseline");
-    const measured = await measureBaseline(ctx, { worktree, surface, commit: tip, runDir: input.runDir });
+    const measured = await measureBaseline(ctx, { surface, commit: tip, runDir: input.runDir, checkout: worktree });
     if (!measured.ok) return { ...withTree, end: { kind: "environment-error", reason: `baseline: ${measured.reason}` } };
     baseline = measured.results;
     const all = [...baseline.values()].flat();
@@ -76,20 +79,23 @@ export async function runAttempt(ctx: RunContext, input: AttemptInput): Promise<
       passed: all.filter((test) => test.outcome === "passed").length, failed: all.filter((test) => test.outcome === "failed").length,
     }]);
   }
+  // The implementer starts from exactly the planted tree: nothing install or the baseline left is its work.
+  await restoreWorktree(worktree);
 
-  const planting = await plant(ctx, worktree, packet, tip);
+  let planting = await plant(ctx, worktree, packet, tip);
+  const testFiles = planting.files.filter(isTestFile);
+  if (surface && testFiles.length > 0) {
+    const checked = await checkPlantedTests(ctx, { worktree, surface, baseline, testFiles, runDir: input.runDir });
+    if (!checked.ok) return { ...withTree, planting, end: { kind: "defective-packet", reason: checked.reason } };
+    planting = { ...planting, cases: checked.cases };
+    await restoreWorktree(worktree);
+  }
   const withPlanting = { ...withTree, planting };
   if (planting.files.length > 0) {
-    await appendEvents(ctx.root, [{ kind: "planted", packet: packet.id, attempt, commit: planting.commit, files: planting.files }]);
+    await appendEvents(ctx.root, [{
+      kind: "planted", packet: packet.id, attempt, commit: planting.commit, files: planting.files, ...(planting.cases ? { cases: planting.cases } : {}),
+    }]);
     step("planted", planting.files.join(", "));
-    if (surface && baseline.size > 0) {
-      const before = await runTests(ctx, { worktree, surface, runDir: join(input.runDir, "planted-check") });
-      if (!before.ok) return { ...withPlanting, end: { kind: "environment-error", reason: `planted-test check: ${before.reason}` } };
-      const passing = [...before.results].flatMap(([gate, results]) => newPassing(baseline.get(gate) ?? [], results));
-      if (passing.length > 0) {
-        return { ...withPlanting, end: { kind: "defective-packet", reason: `planted tests pass before any implementation, so they cannot tell right from wrong: ${passing.slice(0, 5).join(", ")}` } };
-      }
-    }
   }
   checkInterrupted(ctx.signal);
 
@@ -97,9 +103,16 @@ export async function runAttempt(ctx: RunContext, input: AttemptInput): Promise<
   if (implemented) return { ...withPlanting, end: implemented };
   checkInterrupted(ctx.signal);
 
+  const dropped = unearnedLockFiles((await worktreeStatus(worktree, { task: true })).map((entry) => entry.path), packet.allowedPaths);
+  if (dropped.length > 0) {
+    await discardPaths(worktree, dropped);
+    step("commit", `not committed: ${dropped.join(", ")} (a lock file is committed only with its manifest, both in scope)`);
+  }
   const attemptCommit = await commitWorktree(worktree, `factory: attempt ${attempt} of ${packet.id}`, AGENT_OUTPUTS);
   step("gates");
-  const gated = await runGates(ctx, { packet, attempt, surface, worktree, plantedCommit: planting.commit, planted: planting.files, baseline, runDir: input.runDir });
+  const gated = await runGates(ctx, {
+    packet, attempt, surface, worktree, plantedCommit: planting.commit, planted: planting.files, plantedCases: planting.cases ?? {}, baseline, runDir: input.runDir,
+  });
   writeFileSync(join(input.runDir, "diff.patch"), await diffText(worktree, tip, gated.commit));
   const withGates = { ...withPlanting, commit: gated.commit, gates: gated.reports };
   if (gated.commit !== attemptCommit) step("gates", `ran on ${gated.commit.slice(0, 10)} (after auto-fixes)`);
@@ -115,6 +128,39 @@ export async function runAttempt(ctx: RunContext, input: AttemptInput): Promise<
 
   const end = await review(ctx, { packet, attempt, worktree, runDir: input.runDir, forkCommit: tip, commit: gated.commit, gates: gated.reports });
   return { ...withGates, end };
+}
+
+type PlantedCheck = { ok: true; cases: Record<string, PlantedCases> } | { ok: false; reason: string };
+
+/**
+ * Right after planting, before any implementation: every planted test file
+ * must yield test cases in some tests gate's report, and every one of them
+ * must fail. The cases seen are recorded; they must pass after the work.
+ */
+async function checkPlantedTests(
+  ctx: RunContext,
+  input: { worktree: string; surface: Surface; baseline: ReadonlyMap<string, TestResult[]>; testFiles: string[]; runDir: string },
+): Promise<PlantedCheck> {
+  const run = await runTests(ctx, { worktree: input.worktree, surface: input.surface, runDir: join(input.runDir, "planted-check") });
+  if (!run.ok) return { ok: false, reason: `the planted tests break the test run, which worked on the baseline: ${run.reason}` };
+  const cases: Record<string, PlantedCases> = {};
+  const ran = new Set<string>();
+  const passing: string[] = [];
+  for (const [gate, measured] of run.runs) {
+    const found = plantedCases({ files: input.testFiles, surfaceDir: input.surface.dir, baseline: input.baseline.get(gate) ?? [], now: measured.results });
+    if (found.files.length === 0) continue;
+    cases[gate] = { cases: found.cases, files: found.files };
+    found.files.forEach((file) => ran.add(file));
+    passing.push(...found.passing);
+  }
+  const neverRan = input.testFiles.filter((file) => !ran.has(file));
+  if (neverRan.length > 0) {
+    return { ok: false, reason: neverRan.map((file) => `planted test ${file} never ran: check the runner's paths`).join("; ") };
+  }
+  if (passing.length > 0) {
+    return { ok: false, reason: `planted tests pass before any implementation, so they cannot tell right from wrong: ${passing.slice(0, 5).join(", ")}` };
+  }
+  return { ok: true, cases };
 }
 
 /** The implementer and its result file; undefined when it finished with a valid `complete` result. */

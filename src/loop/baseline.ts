@@ -1,45 +1,121 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Surface } from "../config/types.js";
+import { resolveCommit } from "../git/repo.js";
+import { createWorktree, removeWorktree } from "../git/worktree.js";
 import { runCommandGate } from "../gates/command.js";
 import type { TestResult } from "../gates/junit.js";
+import { realCases } from "../gates/test-compare.js";
 import { STATE_DIR } from "../ledger/store.js";
-import { checkInterrupted, type RunContext } from "./context.js";
+import { checkInterrupted, WORKTREES_DIR, type RunContext } from "./context.js";
+import { installSurface } from "./prepare.js";
 
-export type TestRun =
+export type Baseline =
   | { ok: true; results: Map<string, TestResult[]>; cached: boolean }
   | { ok: false; reason: string };
 
-/** The per-test results of the surface's tests gates at a commit, cached by commit and gate command. */
-export async function measureBaseline(ctx: RunContext, input: { worktree: string; surface: Surface; commit: string; runDir: string }): Promise<TestRun> {
+/** One tests gate's raw run: its per-test results (repository-relative ids) and how the runner exited. */
+export interface TestGateRun {
+  results: TestResult[];
+  exitCode: number;
+  tail: string | undefined;
+}
+
+export type TestRun =
+  | { ok: true; runs: Map<string, TestGateRun> }
+  | { ok: false; reason: string };
+
+interface CacheFile {
+  commit: string;
+  key: string;
+  results: Record<string, TestResult[]>;
+}
+
+/**
+ * The per-test results of the surface's tests gates at `commit`, measured in
+ * a checkout of exactly that commit and cached under it (keyed by the gate
+ * commands). `checkout` is such a checkout when the caller has one (a fresh
+ * task worktree before planting); otherwise a scratch worktree is made for it.
+ * A baseline that cannot run the suite is an error, never an empty baseline.
+ */
+export async function measureBaseline(
+  ctx: RunContext,
+  input: { surface: Surface; commit: string; runDir: string; checkout?: string },
+): Promise<Baseline> {
   const cacheFile = join(ctx.root, STATE_DIR, "baselines", `${input.commit}-${input.surface.name}.json`);
-  const gates = input.surface.gates.filter((gate) => gate.tests);
-  const key = gates.map((gate) => gate.run).join("\n");
+  const key = input.surface.gates.filter((gate) => gate.tests).map((gate) => gate.run).join("\n");
   try {
-    const cached = JSON.parse(readFileSync(cacheFile, "utf8")) as { key: string; results: Record<string, TestResult[]> };
-    if (cached.key === key) return { ok: true, results: new Map(Object.entries(cached.results)), cached: true };
+    const cached = JSON.parse(readFileSync(cacheFile, "utf8")) as CacheFile;
+    if (cached.key === key && cached.commit === input.commit) return { ok: true, results: new Map(Object.entries(cached.results)), cached: true };
   } catch {
     // no usable cache: measure
   }
-  const measured = await runTests(ctx, { ...input, runDir: join(input.runDir, "baseline") });
+  const runDir = join(input.runDir, `baseline-${input.commit.slice(0, 10)}`);
+  const measured = input.checkout
+    ? await measureIn(ctx, { ...input, worktree: input.checkout, runDir })
+    : await measureInScratch(ctx, { ...input, runDir });
   if (!measured.ok) return measured;
   mkdirSync(join(ctx.root, STATE_DIR, "baselines"), { recursive: true });
-  writeFileSync(cacheFile, JSON.stringify({ key, results: Object.fromEntries(measured.results) }));
-  return measured;
+  const file: CacheFile = { commit: input.commit, key, results: Object.fromEntries(measured.results) };
+  writeFileSync(cacheFile, JSON.stringify(file));
+  return { ...measured, cached: false };
+}
+
+async function measureIn(ctx: RunContext, input: { surface: Surface; commit: string; runDir: string; worktree: string }): Promise<Baseline> {
+  const head = await resolveCommit(input.worktree, "HEAD");
+  if (head !== input.commit) throw new Error(`a baseline for ${input.commit.slice(0, 10)} was to be measured in a checkout of ${head?.slice(0, 10)}`);
+  const run = await runTests(ctx, input);
+  if (!run.ok) return run;
+  const results = new Map<string, TestResult[]>();
+  for (const [gate, measured] of run.runs) {
+    const problem = baselineProblem(measured);
+    if (problem) {
+      return { ok: false, reason: `test gate "${gate}" cannot run the suite at ${input.commit.slice(0, 10)}: ${problem}${measured.tail ? `; its last lines:\n${measured.tail}` : ""}` };
+    }
+    results.set(gate, measured.results);
+  }
+  return { ok: true, results, cached: false };
+}
+
+/** A checkout of `commit` of its own (installed like a task worktree), removed afterwards. */
+async function measureInScratch(ctx: RunContext, input: { surface: Surface; commit: string; runDir: string }): Promise<Baseline> {
+  const worktree = join(ctx.root, WORKTREES_DIR, `.baseline-${input.commit.slice(0, 12)}`);
+  await createWorktree(ctx.root, { path: worktree, start: input.commit });
+  try {
+    mkdirSync(input.runDir, { recursive: true });
+    const installError = await installSurface(ctx, worktree, input.surface, input.runDir);
+    checkInterrupted(ctx.signal);
+    if (installError) return { ok: false, reason: installError };
+    return await measureIn(ctx, { ...input, worktree });
+  } finally {
+    await removeWorktree(ctx.root, worktree);
+  }
+}
+
+/** Pure: why a baseline run did not run the suite (no real test case, or a failure exit with no failing case). */
+export function baselineProblem(run: TestGateRun): string | undefined {
+  const cases = realCases(run.results);
+  if (cases.length === 0) {
+    return run.results.length ? `it ran no test (the runner could not collect ${run.results.map((result) => result.id).join(", ")})` : "it ran no test";
+  }
+  if (run.exitCode !== 0 && !cases.some((result) => result.outcome === "failed")) {
+    return `the runner exited ${run.exitCode} while its report shows no failing test (a usage error, an interruption or a crash)`;
+  }
+  return undefined;
 }
 
 /** Runs the surface's tests gates without comparing: raw per-test results, or why they could not be had. */
 export async function runTests(ctx: RunContext, input: { worktree: string; surface: Surface; runDir: string }): Promise<TestRun> {
   mkdirSync(input.runDir, { recursive: true });
-  const results = new Map<string, TestResult[]>();
+  const runs = new Map<string, TestGateRun>();
   for (const gate of input.surface.gates.filter((candidate) => candidate.tests)) {
-    const { report, results: tests } = await runCommandGate({
+    const { report, results, exitCode } = await runCommandGate({
       gate, surface: input.surface, worktree: input.worktree, changed: [], runDir: input.runDir,
       timeoutMs: gate.timeoutMs ?? ctx.config.limits.gateTimeoutMs, baseline: undefined, signal: ctx.signal,
     });
     checkInterrupted(ctx.signal);
-    if (!tests) return { ok: false, reason: `test gate "${gate.name}" could not be measured: ${report.summary}` };
-    results.set(gate.name, tests);
+    if (!results || exitCode === undefined) return { ok: false, reason: `test gate "${gate.name}" (${report.command ?? gate.run}) could not be measured: ${report.summary}${report.tail ? `; its last lines:\n${report.tail}` : ""}` };
+    runs.set(gate.name, { results, exitCode, tail: report.tail });
   }
-  return { ok: true, results, cached: false };
+  return { ok: true, runs };
 }

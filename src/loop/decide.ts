@@ -3,6 +3,7 @@ import type { Decision } from "../ledger/events.js";
 import type { GateMode } from "../packet/types.js";
 import type { EffectiveVerdict } from "../review/verdict.js";
 import { unreachable } from "../util/unreachable.js";
+import { fingerprintOf } from "./fingerprint.js";
 
 /** How an attempt ended, before the factory decides what follows. */
 export type AttemptEnd =
@@ -26,6 +27,8 @@ export interface DecisionInput {
   attemptsUsed: number;
   maxAttempts: number;
   gate: GateMode;
+  /** The fingerprint of the last attempt that failed: the same failure twice in a row blocks. */
+  previousFingerprint?: string | undefined;
 }
 
 export interface AttemptDecision {
@@ -37,10 +40,23 @@ export interface AttemptDecision {
   environment: boolean;
   /** What the next attempt's prompt is told. */
   feedback: string[];
+  /** How the work failed, when it did (see fingerprint.ts). */
+  fingerprint?: string;
 }
 
 /** Pure: what follows an attempt (DESIGN §6–§8). */
 export function decide(input: DecisionInput): AttemptDecision {
+  const decision = decideEnd(input);
+  const fingerprint = fingerprintOf(input.end);
+  if (fingerprint === undefined || decision.refund || (decision.decision !== "retry" && decision.decision !== "block")) return decision;
+  if (decision.decision === "retry" && fingerprint === input.previousFingerprint) {
+    // Paying again for the same failure teaches nothing: stop here.
+    return { ...decision, decision: "block", reasons: [`the same failure twice: ${fingerprint} (${decision.reasons.join("; ")})`], fingerprint };
+  }
+  return { ...decision, fingerprint };
+}
+
+function decideEnd(input: DecisionInput): AttemptDecision {
   const { end } = input;
   const block = (reason: string): AttemptDecision => ({ decision: "block", reasons: [reason], refund: false, environment: false, feedback: [] });
   const retry = (reasons: string[], feedback: string[] = reasons): AttemptDecision => {

@@ -7,6 +7,7 @@ import { commitWorktree } from "../git/worktree.js";
 import { runCommandGate, surfaceFiles } from "../gates/command.js";
 import { parseUnifiedDiff } from "../gates/diff-parse.js";
 import type { TestResult } from "../gates/junit.js";
+import type { PlantedCases } from "../gates/test-compare.js";
 import { AGENT_OUTPUTS, ALWAYS_FORBIDDEN, matchesAny, shellQuote } from "../gates/paths.js";
 import { checkScope } from "../gates/scope.js";
 import { checkTamper, pytestSectionLines } from "../gates/tamper.js";
@@ -24,6 +25,8 @@ export interface GateRunInput {
   /** The commit right after planting: what untouched, scope and tamper compare against. */
   plantedCommit: string;
   planted: readonly string[];
+  /** Per tests gate: the planted cases that must be present and pass. */
+  plantedCases: Readonly<Record<string, PlantedCases>>;
   baseline: ReadonlyMap<string, TestResult[]>;
   runDir: string;
   /**
@@ -71,6 +74,8 @@ export async function runGates(ctx: RunContext, input: GateRunInput): Promise<Ga
       gate, surface: surface as Surface, worktree: input.worktree, changed, runDir: input.runDir,
       timeoutMs: gate.timeoutMs ?? ctx.config.limits.gateTimeoutMs,
       baseline: gate.tests ? (input.baseline.get(gate.name) ?? []) : undefined,
+      ...(gate.tests && input.plantedCases[gate.name] ? { planted: input.plantedCases[gate.name] } : {}),
+      finishedOnBaseline: gate.tests && input.baseline.has(gate.name),
       signal: ctx.signal,
     });
     checkInterrupted(ctx.signal); // a gate killed by Ctrl-C says nothing about the work

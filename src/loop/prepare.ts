@@ -1,11 +1,12 @@
 import { join } from "node:path";
 import { gitRun, listTreeFiles } from "../git/repo.js";
-import { commitWorktree, createWorktree } from "../git/worktree.js";
+import { commitPaths, createWorktree } from "../git/worktree.js";
 import { SUPPLIED_DIR } from "../packet/load.js";
 import type { Packet } from "../packet/types.js";
 import type { Surface } from "../config/types.js";
 import { baseEnv, describeOutcome, runCommand } from "../process/run.js";
 import { shellQuote } from "../gates/paths.js";
+import type { PlantedCases } from "../gates/test-compare.js";
 import { taskBranch, worktreePath, type RunContext } from "./context.js";
 
 /** A fresh worktree on the task branch, at the target tip. */
@@ -34,6 +35,8 @@ export interface Planting {
   commit: string;
   /** Repository paths of the planted files. */
   files: string[];
+  /** Per tests gate: the planted test cases seen right after planting, which must pass after the implementation. */
+  cases?: Record<string, PlantedCases>;
 }
 
 /**
@@ -54,6 +57,7 @@ export async function plant(ctx: RunContext, worktree: string, packet: Packet, t
     timeoutMs: 120_000,
   });
   if (outcome.kind !== "exited" || outcome.code !== 0) throw new Error(`planting ${prefix} failed: ${describeOutcome(outcome)}`);
-  const commit = await commitWorktree(worktree, `factory: plant the supplied files of ${packet.id}`);
+  // Only the planted files: nothing else in the worktree is the packet's.
+  const commit = await commitPaths(worktree, files, `factory: plant the supplied files of ${packet.id}`);
   return { commit, files };
 }

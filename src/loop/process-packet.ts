@@ -47,16 +47,17 @@ export async function processPacket(ctx: RunContext, packet: Packet, record: Pac
     throw error;
   }
 
-  const decision = decide({ end: report.end, attemptsUsed: attemptsBefore + 1, maxAttempts, gate: packet.gate });
+  const previousFingerprint = sameVersion ? record?.fingerprints.at(-1) : undefined;
+  const decision = decide({ end: report.end, attemptsUsed: attemptsBefore + 1, maxAttempts, gate: packet.gate, previousFingerprint });
   writeFileSync(join(runDir, "decision.json"), JSON.stringify({ end: report.end, decision }, null, 2));
   if (decision.decision !== "merge") return applyDecision(ctx, { packet, attempt, decision, report });
   if (!report.commit || !report.gates) throw new Error("an attempt decided for merge has a gated commit");
   const landed = await land(ctx, {
     packet, attempt, commit: report.commit, fork: report.forkCommit, runDir,
-    planted: report.planting?.files ?? [], plantedCommit: report.planting?.commit ?? report.forkCommit,
+    planted: report.planting?.files ?? [], plantedCases: report.planting?.cases ?? {}, plantedCommit: report.planting?.commit ?? report.forkCommit,
     provenance: { attempt, gates: report.gates, counts: report.end.kind === "reviewed" ? report.end.counts : undefined },
   });
-  return applyLanding(ctx, { packet, attempt, landed, report, attemptsUsed: attemptsBefore + 1, maxAttempts });
+  return applyLanding(ctx, { packet, attempt, landed, report, attemptsUsed: attemptsBefore + 1, maxAttempts, previousFingerprint });
 }
 
 interface Applied {
@@ -71,6 +72,7 @@ async function applyDecision(ctx: RunContext, input: Applied): Promise<PacketOut
   const decided: EventBody = {
     kind: "decided", packet: packet.id, attempt, decision: decision.decision, reasons: decision.reasons,
     ...(decision.refund ? { refund: true } : {}), ...(decision.feedback.length ? { feedback: decision.feedback } : {}),
+    ...(decision.fingerprint ? { fingerprint: decision.fingerprint } : {}),
   };
   switch (decision.decision) {
     case "hold": {
@@ -100,7 +102,7 @@ async function applyDecision(ctx: RunContext, input: Applied): Promise<PacketOut
 /** Records how landing went: merged, waiting for a clean checkout, or back to an attempt's decision. */
 export async function applyLanding(
   ctx: RunContext,
-  input: { packet: Packet; attempt: number; landed: LandResult; report: AttemptReport; attemptsUsed: number; maxAttempts: number },
+  input: { packet: Packet; attempt: number; landed: LandResult; report: AttemptReport; attemptsUsed: number; maxAttempts: number; previousFingerprint?: string | undefined },
 ): Promise<PacketOutcome> {
   const { packet, attempt, landed, report } = input;
   const decided: EventBody = { kind: "decided", packet: packet.id, attempt, decision: "merge", reasons: [] };
@@ -118,13 +120,17 @@ export async function applyLanding(
       }]);
       ctx.emit({ kind: "outcome", packet: packet.id, attempt, outcome: "merge-blocked", reasons: [landed.reason] });
       return { kind: "merge-blocked", reason: landed.reason };
+    case "spec-drift": {
+      const decision = decide({ end: { kind: "spec-drift", reason: landed.reason }, attemptsUsed: input.attemptsUsed, maxAttempts: input.maxAttempts, gate: packet.gate });
+      return applyDecision(ctx, { packet, attempt, decision, report });
+    }
     case "conflict":
     case "regate-failed":
     case "environment-error": {
       const end: AttemptEnd = landed.kind === "conflict" ? { kind: "merge-conflict", reason: landed.reason }
         : landed.kind === "regate-failed" ? { kind: "gates-red", reports: landed.reports }
         : { kind: "environment-error", reason: landed.reason };
-      const decision = decide({ end, attemptsUsed: input.attemptsUsed, maxAttempts: input.maxAttempts, gate: packet.gate });
+      const decision = decide({ end, attemptsUsed: input.attemptsUsed, maxAttempts: input.maxAttempts, gate: packet.gate, previousFingerprint: input.previousFingerprint });
       return applyDecision(ctx, { packet, attempt, decision, report });
     }
   }
@@ -138,7 +144,7 @@ export async function landPending(ctx: RunContext, packet: Packet, record: Packe
   const landed = await land(ctx, {
     packet, attempt: pending.attempt, commit: pending.commit, fork: pending.fork,
     runDir: attemptDir(ctx.root, packet.id, pending.attempt),
-    planted: planted?.files ?? [], plantedCommit: planted?.commit ?? pending.fork,
+    planted: planted?.files ?? [], plantedCases: planted?.cases ?? {}, plantedCommit: planted?.commit ?? pending.fork,
     provenance: { attempt: pending.attempt, gates, counts },
   });
   const report: AttemptReport = { end: { kind: "environment-error", reason: "" }, forkCommit: pending.fork, commit: pending.commit, gates };

@@ -1,8 +1,9 @@
+import type { PlantedCases } from "../gates/test-compare.js";
 import type { GateReport } from "../gates/types.js";
 import type { PacketRecord } from "../ledger/fold.js";
 
 export interface RecordedAttempt {
-  planted: { commit: string; files: string[] } | undefined;
+  planted: { commit: string; files: string[]; cases: Record<string, PlantedCases> } | undefined;
   gates: GateReport[];
   counts: { held: number; violated: number; unverifiable: number } | undefined;
 }
@@ -14,7 +15,7 @@ export function recordedAttempt(record: PacketRecord, attempt: number): Recorded
   const gates: GateReport[] = [];
   for (const event of record.events) {
     if (!("attempt" in event) || event.attempt !== attempt) continue;
-    if (event.kind === "planted") planted = { commit: event.commit, files: event.files };
+    if (event.kind === "planted") planted = { commit: event.commit, files: event.files, cases: event.cases ?? {} };
     if (event.kind === "review-recorded") counts = { held: event.held, violated: event.violated, unverifiable: event.unverifiable };
     if (event.kind === "gate-finished") gates.push({ name: event.gate, status: event.result, summary: event.detail ?? "", findings: [], durationMs: event.durationMs });
   }

@@ -1,7 +1,9 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { gitRun, gitTry, resolveCommit, treeOf } from "../git/repo.js";
-import { createWorktree, listWorktrees, worktreeStatus } from "../git/worktree.js";
+import { createWorktree, listWorktrees, mergeInWorktree, worktreeStatus } from "../git/worktree.js";
+import type { PlantedCases } from "../gates/test-compare.js";
+import { checkSpecDrift } from "../loop/spec-drift.js";
 import { isGreen, type GateReport } from "../gates/types.js";
 import { measureBaseline } from "../loop/baseline.js";
 import { surfaceOf, taskBranch, worktreePath, type RunContext } from "../loop/context.js";
@@ -14,6 +16,7 @@ export type LandResult =
   | { kind: "merge-blocked"; reason: string }
   | { kind: "conflict"; reason: string }
   | { kind: "regate-failed"; reports: GateReport[] }
+  | { kind: "spec-drift"; reason: string }
   | { kind: "environment-error"; reason: string };
 
 export interface LandInput {
@@ -24,6 +27,7 @@ export interface LandInput {
   /** The target tip the attempt started from. */
   fork: string;
   planted: readonly string[];
+  plantedCases: Readonly<Record<string, PlantedCases>>;
   plantedCommit: string;
   provenance: Provenance;
   runDir: string;
@@ -34,9 +38,11 @@ const MAX_RACES = 5;
 /**
  * Lands gated work on the target branch (DESIGN §9). The task branch is first
  * brought up to the current tip; if that changed the tree, every gate runs
- * again. The squash commit has exactly the gated tree and the tip as its
- * parent, and the target moves only by compare-and-swap. A checkout of the
- * target is moved only by a fast-forward, and only when it is clean.
+ * again, against the tip's own baseline (measured in a checkout of the tip).
+ * The spec must not have drifted. The squash commit has exactly the gated
+ * tree and the tip as its parent, and the target moves only by
+ * compare-and-swap. A checkout of the target is moved only by a fast-forward,
+ * which keeps unrelated uncommitted changes and refuses when it would not.
  */
 export async function land(ctx: RunContext, input: LandInput): Promise<LandResult> {
   const worktree = worktreePath(ctx.root, input.packet.id);
@@ -55,13 +61,14 @@ export async function land(ctx: RunContext, input: LandInput): Promise<LandResul
         const runDir = join(input.runDir, `regate-${tip.slice(0, 10)}`);
         mkdirSync(runDir, { recursive: true });
         const surface = surfaceOf(ctx.config, input.packet);
+        // The tip's own baseline, never the combined tree's: what the combination breaks must show as a regression.
         const baseline = surface?.gates.some((gate) => gate.tests)
-          ? await measureBaseline(ctx, { worktree, surface, commit: tip, runDir })
+          ? await measureBaseline(ctx, { surface, commit: tip, runDir })
           : { ok: true as const, results: new Map(), cached: true };
         if (!baseline.ok) return { kind: "environment-error", reason: `baseline at ${tip.slice(0, 10)}: ${baseline.reason}` };
         const regated = await runGates(ctx, {
           packet: input.packet, attempt: input.attempt, surface, worktree, plantedCommit: input.plantedCommit,
-          planted: input.planted, baseline: baseline.results, runDir,
+          planted: input.planted, plantedCases: input.plantedCases, baseline: baseline.results, runDir,
           combined: { agentCommit: input.commit, builtins: input.provenance.gates.filter((gate) => BUILTIN_GATES.includes(gate.name)) },
         });
         if (!isGreen(regated.reports)) return { kind: "regate-failed", reports: regated.reports };
@@ -71,6 +78,8 @@ export async function land(ctx: RunContext, input: LandInput): Promise<LandResul
         commit = updated.commit;
       }
     }
+    const drift = await checkSpecDrift(ctx.root, input.packet, tip);
+    if (drift) return { kind: "spec-drift", reason: drift };
     const tree = await treeOf(ctx.root, commit);
     const message = mergeMessage(ctx.config.merge.message, input.packet, { ...input.provenance, gates });
     const squash = (await gitRun(ctx.root, ["commit-tree", tree, "-p", tip, "-m", message], { identity: true })).trim();
@@ -89,7 +98,7 @@ async function bringUpToDate(ctx: RunContext, input: LandInput & { worktree: str
     await createWorktree(ctx.root, { path: input.worktree, branch: taskBranch(input.packet.id), start: input.commit });
   }
   const before = await treeOf(ctx.root, input.commit);
-  const merged = await gitTry(input.worktree, ["merge", "--no-edit", "--no-ff", "-m", `factory: bring ${input.packet.id} up to ${ctx.branch}`, input.tip], { identity: true });
+  const merged = await mergeInWorktree(input.worktree, ["--no-edit", "--no-ff", "-m", `factory: bring ${input.packet.id} up to ${ctx.branch}`, input.tip]);
   if (!merged.ok) {
     const conflicted = (await worktreeStatus(input.worktree)).filter((entry) => entry.code.includes("U") || entry.code === "AA" || entry.code === "DD").map((entry) => entry.path);
     await gitTry(input.worktree, ["merge", "--abort"]);
@@ -111,15 +120,13 @@ async function moveTarget(ctx: RunContext, tip: string, squash: string): Promise
     return swapped.ok ? { kind: "moved" } : { kind: "raced" };
   }
   if (checkout.head !== tip) return { kind: "raced" };
-  const dirty = (await worktreeStatus(checkout.path)).filter((entry) => entry.code !== "??");
-  if (dirty.length > 0) {
-    const names = dirty.slice(0, 3).map((entry) => entry.path).join(", ");
-    return { kind: "dirty", reason: `${checkout.path} has ${ctx.branch} checked out with uncommitted changes (${names}${dirty.length > 3 ? ", …" : ""}); commit or stash them yourself, then run factory again` };
-  }
-  // --ff-only never loses anything: it refuses when the checkout moved or an untracked file would be overwritten.
+  // --ff-only never loses anything: it keeps unrelated uncommitted changes, and refuses by itself
+  // when the checkout moved or a modified or untracked file would be overwritten.
   const forwarded = await gitTry(checkout.path, ["merge", "--ff-only", "--quiet", squash]);
   if (forwarded.ok) return { kind: "moved" };
   const head = await resolveCommit(checkout.path, "HEAD");
   if (head !== tip) return { kind: "raced" };
-  return { kind: "dirty", reason: `the checkout of ${ctx.branch} at ${checkout.path} cannot be fast-forwarded without overwriting files (${forwarded.message.split("\n")[0]})` };
+  const files = [...forwarded.message.matchAll(/^\t(.+)$/gm)].map((match) => match[1]);
+  const named = files.length ? `: it would overwrite ${files.slice(0, 5).join(", ")}${files.length > 5 ? ", …" : ""}` : ` (${forwarded.message.split("\n")[0]})`;
+  return { kind: "dirty", reason: `git refuses to fast-forward the checkout of ${ctx.branch} at ${checkout.path}${named}; commit or stash your changes there, then run factory again` };
 }

@@ -1,7 +1,7 @@
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { listTreeFiles, readFileAt } from "../git/repo.js";
-import type { PacketSource } from "./types.js";
+import { listTree, listTreeFiles, readFileAt } from "../git/repo.js";
+import type { PacketSource, SuppliedFile } from "./types.js";
 
 export const PACKETS_DIR = "packets";
 export const SUPPLIED_DIR = "packets/supplied";
@@ -12,6 +12,8 @@ export function isPacketFile(path: string): boolean {
 
 export interface QueueSources {
   sources: PacketSource[];
+  /** Planted files at the tip, by packet id. */
+  supplied: Map<string, SuppliedFile[]>;
   /** Working-tree packet files that differ from the committed queue: named, never used. */
   warnings: string[];
 }
@@ -28,7 +30,15 @@ export async function readQueue(root: string, tip: string, branch: string): Prom
     if (text !== undefined) sources.push({ file, text });
   }
   const warnings = await compareWorkingTree(root, sources, branch);
-  return { sources, warnings };
+  const supplied = new Map<string, SuppliedFile[]>();
+  for (const [path, entry] of await listTree(root, tip, SUPPLIED_DIR)) {
+    const match = /^packets\/supplied\/([^/]+)\/(.+)$/.exec(path);
+    if (!match?.[1] || !match[2]) continue;
+    const files = supplied.get(match[1]) ?? [];
+    files.push({ path: match[2], mode: entry.mode, sha: entry.sha });
+    supplied.set(match[1], files);
+  }
+  return { sources, supplied, warnings };
 }
 
 async function compareWorkingTree(root: string, sources: PacketSource[], branch: string): Promise<string[]> {

@@ -90,7 +90,7 @@ export function normalizePacket(input: NormalizeInput): Packet | undefined {
   }
   return {
     id, slug, goal, specCommit, specPath, surface, tier, reviewer, gate, requires, maxAttempts,
-    forbiddenPaths, allowedPaths, deletablePaths, brief, invariants, file: input.file, sha256: input.sha256,
+    forbiddenPaths, allowedPaths, deletablePaths, brief, invariants, file: input.file, sha256: input.sha256, planted: [],
   };
 }
 

@@ -4,7 +4,8 @@ import { Fields, type SourceContext } from "../toml/fields.js";
 import { readToml } from "../toml/read.js";
 import type { Problem } from "../util/problem.js";
 import { normalizePacket } from "./normalize.js";
-import type { Packet, PacketContext, PacketSource } from "./types.js";
+import { isTestFile } from "../gates/test-compare.js";
+import type { Packet, PacketContext, PacketSource, SuppliedFile } from "./types.js";
 
 export type PacketParse =
   | { ok: true; packet: Packet }
@@ -38,7 +39,26 @@ export function parsePacket(source: PacketSource, context: PacketContext): Packe
   const sourceContext: SourceContext = { file, source: toml, lineOffset, problems };
   const fields = new Fields(sourceContext, read.table);
   const sha256 = createHash("sha256").update(source.text).digest("hex");
-  const packet = normalizePacket({ fields, body, fileName: posix.basename(file), context, file, sha256 });
-  if (problems.length > 0 || packet === undefined) return { ok: false, file, problems };
+  const normalized = normalizePacket({ fields, body, fileName: posix.basename(file), context, file, sha256 });
+  if (problems.length > 0 || normalized === undefined) return { ok: false, file, problems };
+  const supplied = [...(context.supplied?.get(normalized.id) ?? [])].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  const packet = { ...normalized, sha256: packetVersion(source.text, supplied), planted: supplied.map((entry) => entry.path) };
+  const testSurfaces = context.testSurfaces;
+  const plantedTests = packet.planted.filter(isTestFile);
+  if (testSurfaces && plantedTests.length > 0 && (packet.surface === undefined || !testSurfaces.includes(packet.surface))) {
+    const problem = `planted test ${plantedTests[0]} needs a tests = true gate on surface "${packet.surface ?? "(none)"}" to run it; add one in .factory/config.toml or choose a surface that has one`;
+    return { ok: false, file, problems: [{ file, key: "surface", message: problem }] };
+  }
   return { ok: true, packet };
+}
+
+/**
+ * A packet's version: its file's bytes, plus every planted file when it has
+ * any (so changing a planted test is a new version; a packet without planted
+ * files keeps the plain sha256 of its file).
+ */
+function packetVersion(text: string, supplied: readonly SuppliedFile[]): string {
+  const hash = createHash("sha256").update(text);
+  if (supplied.length > 0) hash.update(`\0${supplied.map((entry) => `${entry.mode} ${entry.sha} ${entry.path}`).join("\n")}`);
+  return hash.digest("hex");
 }

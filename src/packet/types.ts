@@ -30,9 +30,12 @@ export interface Packet {
   deletablePaths: string[];
   brief: string;
   invariants: Invariant[];
-  /** Where it came from: path relative to the repository root, and sha256 of the file's bytes. */
+  /** Where it came from: path relative to the repository root. */
   file: string;
+  /** The version: sha256 of the file's bytes and of every planted file (path, mode, blob) under packets/supplied/<ID>/. */
   sha256: string;
+  /** Repository paths the planted files land at. */
+  planted: string[];
 }
 
 /** A packet file as read from git, before parsing. */
@@ -48,4 +51,15 @@ export interface PacketContext {
   /** Surface names in config order, the first is the default; undefined as for tiers. */
   surfaces: readonly string[] | undefined;
   defaultMaxAttempts: number;
+  /** Surfaces with a `tests = true` gate; undefined as for tiers (the planted-tests check is skipped). */
+  testSurfaces?: readonly string[] | undefined;
+  /** The files under `packets/supplied/<ID>/` at the tip, by packet id: part of each packet's version. */
+  supplied?: ReadonlyMap<string, readonly SuppliedFile[]>;
+}
+
+/** One planted file as git has it: `path` relative to `packets/supplied/<ID>/`. */
+export interface SuppliedFile {
+  path: string;
+  mode: string;
+  sha: string;
 }

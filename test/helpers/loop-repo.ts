@@ -28,7 +28,7 @@ export interface LoopRepo extends TestRepo {
   spec: string;
   scriptFile: string;
   setScript(script: Script): void;
-  run(options?: { once?: boolean; packet?: string; maxCost?: number; signal?: AbortSignal }): Promise<{ code: number; out: string }>;
+  run(options?: { once?: boolean; packet?: string; maxCost?: number; concurrency?: number; signal?: AbortSignal }): Promise<{ code: number; out: string }>;
   events(packet?: string): Promise<LedgerEvent[]>;
   record(packet: string): Promise<PacketRecord | undefined>;
   subjects(): string[];
@@ -128,7 +128,7 @@ assert = "double(n) is n * 2"
       const output = bufferOutput();
       const code = await run({
         cwd: repo.dir, once: runOptions.once ?? false, packet: runOptions.packet, maxCost: runOptions.maxCost,
-        concurrency: undefined, output, signal: runOptions.signal ?? new AbortController().signal,
+        concurrency: runOptions.concurrency, output, signal: runOptions.signal ?? new AbortController().signal,
       });
       return { code, out: output.text() };
     },

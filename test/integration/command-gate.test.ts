@@ -15,10 +15,13 @@ const surface = (gates: GateConfig[] = [], sub = "."): Surface => ({ name: "app"
 const gate = (run: string, extra: Partial<GateConfig> = {}): GateConfig => ({ name: "g", run, files: undefined, fix: undefined, tests: false, timeoutMs: undefined, ...extra });
 const junit = (cases: string) => `printf '%s' '<testsuites><testsuite>${cases}</testsuite></testsuites>' > {junit}`;
 
-async function runGate(config: GateConfig, options: { changed?: string[]; baseline?: { id: string; outcome: "passed" | "failed" }[]; timeoutMs?: number } = {}) {
+type Options = { changed?: string[]; baseline?: { id: string; outcome: "passed" | "failed" }[]; timeoutMs?: number; measuring?: boolean; finishedOnBaseline?: boolean };
+
+async function runGate(config: GateConfig, options: Options = {}) {
   const { report } = await runCommandGate({
     gate: config, surface: surface([config]), worktree: dir, changed: options.changed ?? [], runDir: dir,
-    timeoutMs: options.timeoutMs ?? 10_000, baseline: config.tests ? (options.baseline ?? []) : undefined,
+    timeoutMs: options.timeoutMs ?? 10_000, baseline: config.tests && !options.measuring ? (options.baseline ?? []) : undefined,
+    finishedOnBaseline: options.finishedOnBaseline ?? false,
   });
   return report;
 }
@@ -45,8 +48,21 @@ describe("command gates", () => {
     expect(await runGate(gate(junit(""), { tests: true }))).toMatchObject({ status: "fail", summary: "ran zero tests" });
   });
 
-  it("a tests gate that writes no JUnit report is an environment error", async () => {
-    expect(await runGate(gate("true # {junit}", { tests: true }))).toMatchObject({ status: "error", summary: expect.stringContaining("wrote no JUnit report") });
+  it("a tests gate that writes no JUnit report is an environment error while measuring, and the change's failure after the baseline wrote one", async () => {
+    expect(await runGate(gate("true # {junit}", { tests: true }), { measuring: true })).toMatchObject({ status: "error", summary: expect.stringContaining("wrote no JUnit report") });
+    expect(await runGate(gate("true # {junit}", { tests: true }))).toMatchObject({ status: "fail", summary: expect.stringContaining("it did on the baseline") });
+  });
+
+  it("a gate that hangs on the change after finishing on the baseline fails the work; without a baseline run it is the environment's", async () => {
+    const hang = gate(`${junit('<testcase name="a"/>')}; sleep 5`, { tests: true });
+    expect(await runGate(hang, { timeoutMs: 300, finishedOnBaseline: true })).toMatchObject({ status: "fail", summary: expect.stringContaining("it finished on the baseline") });
+    expect(await runGate(hang, { timeoutMs: 300 })).toMatchObject({ status: "error", summary: expect.stringContaining("timed out") });
+    expect(await runGate(gate("kill -9 $$", { tests: true }), { finishedOnBaseline: true })).toMatchObject({ status: "fail", summary: expect.stringContaining("SIGKILL") });
+  });
+
+  it("a tests gate fails when the runner exits non-zero with no failing case, although every case passed", async () => {
+    const report = await runGate(gate(`${junit('<testcase name="ok"/>')}; exit 2`, { tests: true }), { baseline: [{ id: "ok", outcome: "passed" }] });
+    expect(report).toMatchObject({ status: "fail", summary: expect.stringContaining("exited 2 but its report shows no failing test") });
   });
 
   it("a tests gate passes despite a non-zero exit when every failure already failed at the baseline", async () => {

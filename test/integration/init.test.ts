@@ -37,6 +37,15 @@ describe("factory init", () => {
     expect(parsed.ok && parsed.config.targetBranch).toBe("trunk");
   });
 
+  it("adds the detected toolchains' cache directories to .gitignore", async () => {
+    repo = makeRepo();
+    repo.write("pyproject.toml", "[project]\nname = 'x'\n");
+    repo.write("web/package.json", "{}");
+    await init({ cwd: repo.dir, output: bufferOutput() });
+    const rules = repo.read(".gitignore").split("\n");
+    for (const rule of ["__pycache__/", ".pytest_cache/", ".ruff_cache/", "node_modules/"]) expect(rules).toContain(rule);
+  });
+
   it("adds the state dirs to .gitignore without touching other rules, once", async () => {
     repo = makeRepo();
     repo.write(".gitignore", "node_modules\n*.log\n.factory/runs/");

@@ -84,27 +84,39 @@ describe("the human gate", () => {
 });
 
 describe("landing", () => {
-  it("never touches a dirty checkout: the merge waits, and the next run lands it without a new attempt", async () => {
+  it("lands beside unrelated uncommitted work in the checkout, leaving every byte of it as it was", async () => {
     const target = setUp({ script: { P01: { implementer: [honest] } } });
-    target.write("README.md", "my uncommitted notes\n");
+    target.write("README.md", "my staged notes\n");
     target.git("add", "README.md");
     target.write("src/calc.js", "// my uncommitted edit\n");
+    target.write("notes.txt", "untracked notes\n");
+    const { code, out } = await target.run();
+    expect(out).toContain("P01#1 → merged");
+    expect(code).toBe(0);
+    expect(target.subjects()[0]).toBe("feat: Add double [P01]");
+    expect(target.read("src/double.js")).toBe(DOUBLE_JS);
+    expect(target.read("src/calc.js")).toBe("// my uncommitted edit\n");
+    expect(target.read("README.md")).toBe("my staged notes\n");
+    expect(target.read("notes.txt")).toBe("untracked notes\n");
+    expect(target.git("status", "--porcelain").split("\n").filter(Boolean).sort()).toEqual(["A  README.md", " M src/calc.js", "?? notes.txt"].sort());
+    expect(target.git("show", "--name-only", "--format=", "main").trim().split("\n")).toEqual(["src/double.js", "test/double.test.js"]); // none of the user's files went in
+  });
+
+  it("waits when git would overwrite an uncommitted file, naming it, and the next run lands it without a new attempt", async () => {
+    const target = setUp({ script: { P01: { implementer: [honest] } } });
+    target.write("src/double.js", "// my own draft\n");
     const first = await target.run();
     expect(first.out).toContain("merge-blocked");
-    expect(target.read("src/calc.js")).toBe("// my uncommitted edit\n");
-    expect(target.read("README.md")).toBe("my uncommitted notes\n");
+    expect((await target.record("P01"))?.reason).toMatch(/would overwrite src\/double\.js/);
+    expect(target.read("src/double.js")).toBe("// my own draft\n");
     expect(target.subjects()[0]).toBe("queue");
-    expect((await target.record("P01"))?.reason).toContain("uncommitted changes");
 
-    target.git("reset", "--quiet", "README.md");
-    target.git("checkout", "--", "src/calc.js");
-    writeFileSync(`${target.dir}/README.md`, "notes\n"); // untracked files unrelated to the merge are fine
+    rmSync(`${target.dir}/src/double.js`);
     const second = await target.run();
     expect(second.code).toBe(0);
     expect(target.subjects()[0]).toBe("feat: Add double [P01]");
     const claims = (await target.events("P01")).filter((event) => event.kind === "claimed");
     expect(claims).toHaveLength(1);
-    expect(target.read("README.md")).toBe("notes\n");
   });
 
   it("moves the target by compare-and-swap when it is not checked out", async () => {
@@ -136,6 +148,7 @@ describe("the run itself", () => {
   it("a gate that cannot run is the environment's fault: not counted, and two in a row halt the run", async () => {
     const target = setUp({
       gates: `\n  [[surfaces.app.gates]]\n  name = "lint"\n  run = "no-such-linter-xyz"\n`,
+      planted: null, // no tests gate to run a planted test with
       script: { P01: { implementer: [honest] } },
     });
     const { code, out } = await target.run();

@@ -39,7 +39,7 @@ describe("factory run: honest work", () => {
     const target = setUp({ script: { P01: { implementer: [{ write: { "src/double.js": "export function double(n) {\n  return n + 2;\n}\n" } }, honest] } } });
     const { code, out } = await target.run();
     expect(code).toBe(0);
-    expect(out).toMatch(/P01#1 → retry: gate test failed: 1 new\/planted test\(s\) failing/);
+    expect(out).toMatch(/P01#1 → retry: gate test failed: 1 planted test\(s\) not passing of 2/);
     expect(out).toContain("P01#2 → merged");
     const prompt = target.read(".factory/runs/P01/attempt-2/implementer-prompt.md");
     expect(prompt).toContain("what failed last time");

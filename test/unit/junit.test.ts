@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { compareWithBaseline, newPassing, parseJunit } from "../../src/gates/junit.js";
+import { normalizeResults, parseJunit } from "../../src/gates/junit.js";
 
 describe("parseJunit", () => {
   it("reads pytest's report: classname::name, failures, errors and skips", () => {
@@ -31,25 +31,18 @@ describe("parseJunit", () => {
   });
 });
 
-describe("compareWithBaseline", () => {
-  const baseline = [
-    { id: "a", outcome: "passed" as const }, { id: "b", outcome: "failed" as const }, { id: "c", outcome: "passed" as const },
-  ];
-
-  it("blames regressions and new failures, not tests that already failed", () => {
-    const now = [
-      { id: "a", outcome: "failed" as const }, { id: "b", outcome: "failed" as const }, { id: "c", outcome: "passed" as const },
-      { id: "planted", outcome: "failed" as const }, { id: "new-ok", outcome: "passed" as const },
-    ];
-    expect(compareWithBaseline(baseline, now)).toEqual({ total: 5, passed: 2, regressions: ["a"], newFailures: ["planted"], preexisting: ["b"] });
+describe("normalizeResults", () => {
+  it("makes absolute file paths in ids repository-relative, so a baseline fits every worktree", () => {
+    const xml = `<testsuites><testcase name="/tmp/wt/P01/test/x.test.js" classname="test" failure="test failed"><failure/></testcase>
+      <testcase name="t" classname="c" file="/tmp/wt/P01/test/y.test.js"/></testsuites>`;
+    const parsed = parseJunit(xml);
+    expect(parsed.ok && normalizeResults(parsed.results, "/tmp/wt/P01")).toEqual([
+      { id: "test::test/x.test.js", outcome: "failed" }, { id: "c::t", outcome: "passed", file: "test/y.test.js" },
+    ]);
   });
 
-  it("counts a test reported several times as failed if any report failed", () => {
-    const now = [{ id: "a", outcome: "passed" as const }, { id: "a", outcome: "failed" as const }];
-    expect(compareWithBaseline(baseline, now).regressions).toEqual(["a"]);
-  });
-
-  it("finds planted tests that pass before any implementation", () => {
-    expect(newPassing(baseline, [...baseline, { id: "p1", outcome: "passed" }, { id: "p2", outcome: "failed" }])).toEqual(["p1"]);
+  it("marks pytest's collection failures as not being tests", () => {
+    const xml = `<testsuites><testsuite><testcase classname="" name="tests.test_b"><error message="collection failure">ImportError</error></testcase></testsuite></testsuites>`;
+    expect(parseJunit(xml)).toEqual({ ok: true, results: [{ id: "tests.test_b", outcome: "failed", collectionError: true }] });
   });
 });

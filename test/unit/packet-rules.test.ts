@@ -213,3 +213,28 @@ describe("queue rules", () => {
     expect(set.problems.map((p) => p.file)).toEqual(["packets/A01-x.toml"]);
   });
 });
+
+describe("planted files", () => {
+  const supplied = (files: { path: string; sha: string }[]) => new Map([["B01", files.map((file) => ({ ...file, mode: "100644" }))]]);
+  const file = "packets/B01-csv-loader.toml";
+
+  it("are part of the packet's version: changing a planted test is a new version", () => {
+    const plain = parse(file, packetToml("B01"));
+    const one = parse(file, packetToml("B01"), { ...CONTEXT, supplied: supplied([{ path: "api/tests/test_x.py", sha: "a".repeat(40) }]) });
+    const other = parse(file, packetToml("B01"), { ...CONTEXT, supplied: supplied([{ path: "api/tests/test_x.py", sha: "b".repeat(40) }]) });
+    expect(one.ok && other.ok && plain.ok).toBe(true);
+    if (!one.ok || !other.ok || !plain.ok) return;
+    expect(one.packet.sha256).not.toBe(other.packet.sha256);
+    expect(one.packet.sha256).not.toBe(plain.packet.sha256);
+    expect(one.packet.planted).toEqual(["api/tests/test_x.py"]);
+  });
+
+  it("a planted test on a surface without a tests = true gate is refused; a planted fixture is not", () => {
+    const context = { ...CONTEXT, testSurfaces: [] };
+    expect(problemsOf(file, packetToml("B01"), { ...context, supplied: supplied([{ path: "api/tests/test_x.py", sha: "a".repeat(40) }]) })).toEqual([
+      expect.objectContaining({ key: "surface", message: expect.stringContaining('planted test api/tests/test_x.py needs a tests = true gate on surface "api"') }),
+    ]);
+    expect(problemsOf(file, packetToml("B01"), { ...context, supplied: supplied([{ path: "api/tests/data.csv", sha: "a".repeat(40) }]) })).toEqual([]);
+    expect(problemsOf(file, packetToml("B01"), { ...CONTEXT, testSurfaces: ["api"], supplied: supplied([{ path: "api/tests/test_x.py", sha: "a".repeat(40) }]) })).toEqual([]);
+  });
+});

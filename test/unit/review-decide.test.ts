@@ -127,4 +127,22 @@ describe("decide", () => {
     const end: AttemptEnd = { ...accepted, verdict: { verdict: "revise", overrides: ["reviewer said accept, but x"] }, feedback: ["finding"] } as AttemptEnd;
     expect(input(end)).toMatchObject({ decision: "retry", reasons: ["reviewer said accept, but x"], feedback: ["reviewer said accept, but x", "finding"] });
   });
+
+  it("blocks the same failure twice in a row, by its fingerprint, and not a different one", () => {
+    const red = (test: string, ms: number, sha: string): AttemptEnd => ({ kind: "gates-red", reports: [{
+      name: "pytest", status: "fail", summary: `1 regression(s) of 9 (${ms}ms)`, durationMs: ms, tail: `took ${ms}ms at ${sha}`,
+      findings: [{ file: test, message: "passed at the baseline and fails now" }],
+    }] });
+    const first = input(red("t::a", 120, "abc1234def"));
+    expect(first.fingerprint).toMatch(/^[0-9a-f]{12}$/);
+    const same = decide({ end: red("t::a", 340, "9876543fed"), attemptsUsed: 2, maxAttempts: 3, gate: "auto", previousFingerprint: first.fingerprint });
+    expect(same).toMatchObject({ decision: "block", fingerprint: first.fingerprint, reasons: [expect.stringContaining(`the same failure twice: ${first.fingerprint}`)] });
+    const other = decide({ end: red("t::b", 340, "9876543fed"), attemptsUsed: 2, maxAttempts: 3, gate: "auto", previousFingerprint: first.fingerprint });
+    expect(other.decision).toBe("retry");
+    expect(other.fingerprint).not.toBe(first.fingerprint);
+  });
+
+  it("gives the environment's errors no fingerprint", () => {
+    expect(input({ kind: "environment-error", reason: "install failed" }).fingerprint).toBeUndefined();
+  });
 });

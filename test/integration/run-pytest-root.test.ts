@@ -1,0 +1,175 @@
+import { spawnSync } from "node:child_process";
+import { rmSync, writeFileSync } from "node:fs";
+import { afterEach, describe, expect, it } from "vitest";
+import { run } from "../../src/commands/run.js";
+import { status } from "../../src/commands/status.js";
+import { foldLedger } from "../../src/ledger/fold.js";
+import { readLedger } from "../../src/ledger/store.js";
+import { bufferOutput } from "../../src/log/output.js";
+import { makeRepo, type TestRepo } from "../helpers/git-repo.js";
+import { SCRIPTED_AGENT } from "../helpers/loop-repo.js";
+
+/**
+ * A Python repository set up the way a user has it: pytest collects from the
+ * repository root (no testpaths, no --ignore), and .gitignore knows nothing
+ * of __pycache__ or .pytest_cache. Two packets with planted tests.
+ */
+const pytest = spawnSync("python3", ["-m", "pytest", "--version"], { encoding: "utf8" });
+const available = pytest.status === 0;
+if (!available) console.warn(`skipping the pytest-from-the-root tests: python3 -m pytest is not available (${(pytest.stderr || pytest.error?.message || "").trim()})`);
+
+let repo: TestRepo | undefined;
+const scriptFile = `${process.env.TMPDIR ?? "/tmp"}/factory-pyroot-script-${process.pid}.json`;
+afterEach(() => {
+  repo?.cleanup();
+  repo = undefined;
+  rmSync(scriptFile, { force: true });
+});
+
+const DOUBLE_PY = "def double(n):\n    return n * 2\n";
+const TRIPLE_PY = "def triple(n):\n    return n * 3\n";
+
+function packet(id: string, spec: string, module: string, extra = ""): string {
+  return `id = "${id}"\ngoal = "Add ${module}"\nspec_commit = "${spec}"\nspec_path = "SPEC.md"\nallowed_paths = ["pkg/${module}.py"]\n${extra}brief = "Add pkg/${module}.py."\n[[invariants]]\nid = "works"\nassert = "${module} works"\n`;
+}
+
+function pythonTarget(options: { gate?: string; gateTimeout?: string; pyproject?: string; plantedAt?: string } = {}): TestRepo {
+  repo = makeRepo({ initialCommit: false });
+  repo.write("SPEC.md", "numbers\n");
+  repo.write("pkg/__init__.py", "");
+  repo.write("pkg/calc.py", "def add(a, b):\n    return a + b\n");
+  repo.write("tests/__init__.py", "");
+  repo.write("tests/test_calc.py", "from pkg.calc import add\n\n\ndef test_add():\n    assert add(2, 2) == 4\n");
+  if (options.pyproject) repo.write("pyproject.toml", options.pyproject);
+  repo.write(".gitignore", ".factory/state/\n.factory/worktrees/\n.factory/runs/\n"); // no __pycache__, no .pytest_cache
+  repo.write(".factory/config.toml", `[surfaces.py]
+dir = "."
+  [[surfaces.py.gates]]
+  name = "pytest"
+  run = "${options.gate ?? "python3 -m pytest -q --junitxml={junit}"}"
+  tests = true
+[agents.scripted]
+kind = "command"
+run = "node ${SCRIPTED_AGENT} ${scriptFile}"
+[tiers]
+standard = { agent = "scripted", model = "m" }
+advanced = { agent = "scripted", model = "m" }
+[limits]
+max_attempts = 2
+gate_timeout = "${options.gateTimeout ?? "60s"}"
+`);
+  const spec = repo.commit("python project");
+  repo.write("packets/P01-double.toml", packet("P01", spec, "double"));
+  repo.write(`packets/supplied/P01/${options.plantedAt ?? "tests"}/test_double.py`, "from pkg.double import double\n\n\ndef test_double():\n    assert double(21) == 42\n");
+  repo.write("packets/P02-triple.toml", packet("P02", spec, "triple", `requires = ["P01"]\n`));
+  repo.write("packets/supplied/P02/tests/test_triple.py", "from pkg.triple import triple\n\n\ndef test_triple():\n    assert triple(2) == 6\n");
+  repo.commit("queue");
+  return repo;
+}
+
+async function runQueue(target: TestRepo, script: object) {
+  writeFileSync(scriptFile, JSON.stringify(script));
+  const output = bufferOutput();
+  const code = await run({ cwd: target.dir, once: false, packet: undefined, maxCost: undefined, concurrency: undefined, output, signal: new AbortController().signal });
+  const state = foldLedger((await readLedger(target.dir)).events);
+  return { code, out: output.text(), state, events: (await readLedger(target.dir)).events };
+}
+
+const honest = { P01: { implementer: [{ write: { "pkg/double.py": DOUBLE_PY } }] }, P02: { implementer: [{ write: { "pkg/triple.py": TRIPLE_PY } }] } };
+
+function mainTestsPass(target: TestRepo): boolean {
+  return spawnSync("python3", ["-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"], { cwd: target.dir, encoding: "utf8" }).status === 0;
+}
+
+describe.skipIf(!available)("factory run on a Python repository whose pytest runs from the root", () => {
+  it("merges both packets; no other packet's planted test is collected and no bytecode or cache lands on main", async () => {
+    const target = pythonTarget();
+    const { code, out, state } = await runQueue(target, honest);
+    expect(out).toContain("P01#1 → merged");
+    expect(out).toContain("P02#1 → merged");
+    expect(code).toBe(0);
+    expect(out).toContain("gate pytest: pass — 2/2 passed");
+    expect(out).toContain("gate pytest: pass — 3/3 passed"); // P02: add, double, triple — never P02's planted copy under packets/
+    expect(state.packets.get("P02")?.status.state).toBe("merged");
+    const files = target.git("ls-tree", "-r", "--name-only", "main").trim().split("\n");
+    expect(files.filter((file) => /__pycache__|\.pyc$|\.pytest_cache/.test(file))).toEqual([]);
+    expect(files).toContain("tests/test_double.py");
+    expect(files).toContain("tests/test_triple.py");
+    expect(mainTestsPass(target)).toBe(true);
+  });
+
+  it("keeps packets/ out of the agent's worktree and on main exactly as it was", async () => {
+    const target = pythonTarget();
+    const probe = { P01: { implementer: [{ write: { "pkg/double.py": DOUBLE_PY }, run: "ls packets > pkg/seen.txt 2>&1 || echo absent > pkg/seen.txt" }] } };
+    const before = target.git("rev-parse", "main:packets");
+    await runQueue(target, { ...honest, ...probe });
+    const runDir = `${target.dir}/.factory/runs/P01/attempt-1`;
+    expect(spawnSync("cat", [`${runDir}/diff.patch`], { encoding: "utf8" }).stdout).toContain("+absent");
+    expect(target.git("rev-parse", "main:packets")).toBe(before);
+  });
+
+  it("fails an implementation that makes the planted test vanish (skipped at import), and never merges it", async () => {
+    const target = pythonTarget();
+    const vanish = "import pytest\n\npytest.skip('not today', allow_module_level=True)\n\n\ndef double(n):\n    return 0\n";
+    const { code, out, state } = await runQueue(target, { P01: { implementer: [{ write: { "pkg/double.py": vanish } }] } });
+    expect(code).toBe(1);
+    expect(out).toMatch(/gate pytest: fail — 1 planted test\(s\) not passing/);
+    expect(state.packets.get("P01")?.status.state).toBe("blocked");
+    expect(target.git("log", "--format=%s", "main").trim().split("\n")[0]).toBe("queue");
+  });
+
+  it("fails an implementation that ends the test run early with exit 0 and no report", async () => {
+    const target = pythonTarget();
+    const exits = "import os\n\nos._exit(0)\n";
+    const { out } = await runQueue(target, { P01: { implementer: [{ write: { "pkg/double.py": exits } }] } });
+    expect(out).toMatch(/gate pytest: fail — wrote no JUnit report .* it did on the baseline/);
+    expect(out).not.toContain("→ merged");
+  });
+
+  it("a planted test outside the runner's testpaths never ran: the packet is defective, before any agent is paid", async () => {
+    const target = pythonTarget({ pyproject: "[tool.pytest.ini_options]\ntestpaths = [\"tests\"]\n", plantedAt: "checks" });
+    const { code, out, events } = await runQueue(target, honest);
+    expect(code).toBe(1);
+    expect(out).toContain("planted test checks/test_double.py never ran: check the runner's paths");
+    expect(events.filter((event) => event.kind === "agent-finished")).toEqual([]);
+  });
+
+  it("a baseline that cannot run the suite is an environment error before any agent is paid, never an empty baseline", async () => {
+    const target = pythonTarget({ gate: "python3 -m pytest -q no_such_dir --junitxml={junit}" });
+    const { code, out, events, state } = await runQueue(target, honest);
+    expect(code).toBe(1);
+    expect(out).toMatch(/baseline: test gate "pytest" .*(could not be measured|cannot run the suite)/);
+    expect(out).toContain("two environment errors in a row");
+    expect(events.filter((event) => event.kind === "agent-finished")).toEqual([]);
+    expect(state.packets.get("P01")?.attemptsUsed).toBe(0);
+  });
+
+  it("a gate that hangs on the candidate (it finished on the baseline) is the work's failure, not the machine's", async () => {
+    const target = pythonTarget({ gateTimeout: "4s" });
+    const loops = "def double(n):\n    while True:\n        pass\n";
+    const { code, out, state } = await runQueue(target, { P01: { implementer: [{ write: { "pkg/double.py": loops } }, { write: { "pkg/double.py": DOUBLE_PY } }] }, P02: honest.P02 });
+    expect(out).toMatch(/P01#1 {3}gate pytest: fail — timed out after 4s on this change; it finished on the baseline/);
+    expect(out).not.toContain("two environment errors");
+    expect(out).toContain("P01#2 → merged");
+    expect(code).toBe(0);
+    expect(state.packets.get("P01")?.attemptsUsed).toBe(2);
+  }, 60_000);
+
+  it("the same failure twice blocks at once, and status shows the fingerprint", async () => {
+    const target = pythonTarget();
+    target.write(".factory/config.toml", target.read(".factory/config.toml").replace("max_attempts = 2", "max_attempts = 5"));
+    target.commit("more attempts");
+    const wrong = { write: { "pkg/double.py": "def double(n):\n    return n + 2\n" } };
+    const { code, out, state, events } = await runQueue(target, { P01: { implementer: [wrong] } });
+    expect(code).toBe(1);
+    const record = state.packets.get("P01");
+    expect(record?.attemptsUsed).toBe(2);
+    expect(record?.fingerprints).toHaveLength(2);
+    expect(record?.fingerprints[0]).toBe(record?.fingerprints[1]);
+    expect(out).toContain(`the same failure twice: ${record?.fingerprints[0]}`);
+    expect(events.filter((event) => event.kind === "claimed" && event.packet === "P01")).toHaveLength(2);
+    const shown = bufferOutput();
+    await status({ cwd: target.dir, id: "P01", json: false, output: shown });
+    expect(shown.text()).toContain(`failure fingerprints: ${record?.fingerprints.join(", ")}`);
+  });
+});

@@ -1,0 +1,121 @@
+import { spawnSync } from "node:child_process";
+import { afterEach, describe, expect, it } from "vitest";
+import { approve } from "../../src/commands/approve.js";
+import { bufferOutput } from "../../src/log/output.js";
+import { Readable } from "node:stream";
+import { DOUBLE_JS, gateResults, useLoopRepos, type LoopRepo } from "../helpers/loop-repo.js";
+
+/** Every verdict earned, on a node:test project: what lands is what the factory itself checked. */
+const setUp = useLoopRepos(afterEach);
+const honest = { write: { "src/double.js": DOUBLE_JS } };
+
+function addPacket(target: LoopRepo, id: string, body: string): void {
+  target.write(`packets/${id}-p.toml`, `id = "${id}"\ngoal = "Packet ${id}"\nspec_commit = "${target.spec}"\nspec_path = "docs/SPEC.md"\n${body}\nbrief = "Do ${id}."\n[[invariants]]\nid = "ok"\nassert = "it works"\n`);
+}
+
+describe("the merge re-check", () => {
+  it("two packets that conflict in meaning, run at once: one lands, the other is caught against the tip's own baseline, and main's tests pass", async () => {
+    // P01 adds double() on top of add(); P02 renames add() to sum() (and its test). Each is right alone; together, double() breaks.
+    const target = setUp({
+      allowed: ["src/double.js"], forbidden: [],
+      script: {
+        P01: { implementer: [{ write: { "src/double.js": `import { add } from "./calc.js";\nexport function double(n) {\n  return add(n, n);\n}\n` } }] },
+        P02: { implementer: [{
+          write: {
+            "src/calc.js": "export function sum(a, b) {\n  return a + b;\n}\n",
+            "test/calc.test.js": `import assert from "node:assert/strict";\nimport test from "node:test";\nimport { sum } from "../src/calc.js";\n\ntest("adds", () => {\n  assert.equal(sum(2, 2), 4);\n});\n`,
+          },
+        }] },
+      },
+    });
+    addPacket(target, "P02", `allowed_paths = ["src/calc.js", "test/calc.test.js"]`);
+    target.commit("second packet");
+    const { out } = await target.run({ concurrency: 2 });
+    expect(out).toContain("re-gate");
+    const merged = ["P01", "P02"].filter((id) => out.includes(`${id}#1 → merged`));
+    expect(merged).toHaveLength(1);
+    expect(target.subjects().filter((subject) => subject.startsWith("feat:"))).toHaveLength(1);
+    expect(target.targetTestsPass()).toBe(true);
+  }, 60_000);
+});
+
+describe("test ids", () => {
+  it("a baseline measured in one worktree fits the next: a file that fails to load, named by absolute path, is not blamed on another packet", async () => {
+    const target = setUp({ packet: `gate = "human"`, script: { P01: { implementer: [honest] }, P02: { implementer: [{ write: { "src/triple.js": "export const triple = (n) => n * 3;\n" } }] } } });
+    target.write("test/broken.test.js", "import { nothing } from '../src/missing.js';\n");
+    addPacket(target, "P02", `allowed_paths = ["src/triple.js"]`);
+    target.commit("a broken test and a second packet");
+    const { out } = await target.run();
+    expect(out).toContain("P01#1 → awaiting_human");
+    expect(out).toContain("P02#1 → merged");
+    const baselines = (await target.events("P02")).filter((event) => event.kind === "baseline-measured");
+    expect(baselines).toMatchObject([{ cached: true }]); // measured in P01's worktree, used in P02's
+    expect(out).toMatch(/P02#1 {3}gate test: pass — 1\/2 passed; 1 already failing at the baseline/);
+  });
+});
+
+describe("only the agent's work is committed", () => {
+  const npm = spawnSync("npm", ["--version"], { encoding: "utf8" }).status === 0;
+
+  it.skipIf(!npm)("a lock file written by install is not committed; node_modules never is, even when the agent adds a dependency", async () => {
+    const withDependency = {
+      write: {
+        "src/double.js": DOUBLE_JS,
+        "vendor/localdep/package.json": JSON.stringify({ name: "localdep", version: "1.0.0" }),
+        "package.json": JSON.stringify({ name: "target", private: true, type: "module", dependencies: { localdep: "file:./vendor/localdep" } }),
+      },
+      run: "npm install --offline --no-audit --no-fund --silent",
+    };
+    const target = setUp({
+      allowed: ["src/double.js", "vendor/**", "package.json", "package-lock.json"],
+      config: "",
+      script: { P01: { implementer: [withDependency] } },
+    });
+    target.write(".factory/config.toml", target.read(".factory/config.toml").replace(`dir = "."`, `dir = "."\ninstall = "npm install --offline --no-audit --no-fund --silent"`));
+    target.commit("install step");
+    const { code, out } = await target.run();
+    expect(out).toContain("P01#1 → merged");
+    expect(code).toBe(0);
+    const files = target.git("ls-tree", "-r", "--name-only", "main").trim().split("\n");
+    expect(files.filter((file) => file.startsWith("node_modules"))).toEqual([]);
+    expect(files).toContain("package-lock.json"); // the agent changed package.json beside it, both in scope
+    expect(gateResults(await target.events("P01"), 1)).toMatchObject({ scope: "pass" });
+  }, 60_000);
+
+  it.skipIf(!npm)("install's own lock file stays out when the agent did not touch the manifest", async () => {
+    const target = setUp({ script: { P01: { implementer: [honest] } } });
+    target.write(".factory/config.toml", target.read(".factory/config.toml").replace(`dir = "."`, `dir = "."\ninstall = "npm install --offline --no-audit --no-fund --silent"`));
+    target.commit("install step");
+    const { code, out } = await target.run();
+    expect(out).toContain("P01#1 → merged");
+    expect(code).toBe(0);
+    expect(target.git("show", "--name-only", "--format=", "main").trim().split("\n").sort()).toEqual(["src/double.js", "test/double.test.js"]);
+  }, 60_000);
+});
+
+describe("spec drift", () => {
+  it("approve refuses work whose spec moved while it waited for a person, and blocks it", async () => {
+    const target = setUp({ packet: `gate = "human"`, script: { P01: { implementer: [honest] } } });
+    const { out } = await target.run();
+    expect(out).toContain("P01#1 → awaiting_human");
+    target.write("docs/SPEC.md", "# spec\n\nTriple things now.\n");
+    target.commit("the spec moved");
+    const output = bufferOutput();
+    const code = await approve({ cwd: target.dir, id: "P01", yes: true, output, signal: new AbortController().signal, input: Readable.from([]), env: {} });
+    expect(code).toBe(1);
+    expect(output.text()).toMatch(/approve refused: docs\/SPEC\.md changed since the packet was cut/);
+    expect((await target.record("P01"))?.status.state).toBe("blocked");
+    expect(target.subjects()[0]).toBe("the spec moved");
+  });
+
+  it("work whose spec moved after its attempt started does not land (checked again at merge)", async () => {
+    // A stand-in for a person committing to main while the agent works: the spec moves mid-attempt.
+    const moveSpec = `cd ../../.. && printf '# spec\\n\\nTriple things now.\\n' > docs/SPEC.md && git commit -q -m "the spec moved" docs/SPEC.md`;
+    const target = setUp({ script: { P01: { implementer: [{ ...honest, run: moveSpec }] } } });
+    const { code, out } = await target.run();
+    expect(out).toContain("P01#1 implementer: ok"); // the attempt started before the spec moved
+    expect(out).toMatch(/P01#1 → blocked: docs\/SPEC\.md changed since the packet was cut/);
+    expect(code).toBe(1);
+    expect(target.subjects()[0]).toBe("the spec moved");
+  });
+});
