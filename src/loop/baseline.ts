@@ -77,9 +77,12 @@ async function measureIn(ctx: RunContext, input: { surface: Surface; commit: str
   return { ok: true, results, cached: false };
 }
 
+let scratchCount = 0;
+
 /** A checkout of `commit` of its own (installed like a task worktree), removed afterwards. */
 async function measureInScratch(ctx: RunContext, input: { surface: Surface; commit: string; runDir: string }): Promise<Baseline> {
-  const worktree = join(ctx.root, WORKTREES_DIR, `.baseline-${input.commit.slice(0, 12)}`);
+  // Its own path per measurement: two packets landing at once may both measure the same tip.
+  const worktree = join(ctx.root, WORKTREES_DIR, `.baseline-${input.commit.slice(0, 12)}-${process.pid}-${++scratchCount}`);
   await createWorktree(ctx.root, { path: worktree, start: input.commit });
   try {
     mkdirSync(input.runDir, { recursive: true });
