@@ -1,30 +1,17 @@
 import { spawnSync } from "node:child_process";
-import { rmSync, writeFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
-import { run } from "../../src/commands/run.js";
 import { status } from "../../src/commands/status.js";
-import { foldLedger } from "../../src/ledger/fold.js";
-import { readLedger } from "../../src/ledger/store.js";
 import { bufferOutput } from "../../src/log/output.js";
 import { makeRepo, type TestRepo } from "../helpers/git-repo.js";
-import { SCRIPTED_AGENT } from "../helpers/loop-repo.js";
+import { pytestAvailable, usePythonQueue } from "../helpers/python-queue.js";
 
 /**
  * A Python repository set up the way a user has it: pytest collects from the
  * repository root (no testpaths, no --ignore), and .gitignore knows nothing
  * of __pycache__ or .pytest_cache. Two packets with planted tests.
  */
-const pytest = spawnSync("python3", ["-m", "pytest", "--version"], { encoding: "utf8" });
-const available = pytest.status === 0;
-if (!available) console.warn(`skipping the pytest-from-the-root tests: python3 -m pytest is not available (${(pytest.stderr || pytest.error?.message || "").trim()})`);
-
-let repo: TestRepo | undefined;
-const scriptFile = `${process.env.TMPDIR ?? "/tmp"}/factory-pyroot-script-${process.pid}.json`;
-afterEach(() => {
-  repo?.cleanup();
-  repo = undefined;
-  rmSync(scriptFile, { force: true });
-});
+const available = pytestAvailable("the pytest-from-the-root tests");
+const queue = usePythonQueue(afterEach);
 
 const DOUBLE_PY = "def double(n):\n    return n * 2\n";
 const TRIPLE_PY = "def triple(n):\n    return n * 3\n";
@@ -34,7 +21,7 @@ function packet(id: string, spec: string, module: string, extra = ""): string {
 }
 
 function pythonTarget(options: { gate?: string; gateTimeout?: string; pyproject?: string; plantedAt?: string } = {}): TestRepo {
-  repo = makeRepo({ initialCommit: false });
+  const repo = queue.track(makeRepo({ initialCommit: false }));
   repo.write("SPEC.md", "numbers\n");
   repo.write("pkg/__init__.py", "");
   repo.write("pkg/calc.py", "def add(a, b):\n    return a + b\n");
@@ -48,13 +35,7 @@ dir = "."
   name = "pytest"
   run = "${options.gate ?? "python3 -m pytest -q --junitxml={junit}"}"
   tests = true
-[agents.scripted]
-kind = "command"
-run = "node ${SCRIPTED_AGENT} ${scriptFile}"
-[tiers]
-standard = { agent = "scripted", model = "m" }
-advanced = { agent = "scripted", model = "m" }
-[limits]
+${queue.agentConfig}[limits]
 max_attempts = 2
 gate_timeout = "${options.gateTimeout ?? "60s"}"
 `);
@@ -67,13 +48,7 @@ gate_timeout = "${options.gateTimeout ?? "60s"}"
   return repo;
 }
 
-async function runQueue(target: TestRepo, script: object) {
-  writeFileSync(scriptFile, JSON.stringify(script));
-  const output = bufferOutput();
-  const code = await run({ cwd: target.dir, once: false, packet: undefined, maxCost: undefined, concurrency: undefined, output, signal: new AbortController().signal });
-  const state = foldLedger((await readLedger(target.dir)).events);
-  return { code, out: output.text(), state, events: (await readLedger(target.dir)).events };
-}
+const runQueue = queue.run;
 
 const honest = { P01: { implementer: [{ write: { "pkg/double.py": DOUBLE_PY } }] }, P02: { implementer: [{ write: { "pkg/triple.py": TRIPLE_PY } }] } };
 

@@ -1,29 +1,15 @@
-import { spawnSync } from "node:child_process";
-import { rmSync, writeFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
-import { run } from "../../src/commands/run.js";
-import { foldLedger } from "../../src/ledger/fold.js";
-import { readLedger } from "../../src/ledger/store.js";
-import { bufferOutput } from "../../src/log/output.js";
 import { makeRepo, type TestRepo } from "../helpers/git-repo.js";
-import { SCRIPTED_AGENT } from "../helpers/loop-repo.js";
+import { pytestAvailable, usePythonQueue } from "../helpers/python-queue.js";
 
 /** The Python side: pytest's JUnit report through the real pipeline, as `factory init`'s python preset configures it. */
-const pytest = spawnSync("python3", ["-m", "pytest", "--version"], { encoding: "utf8" });
-const available = pytest.status === 0;
-if (!available) console.warn(`skipping the pytest pipeline tests: python3 -m pytest is not available (${(pytest.stderr || pytest.error?.message || "").trim()})`);
-
-let repo: TestRepo | undefined;
-const scriptFile = `${process.env.TMPDIR ?? "/tmp"}/factory-pytest-script-${process.pid}.json`;
-afterEach(() => {
-  repo?.cleanup();
-  rmSync(scriptFile, { force: true });
-});
+const available = pytestAvailable("the pytest pipeline tests");
+const queue = usePythonQueue(afterEach);
 
 const DOUBLE_PY = "def double(n):\n    return n * 2\n";
 
 function pythonTarget(): TestRepo {
-  repo = makeRepo({ initialCommit: false });
+  const repo = queue.track(makeRepo({ initialCommit: false }));
   repo.write("SPEC.md", "double things\n");
   repo.write("pkg/__init__.py", "");
   repo.write("pkg/calc.py", "def add(a, b):\n    return a + b\n");
@@ -36,13 +22,7 @@ dir = "."
   name = "pytest"
   run = "python3 -m pytest -q -p no:cacheprovider --ignore=packets --junitxml={junit}"
   tests = true
-[agents.scripted]
-kind = "command"
-run = "node ${SCRIPTED_AGENT} ${scriptFile}"
-[tiers]
-standard = { agent = "scripted", model = "m" }
-advanced = { agent = "scripted", model = "m" }
-[limits]
+${queue.agentConfig}[limits]
 max_attempts = 1
 `);
   const spec = repo.commit("python project");
@@ -52,13 +32,7 @@ max_attempts = 1
   return repo;
 }
 
-async function runQueue(target: TestRepo, script: object) {
-  writeFileSync(scriptFile, JSON.stringify(script));
-  const output = bufferOutput();
-  const code = await run({ cwd: target.dir, once: false, packet: undefined, maxCost: undefined, concurrency: undefined, output, signal: new AbortController().signal });
-  const state = foldLedger((await readLedger(target.dir)).events);
-  return { code, out: output.text(), record: state.packets.get("P01") };
-}
+const runQueue = queue.run;
 
 describe.skipIf(!available)("factory run on a pytest project", () => {
   it("merges honest work; the planted test failed first and passes after", async () => {

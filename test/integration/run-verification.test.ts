@@ -54,6 +54,18 @@ describe("test ids", () => {
   });
 });
 
+describe("the queue is out of the agent's reach", () => {
+  it("a packet file the agent creates under packets/ fails the untouched gate and never lands", async () => {
+    const sneaky = { write: { ...honest.write, "packets/P09-free.toml": "id = \"P09\"\n", "packets/supplied/P01/test/double.test.js": "// weakened\n" } };
+    const target = setUp({ script: { P01: { implementer: [sneaky] } } });
+    const { code, out } = await target.run();
+    expect(code).toBe(1);
+    expect(out).toMatch(/gate untouched: fail — packets\/(P09-free\.toml|supplied\/P01\/test\/double\.test\.js)/);
+    expect(target.subjects()[0]).toBe("queue");
+    expect(target.git("ls-tree", "-r", "--name-only", "main", "packets").trim().split("\n")).toEqual(["packets/P01-double.toml", "packets/supplied/P01/test/double.test.js"]);
+  });
+});
+
 describe("only the agent's work is committed", () => {
   const npm = spawnSync("npm", ["--version"], { encoding: "utf8" }).status === 0;
 

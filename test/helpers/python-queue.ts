@@ -1,0 +1,46 @@
+import { spawnSync } from "node:child_process";
+import { rmSync, writeFileSync } from "node:fs";
+import { run } from "../../src/commands/run.js";
+import { foldLedger } from "../../src/ledger/fold.js";
+import { readLedger } from "../../src/ledger/store.js";
+import { bufferOutput } from "../../src/log/output.js";
+import type { TestRepo } from "./git-repo.js";
+import { SCRIPTED_AGENT } from "./loop-repo.js";
+
+/** Whether real pytest can run here; prints why the caller's tests are skipped when it cannot. */
+export function pytestAvailable(what: string): boolean {
+  const pytest = spawnSync("python3", ["-m", "pytest", "--version"], { encoding: "utf8" });
+  if (pytest.status !== 0) console.warn(`skipping ${what}: python3 -m pytest is not available (${(pytest.stderr || pytest.error?.message || "").trim()})`);
+  return pytest.status === 0;
+}
+
+/**
+ * A scripted command agent for Python target repositories, and `factory run`
+ * over their queue: `const queue = usePythonQueue(afterEach)`. The agent's
+ * script file and the repository are removed after each test.
+ */
+export function usePythonQueue(afterEach: (hook: () => void) => void) {
+  const scriptFile = `${process.env.TMPDIR ?? "/tmp"}/factory-python-script-${process.pid}.json`;
+  let current: TestRepo | undefined;
+  afterEach(() => {
+    current?.cleanup();
+    current = undefined;
+    rmSync(scriptFile, { force: true });
+  });
+  return {
+    /** The [agents.scripted] table and the tiers for the target's config. */
+    agentConfig: `[agents.scripted]\nkind = "command"\nrun = "node ${SCRIPTED_AGENT} ${scriptFile}"\n[tiers]\nstandard = { agent = "scripted", model = "m" }\nadvanced = { agent = "scripted", model = "m" }\n`,
+    track(target: TestRepo): TestRepo {
+      current = target;
+      return target;
+    },
+    async run(target: TestRepo, script: object) {
+      writeFileSync(scriptFile, JSON.stringify(script));
+      const output = bufferOutput();
+      const code = await run({ cwd: target.dir, once: false, packet: undefined, maxCost: undefined, concurrency: undefined, output, signal: new AbortController().signal });
+      const { events } = await readLedger(target.dir);
+      const state = foldLedger(events);
+      return { code, out: output.text(), state, events, record: state.packets.get("P01") };
+    },
+  };
+}
