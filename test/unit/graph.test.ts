@@ -44,3 +44,23 @@ describe("findCycles", () => {
     expect(findCycles([node("A", "A"), node("B", "C"), node("C", "B"), node("D", "B")])).toEqual([["A"], ["B", "C"]]);
   });
 });
+
+describe("large queues", () => {
+  const chain = (length: number) => Array.from({ length }, (_, at) => node(`P${at}`, ...(at > 0 ? [`P${at - 1}`] : [])));
+
+  it("orders a 100,000-packet dependency chain without overflowing the stack", () => {
+    const nodes = chain(100_000).reverse(); // the file lists the last packet first
+    const order = orderQueue(nodes);
+    expect(order).toHaveLength(100_000);
+    expect(order[0]).toEqual({ kind: "ready", id: "P0" });
+    expect(order.at(-1)).toEqual({ kind: "ready", id: "P99999" });
+  });
+
+  it("finds a cycle 100,000 packets long", () => {
+    const ring = chain(100_000);
+    ring[0] = node("P0", "P99999");
+    const cycles = findCycles(ring);
+    expect(cycles).toHaveLength(1);
+    expect(cycles[0]).toHaveLength(100_000);
+  });
+});
