@@ -10,7 +10,7 @@ const TEST_FILES = [
 
 /** Test-runner configuration: editing it can switch tests off wholesale. */
 const RUNNER_CONFIG = [
-  "**/conftest.py", "**/pytest.ini", "**/tox.ini", "**/.mocharc*", "**/karma.conf*",
+  "**/conftest.py", "**/pytest.ini", "**/.pytest.ini", "**/tox.ini", "**/.mocharc*", "**/karma.conf*",
   "**/vitest.config.*", "**/vitest.workspace.*", "**/vite.config.*", "**/jest.config.*", "**/jest.setup.*",
 ];
 
@@ -63,6 +63,12 @@ export interface TamperInput {
 export function checkTamper(input: TamperInput): GateReport {
   const findings: Finding[] = [];
   for (const file of input.files) {
+    if (/(^|\/)\.gitattributes$/.test(file.path)) {
+      // A filter, diff or merge driver runs a command inside git itself: the committed bytes could differ from the tested ones.
+      for (const added of file.added) {
+        if (/(^|\s)-?(filter|diff|merge)(=|\s|$)/.test(added.text)) findings.push({ file: file.path, line: added.line, message: "declares a git filter, diff or merge driver" });
+      }
+    }
     const isTest = matchesAny(file.path, TEST_FILES) || matchesAny(file.oldPath, TEST_FILES);
     const inScope = input.allowed !== undefined && matchesAny(file.path, input.allowed);
     if (matchesAny(file.path, RUNNER_CONFIG) && !inScope) {

@@ -9,7 +9,7 @@ export interface Change {
 
 /** What changed between two commits, renames shown as a delete and an add. */
 export async function changedPaths(cwd: string, from: string, to: string): Promise<Change[]> {
-  const out = await gitRun(cwd, ["diff", "--no-renames", "--name-status", "-z", from, to]);
+  const out = await gitRun(cwd, ["diff", "--no-ext-diff", "--no-textconv", "--no-renames", "--name-status", "-z", from, to]);
   const parts = out.split("\0").filter((part) => part !== "");
   const changes: Change[] = [];
   for (let i = 0; i + 1 < parts.length; i += 2) {
@@ -25,9 +25,9 @@ export async function changedPaths(cwd: string, from: string, to: string): Promi
 export async function diffText(cwd: string, from: string, to: string, options: { context?: number; paths?: string[]; exclude?: string[] } = {}): Promise<string> {
   const positive = options.paths?.length ? options.paths : options.exclude?.length ? ["."] : [];
   const pathspec = [...positive, ...(options.exclude ?? []).map((path) => `:(exclude,top)${path}`)];
-  return gitRun(cwd, ["diff", "--no-renames", "--no-color", `--unified=${options.context ?? 3}`, from, to, ...(pathspec.length ? ["--", ...pathspec] : [])]);
+  return gitRun(cwd, ["diff", "--no-ext-diff", "--no-textconv", "--no-renames", "--no-color", `--unified=${options.context ?? 3}`, from, to, ...(pathspec.length ? ["--", ...pathspec] : [])]);
 }
 
 export async function diffStat(cwd: string, from: string, to: string): Promise<string> {
-  return gitRun(cwd, ["diff", "--stat", "--no-color", from, to]);
+  return gitRun(cwd, ["diff", "--no-ext-diff", "--no-textconv", "--stat", "--no-color", from, to]);
 }

@@ -13,6 +13,35 @@ export function serialize<T>(action: () => Promise<T>): Promise<T> {
   return next;
 }
 
+/**
+ * Every git call the factory makes runs with the repository's hooks and
+ * fsmonitor off: an agent can write the shared `.git/config`, and nothing it
+ * writes there may run inside the factory's own commits and merges.
+ */
+const HARDENED = ["-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false"];
+
+/** simple-git refuses `-c core.hooksPath`, `core.fsmonitor` and `filter.*` unless told: here they switch hooks, fsmonitor and filters off, never on. */
+const UNSAFE = { allowUnsafeHooksPath: true, allowUnsafeFsMonitor: true, allowUnsafeFilter: true };
+
+/** Subcommands that run filter drivers (clean on staging, smudge on checkout). */
+const FILTERING = new Set(["add", "read-tree", "merge", "restore", "checkout", "commit"]);
+
+/**
+ * `-c` overrides that switch off every filter driver the configuration
+ * declares, so the factory commits the worktree's exact bytes and checks out
+ * the tree's exact bytes, whatever `.gitattributes` asks for.
+ */
+async function filterOverrides(cwd: string): Promise<string[]> {
+  let out: string;
+  try {
+    out = await simpleGit({ baseDir: cwd, trimmed: false, errors: failOnExitCode, unsafe: UNSAFE }).raw([...HARDENED, "config", "--get-regexp", "^filter\\."]);
+  } catch {
+    return []; // no filter configured: `git config --get-regexp` exits 1
+  }
+  const names = new Set([...out.matchAll(/^filter\.(.+)\.[^.\s]+ /gm)].map((match) => match[1] as string));
+  return [...names].flatMap((name) => ["clean", "smudge", "process"].flatMap((key) => ["-c", `filter.${name}.${key}=`]).concat(["-c", `filter.${name}.required=false`]));
+}
+
 /** Identity for commits the factory itself makes (planting, attempts, fixes, merges). */
 const FACTORY_IDENTITY = ["-c", "user.name=factory", "-c", "user.email=factory@localhost", "-c", "commit.gpgsign=false"];
 
@@ -33,7 +62,9 @@ function failOnExitCode(error: Buffer | Error | undefined, result: { exitCode: n
 export function gitTry(cwd: string, args: string[], options: { identity?: boolean } = {}): Promise<GitResult> {
   return serialize(async () => {
     try {
-      const out = await simpleGit({ baseDir: cwd, trimmed: false, errors: failOnExitCode }).raw([...(options.identity ? FACTORY_IDENTITY : []), ...args]);
+      const subcommand = args.find((arg, at) => !arg.startsWith("-") && args[at - 1] !== "-c");
+      const filters = subcommand && FILTERING.has(subcommand) ? await filterOverrides(cwd) : [];
+      const out = await simpleGit({ baseDir: cwd, trimmed: false, errors: failOnExitCode, unsafe: UNSAFE }).raw([...HARDENED, ...filters, ...(options.identity ? FACTORY_IDENTITY : []), ...args]);
       return { ok: true, out };
     } catch (error) {
       return { ok: false, message: error instanceof Error ? error.message.trim() : String(error) };
@@ -94,7 +125,7 @@ export async function listTree(cwd: string, ref: string, dir?: string): Promise<
 
 /** The content of `path` at `ref` as UTF-8 text, or undefined when it does not exist there. */
 export async function readFileAt(cwd: string, ref: string, path: string): Promise<string | undefined> {
-  const result = await gitTry(cwd, ["show", `${ref}:${path}`]);
+  const result = await gitTry(cwd, ["cat-file", "blob", `${ref}:${path}`]);
   return result.ok ? result.out : undefined;
 }
 

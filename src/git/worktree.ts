@@ -105,7 +105,7 @@ export async function commitPaths(worktree: string, paths: readonly string[], me
 }
 
 async function commitStaged(worktree: string, message: string): Promise<string> {
-  const staged = await gitTry(worktree, ["diff", "--cached", "--quiet"]);
+  const staged = await gitTry(worktree, ["diff", "--no-ext-diff", "--cached", "--quiet"]);
   if (!staged.ok) await gitRun(worktree, ["commit", "--quiet", "--no-verify", "-m", message], { identity: true });
   return (await gitRun(worktree, ["rev-parse", "HEAD"])).trim();
 }

@@ -20,6 +20,7 @@ import { runGates } from "./gates.js";
 import { installSurface, plant, prepareWorktree, type Planting } from "./prepare.js";
 import { review } from "./review.js";
 import { checkSpecDrift } from "./spec-drift.js";
+import { fingerprintGitState, trippedBy } from "./tripwire.js";
 
 export const RESULT_OUTPUT = ".factory/result.json";
 
@@ -59,6 +60,11 @@ export async function runAttempt(ctx: RunContext, input: AttemptInput): Promise<
   step("worktree", `${packet.id} from ${ctx.branch} @ ${tip.slice(0, 10)}`);
   const worktree = await prepareWorktree(ctx, packet, tip);
   const withTree = { ...base, worktree };
+  const gitState = await fingerprintGitState(ctx.root, worktree);
+  const reachedOutside = async (who: string): Promise<AttemptEnd | undefined> => {
+    const changed = trippedBy(gitState, await fingerprintGitState(ctx.root, worktree));
+    return changed.length ? { kind: "reached-outside", reason: `${who} reached outside its worktree: ${changed.slice(0, 5).join(", ")}` } : undefined;
+  };
   const surface = surfaceOf(ctx.config, packet);
   if (surface) {
     const installError = await installSurface(ctx, worktree, surface, input.runDir);
@@ -100,6 +106,8 @@ export async function runAttempt(ctx: RunContext, input: AttemptInput): Promise<
   checkInterrupted(ctx.signal);
 
   const implemented = await implement(ctx, { ...input, worktree, planted: planting.files });
+  const implementerOutside = await reachedOutside("the implementer");
+  if (implementerOutside) return { ...withPlanting, end: implementerOutside };
   if (implemented) return { ...withPlanting, end: implemented };
   checkInterrupted(ctx.signal);
 
@@ -123,11 +131,13 @@ export async function runAttempt(ctx: RunContext, input: AttemptInput): Promise<
       detail: report.summary,
     }]);
   }
+  const gatesOutside = await reachedOutside("the code run by the gates");
+  if (gatesOutside) return { ...withGates, end: gatesOutside };
   if (!isGreen(gated.reports)) return { ...withGates, end: { kind: "gates-red", reports: gated.reports } };
   checkInterrupted(ctx.signal);
 
   const end = await review(ctx, { packet, attempt, worktree, runDir: input.runDir, forkCommit: tip, commit: gated.commit, gates: gated.reports });
-  return { ...withGates, end };
+  return { ...withGates, end: (await reachedOutside("the reviewer")) ?? end };
 }
 
 type PlantedCheck = { ok: true; cases: Record<string, PlantedCases> } | { ok: false; reason: string };

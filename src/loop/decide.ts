@@ -19,6 +19,7 @@ export type AttemptEnd =
   | { kind: "review-contract"; errors: string[] }
   | { kind: "reviewer-tampered"; reason: string }
   | { kind: "merge-conflict"; reason: string }
+  | { kind: "reached-outside"; reason: string }
   | { kind: "reviewed"; verdict: EffectiveVerdict; feedback: string[]; counts: { held: number; violated: number; unverifiable: number } };
 
 export interface DecisionInput {
@@ -68,6 +69,7 @@ function decideEnd(input: DecisionInput): AttemptDecision {
   switch (end.kind) {
     case "spec-drift":
     case "defective-packet":
+    case "reached-outside":
       return block(end.reason);
     case "implementer-blocked":
       return block(`the implementer says it is blocked: ${end.reason}`);

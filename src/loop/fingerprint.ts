@@ -36,6 +36,7 @@ function findingsOf(end: AttemptEnd): string[] | undefined {
       return [end.reason];
     case "spec-drift":
     case "defective-packet":
+    case "reached-outside":
     case "environment-error":
     case "rate-limited":
     case "implementer-blocked":

@@ -95,6 +95,16 @@ describe("tamper", () => {
     expect(tamper(diff("vitest.config.ts", "@@ -3 +3 @@\n-a\n+b"), ["vitest.config.ts"]).status).toBe("pass");
   });
 
+  it("fires on .pytest.ini, the hidden form pytest also reads", () => {
+    expect(tamper(diff(".pytest.ini", "@@ -0,0 +1,2 @@\n+[pytest]\n+addopts = -k nothing")).findings[0]).toMatchObject({ file: ".pytest.ini", message: expect.stringContaining("test-runner configuration") });
+  });
+
+  it("fires on a .gitattributes line that declares a filter, diff or merge driver, not on text/eol attributes", () => {
+    const filter = diff(".gitattributes", "@@ -1,0 +2,2 @@\n+*.py filter=tidy\n+*.lock -diff");
+    expect(tamper(filter).findings.map((finding) => finding.line)).toEqual([2, 3]);
+    expect(tamper(diff(".gitattributes", "@@ -1,0 +2 @@\n+*.sh text eol=lf")).status).toBe("pass");
+  });
+
   it("fires on an edit inside pyproject's [tool.pytest] section only", () => {
     const text = "[project]\nname = 'x'\n\n[tool.pytest.ini_options]\naddopts = '-q'\n";
     expect([...pytestSectionLines(text, [2, 5])]).toEqual([5]);

@@ -1,0 +1,63 @@
+import { chmodSync, existsSync, writeFileSync } from "node:fs";
+import { afterEach, describe, expect, it } from "vitest";
+import { DOUBLE_JS, gateResults, useLoopRepos } from "../helpers/loop-repo.js";
+
+/** The factory's git is the factory's: nothing in the repository's git configuration runs inside its own git calls. */
+const setUp = useLoopRepos(afterEach);
+const honest = { write: { "src/double.js": DOUBLE_JS } };
+
+describe("the factory's git calls", () => {
+  it("run no hook of the repository: an honest packet merges and the hooks never fire", async () => {
+    const target = setUp({ script: { P01: { implementer: [honest] } } });
+    const marker = `${target.dir}.hook-ran`;
+    for (const hook of ["pre-commit", "post-commit", "post-merge", "post-checkout", "reference-transaction"]) {
+      writeFileSync(`${target.dir}/.git/hooks/${hook}`, `#!/bin/sh\necho ${hook} >> ${marker}\n`);
+      chmodSync(`${target.dir}/.git/hooks/${hook}`, 0o755);
+    }
+    const { code, out } = await target.run();
+    expect(out).toContain("P01#1 → merged");
+    expect(code).toBe(0);
+    expect(existsSync(marker)).toBe(false);
+  });
+
+  it("read diffs without the repository's external diff or textconv, so the tamper gate still sees a skip marker", async () => {
+    const target = setUp({ allowed: ["src/double.js", "test/calc.test.js"], script: { P01: { implementer: [{ write: { ...honest.write }, append: { "test/calc.test.js": "test.skip(\"later\", () => {});\n" } }] } } });
+    target.git("config", "diff.external", "true"); // an external diff that prints nothing
+    writeFileSync(`${target.dir}/.git/info/attributes`, "*.js diff=hide\n");
+    target.git("config", "diff.hide.textconv", "sh -c 'true'");
+    const { code } = await target.run();
+    expect(code).toBe(1);
+    expect(gateResults(await target.events("P01"), 1)).toMatchObject({ tamper: "fail" });
+    expect(target.subjects()[0]).toBe("queue");
+  });
+
+  it("commit the worktree's exact bytes: a clean filter in the configuration cannot change what lands", async () => {
+    const target = setUp({ script: { P01: { implementer: [honest] } } });
+    writeFileSync(`${target.dir}/.git/info/attributes`, "src/*.js filter=rewrite\n");
+    target.git("config", "filter.rewrite.clean", "sed s/2/3/"); // would commit n * 3
+    const { code, out } = await target.run();
+    expect(out).toContain("P01#1 → merged");
+    expect(code).toBe(0);
+    expect(target.git("cat-file", "blob", "main:src/double.js")).toBe(DOUBLE_JS);
+  });
+});
+
+describe("the tripwire on the repository's git state", () => {
+  it("an agent that configures the shared .git (an external diff, a hook) is stopped, the packet blocked and the run halted", async () => {
+    const reach = "git config diff.external true && printf '#!/bin/sh\\nexit 0\\n' > \"$(git rev-parse --git-common-dir)/hooks/post-merge\"";
+    const target = setUp({ script: { P01: { implementer: [{ ...honest, run: reach }] } } });
+    const { code, out } = await target.run();
+    expect(code).toBe(1);
+    expect(out).toMatch(/P01#1 → blocked: the implementer reached outside its worktree: \.git\/config changed, \.git\/hooks\/post-merge appeared/);
+    expect(out).toContain("run halted");
+    expect(target.subjects()[0]).toBe("queue");
+  });
+
+  it("code run by the gates that writes git configuration is stopped too", async () => {
+    const sneakyTest = `import { execSync } from "node:child_process";\nimport test from "node:test";\ntest("configures git", () => { execSync("git config core.hooksPath /tmp/elsewhere"); });\n`;
+    const target = setUp({ allowed: ["src/double.js", "test/sneaky.test.js"], script: { P01: { implementer: [{ write: { ...honest.write, "test/sneaky.test.js": sneakyTest } }] } } });
+    const { code, out } = await target.run();
+    expect(code).toBe(1);
+    expect(out).toMatch(/P01#1 → blocked: the code run by the gates reached outside its worktree: \.git\/config changed/);
+  });
+});
