@@ -1,4 +1,5 @@
 import { Fields, type SourceContext } from "../toml/fields.js";
+import { parseSize } from "../util/size.js";
 import { readToml } from "../toml/read.js";
 import { parseDuration } from "../util/duration.js";
 import { sortProblems, type Problem } from "../util/problem.js";
@@ -163,6 +164,13 @@ function readLimits(root: Fields): Limits {
     if (ms === undefined) fields.report(key, durationHelp(value));
     return ms ?? fallback;
   };
+  const size = (key: string, fallback: number): number => {
+    const value = fields.raw(key);
+    if (value === undefined) return fallback;
+    const bytes = parseSize(value);
+    if (bytes === undefined) fields.report(key, `${JSON.stringify(value)} is not a size; write e.g. "1MB", "512KB" or a number of bytes`);
+    return bytes ?? fallback;
+  };
   const limits: Limits = {
     agentTimeoutMs: duration("agent_timeout", DEFAULT_LIMITS.agentTimeoutMs),
     agentIdleTimeoutMs: duration("agent_idle_timeout", DEFAULT_LIMITS.agentIdleTimeoutMs),
@@ -172,6 +180,8 @@ function readLimits(root: Fields): Limits {
     maxCostUsd: fields.number("max_cost_usd", { min: 0 }),
     maxAttempts: fields.number("max_attempts", { min: MIN_ATTEMPTS, max: MAX_ATTEMPTS, integer: true }) ?? DEFAULT_LIMITS.maxAttempts,
     concurrency: fields.number("concurrency", { min: 1, max: 32, integer: true }) ?? DEFAULT_LIMITS.concurrency,
+    maxResultSizeBytes: size("max_result_size", DEFAULT_LIMITS.maxResultSizeBytes),
+    maxFileSizeBytes: size("max_file_size", DEFAULT_LIMITS.maxFileSizeBytes),
   };
   fields.rejectUnknown();
   return limits;

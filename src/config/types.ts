@@ -65,6 +65,10 @@ export interface Limits {
   concurrency: number;
   /** The longest a rate limit is waited out before the run halts instead. */
   rateLimitWaitMs: number;
+  /** Result and review files larger than this are not read. */
+  maxResultSizeBytes: number;
+  /** A file larger than this in an attempt's change fails the scope gate. */
+  maxFileSizeBytes: number;
 }
 
 export const DEFAULT_LIMITS: Limits = {
@@ -76,6 +80,8 @@ export const DEFAULT_LIMITS: Limits = {
   maxAttempts: 3,
   concurrency: 1,
   rateLimitWaitMs: 30 * 60_000,
+  maxResultSizeBytes: 1024 ** 2,
+  maxFileSizeBytes: 10 * 1024 ** 2,
 };
 
 export const DEFAULT_MERGE_MESSAGE = "feat: {goal} [{id}]";

@@ -1,4 +1,5 @@
 import type { Change } from "../git/diff.js";
+import { formatSize } from "../util/size.js";
 import { matchesAny } from "./paths.js";
 import { builtinReport, type Finding, type GateReport } from "./types.js";
 
@@ -9,6 +10,9 @@ export interface ScopeInput {
   deletable: readonly string[];
   /** Planted files are the untouched gate's business, not scope's. */
   planted: readonly string[];
+  /** Sizes of the files in the attempt's tree, and the largest a changed file may be. */
+  sizes?: ReadonlyMap<string, number | undefined>;
+  maxFileSize?: number;
 }
 
 /** Every changed path inside allowed_paths when declared; deletions only of deletable_paths. */
@@ -24,6 +28,14 @@ export function checkScope(input: ScopeInput): GateReport {
     }
     if (input.allowed !== undefined && !matchesAny(change.path, input.allowed)) {
       findings.push({ file: change.path, message: `${change.kind} outside allowed_paths` });
+    }
+    // A name like "--extend-exclude=*.py" would reach a gate's {files} as an option.
+    if (change.path.split("/").some((segment) => segment.startsWith("-"))) {
+      findings.push({ file: change.path, message: "a path starting with \"-\" could pass as an option to a gate command; rename it" });
+    }
+    const size = input.sizes?.get(change.path);
+    if (size !== undefined && input.maxFileSize !== undefined && size > input.maxFileSize) {
+      findings.push({ file: change.path, message: `is ${formatSize(size)}, over [limits] max_file_size (${formatSize(input.maxFileSize)})` });
     }
   }
   return builtinReport("scope", findings, `${input.changes.length} changed path(s), all in scope`);

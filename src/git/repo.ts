@@ -110,15 +110,17 @@ export async function listTreeFiles(cwd: string, ref: string, dir: string): Prom
 export interface TreeEntry {
   mode: string;
   sha: string;
+  /** Bytes of a blob; absent for a submodule. */
+  size?: number;
 }
 
 /** Every file of a commit's tree (or only those under `dir`) with its mode and blob sha. */
 export async function listTree(cwd: string, ref: string, dir?: string): Promise<Map<string, TreeEntry>> {
-  const out = await gitRun(cwd, ["ls-tree", "-r", "-z", "--full-tree", ref, ...(dir ? ["--", dir] : [])]);
+  const out = await gitRun(cwd, ["ls-tree", "-r", "-l", "-z", "--full-tree", ref, ...(dir ? ["--", dir] : [])]);
   const entries = new Map<string, TreeEntry>();
   for (const record of out.split("\0")) {
-    const match = /^(\d+) \w+ ([0-9a-f]+)\t(.*)$/s.exec(record);
-    if (match) entries.set(match[3] ?? "", { mode: match[1] ?? "", sha: match[2] ?? "" });
+    const match = /^(\d+) \w+ ([0-9a-f]+) +(\d+|-)\t(.*)$/s.exec(record);
+    if (match) entries.set(match[4] ?? "", { mode: match[1] ?? "", sha: match[2] ?? "", ...(match[3] === "-" ? {} : { size: Number(match[3]) }) });
   }
   return entries;
 }

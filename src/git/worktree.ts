@@ -11,6 +11,12 @@ export const CACHE_PATTERNS = [
   ".tox", ".nox", ".eggs", "*.egg-info", ".cache", "*.pyc",
 ];
 
+/**
+ * What an install produces that gates need and that is not the work: kept in
+ * the worktree when everything else that is not committed is removed.
+ */
+export const DEPENDENCY_PATTERNS = ["node_modules", ".venv", "venv", "*.egg-info", ".eggs", ".tox", ".nox"];
+
 /** Pathspecs that leave the cache patterns out of `add` and `status`. */
 function cacheExcludes(): string[] {
   return CACHE_PATTERNS.flatMap((pattern) => [`:(exclude,glob)**/${pattern}`, `:(exclude,glob)**/${pattern}/**`]);
@@ -62,6 +68,18 @@ export async function createWorktree(root: string, options: { path: string; bran
   mkdirSync(join(gitDir, "info"), { recursive: true });
   writeFileSync(join(gitDir, "info", "sparse-checkout"), ["/*", ...HIDDEN.map((dir) => `!/${dir}`), ""].join("\n"));
   await gitRun(options.path, [...SPARSE, "read-tree", "-mu", "HEAD"]);
+}
+
+/**
+ * Makes the worktree hold exactly its HEAD commit plus the dependency
+ * directories an install produced: every other file, ignored or not (a
+ * conftest hidden by a self-ignoring .gitignore, stale bytecode, leftovers),
+ * is removed, so the gates judge the commit that lands.
+ */
+export async function reduceToCommit(worktree: string): Promise<void> {
+  await gitRun(worktree, [...SPARSE, "restore", "--source=HEAD", "--staged", "--worktree", "--", "."]);
+  // -x: ignored files go too; -e keeps only the dependency directories.
+  await gitRun(worktree, ["clean", "-ffdxq", ...DEPENDENCY_PATTERNS.flatMap((pattern) => ["-e", pattern])]);
 }
 
 /** `git merge` inside a task worktree, keeping the hidden paths out of it. */

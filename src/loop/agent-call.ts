@@ -1,9 +1,10 @@
-import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { copyFileSync, lstatSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { parseJsonFile } from "../agents/result.js";
 import type { AgentOutcome, Role } from "../agents/types.js";
 import type { Surface } from "../config/types.js";
 import { appendEvents } from "../ledger/store.js";
+import { formatSize } from "../util/size.js";
 import { BudgetExhausted } from "./budget.js";
 import { checkInterrupted, type RunContext } from "./context.js";
 
@@ -62,9 +63,28 @@ export async function callAgent(ctx: RunContext, call: AgentCall): Promise<Agent
     ...(outcome.costUsd !== undefined ? { costUsd: outcome.costUsd } : {}), ...(outcome.detail ? { detail: outcome.detail } : {}),
   });
   checkInterrupted(ctx.signal); // an agent killed by Ctrl-C did not fail: its attempt was interrupted
-  const text = existsSync(outputPath) ? readFileSync(outputPath, "utf8") : undefined;
-  if (text !== undefined) copyFileSync(outputPath, join(call.runDir, `${call.role}-output${call.round ? `-${call.round}` : ""}.json`));
-  return { outcome, json: parseJsonFile(text) };
+  const read = readAgentOutput(outputPath, ctx.config.limits.maxResultSizeBytes);
+  if (read.kind === "text") copyFileSync(outputPath, join(call.runDir, `${call.role}-output${call.round ? `-${call.round}` : ""}.json`));
+  return { outcome, json: read.kind === "text" ? parseJsonFile(read.text) : read.kind === "refused" ? read.problem : undefined };
+}
+
+type OutputRead = { kind: "missing" } | { kind: "text"; text: string } | { kind: "refused"; problem: string };
+
+/**
+ * An agent's output file is read only when it is a regular file within the
+ * size limit: a FIFO or a device would hang the factory, a huge file would
+ * exhaust its memory.
+ */
+function readAgentOutput(path: string, maxBytes: number): OutputRead {
+  let stat;
+  try {
+    stat = lstatSync(path);
+  } catch {
+    return { kind: "missing" };
+  }
+  if (!stat.isFile()) return { kind: "refused", problem: "it is not a regular file (a link, FIFO, device or directory); it was not read" };
+  if (stat.size > maxBytes) return { kind: "refused", problem: `it is ${formatSize(stat.size)}, over [limits] max_result_size (${formatSize(maxBytes)}); it was not read` };
+  return { kind: "text", text: readFileSync(path, "utf8") };
 }
 
 /** The programs a surface's install and gate commands start with: what its implementer may run. */

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import type { Surface } from "../config/types.js";
 import { changedPaths, diffText } from "../git/diff.js";
 import { gitRun, listTree, readFileAt } from "../git/repo.js";
-import { commitWorktree } from "../git/worktree.js";
+import { commitWorktree, reduceToCommit } from "../git/worktree.js";
 import { runCommandGate, surfaceFiles } from "../gates/command.js";
 import { parseUnifiedDiff } from "../gates/diff-parse.js";
 import type { TestResult } from "../gates/junit.js";
@@ -53,6 +53,7 @@ export interface GateRun {
 export async function runGates(ctx: RunContext, input: GateRunInput): Promise<GateRun> {
   const { packet, surface } = input;
   const forbidden = [...ALWAYS_FORBIDDEN, ...packet.forbiddenPaths];
+  await reduceToCommit(input.worktree);
   if (surface && !input.combined) await applyFixes(ctx, input, forbidden);
   const commit = (await gitRun(input.worktree, ["rev-parse", "HEAD"])).trim();
   const changes = await changedPaths(input.worktree, input.plantedCommit, input.combined?.agentCommit ?? commit);
@@ -62,7 +63,10 @@ export async function runGates(ctx: RunContext, input: GateRunInput): Promise<Ga
   } else {
     const [before, after] = [await listTree(input.worktree, input.plantedCommit), await listTree(input.worktree, commit)];
     reports.push(checkUntouched({ before, after, planted: input.planted, forbidden }));
-    reports.push(checkScope({ changes, allowed: packet.allowedPaths, deletable: packet.deletablePaths, planted: input.planted }));
+    reports.push(checkScope({
+      changes, allowed: packet.allowedPaths, deletable: packet.deletablePaths, planted: input.planted,
+      sizes: new Map([...after].map(([path, entry]) => [path, entry.size])), maxFileSize: ctx.config.limits.maxFileSizeBytes,
+    }));
     reports.push(await tamperReport(input, commit));
     if (changes.length === 0) {
       reports.push({ name: "changed", status: "fail", summary: "the attempt changed nothing", findings: [], durationMs: 0 });

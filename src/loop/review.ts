@@ -99,7 +99,7 @@ function reviewFeedback(review: Review, unresolved: ReadonlyMap<string, string>)
 /** HEAD plus every tracked change and untracked file, except the reviewer's own output. */
 async function snapshot(worktree: string): Promise<string> {
   const head = (await gitRun(worktree, ["rev-parse", "HEAD"])).trim();
-  const entries = (await worktreeStatus(worktree)).filter((entry) => !matchesAny(entry.path, AGENT_OUTPUTS));
+  const entries = (await worktreeStatus(worktree, { task: true })).filter((entry) => !matchesAny(entry.path, AGENT_OUTPUTS));
   const hashes: string[] = [];
   for (const entry of entries) {
     const hash = await gitRun(worktree, ["hash-object", "--no-filters", "--", entry.path]).catch(() => "gone");

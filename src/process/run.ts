@@ -30,6 +30,7 @@ export type RunOutcome =
   | { kind: "spawn-error"; message: string; durationMs: number };
 
 const TAIL_LINES = 40;
+const TAIL_CHARS = 8_000;
 const KILL_GRACE_MS = 2_000;
 
 export async function runCommand(request: RunRequest): Promise<RunOutcome> {
@@ -104,9 +105,11 @@ function signalGroup(pid: number | undefined, signal: NodeJS.Signals): void {
   }
 }
 
+/** The last lines of a command's output, at most TAIL_CHARS of them: a gate's output must not grow the ledger or feedback without bound. */
 export function tailOf(text: string, lines = TAIL_LINES): string {
   const all = text.trimEnd().split("\n");
-  return all.slice(-lines).join("\n");
+  const tail = all.slice(-lines).join("\n");
+  return tail.length <= TAIL_CHARS ? tail : `[… ${tail.length - TAIL_CHARS} characters cut]${tail.slice(-TAIL_CHARS)}`;
 }
 
 /** One line describing how a process ended, for reports and feedback. */

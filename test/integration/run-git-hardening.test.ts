@@ -61,3 +61,22 @@ describe("the tripwire on the repository's git state", () => {
     expect(out).toMatch(/P01#1 → blocked: the code run by the gates reached outside its worktree: \.git\/config changed/);
   });
 });
+
+describe("limits", () => {
+  it("a result file that is a FIFO is not read (the factory would hang), and one over max_result_size is not read either", async () => {
+    const fifo = { ...honest, result: null, run: "mkfifo .factory/result.json" };
+    const huge = { ...honest, result: null, run: "head -c 2000000 /dev/zero | tr '\\0' ' ' > .factory/result.json" };
+    const target = setUp({ script: { P01: { implementer: [fifo, huge] } } });
+    const { code, out } = await target.run();
+    expect(code).toBe(1);
+    expect(out).toContain("not a regular file");
+    expect(out).toMatch(/is 1\.9 MB, over \[limits\] max_result_size \(1 MB\)/);
+  }, 60_000);
+
+  it("a changed file over max_file_size fails the scope gate", async () => {
+    const target = setUp({ config: `max_file_size = "100KB"`, allowed: ["src/double.js", "src/blob.bin"], script: { P01: { implementer: [{ ...honest, run: "head -c 200000 /dev/urandom > src/blob.bin" }] } } });
+    const { code, out } = await target.run();
+    expect(code).toBe(1);
+    expect(out).toMatch(/gate scope: fail — src\/blob\.bin: is 195\.3 KB, over \[limits\] max_file_size \(100 KB\)/);
+  });
+});

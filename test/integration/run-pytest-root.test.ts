@@ -101,6 +101,26 @@ describe.skipIf(!available)("factory run on a Python repository whose pytest run
     expect(out).not.toContain("→ merged");
   });
 
+  it("gates judge the commit that lands: a conftest hidden by a self-ignoring .gitignore does not help broken code through", async () => {
+    const target = pythonTarget();
+    const hidden = {
+      "pkg/double.py": "def double(n):\n    return 0\n",
+      "tests/conftest.py": "import pkg.double\n\npkg.double.double = lambda n: n * 2\n",
+      "tests/.gitignore": "conftest.py\n.gitignore\n",
+    };
+    const { out } = await runQueue(target, { P01: { implementer: [{ write: hidden }] } });
+    expect(out).toMatch(/P01#1 {3}gate pytest: fail — 1 planted test\(s\) not passing/);
+    expect(out).not.toContain("→ merged");
+  });
+
+  it("gates judge the commit that lands: bytecode left beside the source is not what lands", async () => {
+    const target = pythonTarget();
+    const compiled = { write: { "pkg/good.py": DOUBLE_PY }, run: "python3 -c \"import py_compile; py_compile.compile('pkg/good.py', cfile='pkg/double.pyc')\" && rm pkg/good.py && touch pkg/notes.txt" };
+    const { out } = await runQueue(target, { P01: { implementer: [{ ...compiled, write: { ...compiled.write } }] } });
+    expect(out).toMatch(/P01#1 {3}gate pytest: fail/);
+    expect(out).not.toContain("→ merged");
+  });
+
   it("a planted test outside the runner's testpaths never ran: the packet is defective, before any agent is paid", async () => {
     const target = pythonTarget({ pyproject: "[tool.pytest.ini_options]\ntestpaths = [\"tests\"]\n", plantedAt: "checks" });
     const { code, out, events } = await runQueue(target, honest);

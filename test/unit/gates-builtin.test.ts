@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { parseSize } from "../../src/util/size.js";
 import { parseUnifiedDiff } from "../../src/gates/diff-parse.js";
 import { checkScope } from "../../src/gates/scope.js";
 import { checkTamper, pytestSectionLines } from "../../src/gates/tamper.js";
@@ -45,6 +46,23 @@ describe("scope", () => {
 
   it("allows any path when no positive scope is declared", () => {
     expect(checkScope({ ...base, allowed: undefined, changes: [{ kind: "added", path: "anything/at/all.py" }] }).status).toBe("pass");
+  });
+
+  it("fires on a path that could pass as an option, and on a file over max_file_size; quiet under it", () => {
+    const option = checkScope({ ...base, allowed: undefined, changes: [{ kind: "added", path: "--extend-exclude=*.py" }] });
+    expect(option.findings[0]?.message).toContain('starting with "-"');
+    const sizes = new Map([["api/loader/big.bin", 11 * 1024 ** 2], ["api/loader/small.py", 100]]);
+    const big = checkScope({ ...base, sizes, maxFileSize: 10 * 1024 ** 2, changes: [{ kind: "added", path: "api/loader/big.bin" }, { kind: "added", path: "api/loader/small.py" }] });
+    expect(big.findings).toEqual([{ file: "api/loader/big.bin", message: "is 11 MB, over [limits] max_file_size (10 MB)" }]);
+  });
+});
+
+describe("parseSize", () => {
+  it("reads bytes and binary units, and refuses anything else", () => {
+    expect(parseSize("10MB")).toBe(10 * 1024 ** 2);
+    expect(parseSize("512 kb")).toBe(512 * 1024);
+    expect(parseSize(2048)).toBe(2048);
+    for (const bad of ["10 parsecs", "-1MB", 0, 1.5, "MB"]) expect(parseSize(bad)).toBeUndefined();
   });
 });
 
