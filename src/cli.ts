@@ -85,7 +85,7 @@ export function buildProgram(): Command {
     .command("reset")
     .description("start a packet over (attempts back to zero, worktree removed); history is kept")
     .argument("<id>")
-    .action(async (id: string) => finish(await (await import("./commands/reset.js")).reset({ cwd, id, output })));
+    .action(async (id: string) => finish(await (await import("./commands/reset.js")).reset({ cwd, id, output, env: process.env })));
 
   program
     .command("unblock")
@@ -93,7 +93,7 @@ export function buildProgram(): Command {
     .argument("<id>")
     .option("--attempts <n>", "how many more attempts", parseNumber, 1)
     .action(async (id: string, opts: { attempts: number }) =>
-      finish(await (await import("./commands/unblock.js")).unblock({ cwd, id, attempts: opts.attempts, output })));
+      finish(await (await import("./commands/unblock.js")).unblock({ cwd, id, attempts: opts.attempts, output, env: process.env })));
 
   program
     .command("demo")

@@ -1,5 +1,6 @@
 import { userInfo } from "node:os";
 import { gitUserName } from "../git/repo.js";
+import { AGENT_VARIABLES, agentAncestor } from "../process/ancestry.js";
 import { foldLedger, type PacketRecord } from "../ledger/fold.js";
 import { readLedger } from "../ledger/store.js";
 import type { Output } from "../log/output.js";
@@ -26,11 +27,18 @@ export async function loadPacketRecord(cwd: string, id: string, output: Output):
   return { workspace, packet, record };
 }
 
-/** Refuses commands only a person may run when called by an agent or from inside a factory worktree. */
-export function refuseAgents(cwd: string, env: NodeJS.ProcessEnv): string | undefined {
+/**
+ * Refuses commands only a person may run (approve, reject, unblock, reset)
+ * when called by an agent: from inside a factory worktree, with an agent's
+ * variables, or from a process whose ancestry includes an agent or a
+ * factory run (a child that dropped the variables still has its parent's).
+ */
+export function refuseAgents(cwd: string, env: NodeJS.ProcessEnv, ancestor: () => string | undefined = agentAncestor): string | undefined {
   if (/[\\/]\.factory[\\/]worktrees[\\/]/.test(`${cwd}/`)) return "it is run from inside a factory worktree; run it from your own checkout";
-  const agentVariables = ["FACTORY_ROLE", "FACTORY_PACKET", "CLAUDECODE", "CODEX_SANDBOX", "GEMINI_CLI"].filter((name) => env[name]);
-  if (agentVariables.length > 0) return `it is run by an agent process (${agentVariables.join(", ")} set); only a person can approve`;
+  const agentVariables = AGENT_VARIABLES.filter((name) => env[name]);
+  if (agentVariables.length > 0) return `it is run by an agent process (${agentVariables.join(", ")} set); only a person can do this`;
+  const found = ancestor();
+  if (found) return `it is run from inside an agent or a factory run (${found}); only a person can do this, from their own terminal`;
   return undefined;
 }
 

@@ -4,17 +4,23 @@ import { appendEvents } from "../ledger/store.js";
 import type { Output } from "../log/output.js";
 import { taskBranch, worktreePath } from "../loop/context.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
-import { loadPacketRecord, personName } from "./packet-record.js";
+import { loadPacketRecord, personName, refuseAgents } from "./packet-record.js";
 
 export interface ResetOptions {
   cwd: string;
   id: string;
   output: Output;
+  env: NodeJS.ProcessEnv;
 }
 
 /** Starts a packet over: no attempts used, worktree and task branch removed; the history stays in the ledger. */
 export async function reset(options: ResetOptions): Promise<ExitCode> {
   const { output, id } = options;
+  const refusal = refuseAgents(options.cwd, options.env);
+  if (refusal) {
+    output.err(`factory reset refused: ${refusal}.`);
+    return EXIT.invalid;
+  }
   const loaded = await loadPacketRecord(options.cwd, id, output);
   if (!loaded) return EXIT.invalid;
   const status = loaded.record?.status;

@@ -1,18 +1,24 @@
 import { appendEvents } from "../ledger/store.js";
 import type { Output } from "../log/output.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
-import { loadPacketRecord, personName } from "./packet-record.js";
+import { loadPacketRecord, personName, refuseAgents } from "./packet-record.js";
 
 export interface UnblockOptions {
   cwd: string;
   id: string;
   attempts: number;
   output: Output;
+  env: NodeJS.ProcessEnv;
 }
 
 /** Gives a blocked packet more attempts, keeping its history. */
 export async function unblock(options: UnblockOptions): Promise<ExitCode> {
   const { output, id } = options;
+  const refusal = refuseAgents(options.cwd, options.env);
+  if (refusal) {
+    output.err(`factory unblock refused: ${refusal}.`);
+    return EXIT.invalid;
+  }
   if (!Number.isInteger(options.attempts) || options.attempts < 1 || options.attempts > 10) {
     output.err(`--attempts must be a whole number from 1 to 10, not ${options.attempts}`);
     return EXIT.invalid;

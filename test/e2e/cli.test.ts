@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { makeRepo, type TestRepo } from "../helpers/git-repo.js";
-import { runCli } from "../helpers/cli.js";
+import { FACTORY_BIN, runCli } from "../helpers/cli.js";
 import { MINIMAL_CONFIG, packetToml } from "../helpers/packets.js";
 
 const cleanups: (() => void)[] = [];
@@ -32,6 +32,16 @@ describe("the built CLI", () => {
     expect(board.packets.map((p) => [p.id, p.state, p.attempts_used])).toEqual([
       ["D01", "merged", 1], ["D02", "merged", 2], ["D03", "awaiting_human", 1], ["D04", "blocked", 2],
     ]);
+
+    // A process whose parent is an agent (FACTORY_ROLE set) is refused, even when it drops the variable itself.
+    const stripped = (command: string) => spawnSync("sh", ["-c", `env -u FACTORY_ROLE "${process.execPath}" "${FACTORY_BIN}" ${command}; exit $?`], {
+      cwd: dir, encoding: "utf8", env: { ...process.env, NO_COLOR: "1", FACTORY_ROLE: "implementer" },
+    });
+    for (const command of ["approve D03 --yes", "reset D04", "unblock D04", "reject D03 --reason x"]) {
+      const refused = stripped(command);
+      expect(refused.status).toBe(2);
+      expect(refused.stderr).toMatch(/refused: it is run from inside an agent or a factory run \(process \d+ has FACTORY_ROLE set\)/);
+    }
 
     const approve = runCli(["approve", "D03", "--yes"], dir);
     expect(approve.code).toBe(0);

@@ -261,12 +261,12 @@ describe("the run itself", () => {
     await target.run();
     expect((await target.record("P01"))?.status.state).toBe("blocked");
     const output = bufferOutput();
-    expect(await unblock({ cwd: target.dir, id: "P01", attempts: 1, output })).toBe(0);
+    expect(await unblock({ cwd: target.dir, id: "P01", attempts: 1, output, env: {} })).toBe(0);
     target.setScript({ P01: { implementer: [honest] } });
     expect((await target.run()).code).toBe(0);
     expect(target.subjects()[0]).toBe("feat: Add double [P01]");
-    expect(await reset({ cwd: target.dir, id: "P01", output })).toBe(0);
+    expect(await reset({ cwd: target.dir, id: "P01", output, env: {} })).toBe(0);
     expect(await target.record("P01")).toMatchObject({ attemptsUsed: 0, status: { state: "queued" } });
-    expect(await unblock({ cwd: target.dir, id: "P01", attempts: 1, output })).toBe(2);
+    expect(await unblock({ cwd: target.dir, id: "P01", attempts: 1, output, env: {} })).toBe(2);
   });
 });
