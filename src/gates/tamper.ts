@@ -81,14 +81,19 @@ export function checkTamper(input: TamperInput): GateReport {
       findings.push({ file: file.path, ...(line ? { line } : {}), message: "edits the pytest configuration section outside the packet's allowed_paths" });
     }
     if (!isTest) continue;
+    // A new test module can switch off or fake nothing but itself: skipping it when an optional
+    // dependency is missing, or a fixture local to it, is honest. In conftest.py it reaches every test.
+    const ownModule = file.isNew && !/(^|\/)conftest\.py$/.test(file.path);
     for (const added of file.added) {
       for (const [pattern, message] of SKIP_MARKERS) {
+        if (ownModule && /\bpytest\.importorskip\s*\(/.test(added.text) && !/\bpytest\.(skip|xfail)\s*\(/.test(added.text)) continue;
         if (pattern.test(added.text)) findings.push({ file: file.path, line: added.line, message });
       }
       if (TAUTOLOGIES.some((pattern) => pattern.test(added.text))) {
         findings.push({ file: file.path, line: added.line, message: "adds an assertion that cannot fail" });
       }
       for (const [pattern, message] of FAKE_SETUP) {
+        if (ownModule && message === "adds an autouse fixture") continue;
         if (pattern.test(added.text)) findings.push({ file: file.path, line: added.line, message });
       }
     }
@@ -100,7 +105,8 @@ export function checkTamper(input: TamperInput): GateReport {
       }
     }
     const removedAsserts = countAssertions(file.removed.map((line) => line.text));
-    const addedAsserts = countAssertions(file.added.map((line) => line.text));
+    // A parametrized test asserts once per case: folding three asserts into one over three cases keeps them all.
+    const addedAsserts = countAssertions(file.added.map((line) => line.text)) * Math.max(1, parametrizedCases(file.added.map((line) => line.text)));
     if (removedAsserts > addedAsserts) {
       const line = file.removed[0]?.line;
       findings.push({ file: file.path, ...(line ? { line } : {}), message: `lowers the number of assertions (${removedAsserts} removed, ${addedAsserts} added)` });
@@ -117,6 +123,54 @@ function testNames(text: string): string[] {
     if (match && name) names.push(name);
   }
   return names;
+}
+
+/**
+ * How many cases the added parametrize/each tables hold (pytest's
+ * `@pytest.mark.parametrize`, jest/vitest `.each`): one per element of a
+ * one-line list, or one per tuple/array line of a multi-line one.
+ */
+function parametrizedCases(lines: readonly string[]): number {
+  let cases = 0;
+  for (let at = 0; at < lines.length; at++) {
+    const line = lines[at] ?? "";
+    if (!/\bparametrize\s*\(|\.each\s*\(/.test(line)) continue;
+    const list = /\[(.*)\]\s*\)?\s*(\(|$)/.exec(line.slice(line.search(/\bparametrize\s*\(|\.each\s*\(/)));
+    if (list?.[1]?.trim()) {
+      cases += splitTopLevel(list[1]).length;
+      continue;
+    }
+    for (let next = at + 1; next < lines.length && !/^\s*[\])]/.test(lines[next] ?? ""); next++) {
+      if (/^\s*[([{'"\d-]/.test(lines[next] ?? "")) cases++;
+    }
+  }
+  return cases;
+}
+
+/** Elements of a list's inside, split on commas that are not nested in brackets or quotes. */
+function splitTopLevel(inside: string): string[] {
+  const parts: string[] = [];
+  let depth = 0;
+  let quote: string | undefined;
+  let current = "";
+  for (const char of inside) {
+    if (quote) {
+      if (char === quote) quote = undefined;
+    } else if (char === "'" || char === '"' || char === "`") {
+      quote = char;
+    } else if ("([{".includes(char)) {
+      depth++;
+    } else if (")]}".includes(char)) {
+      depth--;
+    } else if (char === "," && depth === 0) {
+      parts.push(current);
+      current = "";
+      continue;
+    }
+    current += char;
+  }
+  if (current.trim()) parts.push(current);
+  return parts.filter((part) => part.trim() !== "");
 }
 
 function countAssertions(lines: readonly string[]): number {

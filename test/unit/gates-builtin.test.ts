@@ -106,6 +106,37 @@ describe("tamper", () => {
     expect(tamper(diff("tests/test_a.py", "@@ -1,0 +2 @@\n+@pytest.fixture(autouse=True)")).findings[0]?.message).toBe("adds an autouse fixture");
   });
 
+  it("stays quiet on honest work: importorskip and a local autouse fixture in a new test module, a parametrize refactor that keeps every case", () => {
+    const created = "new file mode 100644\nindex 0000000..2";
+    const optional = diff("tests/test_yaml.py", "@@ -0,0 +1,4 @@\n+yaml = pytest.importorskip(\"yaml\")\n+\n+def test_load():\n+    assert yaml.safe_load('a: 1') == {'a': 1}", created);
+    expect(tamper(optional).status).toBe("pass");
+    const local = diff("tests/test_clock.py", "@@ -0,0 +1,5 @@\n+@pytest.fixture(autouse=True)\n+def frozen(monkeypatch):\n+    monkeypatch.setattr(time, 'time', lambda: 0)\n+\n+def test_now():\n+    assert now() == 0", created);
+    expect(tamper(local).status).toBe("pass");
+    const refactor = diff("tests/test_round.py", [
+      "@@ -3,4 +3,3 @@",
+      "-def test_round():", "-    assert r(1.5) == 2", "-    assert r(2.5) == 2", "-    assert r(3.5) == 4",
+      "+@pytest.mark.parametrize('x, want', [(1.5, 2), (2.5, 2), (3.5, 4)])", "+def test_round(x, want):", "+    assert r(x) == want",
+    ].join("\n"));
+    expect(tamper(refactor).status).toBe("pass");
+    const multiline = diff("tests/test_round.py", [
+      "@@ -3,4 +3,7 @@",
+      "-def test_round():", "-    assert r(1.5) == 2", "-    assert r(2.5) == 2",
+      "+@pytest.mark.parametrize('x, want', [", "+    (1.5, 2),", "+    (2.5, 2),", "+])", "+def test_round(x, want):", "+    assert r(x) == want",
+    ].join("\n"));
+    expect(tamper(multiline).status).toBe("pass");
+  });
+
+  it("still fires on importorskip and autouse in an existing module or conftest, and on a refactor that drops cases", () => {
+    expect(tamper(diff("tests/test_yaml.py", "@@ -1,0 +2 @@\n+yaml = pytest.importorskip(\"yaml\")")).status).toBe("fail");
+    expect(tamper(diff("tests/conftest.py", "@@ -0,0 +1 @@\n+@pytest.fixture(autouse=True)", "new file mode 100644\nindex 0000000..2"), ["tests/**"]).findings[0]?.message).toBe("adds an autouse fixture");
+    const dropped = diff("tests/test_round.py", [
+      "@@ -3,4 +3,3 @@",
+      "-def test_round():", "-    assert r(1.5) == 2", "-    assert r(2.5) == 2", "-    assert r(3.5) == 4",
+      "+@pytest.mark.parametrize('x, want', [(1.5, 2)])", "+def test_round(x, want):", "+    assert r(x) == want",
+    ].join("\n"));
+    expect(tamper(dropped).findings.map((finding) => finding.message)).toEqual(["lowers the number of assertions (3 removed, 1 added)"]);
+  });
+
   it("fires on test-runner configuration outside allowed_paths, and not inside it", () => {
     const conftest = diff("api/conftest.py", "@@ -1,0 +2 @@\n+import os");
     expect(tamper(conftest).findings[0]).toMatchObject({ file: "api/conftest.py", message: expect.stringContaining("test-runner configuration") });
