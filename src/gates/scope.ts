@@ -1,4 +1,5 @@
 import type { Change } from "../git/diff.js";
+import { posix } from "node:path";
 import { formatSize } from "../util/size.js";
 import { matchesAny } from "./paths.js";
 import { builtinReport, type Finding, type GateReport } from "./types.js";
@@ -13,6 +14,8 @@ export interface ScopeInput {
   /** Sizes of the files in the attempt's tree, and the largest a changed file may be. */
   sizes?: ReadonlyMap<string, number | undefined>;
   maxFileSize?: number;
+  /** Targets of the changed paths that are symbolic links. */
+  links?: ReadonlyMap<string, string>;
 }
 
 /** Every changed path inside allowed_paths when declared; deletions only of deletable_paths. */
@@ -33,10 +36,21 @@ export function checkScope(input: ScopeInput): GateReport {
     if (change.path.split("/").some((segment) => segment.startsWith("-"))) {
       findings.push({ file: change.path, message: "a path starting with \"-\" could pass as an option to a gate command; rename it" });
     }
+    const target = input.links?.get(change.path);
+    if (target !== undefined && leavesRepository(change.path, target)) {
+      findings.push({ file: change.path, message: `is a symbolic link that leaves the repository (→ ${target})` });
+    }
     const size = input.sizes?.get(change.path);
     if (size !== undefined && input.maxFileSize !== undefined && size > input.maxFileSize) {
       findings.push({ file: change.path, message: `is ${formatSize(size)}, over [limits] max_file_size (${formatSize(input.maxFileSize)})` });
     }
   }
   return builtinReport("scope", findings, `${input.changes.length} changed path(s), all in scope`);
+}
+
+/** Whether a link at `path` pointing at `target` resolves outside the repository. */
+function leavesRepository(path: string, target: string): boolean {
+  if (posix.isAbsolute(target)) return true;
+  const resolved = posix.normalize(posix.join(posix.dirname(path), target));
+  return resolved === ".." || resolved.startsWith("../");
 }

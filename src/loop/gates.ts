@@ -63,8 +63,13 @@ export async function runGates(ctx: RunContext, input: GateRunInput): Promise<Ga
   } else {
     const [before, after] = [await listTree(input.worktree, input.plantedCommit), await listTree(input.worktree, commit)];
     reports.push(checkUntouched({ before, after, planted: input.planted, forbidden }));
+    const links = new Map<string, string>();
+    for (const change of changes) {
+      if (after.get(change.path)?.mode !== "120000") continue;
+      links.set(change.path, (await readFileAt(input.worktree, commit, change.path)) ?? "");
+    }
     reports.push(checkScope({
-      changes, allowed: packet.allowedPaths, deletable: packet.deletablePaths, planted: input.planted,
+      changes, allowed: packet.allowedPaths, deletable: packet.deletablePaths, planted: input.planted, links,
       sizes: new Map([...after].map(([path, entry]) => [path, entry.size])), maxFileSize: ctx.config.limits.maxFileSizeBytes,
     }));
     reports.push(await tamperReport(input, commit));

@@ -73,6 +73,13 @@ describe("limits", () => {
     expect(out).toMatch(/is 1\.9 MB, over \[limits\] max_result_size \(1 MB\)/);
   }, 60_000);
 
+  it("a committed symbolic link that leaves the repository fails the scope gate", async () => {
+    const target = setUp({ allowed: ["src/double.js", "src/etc"], script: { P01: { implementer: [{ ...honest, run: "ln -s /etc src/etc" }] } } });
+    const { code, out } = await target.run();
+    expect(code).toBe(1);
+    expect(out).toMatch(/gate scope: fail — src\/etc: is a symbolic link that leaves the repository \(→ \/etc\)/);
+  });
+
   it("a changed file over max_file_size fails the scope gate", async () => {
     const target = setUp({ config: `max_file_size = "100KB"`, allowed: ["src/double.js", "src/blob.bin"], script: { P01: { implementer: [{ ...honest, run: "head -c 200000 /dev/urandom > src/blob.bin" }] } } });
     const { code, out } = await target.run();

@@ -57,6 +57,15 @@ describe("scope", () => {
   });
 });
 
+describe("scope: symbolic links", () => {
+  it("fires on a link that leaves the repository, stays quiet on one inside it", () => {
+    const changes = [{ kind: "added" as const, path: "src/out" }, { kind: "added" as const, path: "src/abs" }, { kind: "added" as const, path: "src/in" }];
+    const links = new Map([["src/out", "../../home/user/.ssh"], ["src/abs", "/etc/passwd"], ["src/in", "../docs/readme.md"]]);
+    const report = checkScope({ changes, allowed: undefined, deletable: [], planted: [], links });
+    expect(report.findings.map((finding) => finding.file)).toEqual(["src/out", "src/abs"]);
+  });
+});
+
 describe("parseSize", () => {
   it("reads bytes and binary units, and refuses anything else", () => {
     expect(parseSize("10MB")).toBe(10 * 1024 ** 2);
@@ -172,5 +181,19 @@ describe("parseUnifiedDiff", () => {
   it("marks new and deleted files", () => {
     const files = parseUnifiedDiff(diff("n.py", "@@ -0,0 +1 @@\n+x", "new file mode 100644") + diff("d.py", "@@ -1 +0,0 @@\n-x", "deleted file mode 100644"));
     expect(files.map((f) => [f.path, f.isNew, f.isDeleted])).toEqual([["n.py", true, false], ["d.py", false, true]]);
+  });
+
+  it("keeps files whose names git quotes (non-ASCII) or that contain spaces, and lines that look like headers inside a hunk", () => {
+    const quoted = [
+      'diff --git "a/tests/test_\\303\\251t\\303\\251.py" "b/tests/test_\\303\\251t\\303\\251.py"',
+      "new file mode 100644", "index 0000000..e69de29", "--- /dev/null", '+++ "b/tests/test_\\303\\251t\\303\\251.py"',
+      "@@ -0,0 +1 @@", "+@pytest.mark.skip",
+      "diff --git a/my tests/test b.py b/my tests/test b.py", "index 1..2 100644", "--- a/my tests/test b.py", "+++ b/my tests/test b.py",
+      "@@ -1,2 +1,2 @@", "--- a SQL comment, removed", "+++ counter", "",
+    ].join("\n");
+    const files = parseUnifiedDiff(quoted);
+    expect(files.map((file) => file.path)).toEqual(["tests/test_été.py", "my tests/test b.py"]);
+    expect(files[1]).toMatchObject({ removed: [{ line: 1, text: "-- a SQL comment, removed" }], added: [{ line: 1, text: "++ counter" }] });
+    expect(checkTamper({ files, allowed: undefined }).findings[0]).toMatchObject({ file: "tests/test_été.py", message: "adds a pytest skip/xfail marker" });
   });
 });
