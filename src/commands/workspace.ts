@@ -1,6 +1,6 @@
-import { loadConfig } from "../config/load.js";
-import { CONFIG_PATH, type Config } from "../config/types.js";
-import { findRepoRoot, resolveCommit } from "../git/repo.js";
+import { loadConfig, noCommitsProblem } from "../config/load.js";
+import type { Config } from "../config/types.js";
+import { findRepoRoot } from "../git/repo.js";
 import { readQueue } from "../packet/load.js";
 import { validatePackets, type PacketSet } from "../packet/rules.js";
 import type { PacketContext } from "../packet/types.js";
@@ -27,20 +27,15 @@ export type WorkspaceLoad = { ok: true; workspace: Workspace } | { ok: false; pr
 export async function loadWorkspace(cwd: string): Promise<WorkspaceLoad> {
   const root = await findRepoRoot(cwd);
   if (!root) return { ok: false, problems: [{ file: cwd, message: "not inside a git repository; run factory in your repository (git init first)" }] };
-  const configLoad = await loadConfig(root);
-  const config = configLoad.ok ? configLoad.config : undefined;
-  const problems: Problem[] = configLoad.ok ? [] : [...configLoad.problems];
-  const branch = config?.targetBranch ?? "main";
-  const tip = await resolveCommit(root, branch);
+  const { config, problems, warnings: configWarnings, branch, tip } = await loadConfig(root);
   if (!tip) {
-    problems.push({
-      file: CONFIG_PATH,
-      key: "target_branch",
-      message: `the target branch "${branch}" has no commits in this repository; set target_branch or commit to it`,
-    });
+    if (!problems.some((problem) => problem.key === "target_branch")) {
+      problems.push(noCommitsProblem(branch));
+    }
     return { ok: false, problems };
   }
-  const { sources, supplied, warnings } = await readQueue(root, tip, branch);
+  const { sources, supplied, warnings: queueWarnings } = await readQueue(root, tip, branch);
+  const warnings = [...configWarnings, ...queueWarnings];
   const queue = validatePackets(sources, { ...packetContext(config), supplied });
   problems.push(...queue.problems);
   return { ok: true, workspace: { root, config, branch, tip, queue, problems, warnings } };

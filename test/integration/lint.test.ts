@@ -124,6 +124,14 @@ describe("factory lint", () => {
     expect(err).toContain("packets/A01-one.toml:5: bogus: unknown key");
   });
 
+  it("refuses a config that is not committed on the target branch", async () => {
+    repo = makeRepo();
+    repo.write(".factory/config.toml", MINIMAL_CONFIG);
+    const result = await runLint();
+    expect(result.code).toBe(2);
+    expect(result.err).toContain(".factory/config.toml: is not committed on main; commit it");
+  });
+
   it("refuses a missing config or target branch, saying what to do", async () => {
     repo = makeRepo();
     let result = await runLint();

@@ -87,3 +87,18 @@ describe("limits", () => {
     expect(out).toMatch(/gate scope: fail — src\/blob\.bin: is 195\.3 KB, over \[limits\] max_file_size \(100 KB\)/);
   });
 });
+
+describe("the config", () => {
+  it("is read from git at the target tip: an uncommitted edit (a notify command, a gate removed) is named and not used", async () => {
+    const target = setUp({ script: { P01: { implementer: [{ write: { "src/double.js": "export const double = (n) => n;\n" } }] } } });
+    const marker = `${target.dir}.notified`;
+    const weakened = target.read(".factory/config.toml").replace(/\[\[surfaces\.app\.gates\]\]\s*name = "test"[\s\S]*?tests = true\n/, "") + `\n[notify]\ncommand = "touch ${marker}"\n`;
+    target.write(".factory/config.toml", weakened);
+    expect(weakened).not.toContain('name = "test"');
+    const { code, out } = await target.run();
+    expect(out).toContain("warning: .factory/config.toml has uncommitted edits; the version committed on main is used");
+    expect(out).toMatch(/gate test: fail/); // the committed test gate still ran
+    expect(code).toBe(1);
+    expect(existsSync(marker)).toBe(false);
+  });
+});
