@@ -1,5 +1,6 @@
 import type { FileDiff } from "./diff-parse.js";
 import { matchesAny } from "./paths.js";
+import { STDLIB_MODULES, TEST_TOOL_MODULES } from "./python-modules.js";
 import { builtinReport, type Finding, type GateReport } from "./types.js";
 
 /** Files that hold tests, by the conventions of pytest, unittest, jest, vitest, mocha and node:test. */
@@ -51,6 +52,8 @@ export interface TamperInput {
   files: readonly FileDiff[];
   /** Scope the packet grants: runner config inside allowed_paths may be edited. */
   allowed: readonly string[] | undefined;
+  /** The surface's directory ("." for the root): where a new module could shadow the standard library or a test tool. */
+  surfaceDir?: string;
   /** For pyproject.toml / setup.cfg: which lines (new side) lie in a pytest section. */
   pytestSectionLines?: ReadonlyMap<string, { added: Set<number>; removed: Set<number> }>;
 }
@@ -63,6 +66,8 @@ export interface TamperInput {
 export function checkTamper(input: TamperInput): GateReport {
   const findings: Finding[] = [];
   for (const file of input.files) {
+    const shadowed = file.isNew ? shadowedModule(file.path, input.surfaceDir ?? ".") : undefined;
+    if (shadowed) findings.push({ file: file.path, message: `shadows ${shadowed}: a module at the surface's root is imported instead of it by every test run` });
     if (/(^|\/)\.gitattributes$/.test(file.path)) {
       // A filter, diff or merge driver runs a command inside git itself: the committed bytes could differ from the tested ones.
       for (const added of file.added) {
@@ -113,6 +118,18 @@ export function checkTamper(input: TamperInput): GateReport {
     }
   }
   return builtinReport("tamper", findings, "no test was weakened");
+}
+
+/** The standard-library module or test tool a new top-level Python module would replace, if any. */
+function shadowedModule(path: string, surfaceDir: string): string | undefined {
+  const prefix = surfaceDir === "." ? "" : `${surfaceDir}/`;
+  if (!path.startsWith(prefix)) return undefined;
+  const match = /^([A-Za-z_][A-Za-z0-9_]*)(\.py|\/__init__\.py)$/.exec(path.slice(prefix.length));
+  const name = match?.[1];
+  if (name === undefined) return undefined;
+  if (TEST_TOOL_MODULES.includes(name)) return `the test tool "${name}"`;
+  if (STDLIB_MODULES.has(name)) return `the standard library's "${name}"`;
+  return undefined;
 }
 
 function testNames(text: string): string[] {

@@ -130,5 +130,5 @@ async function tamperReport(input: GateRunInput, commit: string): Promise<GateRe
       removed: pytestSectionLines(await readFileAt(input.worktree, input.plantedCommit, file.path), file.removed.map((line) => line.line)),
     });
   }
-  return checkTamper({ files, allowed: input.packet.allowedPaths, pytestSectionLines: sections });
+  return checkTamper({ files, allowed: input.packet.allowedPaths, pytestSectionLines: sections, ...(input.surface ? { surfaceDir: input.surface.dir } : {}) });
 }

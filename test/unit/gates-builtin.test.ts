@@ -153,6 +153,16 @@ describe("tamper", () => {
     expect(tamper(diff("vitest.config.ts", "@@ -3 +3 @@\n-a\n+b"), ["vitest.config.ts"]).status).toBe("pass");
   });
 
+  it("fires on a new module at the surface's root that shadows a test tool or the standard library, not on one deeper or an existing one", () => {
+    const created = "new file mode 100644\nindex 0000000..2";
+    expect(tamper(diff("pytest.py", "@@ -0,0 +1 @@\n+def main(): pass", created)).findings[0]?.message).toContain('shadows the test tool "pytest"');
+    expect(tamper(diff("json/__init__.py", "@@ -0,0 +1 @@\n+loads = eval", created)).findings[0]?.message).toContain(`shadows the standard library's "json"`);
+    expect(checkTamper({ files: parseUnifiedDiff(diff("api/random.py", "@@ -0,0 +1 @@\n+x = 4", created)), allowed: undefined, surfaceDir: "api" }).status).toBe("fail");
+    expect(tamper(diff("pkg/json.py", "@@ -0,0 +1 @@\n+x = 1", created)).status).toBe("pass");
+    expect(tamper(diff("json.py", "@@ -1 +1 @@\n-x = 1\n+x = 2")).status).toBe("pass");
+    expect(tamper(diff("double.py", "@@ -0,0 +1 @@\n+x = 1", created)).status).toBe("pass");
+  });
+
   it("fires on .pytest.ini, the hidden form pytest also reads", () => {
     expect(tamper(diff(".pytest.ini", "@@ -0,0 +1,2 @@\n+[pytest]\n+addopts = -k nothing")).findings[0]).toMatchObject({ file: ".pytest.ini", message: expect.stringContaining("test-runner configuration") });
   });
