@@ -52,8 +52,8 @@ export function buildProgram(): Command {
     .description("drain the queue: implement, gate, review, merge — never believing an agent")
     .option("--once", "run a single attempt, then stop")
     .option("--packet <id>", "run only this packet")
-    .option("--max-cost <usd>", "stop claiming once this run has spent this much", parseNumber)
-    .option("--concurrency <n>", "packets in flight at once", parseNumber)
+    .option("--max-cost <usd>", "stop claiming once this run has spent this much", (value: string) => parseNumber(value, { min: 0 }))
+    .option("--concurrency <n>", "packets in flight at once", (value: string) => parseNumber(value, { min: 1, max: 32, integer: true }))
     .action(async (opts: { once?: boolean; packet?: string; maxCost?: number; concurrency?: number }) => {
       const controller = interruptible();
       finish(await (await import("./commands/run.js")).run({
@@ -91,7 +91,7 @@ export function buildProgram(): Command {
     .command("unblock")
     .description("give a blocked packet more attempts, keeping its history")
     .argument("<id>")
-    .option("--attempts <n>", "how many more attempts", parseNumber, 1)
+    .option("--attempts <n>", "how many more attempts", (value: string) => parseNumber(value, { min: 1, max: 10, integer: true }), 1)
     .action(async (id: string, opts: { attempts: number }) =>
       finish(await (await import("./commands/unblock.js")).unblock({ cwd, id, attempts: opts.attempts, output, env: process.env })));
 
@@ -109,25 +109,32 @@ export function buildProgram(): Command {
 
 const VERSION = "0.1.0";
 
-function parseNumber(value: string): number {
+/** A number from the command line, checked like the config's numbers: a usage error (exit 2) otherwise. */
+function parseNumber(value: string, bounds: { min?: number; max?: number; integer?: boolean } = {}): number {
   const number = Number(value);
   if (value.trim() === "" || !Number.isFinite(number)) throw new InvalidArgumentError(`"${value}" is not a number`);
+  if (bounds.integer && !Number.isInteger(number)) throw new InvalidArgumentError(`"${value}" is not a whole number`);
+  if (bounds.min !== undefined && number < bounds.min) throw new InvalidArgumentError(`must be at least ${bounds.min}, not ${value}`);
+  if (bounds.max !== undefined && number > bounds.max) throw new InvalidArgumentError(`must be at most ${bounds.max}, not ${value}`);
   return number;
 }
 
 /**
- * The first Ctrl-C aborts: running agents and gates are killed (their whole
- * process groups), the attempt is recorded as interrupted, and the command
- * exits 130. A second Ctrl-C exits at once.
+ * The first Ctrl-C (or SIGTERM, or SIGHUP when the terminal goes away)
+ * aborts: running agents and gates are killed (their whole process groups),
+ * the attempt is recorded as interrupted, the lock released, and the command
+ * exits 130. A second signal exits at once.
  */
 function interruptible(): AbortController {
   const controller = new AbortController();
-  process.removeAllListeners("SIGINT");
-  process.on("SIGINT", () => {
-    if (controller.signal.aborted) process.exit(EXIT.interrupted);
-    process.stderr.write("\ninterrupting: stopping agents and gates, recording the attempt as interrupted (Ctrl-C again to quit at once)\n");
-    controller.abort();
-  });
+  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+    process.removeAllListeners(signal);
+    process.on(signal, () => {
+      if (controller.signal.aborted) process.exit(EXIT.interrupted);
+      process.stderr.write(`\ninterrupting (${signal}): stopping agents and gates, recording the attempt as interrupted (again to quit at once)\n`);
+      controller.abort();
+    });
+  }
   return controller;
 }
 
@@ -151,5 +158,13 @@ process.on("SIGINT", () => {
   process.exitCode = EXIT.interrupted;
   process.exit(EXIT.interrupted);
 });
+
+// `factory status | head`: a reader that stops reading ends the program quietly, not with a stack trace.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.code === "EPIPE") process.exit(process.exitCode ?? EXIT.ok);
+    throw error;
+  });
+}
 
 await main(process.argv);

@@ -1,10 +1,11 @@
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { makeRepo, type TestRepo } from "../helpers/git-repo.js";
 import { FACTORY_BIN, runCli } from "../helpers/cli.js";
+import { makeLoopRepo } from "../helpers/loop-repo.js";
 import { MINIMAL_CONFIG, packetToml } from "../helpers/packets.js";
 
 const cleanups: (() => void)[] = [];
@@ -93,4 +94,42 @@ describe("the built CLI", () => {
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout)).toEqual({ ok: true, problems: [], warnings: [] });
   });
+
+  it("refuses out-of-range numbers with exit 2, and ends quietly when its reader closes the pipe", () => {
+    const repo = makeRepo();
+    cleanups.push(repo.cleanup);
+    repo.write(".factory/config.toml", MINIMAL_CONFIG);
+    for (let at = 0; at < 400; at++) repo.write(`packets/A${at}-a.toml`, packetToml(`A${at}`));
+    repo.commit("a long queue");
+    for (const args of [["run", "--concurrency", "0"], ["run", "--max-cost", "-1"], ["unblock", "A1", "--attempts", "1.5"]]) {
+      const result = runCli(args, repo.dir);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toMatch(/argument .* is invalid/);
+    }
+    const piped = spawnSync("sh", ["-c", `"${process.execPath}" "${FACTORY_BIN}" status --json | head -c 10 > /dev/null; exit 0`], { cwd: repo.dir, encoding: "utf8", env: { ...process.env, NO_COLOR: "1" } });
+    expect(piped.stderr).not.toMatch(/EPIPE|internal error|at /);
+  }, 60_000);
+
+  it("SIGTERM and SIGHUP end a run like Ctrl-C: the attempt is recorded as interrupted, exit 130, no agent left", async () => {
+    for (const signal of ["SIGTERM", "SIGHUP"] as const) {
+      const target = makeLoopRepo({ script: { P01: { implementer: [{ hang: true }] } } });
+      cleanups.push(target.cleanup);
+      const child = spawn(process.execPath, [FACTORY_BIN, "run"], { cwd: target.dir, env: { ...process.env, NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"] });
+      let out = "";
+      child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+      await new Promise<void>((resolve) => {
+        const poll = setInterval(() => {
+          if (out.includes("implementer: scripted")) {
+            clearInterval(poll);
+            resolve();
+          }
+        }, 100);
+      });
+      const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+      child.kill(signal);
+      expect(await exited).toBe(130);
+      expect((await target.events("P01")).map((event) => event.kind)).toContain("attempt-interrupted");
+      expect(spawnSync("pgrep", ["-f", target.scriptFile], { encoding: "utf8" }).stdout.trim()).toBe("");
+    }
+  }, 60_000);
 });
