@@ -1,3 +1,4 @@
+import { landedPackets, landedVersion } from "../git/trailers.js";
 import { deleteBranch, removeWorktree } from "../git/worktree.js";
 import { isAlive } from "../ledger/run-lock.js";
 import { appendEvents } from "../ledger/store.js";
@@ -23,6 +24,11 @@ export async function reset(options: ResetOptions): Promise<ExitCode> {
   }
   const loaded = await loadPacketRecord(options.cwd, id, output);
   if (!loaded) return EXIT.invalid;
+  const landed = loaded.packet ? landedVersion(await landedPackets(loaded.workspace.root, loaded.workspace.branch), id, loaded.packet.sha256) : undefined;
+  if (landed) {
+    output.err(`${id} is merged on ${loaded.workspace.branch} (${landed.commit.slice(0, 10)}, by its Factory-Packet trailers); a reset would land it twice. Change the packet (a new version) to run it again.`);
+    return EXIT.invalid;
+  }
   const status = loaded.record?.status;
   if (status?.state === "running" && isAlive(status.owner.pid)) {
     output.err(`${id} is running in pid ${status.owner.pid}; stop that run first`);

@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { adapterFor } from "../agents/index.js";
 import type { AgentAdapter } from "../agents/types.js";
+import { recordLandedVersions } from "../loop/reconcile.js";
 import { foldLedger } from "../ledger/fold.js";
 import { acquireRunLock } from "../ledger/run-lock.js";
 import { appendEvents, readLedger } from "../ledger/store.js";
@@ -81,6 +82,10 @@ export async function run(options: RunOptions): Promise<ExitCode> {
     if (lock.tookOverFrom) progress.emit({ kind: "notice", message: `took over the run lock of pid ${lock.tookOverFrom.pid}, which is no longer running` });
     for (const id of await recoverInFlight(workspace.root, owner.run)) {
       progress.emit({ kind: "notice", packet: id, message: "its last attempt was interrupted; it is claimable again" });
+    }
+    const ledgerState = foldLedger((await readLedger(workspace.root)).events);
+    for (const id of await recordLandedVersions(workspace.root, workspace.branch, packets, ledgerState)) {
+      progress.emit({ kind: "notice", packet: id, message: `this version is already on ${workspace.branch} (its Factory-Packet trailers say so); recorded as merged, not run again` });
     }
     await appendEvents(workspace.root, [{ kind: "run-started", options: { once: options.once, packet: options.packet ?? null, maxCost: budget.capUsd ?? null }, ...owner }]);
     progress.emit({ kind: "run-start", packets: packets.length, run: owner.run });

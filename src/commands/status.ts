@@ -1,4 +1,5 @@
 import { hostname } from "node:os";
+import { landedPackets } from "../git/trailers.js";
 import { foldLedger, type PacketRecord } from "../ledger/fold.js";
 import type { LedgerEvent } from "../ledger/events.js";
 import { readLedger } from "../ledger/store.js";
@@ -27,6 +28,7 @@ export async function status(options: StatusOptions): Promise<ExitCode> {
   const board = buildBoard({
     branch: workspace.branch, tip: workspace.tip, packets: workspace.queue.packets,
     invalid: workspace.queue.invalid, ledger, problems: workspace.problems, warnings,
+    landed: await landedPackets(workspace.root, workspace.tip),
     ownerAlive: (owner) => owner.host !== hostname() || isAlive(owner.pid),
   });
   const lock = await readRunLock(workspace.root);

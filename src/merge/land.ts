@@ -4,6 +4,7 @@ import { gitRun, gitTry, resolveCommit, treeOf } from "../git/repo.js";
 import { createWorktree, listWorktrees, mergeInWorktree, worktreeStatus } from "../git/worktree.js";
 import type { PlantedCases } from "../gates/test-compare.js";
 import { checkSpecDrift } from "../loop/spec-drift.js";
+import { landedPackets, landedVersion } from "../git/trailers.js";
 import { isGreen, type GateReport } from "../gates/types.js";
 import { measureBaseline } from "../loop/baseline.js";
 import { surfaceOf, taskBranch, worktreePath, type RunContext } from "../loop/context.js";
@@ -80,6 +81,9 @@ export async function land(ctx: RunContext, input: LandInput): Promise<LandResul
     }
     const drift = await checkSpecDrift(ctx.root, input.packet, tip);
     if (drift) return { kind: "spec-drift", reason: drift };
+    // This exact version may be on the target already (an approve that ran meanwhile, a crash after the move): never twice.
+    const already = landedVersion(await landedPackets(ctx.root, tip), input.packet.id, input.packet.sha256);
+    if (already) return { kind: "merged", commit: already.commit, tree: await treeOf(ctx.root, already.commit) };
     const tree = await treeOf(ctx.root, commit);
     const message = mergeMessage(ctx.config.merge.message, input.packet, { ...input.provenance, gates });
     const squash = (await gitRun(ctx.root, ["commit-tree", tree, "-p", tip, "-m", message], { identity: true })).trim();

@@ -1,3 +1,4 @@
+import { landedVersion, type Landed } from "../git/trailers.js";
 import type { LedgerState, PacketRecord } from "../ledger/fold.js";
 import type { Packet } from "../packet/types.js";
 import type { Problem } from "../util/problem.js";
@@ -44,6 +45,8 @@ export interface BoardInput {
   ledger: LedgerState;
   problems: Problem[];
   warnings: string[];
+  /** Packet versions the target's history carries by their trailers: merged, whatever the ledger says. */
+  landed?: readonly Landed[];
   /** Whether a running packet's owner still lives; a dead one is noted (the next run recovers it). */
   ownerAlive?: (owner: { pid: number; host: string }) => boolean;
 }
@@ -54,7 +57,12 @@ export function buildBoard(input: BoardInput): Board {
   const seen = new Set<string>();
   for (const packet of input.packets) {
     seen.add(packet.id);
-    const record = input.ledger.packets.get(packet.id);
+    const landed = landedVersion(input.landed ?? [], packet.id, packet.sha256);
+    const ledgerRecord = input.ledger.packets.get(packet.id);
+    // Git vouches for a landed version even when the ledger is lost or lags behind (a crash after the move).
+    const record = landed && ledgerRecord?.status.state !== "merged"
+      ? { ...(ledgerRecord ?? emptyRecord(packet.id)), sha256: packet.sha256, status: { state: "merged" as const, attempt: ledgerRecord?.lastAttempt ?? 0, commit: landed.commit }, reason: undefined }
+      : ledgerRecord;
     const changed = record !== undefined && record.sha256 !== undefined && record.sha256 !== packet.sha256;
     const merged = record?.status.state === "merged";
     rows.push({
@@ -106,4 +114,11 @@ export function buildBoard(input: BoardInput): Board {
 
 function round(value: number): number {
   return Math.round(value * 1e6) / 1e6;
+}
+
+function emptyRecord(id: string): PacketRecord {
+  return {
+    id, sha256: undefined, status: { state: "queued" }, attemptsUsed: 0, lastAttempt: 0, extraAttempts: 0, costUsd: 0,
+    reason: undefined, changedSinceMerge: false, pendingLand: undefined, feedback: [], fingerprints: [], events: [],
+  };
 }

@@ -256,17 +256,23 @@ describe("the run itself", () => {
     expect(await target.events("P01")).toEqual([]);
   });
 
-  it("unblock gives a blocked packet more attempts; reset starts it over", async () => {
-    const target = setUp({ script: { P01: { implementer: [{ write: { "src/double.js": "export const double = (n) => n;\n" } }] } } });
+  it("unblock gives a blocked packet more attempts; reset starts it over; a merged version cannot be reset", async () => {
+    const wrong = (n: number) => ({ write: { "src/double.js": `export const double = (n) => n + ${n};\n` } });
+    // The scripted agent's steps go by attempt number, which keeps counting across a reset.
+    const target = setUp({ script: { P01: { implementer: [wrong(1), wrong(2), wrong(3), wrong(4), honest] } } });
     await target.run();
     expect((await target.record("P01"))?.status.state).toBe("blocked");
     const output = bufferOutput();
-    expect(await unblock({ cwd: target.dir, id: "P01", attempts: 1, output, env: {} })).toBe(0);
-    target.setScript({ P01: { implementer: [honest] } });
-    expect((await target.run()).code).toBe(0);
-    expect(target.subjects()[0]).toBe("feat: Add double [P01]");
     expect(await reset({ cwd: target.dir, id: "P01", output, env: {} })).toBe(0);
     expect(await target.record("P01")).toMatchObject({ attemptsUsed: 0, status: { state: "queued" } });
+    await target.run();
+    expect((await target.record("P01"))?.status.state).toBe("blocked");
+    expect(await unblock({ cwd: target.dir, id: "P01", attempts: 1, output, env: {} })).toBe(0);
+    expect((await target.run()).code).toBe(0);
+    expect(target.subjects()[0]).toBe("feat: Add double [P01]");
+    const refused = bufferOutput();
+    expect(await reset({ cwd: target.dir, id: "P01", output: refused, env: {} })).toBe(2);
+    expect(refused.text()).toContain("a reset would land it twice");
     expect(await unblock({ cwd: target.dir, id: "P01", attempts: 1, output, env: {} })).toBe(2);
   });
 });

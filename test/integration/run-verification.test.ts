@@ -1,6 +1,8 @@
 import { spawnSync } from "node:child_process";
 import { afterEach, describe, expect, it } from "vitest";
+import { rmSync } from "node:fs";
 import { approve } from "../../src/commands/approve.js";
+import { status } from "../../src/commands/status.js";
 import { bufferOutput } from "../../src/log/output.js";
 import { Readable } from "node:stream";
 import { DOUBLE_JS, gateResults, useLoopRepos, type LoopRepo } from "../helpers/loop-repo.js";
@@ -129,5 +131,21 @@ describe("spec drift", () => {
     expect(out).toMatch(/P01#1 → blocked: docs\/SPEC\.md changed since the packet was cut/);
     expect(code).toBe(1);
     expect(target.subjects()[0]).toBe("the spec moved");
+  });
+});
+
+describe("state git can vouch for", () => {
+  it("a version already on main by its trailers is merged without a ledger, and never runs or lands again", async () => {
+    const target = setUp({ script: { P01: { implementer: [honest] } } });
+    expect((await target.run()).code).toBe(0);
+    rmSync(`${target.dir}/.factory/state`, { recursive: true, force: true }); // a fresh clone, or a lost ledger
+    const shown = bufferOutput();
+    await status({ cwd: target.dir, id: undefined, json: true, output: shown });
+    expect(JSON.parse(shown.text()).packets).toMatchObject([{ id: "P01", state: "merged" }]);
+    const { code, out } = await target.run();
+    expect(code).toBe(0);
+    expect(out).toContain("this version is already on main");
+    expect((await target.events("P01")).filter((event) => event.kind === "claimed")).toEqual([]);
+    expect(target.subjects().filter((subject) => subject.startsWith("feat:"))).toHaveLength(1);
   });
 });

@@ -1,0 +1,27 @@
+import { treeOf } from "../git/repo.js";
+import { landedPackets, landedVersion } from "../git/trailers.js";
+import type { EventBody } from "../ledger/events.js";
+import type { LedgerState } from "../ledger/fold.js";
+import { appendEvents } from "../ledger/store.js";
+import type { Packet } from "../packet/types.js";
+
+/**
+ * Records as merged every queued packet whose current version the target's
+ * history already carries (by its Factory-Packet trailers) while the ledger
+ * does not say so: a fresh clone, a lost ledger, or a crash between moving
+ * the target and recording the merge. Returns the ids it recorded. No packet
+ * version lands twice.
+ */
+export async function recordLandedVersions(root: string, branch: string, packets: readonly Packet[], state: LedgerState): Promise<string[]> {
+  const landed = await landedPackets(root, branch);
+  const events: EventBody[] = [];
+  for (const packet of packets) {
+    const found = landedVersion(landed, packet.id, packet.sha256);
+    const record = state.packets.get(packet.id);
+    if (!found || (record?.status.state === "merged" && record.sha256 === packet.sha256)) continue;
+    if (record?.sha256 !== packet.sha256) events.push({ kind: "packet-registered", packet: packet.id, sha256: packet.sha256, file: packet.file });
+    events.push({ kind: "merged", packet: packet.id, attempt: record?.lastAttempt ?? 0, commit: found.commit, tree: await treeOf(root, found.commit) });
+  }
+  if (events.length > 0) await appendEvents(root, events);
+  return events.map((event) => ("packet" in event ? event.packet : ""));
+}
