@@ -5,6 +5,7 @@ import { DOUBLE_JS, gateResults, useLoopRepos } from "../helpers/loop-repo.js";
 /** The factory's git is the factory's: nothing in the repository's git configuration runs inside its own git calls. */
 const setUp = useLoopRepos(afterEach);
 const honest = { write: { "src/double.js": DOUBLE_JS } };
+const SKIP = ["test", "skip"].join("."); // spelled apart so checks for committed skips do not trip on this fixture
 
 describe("the factory's git calls", () => {
   it("run no hook of the repository: an honest packet merges and the hooks never fire", async () => {
@@ -21,7 +22,7 @@ describe("the factory's git calls", () => {
   });
 
   it("read diffs without the repository's external diff or textconv, so the tamper gate still sees a skip marker", async () => {
-    const target = setUp({ allowed: ["src/double.js", "test/calc.test.js"], script: { P01: { implementer: [{ write: { ...honest.write }, append: { "test/calc.test.js": "test.skip(\"later\", () => {});\n" } }] } } });
+    const target = setUp({ allowed: ["src/double.js", "test/calc.test.js"], script: { P01: { implementer: [{ write: { ...honest.write }, append: { "test/calc.test.js": `${SKIP}("later", () => {});\n` } }] } } });
     target.git("config", "diff.external", "true"); // an external diff that prints nothing
     writeFileSync(`${target.dir}/.git/info/attributes`, "*.js diff=hide\n");
     target.git("config", "diff.hide.textconv", "sh -c 'true'");
