@@ -10,7 +10,7 @@ import { createProgress } from "../log/progress.js";
 import { Budget } from "../loop/budget.js";
 import { RUNS_DIR, type RunContext } from "../loop/context.js";
 import { notify } from "../loop/notify.js";
-import { checkModels } from "../loop/preflight.js";
+import { checkModels, missingAgentPrograms } from "../loop/preflight.js";
 import { recoverInFlight } from "../loop/recover.js";
 import { drainQueue } from "../loop/scheduler.js";
 import { formatProblem } from "../util/problem.js";
@@ -56,6 +56,7 @@ export async function run(options: RunOptions): Promise<ExitCode> {
     if (lookup.ok) adapters.set(agent.name, lookup.adapter);
     else refusals.push(`.factory/config.toml: ${lookup.reason}`);
   }
+  refusals.push(...missingAgentPrograms({ config, agents: new Set(adapters.keys()), path: process.env.PATH, root: workspace.root }).map((refusal) => `factory run refused: ${refusal}`));
   if (refusals.length > 0) {
     for (const refusal of refusals) output.err(refusal);
     return EXIT.invalid;

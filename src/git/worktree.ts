@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { gitRun, gitTry } from "./repo.js";
 
@@ -57,10 +57,17 @@ export async function listWorktrees(root: string): Promise<WorktreeInfo[]> {
  * `start`, as a sparse checkout without `packets/`: no other packet's planted
  * files or `.toml`s for a test runner to collect or an agent to read. The
  * commits still carry `packets/` unchanged. A leftover worktree of the
- * factory's own at that path is removed first.
+ * factory's own at that path is removed first; anything else there (a plain
+ * directory a killed run left) is moved aside, never deleted, and its new
+ * path returned so the caller can say so.
  */
-export async function createWorktree(root: string, options: { path: string; branch?: string; start: string }): Promise<void> {
+export async function createWorktree(root: string, options: { path: string; branch?: string; start: string }): Promise<{ movedAside?: string }> {
   await removeWorktree(root, options.path);
+  let movedAside: string | undefined;
+  if (existsSync(options.path)) {
+    movedAside = `${options.path}.orphan-${new Date().toISOString().replaceAll(":", "-")}`;
+    renameSync(options.path, movedAside);
+  }
   const target = options.branch ? ["-B", options.branch] : ["--detach"];
   await gitRun(root, ["worktree", "add", "--quiet", "--force", "--no-checkout", ...target, options.path, options.start]);
   // The sparse-checkout file is per worktree ($GIT_DIR/info of the linked worktree), so the user's checkout is unaffected.
@@ -68,6 +75,7 @@ export async function createWorktree(root: string, options: { path: string; bran
   mkdirSync(join(gitDir, "info"), { recursive: true });
   writeFileSync(join(gitDir, "info", "sparse-checkout"), ["/*", ...HIDDEN.map((dir) => `!/${dir}`), ""].join("\n"));
   await gitRun(options.path, [...SPARSE, "read-tree", "-mu", "HEAD"]);
+  return movedAside ? { movedAside } : {};
 }
 
 /**

@@ -1,5 +1,5 @@
-import { mkdirSync } from "node:fs";
-import { join } from "node:path";
+import { accessSync, constants, mkdirSync, statSync } from "node:fs";
+import { delimiter, isAbsolute, join } from "node:path";
 import { modelMatches } from "../agents/claude-stream.js";
 import type { AgentAdapter } from "../agents/types.js";
 import type { Config } from "../config/types.js";
@@ -42,4 +42,36 @@ export async function checkModels(input: { root: string; config: Config; tiers: 
     if (refusal) refusals.push(refusal.startsWith("tier") ? refusal : `tier "${tier.name}": ${refusal}`);
   }
   return { refusals, costUsd };
+}
+
+/**
+ * Before anything is claimed: the program each agent the queue uses starts
+ * with (`bin` for the CLI kinds, the first word of `run` for a command agent)
+ * must exist, on PATH or at the path given. A missing binary is a refusal,
+ * not an attempt spent and a packet blocked within seconds.
+ */
+export function missingAgentPrograms(input: { config: Config; agents: ReadonlySet<string>; path: string | undefined; root: string }): string[] {
+  const refusals: string[] = [];
+  for (const name of input.agents) {
+    const agent = input.config.agents[name];
+    if (!agent) continue;
+    const program = agent.kind === "command" ? (agent.run ?? "").trim().split(/\s+/)[0] ?? "" : (agent.bin ?? agent.kind);
+    if (program === "" || findProgram(program, input.path, input.root)) continue;
+    const key = agent.kind === "command" ? "run" : "bin";
+    refusals.push(`agent "${name}": its program "${program}" was not found ${program.includes("/") ? "at that path" : "on PATH"}; install it, or fix [agents.${name}] ${key} in .factory/config.toml`);
+  }
+  return refusals;
+}
+
+function findProgram(program: string, path: string | undefined, root: string): boolean {
+  const executable = (file: string): boolean => {
+    try {
+      accessSync(file, constants.X_OK);
+      return statSync(file).isFile();
+    } catch {
+      return false;
+    }
+  };
+  if (program.includes("/")) return executable(isAbsolute(program) ? program : join(root, program));
+  return (path ?? "").split(delimiter).some((dir) => dir !== "" && executable(join(dir, program)));
 }

@@ -1,6 +1,6 @@
 import { spawnSync } from "node:child_process";
 import { afterEach, describe, expect, it } from "vitest";
-import { rmSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { approve } from "../../src/commands/approve.js";
 import { status } from "../../src/commands/status.js";
 import { bufferOutput } from "../../src/log/output.js";
@@ -147,5 +147,31 @@ describe("state git can vouch for", () => {
     expect(out).toContain("this version is already on main");
     expect((await target.events("P01")).filter((event) => event.kind === "claimed")).toEqual([]);
     expect(target.subjects().filter((subject) => subject.startsWith("feat:"))).toHaveLength(1);
+  });
+});
+
+describe("preflight", () => {
+  it("a missing agent binary is refused before anything is claimed (exit 2), not an attempt spent", async () => {
+    const target = setUp({
+      agents: `[agents.gone]\nkind = "command"\nrun = "no-such-agent-xyz --go"\n[tiers]\nstandard = { agent = "gone", model = "m" }\nadvanced = { agent = "gone", model = "m" }`,
+      script: {},
+    });
+    const { code, out } = await target.run();
+    expect(code).toBe(2);
+    expect(out).toContain(`agent "gone": its program "no-such-agent-xyz" was not found on PATH; install it, or fix [agents.gone] run in .factory/config.toml`);
+    expect(await target.events("P01")).toEqual([]);
+  });
+});
+
+describe("leftovers", () => {
+  it("a plain directory at the worktree path (a killed run's orphan) is moved aside with a notice, never deleted, and the run goes on", async () => {
+    const target = setUp({ script: { P01: { implementer: [honest] } } });
+    target.write(".factory/worktrees/P01/notes.txt", "keep me\n");
+    const { code, out } = await target.run();
+    expect(out).toMatch(/moved aside to .*\.factory\/worktrees\/P01\.orphan-/);
+    expect(out).toContain("P01#1 → merged");
+    expect(code).toBe(0);
+    const orphan = readdirSync(`${target.dir}/.factory/worktrees`).find((name) => name.startsWith("P01.orphan-"));
+    expect(orphan && readFileSync(`${target.dir}/.factory/worktrees/${orphan}/notes.txt`, "utf8")).toBe("keep me\n");
   });
 });
