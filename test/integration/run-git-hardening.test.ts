@@ -10,7 +10,7 @@ const SKIP = ["test", "skip"].join("."); // spelled apart so checks for committe
 describe("the factory's git calls", () => {
   it("run no hook of the repository: an honest packet merges and the hooks never fire", async () => {
     const target = setUp({ script: { P01: { implementer: [honest] } } });
-    const marker = `${target.dir}.hook-ran`;
+    const marker = `${target.dir}/.hook-ran`; // inside the repository, so the test leaves nothing behind
     for (const hook of ["pre-commit", "post-commit", "post-merge", "post-checkout", "reference-transaction"]) {
       writeFileSync(`${target.dir}/.git/hooks/${hook}`, `#!/bin/sh\necho ${hook} >> ${marker}\n`);
       chmodSync(`${target.dir}/.git/hooks/${hook}`, 0o755);
@@ -92,7 +92,7 @@ describe("limits", () => {
 describe("the config", () => {
   it("is read from git at the target tip: an uncommitted edit (a notify command, a gate removed) is named and not used", async () => {
     const target = setUp({ script: { P01: { implementer: [{ write: { "src/double.js": "export const double = (n) => n;\n" } }] } } });
-    const marker = `${target.dir}.notified`;
+    const marker = `${target.dir}/.notified`;
     const weakened = target.read(".factory/config.toml").replace(/\[\[surfaces\.app\.gates\]\]\s*name = "test"[\s\S]*?tests = true\n/, "") + `\n[notify]\ncommand = "touch ${marker}"\n`;
     target.write(".factory/config.toml", weakened);
     expect(weakened).not.toContain('name = "test"');
