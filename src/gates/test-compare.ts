@@ -93,6 +93,8 @@ export function plantedCases(input: PlantedCheckInput): PlantedCases & { passing
   for (const result of input.now) {
     const owners = input.files.filter((file) => belongsTo(result, file, input.surfaceDir));
     const fileLevel = isFileLevel(result, input.files, input.surfaceDir);
+    // A passing entry named by the file (node:test) means the file ran no test of its own: it did not run.
+    if (fileLevel && result.outcome !== "failed") continue;
     if (owners.length > 0) owners.forEach((file) => files.add(file));
     else if (attributable || fileLevel || before.has(result.id)) continue;
     else input.files.forEach((file) => files.add(file)); // new since the baseline, runner names no files
@@ -120,14 +122,17 @@ export function checkPlanted(input: { planted: PlantedCases; surfaceDir: string;
   }
   const before = outcomesById(input.baseline);
   for (const file of planted.files) {
-    const errors = now.filter((result) => isFileLevel(result, [file], surfaceDir) && result.outcome === "failed");
-    if (errors.length > 0) {
-      findings.push({ id: file, message: "planted test file could not be collected or loaded" });
+    const fileLevel = now.filter((result) => isFileLevel(result, [file], surfaceDir));
+    if (fileLevel.length > 0) {
+      // node:test names a file by its path when it failed to load, or when it ran no test of its own (it exited early).
+      const failed = fileLevel.some((result) => result.outcome === "failed");
+      findings.push({ id: file, message: failed ? "planted test file could not be collected or loaded" : "planted test file ran no test of its own: something ended it early" });
+      fileLevel.forEach((result) => covered.add(result.id));
       continue;
     }
     const owned = now.filter((result) => belongsTo(result, file, surfaceDir));
-    // A runner that names no files: the file's cases are those new since the baseline.
-    const cases = owned.length > 0 ? owned : now.filter((result) => !before.has(result.id));
+    // A runner that names no files: the file's cases are those new since the baseline (never another file's own entry).
+    const cases = owned.length > 0 ? owned : now.filter((result) => !before.has(result.id) && !isFileLevel(result, planted.files, surfaceDir));
     cases.forEach((result) => covered.add(result.id));
     if (cases.length === 0) findings.push({ id: file, message: "planted test file yields no test case now: it did not run" });
     else if (!cases.some((result) => result.outcome === "passed")) findings.push({ id: file, message: "no test of this planted file passes" });

@@ -41,6 +41,17 @@ describe("the merge re-check", () => {
   }, 60_000);
 });
 
+describe("planted tests must run, with node:test", () => {
+  it("an implementation that ends the planted test file early, beside a passing test of its own, does not land", async () => {
+    const cheat = { write: { "src/double.js": "process.exit(0);\nexport const double = () => 0;\n", "test/mine.test.js": "import test from \"node:test\";\ntest(\"mine\", () => {});\n" } };
+    const target = setUp({ allowed: ["src/double.js", "test/mine.test.js"], script: { P01: { implementer: [cheat] } } });
+    const { code, out } = await target.run();
+    expect(out).toMatch(/P01#1 {3}gate test: fail — 1 planted test\(s\) not passing/);
+    expect(code).toBe(1);
+    expect(target.subjects()[0]).toBe("queue");
+  });
+});
+
 describe("test ids", () => {
   it("a baseline measured in one worktree fits the next: a file that fails to load, named by absolute path, is not blamed on another packet", async () => {
     const target = setUp({ packet: `gate = "human"`, script: { P01: { implementer: [honest] }, P02: { implementer: [{ write: { "src/triple.js": "export const triple = (n) => n * 3;\n" } }] } } });

@@ -85,6 +85,14 @@ describe("checkPlanted (after the implementation)", () => {
     expect(checkPlanted({ planted, surfaceDir: ".", baseline, now: [...baseline, fail("tests.test_double::test_double")] }).findings[0]?.message).toBe("planted test fails");
   });
 
+  it("fails a planted file that node:test reports by its path as passing: it ran no test of its own, whatever else passes", () => {
+    const nodeFile = { cases: [], files: ["test/double.test.js"] };
+    const now = [pass("test::adds"), pass("test::test/double.test.js"), pass("test::the agent's own")];
+    expect(checkPlanted({ planted: nodeFile, surfaceDir: ".", baseline: [pass("test::adds")], now }).findings)
+      .toEqual([{ id: "test/double.test.js", message: "planted test file ran no test of its own: something ended it early" }]);
+    expect(plantedCases({ files: ["test/double.test.js"], surfaceDir: ".", baseline: [pass("test::adds")], now: [pass("test::adds"), pass("test::test/double.test.js")] }).files).toEqual([]);
+  });
+
   it("requires a planted file first seen as a collection error to yield passing cases", () => {
     const fileOnly = { cases: [], files: ["tests/test_double.py"] };
     expect(checkPlanted({ planted: fileOnly, surfaceDir: ".", baseline, now: [...baseline, pass("tests.test_double::test_double")] }).findings).toEqual([]);
