@@ -84,10 +84,8 @@ export async function createWorktree(root: string, options: { path: string; bran
  * conftest hidden by a self-ignoring .gitignore, stale bytecode, leftovers),
  * is removed, so the gates judge the commit that lands.
  */
-export async function reduceToCommit(worktree: string): Promise<void> {
-  await gitRun(worktree, [...SPARSE, "restore", "--source=HEAD", "--staged", "--worktree", "--", "."]);
-  // -x: ignored files go too; -e keeps only the dependency directories.
-  await gitRun(worktree, ["clean", "-ffdxq", ...DEPENDENCY_PATTERNS.flatMap((pattern) => ["-e", pattern])]);
+export function reduceToCommit(worktree: string): Promise<void> {
+  return resetWorktree(worktree, { removeIgnored: true, keep: DEPENDENCY_PATTERNS });
 }
 
 /** `git merge` inside a task worktree, keeping the hidden paths out of it. */
@@ -101,9 +99,14 @@ export function mergeInWorktree(worktree: string, args: string[]): ReturnType<ty
  * node_modules stays). What install, the baseline or the planted check left
  * is therefore never mistaken for the agent's work.
  */
-export async function restoreWorktree(worktree: string): Promise<void> {
+export function restoreWorktree(worktree: string): Promise<void> {
+  return resetWorktree(worktree, { removeIgnored: false, keep: CACHE_PATTERNS });
+}
+
+async function resetWorktree(worktree: string, options: { removeIgnored: boolean; keep: readonly string[] }): Promise<void> {
   await gitRun(worktree, [...SPARSE, "restore", "--source=HEAD", "--staged", "--worktree", "--", "."]);
-  await gitRun(worktree, ["clean", "-fdq", ...CACHE_PATTERNS.flatMap((pattern) => ["-e", pattern])]);
+  // -x: ignored files go too; -e patterns are kept either way.
+  await gitRun(worktree, ["clean", options.removeIgnored ? "-ffdxq" : "-fdq", ...options.keep.flatMap((pattern) => ["-e", pattern])]);
 }
 
 export async function removeWorktree(root: string, path: string): Promise<void> {
