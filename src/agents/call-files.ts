@@ -1,5 +1,6 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import type { SandboxRequest } from "../process/sandbox.js";
 import type { AgentRequest } from "./types.js";
 
 /**
@@ -27,4 +28,16 @@ export function jsonLines(text: string): Record<string, unknown>[] {
     }
   }
   return events;
+}
+
+/** `{ sandbox }` for an agent CLI's run request: the call's sandbox plus what this CLI needs from HOME and the run directory. */
+export function agentSandbox(request: AgentRequest, needs: { homeSeed?: readonly string[]; readable?: string[] }): { sandbox?: SandboxRequest } {
+  if (!request.sandbox) return {};
+  return {
+    sandbox: {
+      ...request.sandbox,
+      homeSeed: [...(request.sandbox.homeSeed ?? []), ...(needs.homeSeed ?? [])],
+      readable: [...(request.sandbox.readable ?? []), ...(needs.readable ?? [])],
+    },
+  };
 }

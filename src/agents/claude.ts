@@ -2,13 +2,15 @@ import type { Agent } from "../config/types.js";
 import { shellQuote } from "../gates/paths.js";
 import { runCommand, type RunOutcome } from "../process/run.js";
 import { claudeStatus, modelMatches, parseClaudeStream } from "./claude-stream.js";
-import { prepareCallFiles } from "./call-files.js";
+import { agentSandbox, prepareCallFiles } from "./call-files.js";
 import { agentEnv } from "./env.js";
 import type { AgentAdapter, AgentOutcome, AgentRequest, ProbeResult } from "./types.js";
 
 const READ_TOOLS = ["Read", "Glob", "Grep", "LS"];
 const EDIT_TOOLS = ["Edit", "MultiEdit", "Write", "NotebookEdit"];
 /** Claude Code's own traffic that a factory run never needs. */
+/** What Claude Code needs from HOME inside the sandbox: its login and settings, copied into the private HOME. */
+const HOME_SEED = [".claude.json", ".claude/.credentials.json", ".claude/settings.json"];
 const QUIET = { DISABLE_TELEMETRY: "1", DISABLE_AUTOUPDATER: "1", DISABLE_ERROR_REPORTING: "1", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1" };
 
 /** Pure: the command line for one role. Edit(path) rules also admit the Write tool to that path. */
@@ -41,6 +43,7 @@ export function claudeAdapter(agent: Agent): AgentAdapter {
         idleTimeoutMs: request.idleTimeoutMs,
         logFile: rawPath,
         ...(request.signal ? { signal: request.signal } : {}),
+        ...agentSandbox(request, { homeSeed: HOME_SEED }),
       });
       return toOutcome(outcome, request.model, rawPath);
     },

@@ -2,7 +2,7 @@ import type { Agent } from "../config/types.js";
 import { shellQuote } from "../gates/paths.js";
 import { runCommand } from "../process/run.js";
 import { codexCost, codexStatus, parseCodexStream } from "./codex-stream.js";
-import { prepareCallFiles } from "./call-files.js";
+import { agentSandbox, prepareCallFiles } from "./call-files.js";
 import { agentEnv } from "./env.js";
 import type { AgentAdapter, AgentOutcome, AgentRequest } from "./types.js";
 
@@ -12,14 +12,19 @@ import type { AgentAdapter, AgentOutcome, AgentRequest } from "./types.js";
  */
 const QUIET = ["plugins", "remote_plugin", "plugin_sharing", "apps", "in_app_updates"].flatMap((feature) => ["--disable", feature]);
 
+/** What Codex needs from HOME inside the sandbox: its login and config, copied into the private HOME. */
+const HOME_SEED = [".codex/auth.json", ".codex/config.toml"];
+
 /**
- * Pure: `codex exec --json`, sandboxed to the worktree, prompt on stdin.
- * Both roles need to write one file (result or review), so both run with
- * workspace-write; a reviewer that changes anything else has its verdict
- * discarded by the factory.
+ * Pure: `codex exec --json`, prompt on stdin. Both roles need to write one
+ * file (result or review), so both may write the workspace; a reviewer that
+ * changes anything else has its verdict discarded by the factory. Inside the
+ * factory's sandbox, Codex's own sandbox is off: the factory's already holds
+ * it to the worktree, and Codex cannot build a second one inside it.
  */
-export function codexArgs(agent: Agent, request: Pick<AgentRequest, "model" | "resumeSession">): string[] {
-  const args = ["exec", "--json", "--skip-git-repo-check", "--sandbox", "workspace-write", ...QUIET, "-m", request.model, ...agent.args];
+export function codexArgs(agent: Agent, request: Pick<AgentRequest, "model" | "resumeSession" | "sandbox">): string[] {
+  const mode = request.sandbox ? "danger-full-access" : "workspace-write";
+  const args = ["exec", "--json", "--skip-git-repo-check", "--sandbox", mode, ...QUIET, "-m", request.model, ...agent.args];
   if (request.resumeSession) args.push("resume", request.resumeSession);
   return [...args, "-"];
 }
@@ -38,6 +43,7 @@ export function codexAdapter(agent: Agent): AgentAdapter {
         idleTimeoutMs: request.idleTimeoutMs,
         logFile: rawPath,
         ...(request.signal ? { signal: request.signal } : {}),
+        ...agentSandbox(request, { homeSeed: HOME_SEED }),
       });
       const base = { rawPath, durationMs: outcome.durationMs };
       if (outcome.kind === "spawn-error") return { ...base, costSource: "unknown", status: "crashed", detail: outcome.message };

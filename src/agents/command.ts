@@ -1,6 +1,6 @@
 import type { Agent } from "../config/types.js";
 import { runCommand } from "../process/run.js";
-import { prepareCallFiles } from "./call-files.js";
+import { agentSandbox, prepareCallFiles } from "./call-files.js";
 import { agentEnv } from "./env.js";
 import type { AgentAdapter, AgentOutcome, AgentRequest } from "./types.js";
 
@@ -34,6 +34,7 @@ export function commandAdapter(agent: Agent): AgentAdapter {
         idleTimeoutMs: request.idleTimeoutMs,
         logFile: rawPath,
         ...(request.signal ? { signal: request.signal } : {}),
+        ...agentSandbox(request, { readable: [promptFile] }),
       });
       const base = { rawPath, durationMs: outcome.durationMs, costSource: "unknown" as const };
       switch (outcome.kind) {

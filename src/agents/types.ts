@@ -1,3 +1,5 @@
+import type { SandboxRequest } from "../process/sandbox.js";
+
 export type Role = "implementer" | "reviewer";
 
 /** DESIGN §7: what any agent run comes down to. Derived from the output, never from the exit code alone. */
@@ -43,6 +45,8 @@ export interface AgentRequest {
   timeoutMs: number;
   idleTimeoutMs: number;
   signal?: AbortSignal;
+  /** Where the agent runs (the adapter adds its CLI's credentials and the prompt file); undefined: unsandboxed. */
+  sandbox?: SandboxRequest;
 }
 
 export type ProbeResult = { ok: true; models: string[]; costUsd?: number } | { ok: false; reason: string };

@@ -10,6 +10,7 @@ import { plan } from "./plan.js";
 import { run } from "./run.js";
 import { status } from "./status.js";
 import { shellQuote } from "../gates/paths.js";
+import { checkSandbox, SANDBOX_HELP } from "../process/sandbox.js";
 
 export interface DemoOptions {
   /** Where to create the sample repository; a new temp dir when undefined. */
@@ -36,8 +37,12 @@ export async function demo(options: DemoOptions): Promise<ExitCode> {
       return EXIT.invalid;
     }
   }
-  await setUpSample(dir);
+  const sandbox = await checkSandbox(dir);
+  await setUpSample(dir, sandbox.ok ? "bwrap" : "none");
   output.out(paint(output, "bold", `Sample repository: ${dir}`));
+  if (!sandbox.ok) {
+    output.err(`note: the sandbox cannot start here (${sandbox.reason}), so the demo runs its bundled scripted agent without it ([sandbox] kind = "none"). Before running real agents: ${SANDBOX_HELP.split(", or set")[0]}.`);
+  }
   output.out("It holds a small JavaScript library, its spec, and four packets in packets/, run by a scripted agent.\n");
 
   // `factory run` halts with exit 1 here on purpose: D04's agent edits a planted test, so D04 blocks.
@@ -70,11 +75,11 @@ export async function demo(options: DemoOptions): Promise<ExitCode> {
 }
 
 /** Two commits: the project with its spec, then the queue pinned to that commit. */
-export async function setUpSample(dir: string): Promise<{ specCommit: string; queueCommit: string }> {
+export async function setUpSample(dir: string, sandbox: "bwrap" | "none" = "bwrap"): Promise<{ specCommit: string; queueCommit: string }> {
   const agent = join(SAMPLE_DIR, "agent", "scripted-agent.mjs");
   const script = join(SAMPLE_DIR, "agent", "demo-script.json");
   await cp(join(SAMPLE_DIR, "repo"), dir, { recursive: true });
-  await substitute(join(dir, ".factory", "config.toml"), { AGENT: tomlPath(agent), SCRIPT: tomlPath(script) });
+  await substitute(join(dir, ".factory", "config.toml"), { AGENT: tomlPath(agent), SCRIPT: tomlPath(script), SANDBOX: sandbox });
   await initRepository(dir, { branch: "main", name: "factory demo", email: "demo@factory.invalid" });
   const specCommit = await commitAll(dir, "tally: library skeleton and spec");
   await cp(join(SAMPLE_DIR, "queue"), join(dir, "packets"), { recursive: true });

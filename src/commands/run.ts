@@ -13,6 +13,7 @@ import { notify } from "../loop/notify.js";
 import { checkModels, missingAgentPrograms } from "../loop/preflight.js";
 import { recoverInFlight } from "../loop/recover.js";
 import { drainQueue } from "../loop/scheduler.js";
+import { checkSandbox, SANDBOX_HELP } from "../process/sandbox.js";
 import { formatProblem } from "../util/problem.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
 import { loadWorkspace } from "./workspace.js";
@@ -57,9 +58,16 @@ export async function run(options: RunOptions): Promise<ExitCode> {
     else refusals.push(`.factory/config.toml: ${lookup.reason}`);
   }
   refusals.push(...missingAgentPrograms({ config, agents: new Set(adapters.keys()), path: process.env.PATH, root: workspace.root }).map((refusal) => `factory run refused: ${refusal}`));
+  if (config.sandbox.kind === "bwrap") {
+    const sandbox = await checkSandbox(workspace.root);
+    if (!sandbox.ok) refusals.push(`factory run refused: the sandbox cannot start: ${sandbox.reason}; ${SANDBOX_HELP}`);
+  }
   if (refusals.length > 0) {
     for (const refusal of refusals) output.err(refusal);
     return EXIT.invalid;
+  }
+  if (config.sandbox.kind === "none") {
+    output.err('warning: [sandbox] kind = "none": agents and gates run without containment and can change anything this user can; only tripwires and gates stand between them and your machine');
   }
 
   const preflight = await checkModels({ root: workspace.root, config, tiers: tiersUsed, adapters });

@@ -5,8 +5,8 @@ import { parseDuration } from "../util/duration.js";
 import { sortProblems, type Problem } from "../util/problem.js";
 import { MAX_ATTEMPTS, MIN_ATTEMPTS } from "../packet/normalize.js";
 import {
-  AGENT_KINDS, CONFIG_PATH, DEFAULT_LIMITS, DEFAULT_MERGE_MESSAGE,
-  type Agent, type AgentKind, type Config, type GateConfig, type Limits, type Surface, type Tier,
+  AGENT_KINDS, CONFIG_PATH, DEFAULT_LIMITS, DEFAULT_MERGE_MESSAGE, DEFAULT_SANDBOX, SANDBOX_KINDS,
+  type Agent, type AgentKind, type Config, type GateConfig, type Limits, type SandboxConfig, type Surface, type Tier,
 } from "./types.js";
 
 export type ConfigParse = { ok: true; config: Config } | { ok: false; problems: Problem[] };
@@ -38,6 +38,7 @@ export function parseConfig(source: string, file = CONFIG_PATH): ConfigParse {
   const notify = root.subtable("notify");
   const notifyCommand = notify?.string("command");
   notify?.rejectUnknown();
+  const sandbox = readSandbox(root);
   root.rejectUnknown();
 
   if (problems.length > 0) return { ok: false, problems: sortProblems(problems) };
@@ -47,6 +48,7 @@ export function parseConfig(source: string, file = CONFIG_PATH): ConfigParse {
       targetBranch, surfaces, agents, tiers, limits,
       merge: { message },
       notify: { command: notifyCommand?.trim() ? notifyCommand : undefined },
+      sandbox,
     },
   };
 }
@@ -62,6 +64,7 @@ function readSurfaces(root: Fields): Surface[] {
     const dir = (fields.string("dir", { nonEmpty: true }) ?? ".").replace(/\/+$/, "") || ".";
     if (dir.startsWith("/") || dir.split("/").includes("..")) fields.report("dir", `"${dir}" must be a path inside the repository`);
     const install = fields.string("install");
+    const network = fields.boolean("network") ?? false;
     const gates: GateConfig[] = [];
     const names = new Set<string>();
     for (const gate of fields.tableArray("gates") ?? []) {
@@ -83,7 +86,7 @@ function readSurfaces(root: Fields): Surface[] {
       gates.push({ name: gateName, run, files, fix, tests, timeoutMs });
     }
     fields.rejectUnknown();
-    surfaces.push({ name, dir, install: install?.trim() ? install : undefined, gates });
+    surfaces.push({ name, dir, install: install?.trim() ? install : undefined, gates, network });
   }
   return surfaces;
 }
@@ -185,6 +188,20 @@ function readLimits(root: Fields): Limits {
   };
   fields.rejectUnknown();
   return limits;
+}
+
+function readSandbox(root: Fields): SandboxConfig {
+  const fields = root.subtable("sandbox");
+  if (!fields) return { ...DEFAULT_SANDBOX };
+  const kindText = fields.string("kind");
+  const kind = kindText === undefined ? DEFAULT_SANDBOX.kind : SANDBOX_KINDS.find((candidate) => candidate === kindText);
+  if (!kind) fields.report("kind", `unknown sandbox kind "${kindText}"; use "bwrap" (the default) or "none" (no containment)`);
+  const home = fields.stringArray("home") ?? [];
+  for (const path of home) {
+    if (path.startsWith("/") || path.split("/").includes("..") || path.trim() === "") fields.report("home", `"${path}" must be a path inside HOME, relative to it (e.g. ".rustup")`);
+  }
+  fields.rejectUnknown();
+  return { kind: kind ?? DEFAULT_SANDBOX.kind, home };
 }
 
 function durationHelp(value: unknown): string {

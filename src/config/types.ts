@@ -9,7 +9,20 @@ export interface Config {
   limits: Limits;
   merge: { message: string };
   notify: { command: string | undefined };
+  sandbox: SandboxConfig;
 }
+
+export const SANDBOX_KINDS = ["bwrap", "none"] as const;
+export type SandboxKind = (typeof SANDBOX_KINDS)[number];
+
+/** DESIGN §12: where agents and gates run. */
+export interface SandboxConfig {
+  kind: SandboxKind;
+  /** Paths under HOME (relative to it) that stay readable inside the sandbox, beyond the toolchains on PATH. */
+  home: string[];
+}
+
+export const DEFAULT_SANDBOX: SandboxConfig = { kind: "bwrap", home: [] };
 
 export interface Surface {
   name: string;
@@ -17,6 +30,8 @@ export interface Surface {
   dir: string;
   install: string | undefined;
   gates: GateConfig[];
+  /** Whether the surface's gates may reach the network (install always may). */
+  network: boolean;
 }
 
 export interface GateConfig {

@@ -1,7 +1,8 @@
-import { existsSync, readFileSync, rmSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { dirname, join } from "node:path";
 import type { GateConfig, Surface } from "../config/types.js";
 import { baseEnv, describeOutcome, runCommand, type RunOutcome } from "../process/run.js";
+import type { SandboxRequest } from "../process/sandbox.js";
 import { formatDuration } from "../util/duration.js";
 import { normalizeResults, parseJunit, type TestResult } from "./junit.js";
 import { checkPlanted, compareWithBaseline, realCases, type PlantedCases } from "./test-compare.js";
@@ -23,6 +24,8 @@ export interface CommandGateInput {
   /** The gate finished on the baseline: a hang or kill now is the work's failure, not the environment's. */
   finishedOnBaseline?: boolean;
   signal?: AbortSignal;
+  /** Where the gate runs; its report directory is added to the writable places. */
+  sandbox?: SandboxRequest;
 }
 
 export interface CommandGateResult {
@@ -47,7 +50,9 @@ export async function runCommandGate(input: CommandGateInput): Promise<CommandGa
   if (gate.run.includes("{files}") && files.length === 0) {
     return { report: { name: gate.name, status: "skipped", summary: "no changed files for {files}", findings: [], durationMs: 0 } };
   }
-  const junit = join(input.runDir, `junit-${gate.name}.xml`);
+  // The report directory is the only place outside the worktree a gate may write.
+  const junit = join(input.runDir, "reports", `junit-${gate.name}.xml`);
+  mkdirSync(dirname(junit), { recursive: true });
   rmSync(junit, { force: true });
   const command = gate.run.replaceAll("{files}", files.map(shellQuote).join(" ")).replaceAll("{junit}", shellQuote(junit));
   const outcome = await runCommand({
@@ -57,6 +62,7 @@ export async function runCommandGate(input: CommandGateInput): Promise<CommandGa
     timeoutMs: input.timeoutMs,
     logFile: join(input.runDir, `gate-${gate.name}.log`),
     ...(input.signal ? { signal: input.signal } : {}),
+    ...(input.sandbox ? { sandbox: { ...input.sandbox, writable: [...input.sandbox.writable, dirname(junit)] } } : {}),
   });
   const base = { name: gate.name, command, durationMs: outcome.durationMs, ...("tail" in outcome ? { tail: outcome.tail } : {}) };
   const ended = endOf(outcome, input.timeoutMs);

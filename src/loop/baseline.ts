@@ -1,3 +1,4 @@
+import { sandboxed } from "./sandbox.js";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Surface } from "../config/types.js";
@@ -115,6 +116,7 @@ export async function runTests(ctx: RunContext, input: { worktree: string; surfa
     const { report, results, exitCode } = await runCommandGate({
       gate, surface: input.surface, worktree: input.worktree, changed: [], runDir: input.runDir,
       timeoutMs: gate.timeoutMs ?? ctx.config.limits.gateTimeoutMs, baseline: undefined, signal: ctx.signal,
+      ...sandboxed(ctx, input.worktree, input.surface.network),
     });
     checkInterrupted(ctx.signal);
     if (!results || exitCode === undefined) return { ok: false, reason: `test gate "${gate.name}" (${report.command ?? gate.run}) could not be measured: ${report.summary}${report.tail ? `; its last lines:\n${report.tail}` : ""}` };

@@ -1,3 +1,4 @@
+import { sandboxed } from "./sandbox.js";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Surface } from "../config/types.js";
@@ -86,6 +87,7 @@ export async function runGates(ctx: RunContext, input: GateRunInput): Promise<Ga
       ...(gate.tests && input.plantedCases[gate.name] ? { planted: input.plantedCases[gate.name] } : {}),
       finishedOnBaseline: gate.tests && input.baseline.has(gate.name),
       signal: ctx.signal,
+      ...sandboxed(ctx, input.worktree, (surface as Surface).network),
     });
     checkInterrupted(ctx.signal); // a gate killed by Ctrl-C says nothing about the work
     reports.push(report);
@@ -114,6 +116,7 @@ async function applyFixes(ctx: RunContext, input: GateRunInput, forbidden: strin
       timeoutMs: gate.timeoutMs ?? ctx.config.limits.gateTimeoutMs,
       logFile: join(input.runDir, `fix-${gate.name}.log`),
       signal: ctx.signal,
+      ...sandboxed(ctx, input.worktree, surface.network),
     });
     const fixed = await commitWorktree(input.worktree, `factory: auto-fix (${gate.name}) for ${input.packet.id}`, AGENT_OUTPUTS);
     if (fixed !== head) ctx.emit({ kind: "step", packet: input.packet.id, attempt: input.attempt, step: `auto-fix ${gate.name}`, detail: `committed ${fixed.slice(0, 10)}` });

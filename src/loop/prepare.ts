@@ -1,3 +1,4 @@
+import { sandboxed } from "./sandbox.js";
 import { join } from "node:path";
 import { gitRun, listTreeFiles } from "../git/repo.js";
 import { commitPaths, createWorktree } from "../git/worktree.js";
@@ -27,6 +28,7 @@ export async function installSurface(ctx: RunContext, worktree: string, surface:
     timeoutMs: ctx.config.limits.installTimeoutMs,
     logFile: join(runDir, `install-${surface.name}.log`),
     signal: ctx.signal,
+    ...sandboxed(ctx, worktree, true), // an install fetches dependencies
   });
   if (outcome.kind === "exited" && outcome.code === 0) return undefined;
   return `install of surface "${surface.name}" (${surface.install}) ${describeOutcome(outcome)}`;

@@ -1,5 +1,6 @@
 import { createWriteStream, type WriteStream } from "node:fs";
 import { execa } from "execa";
+import { openSandbox, type SandboxRequest } from "./sandbox.js";
 
 /**
  * The only module that starts processes. Every child runs in its own process
@@ -19,6 +20,8 @@ export interface RunRequest {
   /** Stdout and stderr, interleaved, are also written here in full. */
   logFile?: string;
   signal?: AbortSignal;
+  /** Run inside bubblewrap with these places (DESIGN §12); undefined: as a plain child. */
+  sandbox?: SandboxRequest;
 }
 
 export type RunOutcome =
@@ -37,12 +40,23 @@ export async function runCommand(request: RunRequest): Promise<RunOutcome> {
   const started = Date.now();
   let log: WriteStream | undefined;
   if (request.logFile) log = createWriteStream(request.logFile, { flags: "a" });
-  let stopReason: "timed-out" | "stalled" | "aborted" | undefined;
 
-  const child = execa(request.command, {
-    shell: true,
+  const sandbox = request.sandbox ? openSandbox(request.sandbox, request.command, request.cwd, request.env) : undefined;
+  try {
+    return await runChild(request, sandbox?.file ?? request.command, sandbox?.args, sandbox?.env ?? request.env, started, log);
+  } finally {
+    sandbox?.close();
+  }
+}
+
+async function runChild(
+  request: RunRequest, file: string, args: string[] | undefined, env: Record<string, string | undefined>, started: number, log: WriteStream | undefined,
+): Promise<RunOutcome> {
+  let stopReason: "timed-out" | "stalled" | "aborted" | undefined;
+  const options = {
+    shell: args === undefined,
     cwd: request.cwd,
-    env: request.env,
+    env,
     extendEnv: false,
     input: request.input ?? "",
     reject: false,
@@ -50,7 +64,8 @@ export async function runCommand(request: RunRequest): Promise<RunOutcome> {
     stripFinalNewline: false,
     maxBuffer: 64 * 1024 * 1024,
     encoding: "utf8",
-  });
+  } as const;
+  const child = args === undefined ? execa(file, options) : execa(file, args, options);
 
   const killGroup = (reason: "timed-out" | "stalled" | "aborted"): void => {
     if (stopReason) return;

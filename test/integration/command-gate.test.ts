@@ -11,7 +11,7 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-const surface = (gates: GateConfig[] = [], sub = "."): Surface => ({ name: "app", dir: sub, install: undefined, gates });
+const surface = (gates: GateConfig[] = [], sub = "."): Surface => ({ name: "app", dir: sub, install: undefined, gates, network: false });
 const gate = (run: string, extra: Partial<GateConfig> = {}): GateConfig => ({ name: "g", run, files: undefined, fix: undefined, tests: false, timeoutMs: undefined, ...extra });
 const junit = (cases: string) => `printf '%s' '<testsuites><testsuite>${cases}</testsuite></testsuites>' > {junit}`;
 

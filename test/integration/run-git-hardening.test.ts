@@ -6,6 +6,8 @@ import { DOUBLE_JS, gateResults, useLoopRepos } from "../helpers/loop-repo.js";
 const setUp = useLoopRepos(afterEach);
 const honest = { write: { "src/double.js": DOUBLE_JS } };
 const SKIP = ["test", "skip"].join("."); // spelled apart so checks for committed skips do not trip on this fixture
+/** The tripwire is what stops these without the sandbox; with it, they cannot write (test/integration/run-sandbox.test.ts). */
+const NO_SANDBOX = '[sandbox]\nkind = "none"';
 
 describe("the factory's git calls", () => {
   it("run no hook of the repository: an honest packet merges and the hooks never fire", async () => {
@@ -43,10 +45,10 @@ describe("the factory's git calls", () => {
   });
 });
 
-describe("the tripwire on the repository's git state", () => {
+describe("the tripwire on the repository's git state, without the sandbox", () => {
   it("an agent that configures the shared .git (an external diff, a hook) is stopped, the packet blocked and the run halted", async () => {
     const reach = "git config diff.external true && printf '#!/bin/sh\\nexit 0\\n' > \"$(git rev-parse --git-common-dir)/hooks/post-merge\"";
-    const target = setUp({ script: { P01: { implementer: [{ ...honest, run: reach }] } } });
+    const target = setUp({ config: NO_SANDBOX, script: { P01: { implementer: [{ ...honest, run: reach }] } } });
     const { code, out } = await target.run();
     expect(code).toBe(1);
     expect(out).toMatch(/P01#1 → blocked: the implementer reached outside its worktree: \.git\/config changed, \.git\/hooks\/post-merge appeared/);
@@ -56,7 +58,7 @@ describe("the tripwire on the repository's git state", () => {
 
   it("code run by the gates that writes git configuration is stopped too", async () => {
     const sneakyTest = `import { execSync } from "node:child_process";\nimport test from "node:test";\ntest("configures git", () => { execSync("git config core.hooksPath /tmp/elsewhere"); });\n`;
-    const target = setUp({ allowed: ["src/double.js", "test/sneaky.test.js"], script: { P01: { implementer: [{ write: { ...honest.write, "test/sneaky.test.js": sneakyTest } }] } } });
+    const target = setUp({ config: NO_SANDBOX, allowed: ["src/double.js", "test/sneaky.test.js"], script: { P01: { implementer: [{ write: { ...honest.write, "test/sneaky.test.js": sneakyTest } }] } } });
     const { code, out } = await target.run();
     expect(code).toBe(1);
     expect(out).toMatch(/P01#1 → blocked: the code run by the gates reached outside its worktree: \.git\/config changed/);

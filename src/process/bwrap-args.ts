@@ -1,0 +1,74 @@
+import { isAbsolute, join, relative, sep } from "node:path";
+
+/**
+ * Pure: the bubblewrap command line for one sandboxed call (DESIGN §12).
+ * Mount order matters, later mounts cover earlier ones:
+ *
+ * 1. the whole filesystem read-only, a fresh /dev, /proc of a new PID namespace;
+ * 2. a private, writable HOME over the real one (credentials an agent CLI
+ *    needs are copied into it beforehand), then the toolchains under the
+ *    real HOME (what PATH points into, pyenv, rustup, …) read-only again;
+ * 3. the repository read-only again (it may live under HOME), with the
+ *    factory's state, runs and other worktrees hidden under empty tmpfs;
+ * 4. the few readable extras (a prompt file) and the writable paths (the
+ *    worktree, a report directory), and a private temporary directory.
+ *
+ * The process runs in new user, PID, IPC and UTS namespaces with every
+ * capability dropped (as root, capabilities would let it remount / writable),
+ * in a new session (no terminal injection), and dies with the factory. When
+ * its first process exits, the PID namespace ends and every process it left
+ * behind (double fork, setsid) is killed by the kernel.
+ */
+export interface BwrapPlan {
+  /** The HOME the process sees; a private directory is mounted over it. */
+  home: string;
+  privateHome: string;
+  privateTmp: string;
+  /** Absolute directories under `home` re-exposed read-only (missing ones are skipped). */
+  homeKeep: string[];
+  root: string;
+  /** Existing directories hidden under an empty tmpfs. */
+  hidden: string[];
+  readable: string[];
+  writable: string[];
+  network: boolean;
+  cwd: string;
+}
+
+export function bwrapArgs(plan: BwrapPlan, command: string): string[] {
+  const args = ["--ro-bind", "/", "/", "--dev", "/dev", "--tmpfs", "/dev/shm", "--proc", "/proc"];
+  args.push("--bind", plan.privateHome, plan.home);
+  for (const dir of plan.homeKeep) args.push("--ro-bind-try", dir, dir);
+  args.push("--ro-bind", plan.root, plan.root);
+  for (const dir of plan.hidden) args.push("--tmpfs", dir);
+  for (const path of plan.readable) args.push("--ro-bind", path, path);
+  for (const path of plan.writable) args.push("--bind", path, path);
+  args.push("--bind", plan.privateTmp, plan.privateTmp);
+  args.push("--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts");
+  if (!plan.network) args.push("--unshare-net");
+  args.push("--cap-drop", "ALL", "--die-with-parent", "--new-session", "--chdir", plan.cwd);
+  args.push("--", "/bin/sh", "-c", command);
+  return args;
+}
+
+/** Toolchains that commonly live under HOME and are found through it rather than PATH. */
+export const HOME_TOOLCHAINS = [".pyenv", ".rustup", ".cargo", ".nvm", ".volta", ".asdf", ".local/lib", ".local/share/pnpm", ".bun", ".deno", ".sdkman"];
+
+/**
+ * Pure: the directories under `home` that stay readable: the top directory
+ * of every PATH entry under it (`~/.pyenv/shims` keeps `~/.pyenv`), the
+ * common toolchain homes, and the configured extras. Nothing else of the
+ * real HOME (keys, tokens, shell history) is visible.
+ */
+export function homeKeepDirs(home: string, path: string | undefined, extra: readonly string[]): string[] {
+  const keep = new Set<string>();
+  for (const entry of (path ?? "").split(":")) {
+    if (!isAbsolute(entry)) continue;
+    const inside = relative(home, entry);
+    if (inside === "" || inside.startsWith("..") || isAbsolute(inside)) continue;
+    const top = inside.split(sep)[0];
+    if (top) keep.add(join(home, top));
+  }
+  for (const dir of [...HOME_TOOLCHAINS, ...extra]) keep.add(join(home, dir));
+  return [...keep].sort();
+}

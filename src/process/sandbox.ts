@@ -1,0 +1,90 @@
+import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { homedir, tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { execa } from "execa";
+import { bwrapArgs, homeKeepDirs } from "./bwrap-args.js";
+
+/** What one sandboxed call may see and change (DESIGN §12). */
+export interface SandboxRequest {
+  /** The repository root: readable; its `.factory/state`, `runs` and `worktrees` are hidden. */
+  root: string;
+  /** The only writable places: the worktree, a report directory. */
+  writable: string[];
+  /** Files or directories inside hidden places that the call must read (a prompt file). */
+  readable?: string[];
+  network: boolean;
+  /** Paths relative to HOME copied into the private HOME (an agent CLI's credentials and settings). */
+  homeSeed?: readonly string[];
+  /** Extra paths relative to HOME that stay readable (`[sandbox] home`). */
+  homeKeep?: readonly string[];
+  /**
+   * A private HOME kept after the call (an agent's sessions, so that a
+   * correction round can resume one); without it, HOME is thrown away.
+   * Seeded credentials are removed from it when the call ends.
+   */
+  keepHome?: string;
+}
+
+export const HIDDEN_STATE = [".factory/state", ".factory/runs", ".factory/worktrees"];
+
+export interface OpenSandbox {
+  file: string;
+  args: string[];
+  env: Record<string, string | undefined>;
+  close(): void;
+}
+
+/**
+ * Prepares one call's private HOME and temporary directory and returns the
+ * bwrap command that runs `command` inside them; `close` removes both.
+ */
+export function openSandbox(request: SandboxRequest, command: string, cwd: string, env: Record<string, string | undefined>): OpenSandbox {
+  const home = env.HOME ?? homedir();
+  const base = mkdtempSync(join(tmpdir(), "factory-sandbox-"));
+  const privateHome = request.keepHome ?? join(base, "home");
+  const privateTmp = join(base, "tmp");
+  mkdirSync(privateHome, { recursive: true });
+  mkdirSync(privateTmp);
+  const seeded: string[] = [];
+  for (const path of request.homeSeed ?? []) {
+    const source = join(home, path);
+    mkdirSync(dirname(join(privateHome, path)), { recursive: true }); // a CLI's own directory (~/.codex) exists even with nothing to copy
+    if (!existsSync(source)) continue;
+    cpSync(source, join(privateHome, path), { recursive: true, dereference: true });
+    seeded.push(join(privateHome, path));
+  }
+  const args = bwrapArgs({
+    home, privateHome, privateTmp,
+    homeKeep: homeKeepDirs(home, env.PATH, request.homeKeep ?? []).filter((dir) => existsSync(dir)),
+    root: request.root,
+    hidden: HIDDEN_STATE.map((dir) => join(request.root, dir)).filter((dir) => existsSync(dir)),
+    readable: request.readable ?? [],
+    writable: request.writable,
+    network: request.network,
+    cwd,
+  }, command);
+  return {
+    file: "bwrap",
+    args,
+    env: { ...env, HOME: home, TMPDIR: privateTmp },
+    close: () => {
+      rmSync(base, { recursive: true, force: true });
+      for (const path of seeded) rmSync(path, { recursive: true, force: true }); // no credentials left in a kept HOME
+    },
+  };
+}
+
+/** Whether bubblewrap is installed and can build a sandbox here; the reason when not. */
+export async function checkSandbox(root: string): Promise<{ ok: true } | { ok: false; reason: string }> {
+  const opened = openSandbox({ root, writable: [], network: false }, "true", root, { PATH: process.env.PATH, HOME: homedir() });
+  try {
+    const result = await execa(opened.file, opened.args, { env: opened.env, extendEnv: false, reject: false, timeout: 30_000, stdin: "ignore" });
+    if (result.failed && result.exitCode === undefined) return { ok: false, reason: `bwrap could not start (${result.shortMessage ?? "not found"})` };
+    if (result.exitCode !== 0) return { ok: false, reason: `bwrap could not build a sandbox: ${String(result.stderr ?? "").trim().split("\n").slice(-2).join(" | ") || `exit ${result.exitCode}`}` };
+    return { ok: true };
+  } finally {
+    opened.close();
+  }
+}
+
+export const SANDBOX_HELP = 'install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap), or set [sandbox] kind = "none" in .factory/config.toml to run agents and gates without containment (not recommended)';

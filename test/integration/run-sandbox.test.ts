@@ -1,0 +1,122 @@
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync } from "node:fs";
+import { homedir, tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { runCli } from "../helpers/cli.js";
+import { DOUBLE_JS, useLoopRepos } from "../helpers/loop-repo.js";
+
+/**
+ * DESIGN §12: agents and the code they write run in bubblewrap. Each test
+ * drives a scripted agent (or a test it wrote) that tries to reach outside
+ * its worktree, with the sandbox on as it is by default; nothing it tries
+ * may change anything outside the worktree, and no process it starts may
+ * outlive its call.
+ */
+const setUp = useLoopRepos(afterEach);
+const marker = `factory-escape-${process.pid}-${Date.now()}`;
+const homeShim = join(homedir(), ".local", "bin", marker);
+const tmpMarker = join(tmpdir(), marker);
+afterEach(() => {
+  rmSync(homeShim, { force: true });
+  rmSync(tmpMarker, { force: true });
+});
+
+/** Processes whose command line names `text`, read from /proc. */
+function processesNaming(text: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/cmdline`, "utf8").includes(text)) found.push(Number(entry));
+    } catch {
+      // the process ended while we looked
+    }
+  }
+  return found;
+}
+
+/** Shell lines an agent (or a test) runs from its worktree, `<root>/.factory/worktrees/P01`; each may fail, none may stop the rest. */
+const REACHES = [
+  "echo 'export const add = () => 0;' > ../../../src/calc.js", // the user's checkout
+  `echo '{"kind":"merged","packet":"P01"}' >> ../../state/ledger.jsonl`, // the ledger
+  "git config diff.external true", // the shared .git
+  `mkdir -p "$HOME/.local/bin" && echo '#!/bin/sh' > "$HOME/.local/bin/${marker}"`, // a shim on a later PATH
+  `echo x > ${tmpMarker}`, // the machine's temp dir
+].map((line) => `(${line}) 2>/dev/null || true`);
+
+describe("the sandbox (bubblewrap, the default)", () => {
+  it("lets an agent change its worktree and nothing else: the user's checkout, the ledger, .git, HOME and /tmp are untouched", async () => {
+    const target = setUp({ script: { P01: { implementer: [{ write: { "src/double.js": DOUBLE_JS }, run: REACHES.join("; ") }] } } });
+    const configBefore = target.read(".git/config");
+    const { code, out } = await target.run();
+    expect(out).toContain("P01#1 → merged");
+    expect(code).toBe(0);
+    expect(target.read("src/calc.js")).toContain("return a + b");
+    expect(target.read(".git/config")).toBe(configBefore);
+    expect(readFileSync(join(target.dir, ".factory/state/ledger.jsonl"), "utf8")).not.toContain('{"kind":"merged","packet":"P01"}\n');
+    expect(existsSync(homeShim)).toBe(false);
+    expect(existsSync(tmpMarker)).toBe(false);
+  }, 60_000);
+
+  it("holds code run by the gates to the worktree too", async () => {
+    const reaching = `import { execSync } from "node:child_process";\nimport test from "node:test";\ntest("reaches out", () => { execSync(${JSON.stringify(REACHES.join("; "))}, { cwd: process.cwd() }); });\n`;
+    const target = setUp({
+      allowed: ["src/double.js", "test/reach.test.js"],
+      script: { P01: { implementer: [{ write: { "src/double.js": DOUBLE_JS, "test/reach.test.js": reaching } }] } },
+    });
+    const configBefore = target.read(".git/config");
+    const { code, out } = await target.run();
+    expect(out).toContain("P01#1 → merged");
+    expect(code).toBe(0);
+    expect(target.read("src/calc.js")).toContain("return a + b");
+    expect(target.read(".git/config")).toBe(configBefore);
+    expect(existsSync(homeShim)).toBe(false);
+    expect(existsSync(tmpMarker)).toBe(false);
+  }, 60_000);
+
+  it("leaves no process of an agent alive: a setsid child holding its stdout is killed when the agent exits", async () => {
+    const sleeper = `sleep 7${process.pid % 1000}3${Date.now() % 1000}`;
+    const target = setUp({ script: { P01: { implementer: [{ write: { "src/double.js": DOUBLE_JS }, run: `(setsid sh -c '${sleeper}' &)` }] } } });
+    const started = Date.now();
+    const { code, out } = await target.run();
+    expect(out).toContain("P01#1 → merged");
+    expect(code).toBe(0);
+    expect(Date.now() - started).toBeLessThan(30_000); // not held until the sleep ends
+    expect(processesNaming(sleeper)).toEqual([]);
+  }, 60_000);
+
+  it("hides the factory's state and runs: an agent sees neither the ledger nor any run file but its own prompt", async () => {
+    const peek = "ls -R ../../state ../../runs 2>&1 | sed 's,^,// ,' >> src/double.js";
+    const target = setUp({ script: { P01: { implementer: [{ write: { "src/double.js": DOUBLE_JS }, run: peek }] } } });
+    const { code } = await target.run();
+    expect(code).toBe(0);
+    const landed = target.read("src/double.js");
+    expect(landed).toContain("// ../../state:"); // the listing ran, and saw empty directories
+    expect(landed).not.toContain("ledger.jsonl");
+    // Of the run directory, only its own prompt file is there (mounted read-only); no gate log, no report.
+    expect(landed.split("\n").filter((line) => /^\/\/ \w/.test(line))).toEqual(["// P01", "// attempt-1", "// implementer-prompt.md"]);
+  }, 60_000);
+
+  it("refuses to run, before claiming anything, when bubblewrap is missing, and names the fix", () => {
+    const target = setUp({ script: { P01: { implementer: [{ write: { "src/double.js": DOUBLE_JS } }] } } });
+    const bin = mkdtempSync(join(tmpdir(), "factory-nobwrap-"));
+    try {
+      for (const program of ["git", "sh", "node"]) symlinkSync(program === "node" ? process.execPath : `/usr/bin/${program}`, join(bin, program));
+      const result = runCli(["run"], target.dir, { PATH: bin });
+      expect(result.stderr).toContain("the sandbox cannot start");
+      expect(result.stderr).toContain("apt-get install bubblewrap");
+      expect(result.stderr).toContain('[sandbox] kind = "none"');
+      expect(result.code).toBe(2);
+      expect(existsSync(join(target.dir, ".factory/state/ledger.jsonl"))).toBe(false);
+    } finally {
+      rmSync(bin, { recursive: true, force: true });
+    }
+  });
+
+  it('with kind = "none" chosen explicitly, every run starts with a warning', async () => {
+    const target = setUp({ config: '[sandbox]\nkind = "none"', script: { P01: { implementer: [{ write: { "src/double.js": DOUBLE_JS } }] } } });
+    const { code, out } = await target.run();
+    expect(out).toContain('warning: [sandbox] kind = "none"');
+    expect(code).toBe(0);
+  }, 60_000);
+});
