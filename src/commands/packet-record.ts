@@ -2,7 +2,7 @@ import { userInfo } from "node:os";
 import { gitUserName } from "../git/repo.js";
 import { AGENT_VARIABLES, agentAncestor } from "../process/ancestry.js";
 import { foldLedger, type PacketRecord } from "../ledger/fold.js";
-import { readLedger } from "../ledger/store.js";
+import { describeBreak, readLedger } from "../ledger/store.js";
 import type { Output } from "../log/output.js";
 import type { Packet } from "../packet/types.js";
 import { loadWorkspaceOrReport, type Workspace } from "./workspace.js";
@@ -17,7 +17,13 @@ export interface LoadedPacket {
 export async function loadPacketRecord(cwd: string, id: string, output: Output): Promise<LoadedPacket | undefined> {
   const workspace = await loadWorkspaceOrReport(cwd, output);
   if (!workspace) return undefined;
-  const state = foldLedger((await readLedger(workspace.root)).events);
+  const read = await readLedger(workspace.root);
+  const broken = describeBreak(read);
+  if (broken) {
+    output.err(`${broken}.\nNothing was changed: a decision on a history that cannot be trusted would not be yours.`);
+    return undefined;
+  }
+  const state = foldLedger(read.events);
   const packet = workspace.queue.packets.find((candidate) => candidate.id === id);
   const record = state.packets.get(id);
   if (!packet && !record) {

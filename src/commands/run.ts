@@ -4,7 +4,7 @@ import type { AgentAdapter } from "../agents/types.js";
 import { recordLandedVersions } from "../loop/reconcile.js";
 import { foldLedger } from "../ledger/fold.js";
 import { acquireRunLock } from "../ledger/run-lock.js";
-import { appendEvents, readLedger } from "../ledger/store.js";
+import { appendEvents, describeBreak, readLedger } from "../ledger/store.js";
 import type { Output } from "../log/output.js";
 import { createProgress } from "../log/progress.js";
 import { Budget } from "../loop/budget.js";
@@ -45,6 +45,12 @@ export async function run(options: RunOptions): Promise<ExitCode> {
   if (options.packet !== undefined && !packets.some((packet) => packet.id === options.packet)) {
     output.err(`factory run: no packet "${options.packet}" on ${workspace.branch}`);
     return EXIT.invalid;
+  }
+
+  const broken = describeBreak(await readLedger(workspace.root));
+  if (broken) {
+    output.err(`factory run refused: ${broken}.`);
+    return EXIT.halted;
   }
 
   const adapters = new Map<string, AgentAdapter>();

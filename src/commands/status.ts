@@ -2,7 +2,7 @@ import { hostname } from "node:os";
 import { landedPackets } from "../git/trailers.js";
 import { foldLedger, type PacketRecord } from "../ledger/fold.js";
 import type { LedgerEvent } from "../ledger/events.js";
-import { readLedger } from "../ledger/store.js";
+import { describeBreak, readLedger } from "../ledger/store.js";
 import { readRunLock, isAlive } from "../ledger/run-lock.js";
 import { paint, type Output } from "../log/output.js";
 import { renderTable } from "../log/table.js";
@@ -24,7 +24,8 @@ export async function status(options: StatusOptions): Promise<ExitCode> {
   if (!workspace) return EXIT.invalid;
   const ledgerRead = await readLedger(workspace.root);
   const ledger = foldLedger(ledgerRead.events);
-  const warnings = [...workspace.warnings, ...ledgerRead.warnings];
+  const broken = describeBreak(ledgerRead);
+  const warnings = [...(broken ? [broken] : []), ...workspace.warnings, ...ledgerRead.warnings];
   const board = buildBoard({
     branch: workspace.branch, tip: workspace.tip, packets: workspace.queue.packets,
     invalid: workspace.queue.invalid, ledger, problems: workspace.problems, warnings,

@@ -1,4 +1,5 @@
-import { mkdir, open, readFile } from "node:fs/promises";
+import { createHash } from "node:crypto";
+import { mkdir, open, readFile, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
 import lockfile from "proper-lockfile";
 import { EVENT_KINDS, SCHEMA_VERSION, stamp, type EventBody, type LedgerEvent } from "./events.js";
@@ -10,6 +11,13 @@ export interface LedgerRead {
   events: LedgerEvent[];
   /** Lines that were skipped and why (a torn last line after a crash, a newer schema). */
   warnings: string[];
+  /** Where the hash chain first breaks: a line edited, removed or written by something other than the factory. */
+  broken?: ChainBreak;
+}
+
+export interface ChainBreak {
+  line: number;
+  reason: string;
 }
 
 export function ledgerPath(root: string): string {
@@ -54,17 +62,42 @@ export async function appendUnlocked(root: string, events: readonly LedgerEvent[
   const handle = await open(ledgerPath(root), "a+");
   try {
     const { size } = await handle.stat();
-    let prefix = "";
-    if (size > 0) {
-      const last = Buffer.alloc(1);
-      await handle.read(last, 0, 1, size - 1);
-      if (last[0] !== 0x0a) prefix = "\n";
+    const last = await lastLine(handle, size);
+    const prefix = size > 0 && !last.endedWithNewline ? "\n" : "";
+    // Each line names the hash of the line before it (DESIGN §12): an edited,
+    // removed or foreign line breaks the chain, and status and run say where.
+    const lines: string[] = [];
+    let prev = chainHash(last.text);
+    for (const event of events) {
+      const line = JSON.stringify({ ...event, prev });
+      lines.push(line);
+      prev = chainHash(line);
     }
-    const text = prefix + events.map((event) => JSON.stringify(event)).join("\n") + "\n";
+    const text = prefix + lines.join("\n") + "\n";
     await handle.appendFile(text, "utf8");
     await handle.sync();
   } finally {
     await handle.close();
+  }
+}
+
+/** The hash a line's successor names: sha256 of the line's exact text; "" for the start of the ledger. */
+export function chainHash(line: string): string {
+  return line === "" ? "" : createHash("sha256").update(line).digest("hex");
+}
+
+/** The ledger's last non-empty line (possibly torn), read from the end in growing chunks. */
+async function lastLine(handle: FileHandle, size: number): Promise<{ text: string; endedWithNewline: boolean }> {
+  if (size === 0) return { text: "", endedWithNewline: true };
+  for (let chunk = 64 * 1024; ; chunk *= 4) {
+    const start = Math.max(0, size - chunk);
+    const buffer = Buffer.alloc(size - start);
+    await handle.read(buffer, 0, buffer.length, start);
+    const text = buffer.toString("utf8");
+    const endedWithNewline = text.endsWith("\n");
+    const body = text.replace(/\n+$/, "");
+    const cut = body.lastIndexOf("\n");
+    if (cut >= 0 || start === 0) return { text: body.slice(cut + 1), endedWithNewline };
   }
 }
 
@@ -85,8 +118,13 @@ export function parseLedger(text: string): LedgerRead {
   const warnings: string[] = [];
   const lines = text.split("\n");
   const lastIndex = text.endsWith("\n") ? lines.length - 2 : lines.length - 1;
+  let broken: ChainBreak | undefined;
+  let chained = false;
+  let previous = "";
   lines.forEach((line, index) => {
-    if (line.trim() === "") return;
+    if (line === "") return;
+    const expected = chainHash(previous);
+    previous = line;
     const where = `${STATE_DIR}/${LEDGER_FILE}:${index + 1}`;
     let value: unknown;
     try {
@@ -104,6 +142,17 @@ export function parseLedger(text: string): LedgerRead {
       warnings.push(`${where}: not a ledger event; it is ignored`);
       return;
     }
+    // Lines before the first chained one were written by a factory before the chain existed.
+    const link = (value as { prev?: unknown }).prev;
+    if (typeof link === "string") chained = true;
+    if (!broken && chained && link !== expected) {
+      broken = {
+        line: index + 1,
+        reason: typeof link === "string"
+          ? "it does not name the hash of the line before it (a line was edited, removed or inserted here)"
+          : "it carries no link to the line before it (it was not written by the factory)",
+      };
+    }
     if (value.v > SCHEMA_VERSION) {
       warnings.push(`${where}: written by a newer factory (schema ${value.v}); it is ignored — upgrade factory`);
       return;
@@ -112,13 +161,22 @@ export function parseLedger(text: string): LedgerRead {
       warnings.push(`${where}: unknown event kind "${value.kind}"; it is ignored`);
       return;
     }
-    events.push(value);
+    const { prev: _prev, ...event } = value as LedgerEvent & { prev?: string };
+    events.push(event as LedgerEvent);
   });
-  return { events, warnings };
+  return { events, warnings, ...(broken ? { broken } : {}) };
 }
 
 function isEvent(value: unknown): value is LedgerEvent {
   if (typeof value !== "object" || value === null) return false;
   const record = value as Record<string, unknown>;
   return typeof record.v === "number" && typeof record.ts === "string" && typeof record.kind === "string";
+}
+
+/** The one-line report of a broken chain, with what to do; undefined when the chain holds. */
+export function describeBreak(read: LedgerRead): string | undefined {
+  if (!read.broken) return undefined;
+  return `${STATE_DIR}/${LEDGER_FILE}:${read.broken.line}: the ledger's hash chain breaks here: ${read.broken.reason}. ` +
+    `Its history cannot be trusted from this line on. Inspect it; to start a fresh ledger, move it aside ` +
+    `(what merged is recovered from the Factory-Packet trailers on the target branch)`;
 }

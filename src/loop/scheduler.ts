@@ -1,6 +1,6 @@
 import PQueue from "p-queue";
-import { foldLedger, type PacketRecord } from "../ledger/fold.js";
-import { appendEvents, readLedger } from "../ledger/store.js";
+import { foldLedger, type LedgerState, type PacketRecord } from "../ledger/fold.js";
+import { appendEvents, describeBreak, readLedger } from "../ledger/store.js";
 import { orderQueue } from "../packet/graph.js";
 import type { Packet } from "../packet/types.js";
 import type { RunContext } from "./context.js";
@@ -69,7 +69,17 @@ export async function drainQueue(ctx: RunContext, options: SchedulerOptions): Pr
     const exhausted = ctx.budget.exhausted();
     if (!halt && exhausted) halt = { outcome: "halted", reason: exhausted };
     const canClaim = !halt && !(options.once && attempts >= 1) && inFlight.size < options.concurrency;
-    const next = canClaim ? await pickNext(ctx, options, inFlight, tried) : undefined;
+    let next: Next | undefined;
+    if (canClaim) {
+      const read = await readLedger(ctx.root);
+      const broken = describeBreak(read);
+      if (broken) {
+        // Something other than the factory wrote the ledger during this run: nothing more is decided on it.
+        halt ??= { outcome: "halted", reason: broken };
+        continue;
+      }
+      next = await pickNext(ctx, options, foldLedger(read.events), inFlight, tried);
+    }
     if (next) {
       inFlight.add(next.packet.id);
       attempts++;
@@ -115,8 +125,7 @@ interface Next {
 }
 
 /** The first packet in plan order that is queued, has its dependencies merged and attempts left. */
-async function pickNext(ctx: RunContext, options: SchedulerOptions, inFlight: ReadonlySet<string>, tried: ReadonlySet<string>): Promise<Next | undefined> {
-  const state = foldLedger((await readLedger(ctx.root)).events);
+async function pickNext(ctx: RunContext, options: SchedulerOptions, state: LedgerState, inFlight: ReadonlySet<string>, tried: ReadonlySet<string>): Promise<Next | undefined> {
   const byId = new Map(options.packets.map((packet) => [packet.id, packet]));
   const merged = new Set([...state.packets.values()].filter((record) => record.status.state === "merged").map((record) => record.id));
   for (const placement of orderQueue(options.packets, { done: merged })) {

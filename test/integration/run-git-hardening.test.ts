@@ -1,5 +1,6 @@
 import { chmodSync, existsSync, writeFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
+import { runCli } from "../helpers/cli.js";
 import { DOUBLE_JS, gateResults, useLoopRepos } from "../helpers/loop-repo.js";
 
 /** The factory's git is the factory's: nothing in the repository's git configuration runs inside its own git calls. */
@@ -103,5 +104,20 @@ describe("the config", () => {
     expect(out).toMatch(/gate test: fail/); // the committed test gate still ran
     expect(code).toBe(1);
     expect(existsSync(marker)).toBe(false);
+  });
+});
+
+describe("the ledger's hash chain, without the sandbox", () => {
+  it("a line an agent appends (a forged merge-blocked) halts the run, and status and the next run name the line", async () => {
+    const forged = JSON.stringify({ v: 1, ts: new Date().toISOString(), kind: "merge-blocked", packet: "P01", attempt: 1, reason: "x", commit: "HEAD", fork: "HEAD" });
+    const target = setUp({ config: NO_SANDBOX, script: { P01: { implementer: [{ ...honest, run: `echo '${forged}' >> ../../state/ledger.jsonl` }] } } });
+    const first = await target.run();
+    expect(first.out).toMatch(/run halted: \.factory\/state\/ledger\.jsonl:\d+: the ledger's hash chain breaks here: it carries no link/);
+    expect(first.code).toBe(1);
+    const status = runCli(["status"], target.dir);
+    expect(status.stderr).toMatch(/warning: \.factory\/state\/ledger\.jsonl:\d+: the ledger's hash chain breaks here/);
+    const again = await target.run();
+    expect(again.out).toMatch(/factory run refused: \.factory\/state\/ledger\.jsonl:\d+: the ledger's hash chain breaks here/);
+    expect(again.code).toBe(1);
   });
 });

@@ -9,11 +9,24 @@ describe("parseConfig", () => {
     expect(result.ok).toBe(true);
     if (!result.ok) return;
     expect(result.config.targetBranch).toBe("main");
-    expect(result.config.surfaces).toEqual([{ name: "api", dir: "api", install: undefined, gates: [] }]);
+    expect(result.config.surfaces).toEqual([{ name: "api", dir: "api", install: undefined, gates: [], network: false }]);
+    expect(result.config.sandbox).toEqual({ kind: "bwrap", home: [] });
     expect(result.config.tiers.map((t) => t.name)).toEqual(["basic", "standard", "advanced"]);
     expect(result.config.limits).toMatchObject({ maxAttempts: 3, concurrency: 1, agentTimeoutMs: 3_600_000, gateTimeoutMs: 900_000 });
     expect(result.config.merge.message).toBe("feat: {goal} [{id}]");
     expect(result.config.notify.command).toBeUndefined();
+  });
+
+  it("reads the sandbox, and refuses an unknown kind or a HOME path that leaves HOME", () => {
+    const none = parseConfig(`${MINIMAL_CONFIG}\n[sandbox]\nkind = "none"\nhome = [".rustup"]\n`);
+    expect(none.ok && none.config.sandbox).toEqual({ kind: "none", home: [".rustup"] });
+    const bad = parseConfig(`${MINIMAL_CONFIG}\n[sandbox]\nkind = "docker"\nhome = ["../etc"]\n`);
+    expect(bad.ok).toBe(false);
+    if (bad.ok) return;
+    expect(bad.problems.map((problem) => problem.message)).toEqual([
+      expect.stringContaining('unknown sandbox kind "docker"'),
+      expect.stringContaining('"../etc" must be a path inside HOME'),
+    ]);
   });
 
   it("reads gates, limits and durations", () => {
@@ -21,6 +34,7 @@ describe("parseConfig", () => {
 [surfaces.web]
 dir = "web/"
 install = "npm ci"
+network = true
   [[surfaces.web.gates]]
   name = "lint"
   run = "npm run lint -- {files}"
@@ -41,7 +55,7 @@ concurrency = 2
     expect(result.ok).toBe(true);
     if (!result.ok) return;
     expect(result.config.surfaces[1]).toEqual({
-      name: "web", dir: "web", install: "npm ci",
+      name: "web", dir: "web", install: "npm ci", network: true,
       gates: [
         { name: "lint", run: "npm run lint -- {files}", files: "**/*.ts", fix: "npm run lint -- --fix {files}", tests: false, timeoutMs: 90_000 },
         { name: "test", run: "vitest run --outputFile={junit}", files: undefined, fix: undefined, tests: true, timeoutMs: undefined },

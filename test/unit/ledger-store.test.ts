@@ -1,9 +1,9 @@
 import { spawn } from "node:child_process";
-import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { appendEvents, ledgerPath, parseLedger, readLedger, STATE_DIR, withLedgerLock } from "../../src/ledger/store.js";
+import { appendEvents, chainHash, describeBreak, ledgerPath, parseLedger, readLedger, STATE_DIR, withLedgerLock } from "../../src/ledger/store.js";
 
 let root: string;
 beforeEach(() => {
@@ -83,5 +83,55 @@ describe("ledger store", () => {
     const read = await readLedger(root);
     expect(read.warnings).toEqual([]);
     expect(read.events).toHaveLength(100);
+    expect(read.broken).toBeUndefined(); // concurrent appenders keep one chain
   }, 60_000);
+});
+
+describe("the ledger's hash chain", () => {
+  const lines = () => readFileSync(ledgerPath(root), "utf8").trimEnd().split("\n");
+  const write = (text: string[]) => writeFileSync(ledgerPath(root), `${text.join("\n")}\n`);
+
+  it("holds over appends, and each line names the hash of the one before it", async () => {
+    await appendEvents(root, [reset("A"), reset("B")]);
+    await appendEvents(root, [reset("C")]);
+    const read = await readLedger(root);
+    expect(read.broken).toBeUndefined();
+    const [first, second] = lines();
+    expect(JSON.parse(first ?? "").prev).toBe("");
+    expect(JSON.parse(second ?? "").prev).toBe(chainHash(first ?? ""));
+    expect(read.events[0]).not.toHaveProperty("prev");
+  });
+
+  it("breaks at an edited line, naming the line after it", async () => {
+    await appendEvents(root, [reset("A"), reset("B"), reset("C")]);
+    const text = lines();
+    text[1] = (text[1] ?? "").replace('"B"', '"X"');
+    write(text);
+    expect((await readLedger(root)).broken).toMatchObject({ line: 3 });
+  });
+
+  it("breaks at a removed line and at a line appended by something else (a forged merge-blocked)", async () => {
+    await appendEvents(root, [reset("A"), reset("B"), reset("C")]);
+    const text = lines();
+    write([text[0] ?? "", text[2] ?? ""]);
+    expect((await readLedger(root)).broken).toMatchObject({ line: 2 });
+
+    rmSync(ledgerPath(root));
+    await appendEvents(root, [reset("A")]);
+    appendFileSync(ledgerPath(root), `${JSON.stringify({ v: 1, ts: "t", kind: "merge-blocked", packet: "A", attempt: 1, reason: "r", commit: "c", fork: "f" })}\n`);
+    const read = await readLedger(root);
+    expect(read.broken).toMatchObject({ line: 2, reason: expect.stringContaining("not written by the factory") });
+    expect(describeBreak(read)).toMatch(/ledger\.jsonl:2: the ledger's hash chain breaks here/);
+  });
+
+  it("accepts lines written before the chain existed, and a torn line a crash left", async () => {
+    mkdirSync(join(root, STATE_DIR), { recursive: true });
+    write([JSON.stringify({ v: 1, ts: "t", kind: "reset", packet: "OLD", by: "x" })]);
+    await appendEvents(root, [reset("A")]);
+    appendFileSync(ledgerPath(root), '{"v":1,"ts":"t","kind":"res');
+    await appendEvents(root, [reset("B")]);
+    const read = await readLedger(root);
+    expect(read.broken).toBeUndefined();
+    expect(read.events.map((e) => ("packet" in e ? e.packet : ""))).toEqual(["OLD", "A", "B"]);
+  });
 });
