@@ -78,22 +78,26 @@ export function buildProgram(): Command {
     .description("send a held packet back, with the reason as feedback for the next attempt")
     .argument("<id>", "a packet awaiting_human")
     .requiredOption("--reason <text>", "why: the next attempt is told")
-    .action(async (id: string, opts: { reason: string }) =>
-      finish(await (await import("./commands/reject.js")).reject({ cwd, id, reason: opts.reason, output, env: process.env })));
+    .option("--yes", "without typing the id (for a person scripting it)")
+    .action(async (id: string, opts: { reason: string; yes?: boolean }) =>
+      finish(await (await import("./commands/reject.js")).reject({ cwd, id, reason: opts.reason, output, env: process.env, yes: Boolean(opts.yes), input: process.stdin })));
 
   program
     .command("reset")
     .description("start a packet over (attempts back to zero, worktree removed); history is kept")
     .argument("<id>")
-    .action(async (id: string) => finish(await (await import("./commands/reset.js")).reset({ cwd, id, output, env: process.env })));
+    .option("--yes", "without typing the id (for a person scripting it)")
+    .action(async (id: string, opts: { yes?: boolean }) =>
+      finish(await (await import("./commands/reset.js")).reset({ cwd, id, output, env: process.env, yes: Boolean(opts.yes), input: process.stdin })));
 
   program
     .command("unblock")
     .description("give a blocked packet more attempts, keeping its history")
     .argument("<id>")
     .option("--attempts <n>", "how many more attempts", (value: string) => parseNumber(value, { min: 1, max: 10, integer: true }), 1)
-    .action(async (id: string, opts: { attempts: number }) =>
-      finish(await (await import("./commands/unblock.js")).unblock({ cwd, id, attempts: opts.attempts, output, env: process.env })));
+    .option("--yes", "without typing the id (for a person scripting it)")
+    .action(async (id: string, opts: { attempts: number; yes?: boolean }) =>
+      finish(await (await import("./commands/unblock.js")).unblock({ cwd, id, attempts: opts.attempts, output, env: process.env, yes: Boolean(opts.yes), input: process.stdin })));
 
   program
     .command("demo")

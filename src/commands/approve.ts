@@ -1,8 +1,6 @@
-import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
-import { createInterface } from "node:readline/promises";
 import { diffStat } from "../git/diff.js";
 import { resolveCommit } from "../git/repo.js";
+import type { PacketRecord } from "../ledger/fold.js";
 import { appendEvents } from "../ledger/store.js";
 import type { Output } from "../log/output.js";
 import { createProgress } from "../log/progress.js";
@@ -13,16 +11,13 @@ import { recordedAttempt } from "../loop/recorded-attempt.js";
 import { checkSpecDrift } from "../loop/spec-drift.js";
 import { land } from "../merge/land.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
-import { loadPacketRecord, refuseAgents, personName } from "./packet-record.js";
+import { confirmByPerson, loadPacketRecord, refuseAgents, personName, type PersonInput } from "./packet-record.js";
 
-export interface ApproveOptions {
+export interface ApproveOptions extends PersonInput {
   cwd: string;
   id: string;
-  yes: boolean;
   output: Output;
   signal: AbortSignal;
-  /** Where the typed confirmation comes from; a TTY unless scripted. */
-  input: NodeJS.ReadableStream & { isTTY?: boolean };
   env: NodeJS.ProcessEnv;
 }
 
@@ -68,21 +63,9 @@ export async function approve(options: ApproveOptions): Promise<ExitCode> {
   output.out(`held attempt ${status.attempt}, tree ${status.tree.slice(0, 12)}, branch ${status.branch}\n`);
   output.out((await diffStat(workspace.root, status.fork, status.commit)).trimEnd());
   output.out("");
-  output.out(reviewSummary(workspace.root, id, status.attempt));
+  output.out(reviewSummary(record, status.attempt));
 
-  if (!options.yes) {
-    if (!options.input.isTTY) {
-      output.err(`factory approve needs a person: run it in a terminal and type ${id}, or pass --yes when you script it yourself.`);
-      return EXIT.invalid;
-    }
-    const prompt = createInterface({ input: options.input, output: process.stdout });
-    const typed = (await prompt.question(`Type ${id} to approve and merge: `)).trim();
-    prompt.close();
-    if (typed !== id) {
-      output.err("Not approved: the id did not match. Nothing changed.");
-      return EXIT.invalid;
-    }
-  }
+  if (!(await confirmByPerson("approve", id, "approve and merge", options, output))) return EXIT.invalid;
   const by = await personName(workspace.root);
   await appendEvents(workspace.root, [{ kind: "approved", packet: id, by, tree: status.tree }]);
   const config = workspace.config;
@@ -111,20 +94,14 @@ export async function approve(options: ApproveOptions): Promise<ExitCode> {
   return EXIT.halted;
 }
 
-function reviewSummary(root: string, id: string, attempt: number): string {
-  const file = join(attemptDir(root, id, attempt), "reviewer-output.json");
-  if (!existsSync(file)) return "(no review file was kept)";
-  try {
-    const review = JSON.parse(readFileSync(file, "utf8")) as {
-      verdict?: string; invariants?: { id: string; status: string; evidence?: string }[]; findings?: { severity: string; claim: string }[];
-    };
-    return [
-      `Review: ${review.verdict ?? "?"}`,
-      ...(review.invariants ?? []).map((ruling) => `  ${ruling.status.padEnd(12)} ${ruling.id}${ruling.evidence ? `  (${ruling.evidence})` : ""}`),
-      ...(review.findings ?? []).map((finding) => `  ${finding.severity}: ${finding.claim}`),
-      "",
-    ].join("\n");
-  } catch {
-    return "(the review file could not be read)";
-  }
+/** The review of the held attempt as the factory recorded it in the ledger when it read it. */
+function reviewSummary(record: PacketRecord, attempt: number): string {
+  const recorded = record.events.filter((event) => event.kind === "review-recorded" && event.attempt === attempt).pop();
+  if (!recorded || recorded.kind !== "review-recorded") return "(no review was recorded for this attempt)";
+  return [
+    `Review: ${recorded.verdict}${recorded.effective !== recorded.verdict ? ` (the factory's verdict: ${recorded.effective}; ${recorded.overrides.join("; ")})` : ""}`,
+    ...(recorded.rulings ?? []).map((ruling) => `  ${ruling.status.padEnd(12)} ${ruling.id}${ruling.evidence ? `  (${ruling.evidence})` : ""}`),
+    ...(recorded.findings ?? []).map((finding) => `  ${finding.severity}: ${finding.claim}${finding.where ? ` (${finding.where})` : ""}`),
+    "",
+  ].join("\n");
 }

@@ -1,4 +1,5 @@
 import { userInfo } from "node:os";
+import { createInterface } from "node:readline/promises";
 import { gitUserName } from "../git/repo.js";
 import { AGENT_VARIABLES, agentAncestor } from "../process/ancestry.js";
 import { foldLedger, type PacketRecord } from "../ledger/fold.js";
@@ -51,4 +52,29 @@ export function refuseAgents(cwd: string, env: NodeJS.ProcessEnv, ancestor: () =
 /** Who a person is, for the ledger: git's user.name, else the OS user. */
 export async function personName(root: string): Promise<string> {
   return (await gitUserName(root)) ?? userInfo().username;
+}
+
+/** What a person's command needs to confirm: `--yes`, or a terminal to type the packet id on. */
+export interface PersonInput {
+  yes: boolean;
+  /** Where the typed confirmation comes from; a TTY unless scripted. */
+  input: NodeJS.ReadableStream & { isTTY?: boolean };
+}
+
+/**
+ * A person confirms by typing the packet id in a terminal, or by passing
+ * `--yes` (a person scripting it). Without either (no terminal: an agent's
+ * pipe), the command refuses and nothing changes.
+ */
+export async function confirmByPerson(command: string, id: string, action: string, person: PersonInput, output: Output): Promise<boolean> {
+  if (person.yes) return true;
+  if (!person.input.isTTY) {
+    output.err(`factory ${command} needs a person: run it in a terminal and type ${id}, or pass --yes when you script it yourself. Nothing changed.`);
+    return false;
+  }
+  const prompt = createInterface({ input: person.input, output: process.stdout });
+  const typed = (await prompt.question(`Type ${id} to ${action}: `)).trim();
+  prompt.close();
+  if (typed !== id) output.err("The id did not match. Nothing changed.");
+  return typed === id;
 }

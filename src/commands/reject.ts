@@ -1,9 +1,9 @@
 import { appendEvents } from "../ledger/store.js";
 import type { Output } from "../log/output.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
-import { loadPacketRecord, refuseAgents, personName } from "./packet-record.js";
+import { confirmByPerson, loadPacketRecord, personName, refuseAgents, type PersonInput } from "./packet-record.js";
 
-export interface RejectOptions {
+export interface RejectOptions extends PersonInput {
   cwd: string;
   id: string;
   reason: string;
@@ -30,6 +30,7 @@ export async function reject(options: RejectOptions): Promise<ExitCode> {
     output.err(`${id} is ${state}, not awaiting_human; only a held packet can be rejected`);
     return EXIT.invalid;
   }
+  if (!(await confirmByPerson("reject", id, "send it back", options, output))) return EXIT.invalid;
   const by = await personName(loaded.workspace.root);
   await appendEvents(loaded.workspace.root, [{ kind: "rejected", packet: id, by, reason: options.reason.trim() }]);
   const record = loaded.record;

@@ -5,9 +5,9 @@ import { appendEvents } from "../ledger/store.js";
 import type { Output } from "../log/output.js";
 import { taskBranch, worktreePath } from "../loop/context.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
-import { loadPacketRecord, personName, refuseAgents } from "./packet-record.js";
+import { confirmByPerson, loadPacketRecord, personName, refuseAgents, type PersonInput } from "./packet-record.js";
 
-export interface ResetOptions {
+export interface ResetOptions extends PersonInput {
   cwd: string;
   id: string;
   output: Output;
@@ -34,6 +34,7 @@ export async function reset(options: ResetOptions): Promise<ExitCode> {
     output.err(`${id} is running in pid ${status.owner.pid}; stop that run first`);
     return EXIT.invalid;
   }
+  if (!(await confirmByPerson("reset", id, "start it over", options, output))) return EXIT.invalid;
   const root = loaded.workspace.root;
   const by = await personName(root);
   await appendEvents(root, [{ kind: "reset", packet: id, by }]);

@@ -1,9 +1,9 @@
 import { appendEvents } from "../ledger/store.js";
 import type { Output } from "../log/output.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
-import { loadPacketRecord, personName, refuseAgents } from "./packet-record.js";
+import { confirmByPerson, loadPacketRecord, personName, refuseAgents, type PersonInput } from "./packet-record.js";
 
-export interface UnblockOptions {
+export interface UnblockOptions extends PersonInput {
   cwd: string;
   id: string;
   attempts: number;
@@ -30,6 +30,7 @@ export async function unblock(options: UnblockOptions): Promise<ExitCode> {
     output.err(`${id} is ${state}, not blocked`);
     return EXIT.invalid;
   }
+  if (!(await confirmByPerson("unblock", id, "give it more attempts", options, output))) return EXIT.invalid;
   const root = loaded.workspace.root;
   const by = await personName(root);
   await appendEvents(root, [{ kind: "unblocked", packet: id, extraAttempts: options.attempts, by }]);

@@ -35,6 +35,9 @@ export type EventBody =
   | {
       kind: "review-recorded"; packet: string; attempt: number; verdict: string; effective: string;
       overrides: string[]; held: number; violated: number; unverifiable: number;
+      /** The rulings and findings as the factory read them: what `approve` shows a person (never a file an agent could rewrite). */
+      rulings?: { id: string; status: string; evidence?: string }[];
+      findings?: { severity: string; claim: string; where?: string }[];
     }
   | {
       kind: "decided"; packet: string; attempt: number; decision: Decision; reasons: string[];

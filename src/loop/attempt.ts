@@ -1,4 +1,5 @@
 import { mkdirSync, writeFileSync } from "node:fs";
+import { homedir } from "node:os";
 import { join } from "node:path";
 import { correctionPrompt, implementerPrompt } from "../agents/prompt.js";
 import { validateResult } from "../agents/result.js";
@@ -20,7 +21,7 @@ import { runGates } from "./gates.js";
 import { installSurface, plant, prepareWorktree, type Planting } from "./prepare.js";
 import { review } from "./review.js";
 import { checkSpecDrift } from "./spec-drift.js";
-import { fingerprintGitState, trippedBy } from "./tripwire.js";
+import { changedOutside, fingerprintOutside } from "./tripwire.js";
 
 export const RESULT_OUTPUT = ".factory/result.json";
 
@@ -60,11 +61,6 @@ export async function runAttempt(ctx: RunContext, input: AttemptInput): Promise<
   step("worktree", `${packet.id} from ${ctx.branch} @ ${tip.slice(0, 10)}`);
   const worktree = await prepareWorktree(ctx, packet, tip);
   const withTree = { ...base, worktree };
-  const gitState = await fingerprintGitState(ctx.root, worktree);
-  const reachedOutside = async (who: string): Promise<AttemptEnd | undefined> => {
-    const changed = trippedBy(gitState, await fingerprintGitState(ctx.root, worktree));
-    return changed.length ? { kind: "reached-outside", reason: `${who} reached outside its worktree: ${changed.slice(0, 5).join(", ")}` } : undefined;
-  };
   const surface = surfaceOf(ctx.config, packet);
   if (surface) {
     const installError = await installSurface(ctx, worktree, surface, input.runDir);
@@ -72,6 +68,13 @@ export async function runAttempt(ctx: RunContext, input: AttemptInput): Promise<
     if (installError) return { ...withTree, end: { kind: "environment-error", reason: installError } };
   }
   checkInterrupted(ctx.signal);
+  // After the install (it may fill caches in HOME), before anything of the packet's runs.
+  const watched = { root: ctx.root, worktree, target: ctx.branch, home: homedir() };
+  const outside = await fingerprintOutside(watched);
+  const reachedOutside = async (who: string): Promise<AttemptEnd | undefined> => {
+    const changed = await changedOutside(watched, outside);
+    return changed.length ? { kind: "reached-outside", reason: `${who} reached outside its worktree: ${changed.slice(0, 5).join(", ")}${changed.length > 5 ? ` and ${changed.length - 5} more` : ""}` } : undefined;
+  };
 
   let baseline = new Map<string, TestResult[]>();
   if (surface?.gates.some((gate) => gate.tests)) {

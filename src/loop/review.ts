@@ -62,6 +62,11 @@ export async function review(ctx: RunContext, input: ReviewInput): Promise<Attem
   await appendEvents(ctx.root, [{
     kind: "review-recorded", packet: packet.id, attempt: input.attempt, verdict: check.review.verdict,
     effective: verdict.verdict, overrides: verdict.overrides, ...counts,
+    rulings: check.review.invariants.map((ruling) => ({ id: ruling.id, status: ruling.status, ...(ruling.evidence ? { evidence: clip(ruling.evidence) } : {}) })),
+    findings: check.review.findings.slice(0, MAX_RECORDED_FINDINGS).map((finding) => ({
+      severity: finding.severity, claim: clip(finding.claim),
+      ...(finding.file ? { where: `${finding.file}${finding.line ? `:${finding.line}` : ""}` } : {}),
+    })),
   }]);
   ctx.emit({
     kind: "step", packet: packet.id, attempt: input.attempt, step: "review",
@@ -112,4 +117,12 @@ function describeChange(before: string, after: string): string {
   const was = new Set(before.split("\n"));
   const changed = after.split("\n").filter((line) => !was.has(line) && line.includes("\t")).map((line) => line.split("\t")[0]);
   return changed.slice(0, 3).join(", ") || "it moved HEAD or reverted a change";
+}
+
+/** A review's text is the reviewer's: bounded before it enters the ledger. */
+const MAX_RECORDED_FINDINGS = 50;
+const MAX_RECORDED_TEXT = 500;
+
+function clip(text: string): string {
+  return text.length <= MAX_RECORDED_TEXT ? text : `${text.slice(0, MAX_RECORDED_TEXT)}…`;
 }

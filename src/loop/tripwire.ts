@@ -1,50 +1,120 @@
 import { createHash } from "node:crypto";
 import { existsSync, lstatSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { join, relative } from "node:path";
-import { gitRun } from "../git/repo.js";
+import { gitRun, gitTry } from "../git/repo.js";
+import { HIDDEN_STATE } from "../process/sandbox.js";
 
-/** Path (relative to the repository's git directory) → a hash of what is there. */
-export type GitStateFingerprint = Map<string, string>;
+/** A description of what is fingerprinted (".git/config", "ref refs/tags/v1", "~/.gitconfig") → a hash of what is there. */
+export type Fingerprint = Map<string, string>;
 
 /**
- * What an agent or the code it wrote must never change: the repository's git
- * configuration, its hooks and `info/`, and the task worktree's own config.
+ * Where the places an agent, or the code it wrote, must never change are.
  * Each of them can make later git commands (the factory's, or the user's
- * own) run the agent's code or see a different tree.
+ * own) run the agent's code or see a different tree, or change what later
+ * gate runs execute.
  */
-export async function fingerprintGitState(root: string, worktree: string): Promise<GitStateFingerprint> {
-  const common = (await gitRun(root, ["rev-parse", "--path-format=absolute", "--git-common-dir"])).trim();
-  const own = (await gitRun(worktree, ["rev-parse", "--absolute-git-dir"])).trim();
-  const fingerprint: GitStateFingerprint = new Map();
-  const add = (path: string): void => {
-    if (!existsSync(path) && !isLink(path)) return;
-    const stat = lstatSync(path);
-    const name = relative(common, path) || ".";
-    if (stat.isSymbolicLink()) fingerprint.set(name, `link ${readlinkSync(path)}`);
-    else if (stat.isDirectory()) for (const entry of readdirSync(path)) add(join(path, entry));
-    else fingerprint.set(name, `${stat.mode.toString(8)} ${createHash("sha256").update(readFileSync(path)).digest("hex")}`);
+export interface Watched {
+  root: string;
+  worktree: string;
+  /** The target branch: it moves only by the factory's own landings. */
+  target: string;
+  home: string;
+}
+
+/** Paths under HOME that change what later runs execute: shims on PATH, user site-packages, git's own configuration. */
+export const WATCHED_HOME = [".local/bin", ".local/lib", ".gitconfig", ".config/git"];
+const TARGET = (branch: string) => `branch ${branch}`;
+
+/**
+ * Fingerprints the repository's git configuration, hooks and `info/`, the
+ * task worktree's own config, every ref but the task branches, the user's
+ * checkout (which branch, its changes and their content, skip-worktree and
+ * assume-unchanged flags) and the watched places in HOME.
+ */
+export async function fingerprintOutside(watched: Watched): Promise<Fingerprint> {
+  const common = (await gitRun(watched.root, ["rev-parse", "--path-format=absolute", "--git-common-dir"])).trim();
+  const own = (await gitRun(watched.worktree, ["rev-parse", "--absolute-git-dir"])).trim();
+  const fingerprint: Fingerprint = new Map();
+  const add = (label: (path: string) => string, path: string, content: boolean): void => {
+    let stat;
+    try {
+      stat = lstatSync(path);
+    } catch {
+      return;
+    }
+    if (stat.isSymbolicLink()) fingerprint.set(label(path), `link ${readlinkSync(path)}`);
+    else if (stat.isDirectory()) for (const entry of readdirSync(path)) add(label, join(path, entry), content);
+    else fingerprint.set(label(path), content ? `${stat.mode.toString(8)} ${hashFile(path)}` : `${stat.mode.toString(8)} ${stat.size} ${stat.mtimeMs}`);
   };
-  for (const path of ["config", "config.worktree", "hooks", "info"]) add(join(common, path));
-  add(join(own, "config.worktree"));
+  const inGit = (path: string) => `.git/${relative(common, path) || "."}`;
+  for (const path of ["config", "config.worktree", "hooks", "info"]) add(inGit, join(common, path), true);
+  add(inGit, join(own, "config.worktree"), true);
+  // Large user site-packages are compared by size and time, not read.
+  for (const path of WATCHED_HOME) add((found) => `~/${relative(watched.home, found)}`, join(watched.home, path), false);
+
+  const refs = await gitRun(watched.root, ["for-each-ref", "--format=%(refname)%00%(objectname)"]);
+  for (const line of refs.split("\n").filter(Boolean)) {
+    const [name = "", object = ""] = line.split("\0");
+    if (name.startsWith("refs/heads/factory/")) continue; // the task branches are the factory's to move
+    fingerprint.set(name === `refs/heads/${watched.target}` ? TARGET(watched.target) : `ref ${name}`, object);
+  }
+  for (const [label, value] of await checkoutState(watched.root)) fingerprint.set(label, value);
   return fingerprint;
 }
 
-function isLink(path: string): boolean {
-  try {
-    return lstatSync(path).isSymbolicLink();
-  } catch {
-    return false;
+/** The user's checkout as the tripwire sees it: which HEAD, every change and its content, and hidden-change flags. */
+async function checkoutState(root: string): Promise<Map<string, string>> {
+  const state = new Map<string, string>();
+  const head = await gitTry(root, ["symbolic-ref", "-q", "HEAD"]);
+  state.set("your checkout's HEAD", head.ok ? head.out.trim() : (await gitRun(root, ["rev-parse", "HEAD"])).trim());
+  const exclude = HIDDEN_STATE.map((dir) => `:(exclude)${dir}`);
+  const status = await gitRun(root, ["status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignore-submodules=all", "--", ".", ...exclude]);
+  for (const entry of status.split("\0").filter(Boolean)) {
+    const path = entry.slice(3);
+    const full = join(root, path);
+    state.set(`a change to ${path} in your checkout`, `${entry.slice(0, 2)} ${existsSync(full) && lstatSync(full).isFile() ? hashFile(full) : "-"}`);
   }
+  // Lowercase tags are assume-unchanged, S is skip-worktree: both hide edits from git status.
+  const flags = await gitRun(root, ["ls-files", "-v", "-z"]);
+  for (const entry of flags.split("\0").filter(Boolean)) {
+    if (/^[a-zS]/.test(entry)) state.set(`a flag hiding changes to ${entry.slice(2)} in your checkout`, entry[0] ?? "");
+  }
+  return state;
 }
 
-/** Pure: what differs between two fingerprints, as "path changed|appeared|disappeared", sorted. */
-export function trippedBy(before: GitStateFingerprint, after: GitStateFingerprint): string[] {
+function hashFile(path: string): string {
+  return createHash("sha256").update(readFileSync(path)).digest("hex");
+}
+
+/** Pure: what differs between two fingerprints, as "<what> changed|appeared|disappeared", sorted. */
+export function trippedBy(before: Fingerprint, after: Fingerprint): string[] {
   const changes: string[] = [];
-  for (const [path, hash] of after) {
-    const was = before.get(path);
-    if (was === undefined) changes.push(`.git/${path} appeared`);
-    else if (was !== hash) changes.push(`.git/${path} changed`);
+  for (const [what, hash] of after) {
+    const was = before.get(what);
+    if (was === undefined) changes.push(`${what} appeared`);
+    else if (was !== hash) changes.push(`${what} changed`);
   }
-  for (const path of before.keys()) if (!after.has(path)) changes.push(`.git/${path} disappeared`);
+  for (const what of before.keys()) if (!after.has(what)) changes.push(`${what} disappeared`);
   return changes.sort();
+}
+
+/**
+ * What changed outside the worktree since `before`. The target branch may
+ * have moved by the factory's own landings of other packets (each carries
+ * its Factory-Packet trailer, on top of the old tip); any other move of it
+ * is a change.
+ */
+export async function changedOutside(watched: Watched, before: Fingerprint): Promise<string[]> {
+  const after = await fingerprintOutside(watched);
+  const label = TARGET(watched.target);
+  const [from, to] = [before.get(label), after.get(label)];
+  if (from && to && from !== to && (await onlyLandings(watched.root, from, to))) after.set(label, from);
+  return trippedBy(before, after);
+}
+
+async function onlyLandings(root: string, from: string, to: string): Promise<boolean> {
+  if (!(await gitTry(root, ["merge-base", "--is-ancestor", from, to])).ok) return false;
+  const commits = (await gitRun(root, ["rev-list", `${from}..${to}`])).split("\n").filter(Boolean);
+  const landed = (await gitRun(root, ["log", "--format=%H", "--grep=^Factory-Packet:", `${from}..${to}`])).split("\n").filter(Boolean);
+  return commits.length === landed.length;
 }

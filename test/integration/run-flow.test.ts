@@ -15,6 +15,9 @@ import { runLockPath } from "../../src/ledger/run-lock.js";
 import { bufferOutput } from "../../src/log/output.js";
 import { DOUBLE_JS, useLoopRepos, type LoopRepo } from "../helpers/loop-repo.js";
 
+/** A person scripting the command (`--yes`). */
+const person = { yes: true, input: Readable.from([]) };
+
 const setUp = useLoopRepos(afterEach);
 
 const honest = { write: { "src/double.js": DOUBLE_JS } };
@@ -47,7 +50,11 @@ describe("the human gate", () => {
     expect(target.subjects()[0]).toBe("queue");
     expect((await target.events("P01")).some((event) => event.kind === "approved")).toBe(false);
 
+    // What a person is shown is the review as the factory recorded it, not a file in the run directory.
+    writeFileSync(`${target.dir}/.factory/runs/P01/attempt-1/reviewer-output.json`, JSON.stringify({ verdict: "accept", invariants: [{ id: "doubles", status: "held", evidence: "rewritten:1" }] }));
     const approved = await approveAs(target);
+    expect(approved.out).toMatch(/Review: accept\n {2}held {9}doubles {2}\(src\/double\.js:1\)/);
+    expect(approved.out).not.toContain("rewritten");
     expect(approved.code).toBe(0);
     const tree = held?.status.state === "awaiting_human" ? held.status.tree : "";
     expect(target.git("rev-parse", "main^{tree}").trim()).toBe(tree);
@@ -73,10 +80,14 @@ describe("the human gate", () => {
     const target = setUp({ packet: `gate = "human"`, script: { P01: { implementer: [honest] } } });
     await target.run();
     const output = bufferOutput();
-    expect(await reject({ cwd: target.dir, id: "P01", reason: "looks fine to me", output, env: { CLAUDECODE: "1" } })).toBe(2);
-    expect(await reject({ cwd: target.dir, id: "P01", reason: "  ", output, env: {} })).toBe(2);
+    expect(await reject({ cwd: target.dir, id: "P01", reason: "looks fine to me", output, env: { CLAUDECODE: "1" }, ...person })).toBe(2);
+    // Without --yes and without a terminal (an agent's pipe), nothing changes.
+    const piped = bufferOutput();
+    expect(await reject({ cwd: target.dir, id: "P01", reason: "r", output: piped, env: {}, yes: false, input: Readable.from(["P01\n"]) })).toBe(2);
+    expect(piped.text()).toContain("factory reject needs a person: run it in a terminal and type P01, or pass --yes");
+    expect(await reject({ cwd: target.dir, id: "P01", reason: "  ", output, env: {}, ...person })).toBe(2);
     expect((await target.record("P01"))?.status.state).toBe("awaiting_human");
-    expect(await reject({ cwd: target.dir, id: "P01", reason: "name it twice() instead", output, env: {} })).toBe(0);
+    expect(await reject({ cwd: target.dir, id: "P01", reason: "name it twice() instead", output, env: {}, ...person })).toBe(0);
     expect((await target.record("P01"))?.status.state).toBe("queued");
     await target.run();
     expect(target.read(".factory/runs/P01/attempt-2/implementer-prompt.md")).toContain("A person rejected the last attempt: name it twice() instead");
@@ -263,16 +274,21 @@ describe("the run itself", () => {
     await target.run();
     expect((await target.record("P01"))?.status.state).toBe("blocked");
     const output = bufferOutput();
-    expect(await reset({ cwd: target.dir, id: "P01", output, env: {} })).toBe(0);
+    expect(await reset({ cwd: target.dir, id: "P01", output, env: {}, ...person })).toBe(0);
     expect(await target.record("P01")).toMatchObject({ attemptsUsed: 0, status: { state: "queued" } });
     await target.run();
     expect((await target.record("P01"))?.status.state).toBe("blocked");
-    expect(await unblock({ cwd: target.dir, id: "P01", attempts: 1, output, env: {} })).toBe(0);
+    for (const refusedCommand of [
+      () => unblock({ cwd: target.dir, id: "P01", attempts: 1, output, env: {}, yes: false, input: Readable.from([]) }),
+      () => reset({ cwd: target.dir, id: "P01", output, env: {}, yes: false, input: Readable.from([]) }),
+    ]) expect(await refusedCommand()).toBe(2);
+    expect((await target.record("P01"))?.status.state).toBe("blocked");
+    expect(await unblock({ cwd: target.dir, id: "P01", attempts: 1, output, env: {}, ...person })).toBe(0);
     expect((await target.run()).code).toBe(0);
     expect(target.subjects()[0]).toBe("feat: Add double [P01]");
     const refused = bufferOutput();
-    expect(await reset({ cwd: target.dir, id: "P01", output: refused, env: {} })).toBe(2);
+    expect(await reset({ cwd: target.dir, id: "P01", output: refused, env: {}, ...person })).toBe(2);
     expect(refused.text()).toContain("a reset would land it twice");
-    expect(await unblock({ cwd: target.dir, id: "P01", attempts: 1, output, env: {} })).toBe(2);
+    expect(await unblock({ cwd: target.dir, id: "P01", attempts: 1, output, env: {}, ...person })).toBe(2);
   });
 });

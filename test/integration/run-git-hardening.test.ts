@@ -1,4 +1,6 @@
-import { chmodSync, existsSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, rmSync, writeFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { runCli } from "../helpers/cli.js";
 import { DOUBLE_JS, gateResults, useLoopRepos } from "../helpers/loop-repo.js";
@@ -64,6 +66,29 @@ describe("the tripwire on the repository's git state, without the sandbox", () =
     expect(code).toBe(1);
     expect(out).toMatch(/P01#1 → blocked: the code run by the gates reached outside its worktree: \.git\/config changed/);
   });
+});
+
+describe("the tripwire outside the worktree, without the sandbox", () => {
+  const shim = join(homedir(), ".local", "bin", `factory-tripwire-${process.pid}`);
+  afterEach(() => rmSync(shim, { force: true }));
+  // Each reach, run from the worktree (<root>/.factory/worktrees/P01), and how the tripwire names it.
+  const reaches: [string, string, RegExp][] = [
+    ["a shim on PATH in HOME", `mkdir -p "$(dirname ${shim})" && touch ${shim}`, /~\/\.local\/bin\/factory-tripwire-\d+ appeared/],
+    ["a commit straight to main", `git -C ../../.. commit -q --allow-empty -m sneaky`, /branch main changed/],
+    ["a new tag", "git tag sneaky", /ref refs\/tags\/sneaky appeared/],
+    ["an edit to the user's checkout", "echo '// x' >> ../../../src/calc.js", /a change to src\/calc\.js in your checkout appeared/],
+    ["an edit hidden with skip-worktree", "git -C ../../.. update-index --skip-worktree src/calc.js && echo '// x' >> ../../../src/calc.js", /a flag hiding changes to src\/calc\.js in your checkout appeared/],
+  ];
+  for (const [what, reach, named] of reaches) {
+    it(`${what}: the attempt fails naming it, the packet is blocked and the run halts`, async () => {
+      const target = setUp({ config: NO_SANDBOX, script: { P01: { implementer: [{ ...honest, run: reach }] } } });
+      const { code, out } = await target.run();
+      expect(out).toMatch(/P01#1 → blocked: the implementer reached outside its worktree: /);
+      expect(out).toMatch(named);
+      expect(out).toContain("run halted");
+      expect(code).toBe(1);
+    });
+  }
 });
 
 describe("limits", () => {
