@@ -134,15 +134,22 @@ describe("spec drift", () => {
   });
 
   it("work whose spec moved after its attempt started does not land (checked again at merge)", async () => {
-    // A stand-in for a person committing to main while the agent works: the spec moves mid-attempt.
-    const moveSpec = `cd ../../.. && printf '# spec\\n\\nTriple things now.\\n' > docs/SPEC.md && git commit -q -m "the spec moved" docs/SPEC.md`;
-    const target = setUp({ script: { P01: { implementer: [{ ...honest, run: moveSpec }] } } });
-    const { code, out } = await target.run();
+    // P02 rewrites P01's spec and lands while P01's agent is still at work (a person committing
+    // to main mid-attempt is stopped earlier, by the tripwire).
+    const target = setUp({
+      script: {
+        P01: { implementer: [{ ...honest, sleep: 6000 }] },
+        P02: { implementer: [{ write: { "docs/SPEC.md": "# spec\n\nTriple things now.\n" } }] },
+      },
+    });
+    target.write("packets/P02-spec.toml", `id = "P02"\ngoal = "Move the spec"\nspec_commit = "${target.spec}"\nspec_path = "src/calc.js"\nallowed_paths = ["docs/SPEC.md"]\nbrief = "Rewrite the spec."\n[[invariants]]\nid = "ok"\nassert = "it says triple"\n`);
+    target.commit("a packet that moves the spec");
+    const { code, out } = await target.run({ concurrency: 2 });
     expect(out).toContain("P01#1 implementer: ok"); // the attempt started before the spec moved
     expect(out).toMatch(/P01#1 → blocked: docs\/SPEC\.md changed since the packet was cut/);
     expect(code).toBe(1);
-    expect(target.subjects()[0]).toBe("the spec moved");
-  });
+    expect(target.subjects()[0]).toBe("feat: Move the spec [P02]");
+  }, 60_000);
 });
 
 describe("state git can vouch for", () => {
