@@ -43,9 +43,18 @@ async function filterOverrides(cwd: string): Promise<string[]> {
 }
 
 /** Identity for commits the factory itself makes (planting, attempts, fixes, merges). */
-const FACTORY_IDENTITY = ["-c", "user.name=factory", "-c", "user.email=factory@localhost", "-c", "commit.gpgsign=false"];
+const FACTORY_IDENTITY = ["-c", "user.name=factory", "-c", "user.email=factory@localhost"];
+/** The task branches' working commits are never signed (a passphrase prompt at night would stall the run); the landing commit follows the user's signing setup. */
+const NO_SIGNING = ["-c", "commit.gpgsign=false"];
 
 export type GitResult = { ok: true; out: string } | { ok: false; message: string };
+
+export interface GitOptions {
+  /** Commit as the factory. */
+  identity?: boolean;
+  /** With identity: leave signing to the command line and the user's configuration (gpg.format, user.signingkey). */
+  signed?: boolean;
+}
 
 /**
  * simple-git treats a non-zero exit with nothing on stderr as success; the
@@ -59,12 +68,12 @@ function failOnExitCode(error: Buffer | Error | undefined, result: { exitCode: n
 }
 
 /** Runs `git <args>` in `cwd`; failures come back as data. */
-export function gitTry(cwd: string, args: string[], options: { identity?: boolean } = {}): Promise<GitResult> {
+export function gitTry(cwd: string, args: string[], options: GitOptions = {}): Promise<GitResult> {
   return serialize(async () => {
     try {
       const subcommand = args.find((arg, at) => !arg.startsWith("-") && args[at - 1] !== "-c");
       const filters = subcommand && FILTERING.has(subcommand) ? await filterOverrides(cwd) : [];
-      const out = await simpleGit({ baseDir: cwd, trimmed: false, errors: failOnExitCode, unsafe: UNSAFE }).raw([...HARDENED, ...filters, ...(options.identity ? FACTORY_IDENTITY : []), ...args]);
+      const out = await simpleGit({ baseDir: cwd, trimmed: false, errors: failOnExitCode, unsafe: UNSAFE }).raw([...HARDENED, ...filters, ...(options.identity ? FACTORY_IDENTITY : []), ...(options.identity && !options.signed ? NO_SIGNING : []), ...args]);
       return { ok: true, out };
     } catch (error) {
       return { ok: false, message: error instanceof Error ? error.message.trim() : String(error) };
@@ -73,7 +82,7 @@ export function gitTry(cwd: string, args: string[], options: { identity?: boolea
 }
 
 /** Runs `git <args>` where failure means a bug or a broken repository: it throws with git's message. */
-export async function gitRun(cwd: string, args: string[], options: { identity?: boolean } = {}): Promise<string> {
+export async function gitRun(cwd: string, args: string[], options: GitOptions = {}): Promise<string> {
   const result = await gitTry(cwd, args, options);
   if (!result.ok) throw new Error(`git ${args.join(" ")} (in ${cwd}) failed: ${result.message}`);
   return result.out;
@@ -151,4 +160,10 @@ export async function commitAll(dir: string, message: string): Promise<string> {
 export async function gitUserName(cwd: string): Promise<string | undefined> {
   const result = await gitTry(cwd, ["config", "user.name"]);
   return result.ok ? result.out.trim() || undefined : undefined;
+}
+
+/** Whether the user's configuration asks for signed commits (`commit.gpgsign`): plumbing like commit-tree does not read it itself. */
+export async function wantsSignedCommits(root: string): Promise<boolean> {
+  const result = await gitTry(root, ["config", "--type=bool", "--get", "commit.gpgsign"]);
+  return result.ok && result.out.trim() === "true";
 }

@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { gitRun, gitTry, resolveCommit, treeOf } from "../git/repo.js";
+import { gitRun, gitTry, resolveCommit, treeOf, wantsSignedCommits } from "../git/repo.js";
 import { createWorktree, listWorktrees, mergeInWorktree, worktreeStatus } from "../git/worktree.js";
 import type { PlantedCases } from "../gates/test-compare.js";
 import { checkSpecDrift } from "../loop/spec-drift.js";
@@ -86,7 +86,7 @@ export async function land(ctx: RunContext, input: LandInput): Promise<LandResul
     if (already) return { kind: "merged", commit: already.commit, tree: await treeOf(ctx.root, already.commit) };
     const tree = await treeOf(ctx.root, commit);
     const message = mergeMessage(ctx.config.merge.message, input.packet, { ...input.provenance, gates });
-    const squash = (await gitRun(ctx.root, ["commit-tree", tree, "-p", tip, "-m", message], { identity: true })).trim();
+    const squash = (await gitRun(ctx.root, ["commit-tree", ...((await wantsSignedCommits(ctx.root)) ? ["-S"] : []), tree, "-p", tip, "-m", message], { identity: true, signed: true })).trim();
     const moved = await moveTarget(ctx, tip, squash);
     if (moved.kind === "moved") return { kind: "merged", commit: squash, tree };
     if (moved.kind === "dirty") return { kind: "merge-blocked", reason: moved.reason };

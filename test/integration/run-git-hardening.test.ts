@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { chmodSync, existsSync, rmSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
@@ -45,6 +46,23 @@ describe("the factory's git calls", () => {
     expect(out).toContain("P01#1 → merged");
     expect(code).toBe(0);
     expect(target.git("cat-file", "blob", "main:src/double.js")).toBe(DOUBLE_JS);
+  });
+});
+
+describe("the factory's commits", () => {
+  it("honour the user's signing setup: the landing commit is signed, the task branch's working commits are not", async () => {
+    const target = setUp({ script: { P01: { implementer: [honest] } } });
+    const key = `${target.dir}/.git/test-signing-key`; // inside the repository, so the test leaves nothing behind
+    execFileSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", key]);
+    target.git("config", "gpg.format", "ssh");
+    target.git("config", "user.signingkey", key);
+    target.git("config", "commit.gpgsign", "true");
+    const { code, out } = await target.run();
+    expect(out).toContain("P01#1 → merged");
+    expect(code).toBe(0);
+    expect(target.git("cat-file", "commit", "main")).toContain("-----BEGIN SSH SIGNATURE-----");
+    const planted = (await target.events("P01")).find((event) => event.kind === "planted");
+    expect(target.git("cat-file", "commit", planted?.kind === "planted" ? planted.commit : "")).not.toContain("gpgsig");
   });
 });
 
