@@ -34,7 +34,7 @@ export function renderSurface(surface: DetectedSurface): string {
       ``,
       `  [[${key}.gates]]`,
       `  name = "pytest"`,
-      `  run = "python3 -m pytest -q${atRoot ? " --ignore=packets" : ""} --junitxml={junit}"   # {junit}: per-test results, compared with the baseline`,
+      `  run = "python3 -m pytest -q${atRoot ? " --ignore=packets" : ""} --junitxml={junit} {tests}"   # {junit}: per-test results, compared with the baseline; {tests}: the planted tests, when they run on their own`,
       `  tests = true`,
     );
     return lines.join("\n");
@@ -63,8 +63,8 @@ export function renderSurface(surface: DetectedSurface): string {
 
 function testGate(runner: DetectedSurface["testRunner"], atRoot: boolean): string | undefined {
   switch (runner) {
-    case "vitest": return `npx vitest run${atRoot ? " --exclude 'packets/**'" : ""} --reporter=default --reporter=junit --outputFile.junit={junit}`;
-    case "node": return "node --test --test-reporter=spec --test-reporter-destination=stdout --test-reporter=junit --test-reporter-destination={junit}";
+    case "vitest": return `npx vitest run${atRoot ? " --exclude 'packets/**'" : ""} --reporter=default --reporter=junit --outputFile.junit={junit} {tests}`;
+    case "node": return "node --test --test-reporter=spec --test-reporter-destination=stdout --test-reporter=junit --test-reporter-destination={junit} {tests}";
     case "jest": return undefined;
     case undefined: return undefined;
   }

@@ -23,6 +23,8 @@ export interface CommandGateInput {
   planted?: PlantedCases;
   /** The gate finished on the baseline: a hang or kill now is the work's failure, not the environment's. */
   finishedOnBaseline?: boolean;
+  /** For `{tests}`: the test files to run, relative to the surface dir; undefined: "" (the runner's own selection, the whole suite). */
+  tests?: readonly string[];
   signal?: AbortSignal;
   /** Where the gate runs; its report directory is added to the writable places. */
   sandbox?: SandboxRequest;
@@ -54,7 +56,10 @@ export async function runCommandGate(input: CommandGateInput): Promise<CommandGa
   const junit = join(input.runDir, "reports", `junit-${gate.name}.xml`);
   mkdirSync(dirname(junit), { recursive: true });
   rmSync(junit, { force: true });
-  const command = gate.run.replaceAll("{files}", files.map(shellQuote).join(" ")).replaceAll("{junit}", shellQuote(junit));
+  const command = gate.run
+    .replaceAll("{files}", files.map(shellQuote).join(" "))
+    .replaceAll("{tests}", (input.tests ?? []).map(shellQuote).join(" "))
+    .replaceAll("{junit}", shellQuote(junit));
   const outcome = await runCommand({
     command,
     cwd: join(input.worktree, surface.dir),

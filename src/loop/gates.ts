@@ -1,14 +1,14 @@
 import { sandboxed } from "./sandbox.js";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Surface } from "../config/types.js";
+import type { GateConfig, Surface } from "../config/types.js";
 import { changedPaths, diffText } from "../git/diff.js";
 import { gitRun, listTree, readFileAt } from "../git/repo.js";
 import { commitWorktree, reduceToCommit } from "../git/worktree.js";
 import { runCommandGate, surfaceFiles } from "../gates/command.js";
 import { parseUnifiedDiff } from "../gates/diff-parse.js";
 import type { TestResult } from "../gates/junit.js";
-import type { PlantedCases } from "../gates/test-compare.js";
+import { checkPlanted, type PlantedCases } from "../gates/test-compare.js";
 import { AGENT_OUTPUTS, ALWAYS_FORBIDDEN, matchesAny, shellQuote } from "../gates/paths.js";
 import { checkScope } from "../gates/scope.js";
 import { checkTamper, pytestSectionLines } from "../gates/tamper.js";
@@ -91,12 +91,40 @@ export async function runGates(ctx: RunContext, input: GateRunInput): Promise<Ga
     });
     checkInterrupted(ctx.signal); // a gate killed by Ctrl-C says nothing about the work
     reports.push(report);
+    const planted = input.plantedCases[gate.name];
+    if (gate.tests && gate.run.includes("{tests}") && planted?.files.length) reports.push(await plantedOnly(ctx, input, gate, planted));
   }
   for (const report of reports.slice(input.combined?.builtins.length ?? 0)) {
     ctx.emit({ kind: "gate", packet: packet.id, attempt: input.attempt, gate: report.name, status: report.status, summary: report.summary, durationMs: report.durationMs });
   }
   writeFileSync(join(input.runDir, `gates-${commit.slice(0, 12)}.json`), JSON.stringify(reports, null, 2));
   return { reports, commit };
+}
+
+/**
+ * The planted tests run on their own, through `{tests}`: no new test module
+ * or test of the agent's is collected beside them, so none can change their
+ * outcome (a module that patches the implementation at import, a fixture
+ * that fakes a result). Each planted case must pass here too.
+ */
+async function plantedOnly(ctx: RunContext, input: GateRunInput, gate: GateConfig, planted: PlantedCases): Promise<GateReport> {
+  const surface = input.surface as Surface;
+  const prefix = surface.dir === "." ? "" : `${surface.dir}/`;
+  const name = `${gate.name} (planted only)`;
+  const { report, results } = await runCommandGate({
+    gate: { ...gate, name }, surface, worktree: input.worktree, changed: [], runDir: input.runDir,
+    timeoutMs: gate.timeoutMs ?? ctx.config.limits.gateTimeoutMs, baseline: undefined,
+    tests: planted.files.map((file) => file.slice(prefix.length)), signal: ctx.signal,
+    ...sandboxed(ctx, input.worktree, surface.network),
+  });
+  checkInterrupted(ctx.signal);
+  if (!results) return { ...report, status: "fail", summary: `the planted tests, run on their own, gave no results: ${report.summary}` };
+  const { findings } = checkPlanted({ planted, surfaceDir: surface.dir, baseline: [], now: results });
+  if (findings.length === 0) return { ...report, status: "pass", summary: `${planted.cases.length} planted test(s) pass on their own`, findings: [] };
+  return {
+    ...report, status: "fail", findings: findings.map((finding) => ({ file: finding.id, message: finding.message })),
+    summary: `${findings.length} planted test(s) do not pass when run on their own: something else collected beside them changes their outcome`,
+  };
 }
 
 async function applyFixes(ctx: RunContext, input: GateRunInput, forbidden: string[]): Promise<void> {

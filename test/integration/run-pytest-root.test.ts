@@ -93,6 +93,26 @@ describe.skipIf(!available)("factory run on a Python repository whose pytest run
     expect(target.git("log", "--format=%s", "main").trim().split("\n")[0]).toBe("queue");
   });
 
+  it("runs the planted tests on their own through {tests}: a new test module that patches the implementation at import is caught; honest work passes both runs", async () => {
+    const gate = "python3 -m pytest -q --junitxml={junit} {tests}";
+    const patcher = "import pkg.double\n\npkg.double.double = lambda n: n * 2\n\n\ndef test_setup():\n    assert True\n";
+    const sneaky = { write: { "pkg/double.py": "def double(n):\n    return 0\n", "tests/test_aa_setup.py": patcher } };
+    const target = pythonTarget({ gate });
+    target.write("packets/P01-double.toml", target.read("packets/P01-double.toml").replace('allowed_paths = ["pkg/double.py"]', 'allowed_paths = ["pkg/double.py", "tests/test_aa_setup.py"]'));
+    target.commit("P01 may add a test module");
+    const caught = await runQueue(target, { P01: { implementer: [sneaky] } });
+    expect(caught.out).toMatch(/gate pytest: pass/); // the whole suite, patched, passes
+    expect(caught.out).toMatch(/gate pytest \(planted only\): fail — 1 planted test\(s\) do not pass when run on their own/);
+    expect(caught.code).toBe(1);
+    expect(target.git("log", "--format=%s", "main").trim().split("\n")[0]).toBe("P01 may add a test module");
+
+    target.cleanup(); // the helper removes only the last repository it tracks
+    const honestTarget = pythonTarget({ gate });
+    const merged = await runQueue(honestTarget, honest);
+    expect(merged.out).toMatch(/gate pytest \(planted only\): pass — 1 planted test\(s\) pass on their own/);
+    expect(merged.code).toBe(0);
+  }, 120_000);
+
   it("fails an implementation that ends the test run early with exit 0 and no report", async () => {
     const target = pythonTarget();
     const exits = "import os\n\nos._exit(0)\n";
