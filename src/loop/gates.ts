@@ -8,7 +8,7 @@ import { commitWorktree, reduceToCommit } from "../git/worktree.js";
 import { runCommandGate, surfaceFiles } from "../gates/command.js";
 import { parseUnifiedDiff } from "../gates/diff-parse.js";
 import type { TestResult } from "../gates/junit.js";
-import { checkPlanted, type PlantedCases } from "../gates/test-compare.js";
+import { checkPlanted, realCases, type PlantedCases } from "../gates/test-compare.js";
 import { AGENT_OUTPUTS, ALWAYS_FORBIDDEN, matchesAny, shellQuote } from "../gates/paths.js";
 import { checkScope } from "../gates/scope.js";
 import { checkTamper, pytestSectionLines } from "../gates/tamper.js";
@@ -120,7 +120,8 @@ async function plantedOnly(ctx: RunContext, input: GateRunInput, gate: GateConfi
   checkInterrupted(ctx.signal);
   if (!results) return { ...report, status: "fail", summary: `the planted tests, run on their own, gave no results: ${report.summary}` };
   const { findings } = checkPlanted({ planted, surfaceDir: surface.dir, baseline: [], now: results });
-  if (findings.length === 0) return { ...report, status: "pass", summary: `${planted.cases.length} planted test(s) pass on their own`, findings: [] };
+  const passing = realCases(results).filter((result) => result.outcome === "passed").length;
+  if (findings.length === 0) return { ...report, status: "pass", summary: `${passing} planted test(s) pass on their own`, findings: [] };
   return {
     ...report, status: "fail", findings: findings.map((finding) => ({ file: finding.id, message: finding.message })),
     summary: `${findings.length} planted test(s) do not pass when run on their own: something else collected beside them changes their outcome`,
