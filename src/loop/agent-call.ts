@@ -7,7 +7,7 @@ import { appendEvents } from "../ledger/store.js";
 import { formatSize } from "../util/size.js";
 import { BudgetExhausted } from "./budget.js";
 import { checkInterrupted, type RunContext } from "./context.js";
-import { sandboxed } from "./sandbox.js";
+import { agentSandboxed } from "./sandbox.js";
 
 export interface AgentCall {
   role: Role;
@@ -49,10 +49,8 @@ export async function callAgent(ctx: RunContext, call: AgentCall): Promise<Agent
     allowedCommands: call.allowedCommands ?? [],
     ...(call.resumeSession ? { resumeSession: call.resumeSession } : {}),
     timeoutMs: ctx.config.limits.agentTimeoutMs, idleTimeoutMs: ctx.config.limits.agentIdleTimeoutMs, signal: ctx.signal,
-    // Agents keep the network: they must reach their provider. Each role of
-    // an attempt keeps its HOME in the run directory (its sessions: a
-    // correction round resumes one), never shared with the other role.
-    ...sandboxed(ctx, call.worktree, true, join(call.runDir, `${call.role}-home`)),
+    // Each role of an attempt keeps its own HOME, never shared with the other.
+    ...agentSandboxed(ctx, call.worktree, join(call.runDir, `${call.role}-home`)),
   });
   ctx.budget.add(outcome.costUsd);
   await appendEvents(ctx.root, [{

@@ -1,3 +1,7 @@
+import { readdirSync } from "node:fs";
+import { join } from "node:path";
+import { matchesAny } from "../gates/paths.js";
+import { DEPENDENCY_PATTERNS } from "../git/worktree.js";
 import type { SandboxRequest } from "../process/sandbox.js";
 import type { RunContext } from "./context.js";
 
@@ -9,13 +13,14 @@ import type { RunContext } from "./context.js";
 export function sandboxFor(
   ctx: Pick<RunContext, "root" | "config">,
   worktree: string,
-  options: { network: boolean; writable?: string[]; readable?: string[]; homeSeed?: readonly string[]; keepHome?: string },
+  options: { network: boolean; writable?: string[]; readable?: string[]; readOnly?: string[]; homeSeed?: readonly string[]; keepHome?: string },
 ): SandboxRequest | undefined {
   if (ctx.config.sandbox.kind === "none") return undefined;
   return {
     root: ctx.root,
     writable: [worktree, ...(options.writable ?? [])],
     readable: options.readable ?? [],
+    readOnly: options.readOnly ?? [],
     network: options.network,
     homeSeed: options.homeSeed ?? [],
     homeKeep: ctx.config.sandbox.home,
@@ -24,7 +29,39 @@ export function sandboxFor(
 }
 
 /** `{ sandbox }` for a gate, fix or install run, to spread into a run request; empty when unsandboxed. */
-export function sandboxed(ctx: Pick<RunContext, "root" | "config">, worktree: string, network: boolean, keepHome?: string): { sandbox?: SandboxRequest } {
-  const sandbox = sandboxFor(ctx, worktree, { network, ...(keepHome ? { keepHome } : {}) });
+export function sandboxed(ctx: Pick<RunContext, "root" | "config">, worktree: string, network: boolean): { sandbox?: SandboxRequest } {
+  const sandbox = sandboxFor(ctx, worktree, { network });
   return sandbox ? { sandbox } : {};
+}
+
+/**
+ * `{ sandbox }` for an agent call: with the network (it must reach its
+ * provider), its role's HOME kept in the run directory (its sessions: a
+ * correction round resumes one), and the dependencies the install produced
+ * read-only, so an agent cannot change what the gates will import.
+ */
+export function agentSandboxed(ctx: Pick<RunContext, "root" | "config">, worktree: string, home: string): { sandbox?: SandboxRequest } {
+  const sandbox = sandboxFor(ctx, worktree, { network: true, keepHome: home, readOnly: dependencyDirs(worktree) });
+  return sandbox ? { sandbox } : {};
+}
+
+/** The install's dependency directories in a worktree: at its root and one level down (a surface's dir). */
+function dependencyDirs(worktree: string): string[] {
+  const found: string[] = [];
+  const scan = (dir: string, depth: number): void => {
+    let entries;
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const entry of entries) {
+      if (!entry.isDirectory() || entry.name === ".git" || entry.name === ".factory") continue;
+      const path = join(dir, entry.name);
+      if (matchesAny(entry.name, DEPENDENCY_PATTERNS)) found.push(path);
+      else if (depth > 0) scan(path, depth - 1);
+    }
+  };
+  scan(worktree, 1);
+  return found;
 }

@@ -31,6 +31,8 @@ export interface BwrapPlan {
   hidden: string[];
   readable: string[];
   writable: string[];
+  /** Inside the writable places, made read-only again (the dependencies an install produced). */
+  readOnly: string[];
   network: boolean;
   cwd: string;
 }
@@ -43,6 +45,7 @@ export function bwrapArgs(plan: BwrapPlan, command: string): string[] {
   for (const dir of plan.hidden) args.push("--tmpfs", dir);
   for (const path of plan.readable) args.push("--ro-bind", path, path);
   for (const path of plan.writable) args.push("--bind", path, path);
+  for (const path of plan.readOnly) args.push("--ro-bind", path, path);
   args.push("--bind", plan.privateTmp, plan.privateTmp);
   args.push("--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts");
   if (!plan.network) args.push("--unshare-net");

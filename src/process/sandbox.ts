@@ -12,6 +12,8 @@ export interface SandboxRequest {
   writable: string[];
   /** Files or directories inside hidden places that the call must read (a prompt file). */
   readable?: string[];
+  /** Directories inside the writable places that stay read-only (an install's dependencies, for an agent). */
+  readOnly?: string[];
   network: boolean;
   /** Paths relative to HOME copied into the private HOME (an agent CLI's credentials and settings). */
   homeSeed?: readonly string[];
@@ -60,6 +62,7 @@ export function openSandbox(request: SandboxRequest, command: string, cwd: strin
     hidden: HIDDEN_STATE.map((dir) => join(request.root, dir)).filter((dir) => existsSync(dir)),
     readable: request.readable ?? [],
     writable: request.writable,
+    readOnly: (request.readOnly ?? []).filter((path) => existsSync(path)),
     network: request.network,
     cwd,
   }, command);

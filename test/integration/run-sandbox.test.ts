@@ -97,6 +97,18 @@ describe("the sandbox (bubblewrap, the default)", () => {
     expect(landed.split("\n").filter((line) => /^\/\/ \w/.test(line))).toEqual(["// P01", "// attempt-1", "// implementer-prompt.md"]);
   }, 60_000);
 
+  it("keeps the install's dependencies read-only for the agent, so it cannot change what the gates import", async () => {
+    const install = 'install = "mkdir -p node_modules/dep && echo \'export default 1;\' > node_modules/dep/index.js"';
+    const tryWrite = "(echo 'export default 2;' > node_modules/dep/index.js && echo '// wrote' >> src/double.js) 2>/dev/null || echo '// refused' >> src/double.js";
+    const target = setUp({ script: { P01: { implementer: [{ write: { "src/double.js": DOUBLE_JS }, run: tryWrite }] } } });
+    target.write(".factory/config.toml", target.read(".factory/config.toml").replace('dir = "."', `dir = "."\n${install}`));
+    target.commit("an install step");
+    const { code, out } = await target.run();
+    expect(out).toContain("P01#1 → merged");
+    expect(code).toBe(0);
+    expect(target.read("src/double.js")).toContain("// refused");
+  }, 60_000);
+
   it("refuses to run, before claiming anything, when bubblewrap is missing, and names the fix", () => {
     const target = setUp({ script: { P01: { implementer: [{ write: { "src/double.js": DOUBLE_JS } }] } } });
     const bin = mkdtempSync(join(tmpdir(), "factory-nobwrap-"));
