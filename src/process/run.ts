@@ -35,6 +35,7 @@ export type RunOutcome =
 const TAIL_LINES = 40;
 const TAIL_CHARS = 8_000;
 const KILL_GRACE_MS = 2_000;
+const OUTPUT_GRACE_MS = 2_000;
 
 export async function runCommand(request: RunRequest): Promise<RunOutcome> {
   const started = Date.now();
@@ -66,6 +67,16 @@ async function runChild(
     encoding: "utf8",
   } as const;
   const child = args === undefined ? execa(file, options) : execa(file, args, options);
+  // A process that left the group (setsid) may still hold stdout after the
+  // direct child exited; unsandboxed, nothing kills it, so stop waiting for
+  // its output instead of waiting for it forever.
+  let detachedOutput: NodeJS.Timeout | undefined;
+  child.on("exit", () => {
+    detachedOutput = setTimeout(() => {
+      child.stdout?.destroy();
+      child.stderr?.destroy();
+    }, OUTPUT_GRACE_MS);
+  });
 
   const killGroup = (reason: "timed-out" | "stalled" | "aborted"): void => {
     if (stopReason) return;
@@ -93,6 +104,7 @@ async function runChild(
 
   const result = await child;
   clearTimeout(hardTimer);
+  clearTimeout(detachedOutput);
   if (idleTimer) clearTimeout(idleTimer);
   request.signal?.removeEventListener("abort", onAbort);
   // The direct child is gone; make sure nothing it started outlives it.

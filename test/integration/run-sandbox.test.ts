@@ -27,7 +27,7 @@ function processesNaming(text: string): number[] {
   for (const entry of readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      if (readFileSync(`/proc/${entry}/cmdline`, "utf8").includes(text)) found.push(Number(entry));
+      if (readFileSync(`/proc/${entry}/cmdline`, "utf8").replaceAll("\0", " ").includes(text)) found.push(Number(entry));
     } catch {
       // the process ended while we looked
     }
@@ -83,6 +83,21 @@ describe("the sandbox (bubblewrap, the default)", () => {
     expect(code).toBe(0);
     expect(Date.now() - started).toBeLessThan(30_000); // not held until the sleep ends
     expect(processesNaming(sleeper)).toEqual([]);
+  }, 60_000);
+
+  it('without the sandbox (kind = "none"), a setsid child holding stdout does not keep the factory waiting', async () => {
+    const sleeper = `sleep 8${process.pid % 1000}4${Date.now() % 1000}`;
+    const target = setUp({ config: '[sandbox]\nkind = "none"', script: { P01: { implementer: [{ write: { "src/double.js": DOUBLE_JS }, run: `(setsid sh -c '${sleeper}' &)` }] } } });
+    const started = Date.now();
+    try {
+      const { code, out } = await target.run();
+      expect(out).toContain("P01#1 → merged");
+      expect(code).toBe(0);
+      expect(Date.now() - started).toBeLessThan(30_000);
+      expect(processesNaming(sleeper)).not.toEqual([]); // it is alive: the check the sandboxed test relies on can see it
+    } finally {
+      for (const pid of processesNaming(sleeper)) process.kill(pid, "SIGKILL"); // only the sandbox kills it
+    }
   }, 60_000);
 
   it("hides the factory's state and runs: an agent sees neither the ledger nor any run file but its own prompt", async () => {
