@@ -54,10 +54,11 @@ export function buildProgram(): Command {
     .option("--packet <id>", "run only this packet")
     .option("--max-cost <usd>", "stop claiming once this run has spent this much", (value: string) => parseNumber(value, { min: 0 }))
     .option("--concurrency <n>", "packets in flight at once", (value: string) => parseNumber(value, { min: 1, max: 32, integer: true }))
-    .action(async (opts: { once?: boolean; packet?: string; maxCost?: number; concurrency?: number }) => {
+    .option("--keep-going", "a blocked packet holds only its dependents; the rest of the queue runs ([limits] on_block = \"continue\")")
+    .action(async (opts: { once?: boolean; packet?: string; maxCost?: number; concurrency?: number; keepGoing?: boolean }) => {
       const controller = interruptible();
       finish(await (await import("./commands/run.js")).run({
-        cwd, once: Boolean(opts.once), packet: opts.packet, maxCost: opts.maxCost, concurrency: opts.concurrency, output, signal: controller.signal,
+        cwd, once: Boolean(opts.once), packet: opts.packet, maxCost: opts.maxCost, concurrency: opts.concurrency, keepGoing: Boolean(opts.keepGoing), output, signal: controller.signal,
       }));
     });
 

@@ -24,6 +24,8 @@ export interface RunOptions {
   packet: string | undefined;
   maxCost: number | undefined;
   concurrency: number | undefined;
+  /** `--keep-going`: like `[limits] on_block = "continue"`. */
+  keepGoing?: boolean;
   output: Output;
   signal: AbortSignal;
 }
@@ -109,6 +111,7 @@ export async function run(options: RunOptions): Promise<ExitCode> {
     };
     const end = await drainQueue(ctx, {
       packets, once: options.once, only: options.packet, concurrency: options.concurrency ?? config.limits.concurrency,
+      keepGoing: options.keepGoing === true || config.limits.onBlock === "continue",
     });
     await appendEvents(workspace.root, [{ kind: "run-ended", run: owner.run, outcome: end.outcome, ...(end.reason ? { reason: end.reason } : {}) }]);
     progress.emit({ kind: "run-end", outcome: end.outcome, ...(end.reason ? { reason: end.reason } : {}), costUsd: budget.spentUsd, elapsedMs: Date.now() - started });

@@ -185,6 +185,7 @@ function readLimits(root: Fields): Limits {
     concurrency: fields.number("concurrency", { min: 1, max: 32, integer: true }) ?? DEFAULT_LIMITS.concurrency,
     maxResultSizeBytes: size("max_result_size", DEFAULT_LIMITS.maxResultSizeBytes),
     maxFileSizeBytes: size("max_file_size", DEFAULT_LIMITS.maxFileSizeBytes),
+    onBlock: onBlock(fields),
   };
   fields.rejectUnknown();
   return limits;
@@ -202,6 +203,14 @@ function readSandbox(root: Fields): SandboxConfig {
   }
   fields.rejectUnknown();
   return { kind: kind ?? DEFAULT_SANDBOX.kind, home };
+}
+
+function onBlock(fields: Fields): Limits["onBlock"] {
+  const value = fields.string("on_block");
+  if (value === undefined) return DEFAULT_LIMITS.onBlock;
+  if (value === "halt" || value === "continue") return value;
+  fields.report("on_block", `"${value}" is not a choice; use "halt" (stop the run at the first blocked packet, the default) or "continue" (hold only its dependents)`);
+  return DEFAULT_LIMITS.onBlock;
 }
 
 function durationHelp(value: unknown): string {

@@ -84,6 +84,8 @@ export interface Limits {
   maxResultSizeBytes: number;
   /** A file larger than this in an attempt's change fails the scope gate. */
   maxFileSizeBytes: number;
+  /** What a blocked packet does to the run: halt it, or hold only its dependents and go on. */
+  onBlock: "halt" | "continue";
 }
 
 export const DEFAULT_LIMITS: Limits = {
@@ -97,6 +99,7 @@ export const DEFAULT_LIMITS: Limits = {
   rateLimitWaitMs: 30 * 60_000,
   maxResultSizeBytes: 1024 ** 2,
   maxFileSizeBytes: 10 * 1024 ** 2,
+  onBlock: "halt",
 };
 
 export const DEFAULT_MERGE_MESSAGE = "feat: {goal} [{id}]";

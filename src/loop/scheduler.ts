@@ -12,6 +12,8 @@ export interface SchedulerOptions {
   once: boolean;
   only: string | undefined;
   concurrency: number;
+  /** A blocked packet holds only its dependents; the rest of the queue runs. */
+  keepGoing: boolean;
 }
 
 export type RunEnd =
@@ -33,14 +35,22 @@ export async function drainQueue(ctx: RunContext, options: SchedulerOptions): Pr
   let halt: RunEnd | undefined;
   let environmentErrors = 0;
   let attempts = 0;
+  const blocked: { id: string; reason: string }[] = [];
+  let lastBlock: string | undefined; // the last packet's block, in the order outcomes arrive
 
   const handle = async (packet: Packet, outcome: PacketOutcome): Promise<void> => {
     if (outcome.kind !== "retry") environmentErrors = 0;
+    if (outcome.kind === "merged" || outcome.kind === "held") lastBlock = undefined;
     switch (outcome.kind) {
-      case "blocked":
-        halt ??= { outcome: "halted", reason: `${packet.id} is blocked: ${outcome.reason}` };
+      case "blocked": {
+        blocked.push({ id: packet.id, reason: outcome.reason });
+        const same = blockKey(outcome.reason);
+        if (!options.keepGoing) halt ??= { outcome: "halted", reason: `${packet.id} is blocked: ${outcome.reason}` };
+        else if (lastBlock === same) halt ??= { outcome: "halted", reason: `two packets in a row blocked for the same reason (the machine or the spec, not the work): ${packet.id}: ${outcome.reason}` };
+        lastBlock = same;
         await notify(ctx.root, ctx.config, { event: "blocked", packet: packet.id, reason: outcome.reason });
         break;
+      }
       case "held":
         await notify(ctx.root, ctx.config, { event: "awaiting_human", packet: packet.id, approve: `factory approve ${packet.id}` });
         break;
@@ -98,7 +108,37 @@ export async function drainQueue(ctx: RunContext, options: SchedulerOptions): Pr
     if (running.size === 0) break;
     await Promise.race(running);
   }
-  return halt ?? { outcome: "drained" };
+  if (halt) return halt;
+  if (blocked.length > 0) {
+    const held = heldBehind(options.packets, new Set(blocked.map((entry) => entry.id)));
+    return {
+      outcome: "halted",
+      reason: `the rest of the queue ran; blocked: ${blocked.map((entry) => entry.id).join(", ")}${held.length ? `; waiting on them: ${held.join(", ")}` : ""}`,
+    };
+  }
+  return { outcome: "drained" };
+}
+
+/** Pure: a block reason with packet ids, numbers and shas taken out, so the same cause on two packets compares equal. */
+export function blockKey(reason: string): string {
+  return reason.replace(/\b[0-9a-f]{7,40}\b/g, "<sha>").replace(/\d+/g, "<n>").replace(/\b[A-Z]+[-_]?<n>/g, "<id>");
+}
+
+/** Pure: the packets that depend, directly or not, on a blocked one. */
+export function heldBehind(packets: readonly Packet[], blocked: ReadonlySet<string>): string[] {
+  const held = new Set<string>();
+  let grew = true;
+  while (grew) {
+    grew = false;
+    for (const packet of packets) {
+      if (held.has(packet.id) || blocked.has(packet.id)) continue;
+      if (packet.requires.some((dependency) => blocked.has(dependency) || held.has(dependency))) {
+        held.add(packet.id);
+        grew = true;
+      }
+    }
+  }
+  return [...held];
 }
 
 /** Rate limits are waited out (no attempt spent), up to the configured bound; undefined when the wait is over. */

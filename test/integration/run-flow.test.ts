@@ -156,6 +156,38 @@ describe("the run itself", () => {
     expect(target.targetTestsPass()).toBe(true);
   }, 60_000);
 
+  it("--keep-going: a blocked packet holds only its dependents, the rest of the queue runs, and the run still ends with exit 1 naming them", async () => {
+    const triple = "export function triple(n) {\n  return n * 3;\n}\n";
+    const blocked = { result: { status: "blocked", blocked_reason: "the spec contradicts the tests" } };
+    const target = setUp({ script: { P01: { implementer: [blocked] }, P02: { implementer: [{ write: { "src/triple.js": triple } }] } } });
+    const p01 = target.read("packets/P01-double.toml");
+    target.write("packets/P02-triple.toml", p01.replaceAll("P01", "P02").replace("Add double", "Add triple").replace("src/double.js", "src/triple.js"));
+    target.write("packets/supplied/P02/test/triple.test.js", DOUBLE_TEST_FOR("triple", 7, 21));
+    target.write("packets/P03-after.toml", p01.replaceAll("P01", "P03").replace("Add double", "Use double").replace('spec_path = "docs/SPEC.md"', 'spec_path = "docs/SPEC.md"\nrequires = ["P01"]'));
+    target.commit("two more packets");
+    const output = bufferOutput();
+    const code = await run({ cwd: target.dir, once: false, packet: undefined, maxCost: undefined, concurrency: undefined, keepGoing: true, output, signal });
+    expect(output.text()).toContain("P02#1 → merged");
+    expect(output.text()).toMatch(/run halted: the rest of the queue ran; blocked: P01; waiting on them: P03/);
+    expect(code).toBe(1);
+    expect(await target.record("P03")).toBeUndefined(); // never claimed
+  }, 60_000);
+
+  it('on_block = "continue" still halts when two packets in a row block for the same reason', async () => {
+    const noNetwork = { result: { status: "blocked", blocked_reason: "cannot reach the package index" } };
+    const target = setUp({ config: 'on_block = "continue"', script: { P01: { implementer: [noNetwork] }, P02: { implementer: [noNetwork] }, P03: { implementer: [honest] } } });
+    const p01 = target.read("packets/P01-double.toml");
+    for (const id of ["P02", "P03"]) {
+      target.write(`packets/${id}-x.toml`, p01.replaceAll("P01", id));
+      target.write(`packets/supplied/${id}/test/double.test.js`, target.read("packets/supplied/P01/test/double.test.js"));
+    }
+    target.commit("two more packets");
+    const { code, out } = await target.run();
+    expect(out).toMatch(/run halted: two packets in a row blocked for the same reason \(the machine or the spec, not the work\): P02/);
+    expect(code).toBe(1);
+    expect(await target.record("P03")).toBeUndefined();
+  }, 60_000);
+
   it("a gate that cannot run is the environment's fault: not counted, and two in a row halt the run", async () => {
     const target = setUp({
       gates: `\n  [[surfaces.app.gates]]\n  name = "lint"\n  run = "no-such-linter-xyz"\n`,
