@@ -101,6 +101,12 @@ export function buildProgram(): Command {
       finish(await (await import("./commands/unblock.js")).unblock({ cwd, id, attempts: opts.attempts, output, env: process.env, yes: Boolean(opts.yes), input: process.stdin })));
 
   program
+    .command("doctor")
+    .description("every check `run` makes before it claims anything (sandbox, agents, gate programs, surface dirs, models)")
+    .option("--no-models", "do not ask each tier's model its one tiny question")
+    .action(async (opts: { models: boolean }) => finish(await (await import("./commands/doctor.js")).doctor({ cwd, models: opts.models, output })));
+
+  program
     .command("demo")
     .description("set up the bundled sample repository and run the factory on it (no API key)")
     .addOption(new Option("--dir <path>", "where to create the sample repository (default: a new temp dir)"))

@@ -1,6 +1,4 @@
 import { join } from "node:path";
-import { adapterFor } from "../agents/index.js";
-import type { AgentAdapter } from "../agents/types.js";
 import { recordLandedVersions } from "../loop/reconcile.js";
 import { foldLedger } from "../ledger/fold.js";
 import { acquireRunLock } from "../ledger/run-lock.js";
@@ -10,10 +8,9 @@ import { createProgress } from "../log/progress.js";
 import { Budget } from "../loop/budget.js";
 import { RUNS_DIR, type RunContext } from "../loop/context.js";
 import { notify } from "../loop/notify.js";
-import { checkModels, missingAgentPrograms } from "../loop/preflight.js";
+import { preflight } from "../loop/preflight-checks.js";
 import { recoverInFlight } from "../loop/recover.js";
 import { drainQueue } from "../loop/scheduler.js";
-import { checkSandbox, SANDBOX_HELP } from "../process/sandbox.js";
 import { formatProblem } from "../util/problem.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
 import { loadWorkspace } from "./workspace.js";
@@ -55,33 +52,16 @@ export async function run(options: RunOptions): Promise<ExitCode> {
     return EXIT.halted;
   }
 
-  const adapters = new Map<string, AgentAdapter>();
-  const refusals: string[] = [];
-  const tiersUsed = new Set(packets.flatMap((packet) => [packet.tier, packet.reviewer]));
-  for (const tier of config.tiers.filter((candidate) => tiersUsed.has(candidate.name))) {
-    const agent = config.agents[tier.agent];
-    if (!agent || adapters.has(agent.name)) continue;
-    const lookup = adapterFor(agent);
-    if (lookup.ok) adapters.set(agent.name, lookup.adapter);
-    else refusals.push(`.factory/config.toml: ${lookup.reason}`);
-  }
-  refusals.push(...missingAgentPrograms({ config, agents: new Set(adapters.keys()), path: process.env.PATH, root: workspace.root }).map((refusal) => `factory run refused: ${refusal}`));
-  if (config.sandbox.kind === "bwrap") {
-    const sandbox = await checkSandbox(workspace.root);
-    if (!sandbox.ok) refusals.push(`factory run refused: the sandbox cannot start: ${sandbox.reason}; ${SANDBOX_HELP}`);
-  }
+  const checked = await preflight({ root: workspace.root, config, tip: workspace.tip, packets, models: true });
+  const refusals = checked.checks.filter((check) => check.problem);
   if (refusals.length > 0) {
-    for (const refusal of refusals) output.err(refusal);
+    for (const refusal of refusals) output.err(`factory run refused: ${refusal.problem}`);
+    output.err("Nothing was claimed or spent. `factory doctor` shows every check.");
     return EXIT.invalid;
   }
+  const { adapters } = checked;
   if (config.sandbox.kind === "none") {
     output.err('warning: [sandbox] kind = "none": agents and gates run without containment and can change anything this user can; only tripwires and gates stand between them and your machine');
-  }
-
-  const preflight = await checkModels({ root: workspace.root, config, tiers: tiersUsed, adapters });
-  if (preflight.refusals.length > 0) {
-    for (const refusal of preflight.refusals) output.err(`factory run refused: ${refusal}`);
-    return EXIT.invalid;
   }
 
   const lock = await acquireRunLock(workspace.root);
@@ -94,7 +74,7 @@ export async function run(options: RunOptions): Promise<ExitCode> {
   const progress = createProgress(output, join(workspace.root, RUNS_DIR, `run-${lock.lock.startedAt.replaceAll(":", "-")}.log`));
   const started = Date.now();
   const budget = new Budget(options.maxCost ?? config.limits.maxCostUsd);
-  budget.add(preflight.costUsd);
+  budget.add(checked.costUsd);
   try {
     if (lock.tookOverFrom) progress.emit({ kind: "notice", message: `took over the run lock of pid ${lock.tookOverFrom.pid}, which is no longer running` });
     for (const id of await recoverInFlight(workspace.root, owner.run)) {

@@ -63,7 +63,7 @@ export function missingAgentPrograms(input: { config: Config; agents: ReadonlySe
   return refusals;
 }
 
-function findProgram(program: string, path: string | undefined, root: string): boolean {
+export function findProgram(program: string, path: string | undefined, root: string): boolean {
   const executable = (file: string): boolean => {
     try {
       accessSync(file, constants.X_OK);

@@ -1,0 +1,91 @@
+import { adapterFor } from "../agents/index.js";
+import type { AgentAdapter } from "../agents/types.js";
+import type { Config } from "../config/types.js";
+import { gitTry } from "../git/repo.js";
+import type { Packet } from "../packet/types.js";
+import { checkSandbox, SANDBOX_HELP } from "../process/sandbox.js";
+import { checkModels, findProgram, missingAgentPrograms } from "./preflight.js";
+
+/** One preflight check: what was checked and, when it failed, why and the fix. */
+export interface Check {
+  what: string;
+  problem?: string;
+}
+
+export interface Preflight {
+  checks: Check[];
+  adapters: Map<string, AgentAdapter>;
+  costUsd: number;
+}
+
+const SHELL_WORDS = new Set(["for", "if", "while", "until", "case", "{", "(", "!", "cd", "export", "set", "source", ".", "exit", "exec", "env", "time"]);
+
+/** Pure: the program a shell command line starts with, when it names one plainly on PATH (not a keyword, an assignment, a variable or a relative path that an install may create). */
+export function commandProgram(line: string): string | undefined {
+  const first = line.trim().split(/\s+/)[0] ?? "";
+  if (first === "" || SHELL_WORDS.has(first) || first.includes("=") || first.includes("$") || first.includes("/")) return undefined;
+  return first;
+}
+
+/**
+ * Everything `run` checks before anything is claimed or spent (`doctor`
+ * prints it): the sandbox starts, each agent the queue uses has an adapter
+ * and its program, each surface's directory exists at the tip and its
+ * install and gate programs are on PATH, and (unless told not to) each
+ * tier's model answers as configured.
+ */
+export async function preflight(input: { root: string; config: Config; tip: string; packets: readonly Packet[]; models: boolean }): Promise<Preflight> {
+  const { config, root } = input;
+  const checks: Check[] = [];
+  if (config.sandbox.kind === "bwrap") {
+    const sandbox = await checkSandbox(root);
+    checks.push({ what: "sandbox (bubblewrap) starts", ...(sandbox.ok ? {} : { problem: `the sandbox cannot start: ${sandbox.reason}; ${SANDBOX_HELP}` }) });
+  } else {
+    checks.push({ what: 'sandbox: [sandbox] kind = "none" (agents and gates run uncontained)' });
+  }
+
+  const adapters = new Map<string, AgentAdapter>();
+  const tiersUsed = new Set(input.packets.flatMap((packet) => [packet.tier, packet.reviewer]));
+  for (const tier of config.tiers.filter((candidate) => tiersUsed.has(candidate.name))) {
+    const agent = config.agents[tier.agent];
+    if (!agent || adapters.has(agent.name)) continue;
+    const lookup = adapterFor(agent);
+    if (lookup.ok) adapters.set(agent.name, lookup.adapter);
+    else checks.push({ what: `agent "${agent.name}" has an adapter`, problem: `.factory/config.toml: ${lookup.reason}` });
+  }
+  const missingAgents = missingAgentPrograms({ config, agents: new Set(adapters.keys()), path: process.env.PATH, root });
+  for (const name of adapters.keys()) {
+    const problem = missingAgents.find((refusal) => refusal.startsWith(`agent "${name}"`));
+    checks.push({ what: `agent "${name}": its program is found`, ...(problem ? { problem } : {}) });
+  }
+
+  const surfacesUsed = new Set(input.packets.map((packet) => packet.surface));
+  for (const surface of config.surfaces.filter((candidate) => surfacesUsed.has(candidate.name))) {
+    if (surface.dir !== ".") {
+      const type = await gitTry(root, ["cat-file", "-t", `${input.tip}:${surface.dir}`]);
+      const exists = type.ok && type.out.trim() === "tree";
+      checks.push({
+        what: `surface "${surface.name}": dir "${surface.dir}" exists`,
+        ...(exists ? {} : { problem: `surface "${surface.name}": dir "${surface.dir}" is not a directory at the tip of ${config.targetBranch}; fix [surfaces.${surface.name}] dir in .factory/config.toml` }),
+      });
+    }
+    const lines: [string, string | undefined][] = [["install", surface.install], ...surface.gates.flatMap((gate): [string, string | undefined][] => [[`gate "${gate.name}"`, gate.run], [`gate "${gate.name}" fix`, gate.fix]])];
+    for (const [what, line] of lines) {
+      const program = line ? commandProgram(line) : undefined;
+      if (!program) continue;
+      const found = findProgram(program, process.env.PATH, root);
+      checks.push({
+        what: `surface "${surface.name}": ${what} program "${program}" is on PATH`,
+        ...(found ? {} : { problem: `surface "${surface.name}": ${what} runs "${program}", which is not on PATH; install it, or fix [surfaces.${surface.name}] in .factory/config.toml` }),
+      });
+    }
+  }
+
+  let costUsd = 0;
+  if (input.models && checks.every((check) => !check.problem)) {
+    const models = await checkModels({ root, config, tiers: tiersUsed, adapters });
+    costUsd = models.costUsd;
+    for (const refusal of models.refusals) checks.push({ what: "a tier's model answers as configured", problem: refusal });
+  }
+  return { checks, adapters, costUsd };
+}
