@@ -2,8 +2,9 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { correctionPrompt, implementerPrompt } from "../agents/prompt.js";
-import { validateResult } from "../agents/result.js";
+import { validateResult, type ImplementerResult } from "../agents/result.js";
 import { diffText } from "../git/diff.js";
+import { readFileAt } from "../git/repo.js";
 import type { Surface } from "../config/types.js";
 import { commitWorktree, discardPaths, restoreWorktree, worktreeStatus } from "../git/worktree.js";
 import type { TestResult } from "../gates/junit.js";
@@ -24,6 +25,8 @@ import { checkSpecDrift } from "./spec-drift.js";
 import { changedOutside, fingerprintOutside } from "./tripwire.js";
 
 export const RESULT_OUTPUT = ".factory/result.json";
+/** A project's conventions, added to every prompt when the file exists at the tip. */
+export const CONVENTIONS_FILE = ".factory/conventions.md";
 
 export interface AttemptInput {
   packet: Packet;
@@ -108,10 +111,11 @@ export async function runAttempt(ctx: RunContext, input: AttemptInput): Promise<
   }
   checkInterrupted(ctx.signal);
 
-  const implemented = await implement(ctx, { ...input, worktree, planted: planting.files });
+  const conventions = await readFileAt(ctx.root, tip, CONVENTIONS_FILE);
+  const implemented = await implement(ctx, { ...input, worktree, planted: planting.files, ...(conventions ? { conventions } : {}) });
   const implementerOutside = await reachedOutside("the implementer");
   if (implementerOutside) return { ...withPlanting, end: implementerOutside };
-  if (implemented) return { ...withPlanting, end: implemented };
+  if ("end" in implemented) return { ...withPlanting, end: implemented.end };
   checkInterrupted(ctx.signal);
 
   const dropped = unearnedLockFiles((await worktreeStatus(worktree, { task: true })).map((entry) => entry.path), packet.allowedPaths);
@@ -139,7 +143,10 @@ export async function runAttempt(ctx: RunContext, input: AttemptInput): Promise<
   if (!isGreen(gated.reports)) return { ...withGates, end: { kind: "gates-red", reports: gated.reports } };
   checkInterrupted(ctx.signal);
 
-  const end = await review(ctx, { packet, attempt, worktree, runDir: input.runDir, forkCommit: tip, commit: gated.commit, gates: gated.reports });
+  const end = await review(ctx, {
+    packet, attempt, worktree, runDir: input.runDir, forkCommit: tip, commit: gated.commit, gates: gated.reports,
+    result: implemented.result, lastFeedback: input.feedback, ...(conventions ? { conventions } : {}),
+  });
   return { ...withGates, end: (await reachedOutside("the reviewer")) ?? end };
 }
 
@@ -176,18 +183,22 @@ async function checkPlantedTests(
   return { ok: true, cases };
 }
 
-/** The implementer and its result file; undefined when it finished with a valid `complete` result. */
-async function implement(ctx: RunContext, input: AttemptInput & { worktree: string; planted: string[] }): Promise<AttemptEnd | undefined> {
+/** The implementer and its result file: how the attempt ended, or its valid `complete` result. */
+async function implement(ctx: RunContext, input: AttemptInput & { worktree: string; planted: string[]; conventions?: string }): Promise<{ end: AttemptEnd } | { result: ImplementerResult }> {
   const { packet, attempt } = input;
+  const surface = surfaceOf(ctx.config, packet);
   const call = {
     role: "implementer" as const, packet: packet.id, attempt, tier: packet.tier, worktree: input.worktree, runDir: input.runDir,
-    output: RESULT_OUTPUT, allowedCommands: surfaceCommands(surfaceOf(ctx.config, packet)),
+    output: RESULT_OUTPUT, allowedCommands: surfaceCommands(surface),
   };
-  const prompt = implementerPrompt({ packet, attempt, planted: input.planted, feedback: input.feedback, outputPath: RESULT_OUTPUT });
+  const prompt = implementerPrompt({
+    packet, attempt, planted: input.planted, plantedTests: input.planted.filter(isTestFile), feedback: input.feedback, outputPath: RESULT_OUTPUT,
+    ...(surface ? { gates: surface.gates, surfaceDir: surface.dir } : {}), ...(input.conventions ? { conventions: input.conventions } : {}),
+  });
   let result = await callAgent(ctx, { ...call, round: 0, prompt });
   if (result.outcome.status !== "ok") {
-    if (result.outcome.status === "rate-limited") return { kind: "rate-limited", reason: `the implementer was rate-limited${result.outcome.resetsAt ? ` until ${result.outcome.resetsAt}` : ""}`, ...(result.outcome.resetsAt ? { resetsAt: result.outcome.resetsAt } : {}) };
-    return { kind: "agent-failed", reason: `the implementer ${result.outcome.status}${result.outcome.detail ? `: ${result.outcome.detail}` : ""}` };
+    if (result.outcome.status === "rate-limited") return { end: { kind: "rate-limited", reason: `the implementer was rate-limited${result.outcome.resetsAt ? ` until ${result.outcome.resetsAt}` : ""}`, ...(result.outcome.resetsAt ? { resetsAt: result.outcome.resetsAt } : {}) } };
+    return { end: { kind: "agent-failed", reason: `the implementer ${result.outcome.status}${result.outcome.detail ? `: ${result.outcome.detail}` : ""}` } };
   }
   let check = validateResult(result.json, packet.id);
   if (!check.ok) {
@@ -195,8 +206,8 @@ async function implement(ctx: RunContext, input: AttemptInput & { worktree: stri
     result = await callAgent(ctx, { ...call, round: 1, prompt: correctionPrompt("result", RESULT_OUTPUT, check.errors), ...(sessionId ? { resumeSession: sessionId } : {}) });
     check = validateResult(result.json, packet.id);
   }
-  if (!check.ok) return { kind: "result-contract", errors: check.errors };
-  if (check.result.status === "blocked") return { kind: "implementer-blocked", reason: check.result.blockedReason ?? check.result.summary };
-  if (check.result.status === "failed") return { kind: "implementer-failed", reason: `the implementer reports failure: ${check.result.summary}` };
-  return undefined;
+  if (!check.ok) return { end: { kind: "result-contract", errors: check.errors } };
+  if (check.result.status === "blocked") return { end: { kind: "implementer-blocked", reason: check.result.blockedReason ?? check.result.summary } };
+  if (check.result.status === "failed") return { end: { kind: "implementer-failed", reason: `the implementer reports failure: ${check.result.summary}` } };
+  return { result: check.result };
 }

@@ -1,4 +1,5 @@
 import { correctionPrompt, reviewerPrompt } from "../agents/prompt.js";
+import type { ImplementerResult } from "../agents/result.js";
 import { diffText } from "../git/diff.js";
 import { gitRun, readFileAt } from "../git/repo.js";
 import { worktreeStatus } from "../git/worktree.js";
@@ -22,6 +23,11 @@ export interface ReviewInput {
   forkCommit: string;
   commit: string;
   gates: GateReport[];
+  /** The implementer's own account, shown to the reviewer as a claim to check. */
+  result?: ImplementerResult;
+  /** Why the last attempt was sent back (this attempt's feedback). */
+  lastFeedback?: readonly string[];
+  conventions?: string;
 }
 
 /**
@@ -38,7 +44,10 @@ export async function review(ctx: RunContext, input: ReviewInput): Promise<Attem
     role: "reviewer" as const, packet: packet.id, attempt: input.attempt, tier: packet.reviewer,
     worktree: input.worktree, runDir: input.runDir, output: REVIEW_OUTPUT,
   };
-  let result = await callAgent(ctx, { ...call, round: 0, prompt: reviewerPrompt({ packet, diff, gates: input.gates, outputPath: REVIEW_OUTPUT }) });
+  let result = await callAgent(ctx, { ...call, round: 0, prompt: reviewerPrompt({
+    packet, diff, gates: input.gates, outputPath: REVIEW_OUTPUT,
+    ...(input.result ? { result: input.result } : {}), ...(input.lastFeedback ? { lastFeedback: input.lastFeedback } : {}), ...(input.conventions ? { conventions: input.conventions } : {}),
+  }) });
   if (result.outcome.status !== "ok") {
     return result.outcome.status === "rate-limited"
       ? { kind: "rate-limited", reason: `the reviewer was rate-limited${result.outcome.resetsAt ? ` until ${result.outcome.resetsAt}` : ""}`, ...(result.outcome.resetsAt ? { resetsAt: result.outcome.resetsAt } : {}) }

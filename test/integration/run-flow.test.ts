@@ -76,9 +76,12 @@ describe("the human gate", () => {
     expect(target.git("rev-list", "--parents", "-1", "main").trim().split(" ")).toHaveLength(2); // a squash: one parent
   });
 
-  it("reject sends the packet back with the reason as feedback", async () => {
+  it("reject sends the packet back with the reason as feedback, which the next implementer and reviewer both see", async () => {
     const target = setUp({ packet: `gate = "human"`, script: { P01: { implementer: [honest] } } });
+    target.write(".factory/conventions.md", "Name functions after what they return.\n");
+    target.commit("conventions");
     await target.run();
+    expect(target.read(".factory/runs/P01/attempt-1/implementer-prompt.md")).toContain("## The project's conventions\n\nName functions after what they return.");
     const output = bufferOutput();
     expect(await reject({ cwd: target.dir, id: "P01", reason: "looks fine to me", output, env: { CLAUDECODE: "1" }, ...person })).toBe(2);
     // Without --yes and without a terminal (an agent's pipe), nothing changes.
@@ -91,6 +94,9 @@ describe("the human gate", () => {
     expect((await target.record("P01"))?.status.state).toBe("queued");
     await target.run();
     expect(target.read(".factory/runs/P01/attempt-2/implementer-prompt.md")).toContain("A person rejected the last attempt: name it twice() instead");
+    const reviewer = target.read(".factory/runs/P01/attempt-2/reviewer-prompt.md");
+    expect(reviewer).toContain("## Why the last attempt was sent back\n- A person rejected the last attempt: name it twice() instead");
+    expect(reviewer).toContain("Scripted work on P01, attempt 2."); // the implementer's own summary, as a claim
   });
 });
 
