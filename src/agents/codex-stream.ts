@@ -49,10 +49,13 @@ export function parseCodexStream(text: string): CodexRun {
  * Pure: the normalized status. `turn.failed` and a stream that ends in an
  * error without a completed turn are failures even at exit 0.
  */
-export function codexStatus(run: CodexRun): { status: AgentStatus; detail?: string } | undefined {
+export function codexStatus(run: CodexRun, now = Date.now()): { status: AgentStatus; detail?: string; resetsAt?: string } | undefined {
   const failure = run.failure ?? (!run.completed ? run.errors.at(-1) : undefined);
   if (failure) {
-    if (/rate.?limit|429|usage limit|too many requests/i.test(failure)) return { status: "rate-limited", detail: failure };
+    if (/rate.?limit|429|usage limit|too many requests/i.test(failure)) {
+      const resetsAt = resetFromText(failure, now);
+      return { status: "rate-limited", detail: failure, ...(resetsAt ? { resetsAt } : {}) };
+    }
     return { status: "agent-error", detail: failure };
   }
   if (!run.completed) return undefined;
@@ -70,4 +73,15 @@ export function codexCost(agent: Agent, model: string, run: CodexRun): number | 
 
 function numberOr(value: unknown): number {
   return typeof value === "number" && Number.isFinite(value) ? value : 0;
+}
+
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, sec: 1000, second: 1000, m: 60_000, min: 60_000, minute: 60_000, h: 3_600_000, hour: 3_600_000 };
+
+/** Pure: the reset time a provider's message gives ("try again in 6.5s", "retry after 2 minutes"), if any. */
+export function resetFromText(text: string, now: number): string | undefined {
+  const match = /(?:try again|retry) (?:in|after) (\d+(?:\.\d+)?)\s*(ms|s|sec|seconds?|m|min|minutes?|h|hours?)\b/i.exec(text);
+  if (!match) return undefined;
+  const unit = (match[2] ?? "s").toLowerCase().replace(/s$/, "") || "s";
+  const ms = UNIT_MS[unit] ?? UNIT_MS[`${unit}s`] ?? 1000;
+  return new Date(now + Math.round(Number(match[1]) * ms)).toISOString();
 }

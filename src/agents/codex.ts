@@ -65,7 +65,7 @@ export function codexAdapter(agent: Agent): AgentAdapter {
       }
       const status = codexStatus(run);
       if (!status) return { ...reported, status: "crashed", detail: `exited ${outcome.code} without a completed turn: ${outcome.tail.split("\n").slice(-2).join(" | ")}` };
-      return { ...reported, status: status.status, ...(status.detail ? { detail: status.detail } : {}) };
+      return { ...reported, status: status.status, ...(status.detail ? { detail: status.detail } : {}), ...(status.resetsAt ? { resetsAt: status.resetsAt } : {}) };
     },
   };
 }

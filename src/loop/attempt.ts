@@ -197,7 +197,7 @@ async function implement(ctx: RunContext, input: AttemptInput & { worktree: stri
   });
   let result = await callAgent(ctx, { ...call, round: 0, prompt });
   if (result.outcome.status !== "ok") {
-    if (result.outcome.status === "rate-limited") return { end: { kind: "rate-limited", reason: `the implementer was rate-limited${result.outcome.resetsAt ? ` until ${result.outcome.resetsAt}` : ""}`, ...(result.outcome.resetsAt ? { resetsAt: result.outcome.resetsAt } : {}) } };
+    if (result.outcome.status === "rate-limited") return { end: { kind: "rate-limited", role: "implementer", reason: `the implementer was rate-limited${result.outcome.resetsAt ? ` until ${result.outcome.resetsAt}` : ""}`, ...(result.outcome.resetsAt ? { resetsAt: result.outcome.resetsAt } : {}) } };
     return { end: { kind: "agent-failed", reason: `the implementer ${result.outcome.status}${result.outcome.detail ? `: ${result.outcome.detail}` : ""}` } };
   }
   let check = validateResult(result.json, packet.id);

@@ -10,7 +10,7 @@ export type AttemptEnd =
   | { kind: "spec-drift"; reason: string }
   | { kind: "defective-packet"; reason: string }
   | { kind: "environment-error"; reason: string }
-  | { kind: "rate-limited"; reason: string; resetsAt?: string }
+  | { kind: "rate-limited"; reason: string; role: "implementer" | "reviewer"; resetsAt?: string }
   | { kind: "agent-failed"; reason: string }
   | { kind: "implementer-blocked"; reason: string }
   | { kind: "implementer-failed"; reason: string }

@@ -17,7 +17,7 @@ import { recordedAttempt } from "./recorded-attempt.js";
 export type PacketOutcome =
   | { kind: "merged"; commit: string }
   | { kind: "held" }
-  | { kind: "retry"; environment: boolean; waitUntil?: string }
+  | { kind: "retry"; environment: boolean; rateLimited?: { role: "implementer" | "reviewer"; resetsAt?: string } }
   | { kind: "blocked"; reason: string }
   | { kind: "merge-blocked"; reason: string }
   | { kind: "not-claimed"; reason: string }
@@ -91,8 +91,9 @@ async function applyDecision(ctx: RunContext, input: Applied): Promise<PacketOut
     case "retry": {
       await appendEvents(ctx.root, [decided]);
       ctx.emit({ kind: "outcome", packet: packet.id, attempt, outcome: decision.refund ? "retry (attempt not counted)" : "retry", reasons: decision.reasons });
-      const waitUntil = report.end.kind === "rate-limited" ? report.end.resetsAt : undefined;
-      return { kind: "retry", environment: decision.environment, ...(waitUntil ? { waitUntil } : {}) };
+      const end = report.end;
+      const rateLimited = end.kind === "rate-limited" ? { role: end.role, ...(end.resetsAt ? { resetsAt: end.resetsAt } : {}) } : undefined;
+      return { kind: "retry", environment: decision.environment, ...(rateLimited ? { rateLimited } : {}) };
     }
     case "merge":
       throw new Error("merge is applied by applyLanding");

@@ -50,7 +50,7 @@ export async function review(ctx: RunContext, input: ReviewInput): Promise<Attem
   }) });
   if (result.outcome.status !== "ok") {
     return result.outcome.status === "rate-limited"
-      ? { kind: "rate-limited", reason: `the reviewer was rate-limited${result.outcome.resetsAt ? ` until ${result.outcome.resetsAt}` : ""}`, ...(result.outcome.resetsAt ? { resetsAt: result.outcome.resetsAt } : {}) }
+      ? { kind: "rate-limited", role: "reviewer", reason: `the reviewer was rate-limited${result.outcome.resetsAt ? ` until ${result.outcome.resetsAt}` : ""}`, ...(result.outcome.resetsAt ? { resetsAt: result.outcome.resetsAt } : {}) }
       : { kind: "agent-failed", reason: `the reviewer ${result.outcome.status}${result.outcome.detail ? `: ${result.outcome.detail}` : ""}` };
   }
   let check = validateReview(result.json, packet.id, packet.invariants);

@@ -5,6 +5,7 @@ import { orderQueue } from "../packet/graph.js";
 import type { Packet } from "../packet/types.js";
 import type { RunContext } from "./context.js";
 import { notify } from "./notify.js";
+import { AgentWaits } from "./rate-limits.js";
 import { landPending, processPacket, type PacketOutcome } from "./process-packet.js";
 
 export interface SchedulerOptions {
@@ -37,9 +38,11 @@ export async function drainQueue(ctx: RunContext, options: SchedulerOptions): Pr
   let attempts = 0;
   const blocked: { id: string; reason: string }[] = [];
   let lastBlock: string | undefined; // the last packet's block, in the order outcomes arrive
+  const waits = new AgentWaits();
 
   const handle = async (packet: Packet, outcome: PacketOutcome): Promise<void> => {
     if (outcome.kind !== "retry") environmentErrors = 0;
+    if (!(outcome.kind === "retry" && outcome.rateLimited)) for (const agent of agentsOf(ctx, packet)) waits.clear(agent);
     if (outcome.kind === "merged" || outcome.kind === "held") lastBlock = undefined;
     switch (outcome.kind) {
       case "blocked": {
@@ -57,9 +60,14 @@ export async function drainQueue(ctx: RunContext, options: SchedulerOptions): Pr
       case "retry":
         environmentErrors = outcome.environment ? environmentErrors + 1 : 0;
         if (environmentErrors >= 2) halt ??= { outcome: "halted", reason: "two environment errors in a row: the machine is broken, not the work (see the gate and install logs)" };
-        if (outcome.waitUntil) {
-          const waited = await waitForReset(ctx, packet.id, outcome.waitUntil);
-          if (waited) halt ??= { outcome: "halted", reason: waited };
+        if (outcome.rateLimited) {
+          const agent = agentOf(ctx, outcome.rateLimited.role === "implementer" ? packet.tier : packet.reviewer);
+          const wait = waits.limit(agent, outcome.rateLimited.resetsAt, Date.now(), ctx.config.limits.rateLimitWaitMs);
+          if ("halt" in wait) halt ??= { outcome: "halted", reason: wait.halt };
+          else {
+            const source = outcome.rateLimited.resetsAt ? "the reset it reported" : "backing off";
+            ctx.emit({ kind: "notice", packet: packet.id, message: `rate-limited: agent "${agent}" waits until ${new Date(wait.until).toISOString()} (${source}; no attempt spent); every packet on it waits too` });
+          }
         }
         break;
       case "interrupted":
@@ -88,7 +96,13 @@ export async function drainQueue(ctx: RunContext, options: SchedulerOptions): Pr
         halt ??= { outcome: "halted", reason: broken };
         continue;
       }
-      next = await pickNext(ctx, options, foldLedger(read.events), inFlight, tried);
+      const picked = await pickNext(ctx, options, foldLedger(read.events), inFlight, tried, (packet) => agentsOf(ctx, packet).some((agent) => waits.waiting(agent, Date.now())));
+      next = picked.next;
+      if (!next && picked.waiting && running.size === 0) {
+        // Only packets whose agent waits out a rate limit are left: sleep until the first wait ends.
+        await sleepUntil(waits.nextEnd(Date.now()) ?? Date.now(), ctx.signal);
+        continue;
+      }
     }
     if (next) {
       inFlight.add(next.packet.id);
@@ -141,31 +155,16 @@ export function heldBehind(packets: readonly Packet[], blocked: ReadonlySet<stri
   return [...held];
 }
 
-/** Rate limits are waited out (no attempt spent), up to the configured bound; undefined when the wait is over. */
-async function waitForReset(ctx: RunContext, packet: string, until: string): Promise<string | undefined> {
-  const ms = Date.parse(until) - Date.now();
-  if (!(ms > 0)) return undefined;
-  if (ms > ctx.config.limits.rateLimitWaitMs) {
-    return `${packet} is rate-limited until ${until}, longer than rate_limit_wait; run again after that`;
-  }
-  ctx.emit({ kind: "notice", packet, message: `rate-limited: waiting until ${until} (no attempt spent)` });
-  await new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    ctx.signal.addEventListener("abort", () => {
-      clearTimeout(timer);
-      resolve();
-    }, { once: true });
-  });
-  return undefined;
-}
-
 interface Next {
   packet: Packet;
   record: PacketRecord | undefined;
 }
 
 /** The first packet in plan order that is queued, has its dependencies merged and attempts left. */
-async function pickNext(ctx: RunContext, options: SchedulerOptions, state: LedgerState, inFlight: ReadonlySet<string>, tried: ReadonlySet<string>): Promise<Next | undefined> {
+async function pickNext(
+  ctx: RunContext, options: SchedulerOptions, state: LedgerState, inFlight: ReadonlySet<string>, tried: ReadonlySet<string>, rateLimited: (packet: Packet) => boolean,
+): Promise<{ next?: Next; waiting: boolean }> {
+  let waiting = false;
   const byId = new Map(options.packets.map((packet) => [packet.id, packet]));
   const merged = new Set([...state.packets.values()].filter((record) => record.status.state === "merged").map((record) => record.id));
   for (const placement of orderQueue(options.packets, { done: merged })) {
@@ -184,7 +183,30 @@ async function pickNext(ctx: RunContext, options: SchedulerOptions, state: Ledge
       await appendEvents(ctx.root, [{ kind: "blocked", packet: packet.id, reason: `out of attempts (${record?.attemptsUsed}/${allowed}); factory unblock ${packet.id} gives it more` }]);
       continue;
     }
-    return { packet, record: changed ? undefined : record };
+    if (rateLimited(packet)) {
+      waiting = true;
+      continue;
+    }
+    return { next: { packet, record: changed ? undefined : record }, waiting };
   }
-  return undefined;
+  return { waiting };
+}
+
+/** The agents a packet's attempt calls: its implementer's and its reviewer's. */
+function agentsOf(ctx: RunContext, packet: Packet): string[] {
+  return [...new Set([agentOf(ctx, packet.tier), agentOf(ctx, packet.reviewer)])];
+}
+
+function agentOf(ctx: RunContext, tier: string): string {
+  return ctx.config.tiers.find((candidate) => candidate.name === tier)?.agent ?? tier;
+}
+
+function sleepUntil(until: number, signal: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, Math.max(0, until - Date.now()));
+    signal.addEventListener("abort", () => {
+      clearTimeout(timer);
+      resolve();
+    }, { once: true });
+  });
 }

@@ -218,16 +218,25 @@ describe("the run itself", () => {
     expect(leftovers).toBe("");
   }, 30_000);
 
-  it("waits out a rate limit without spending an attempt, and says so", async () => {
-    const target = setUp({ script: { P01: { implementer: [{ rateLimitMs: 1500 }, honest] } } });
+  it("waits out a rate limit without spending an attempt, and says so; every packet on the same agent waits with it, and none is claimed before the wait ends", async () => {
+    const triple = "export function triple(n) {\n  return n * 3;\n}\n";
+    const target = setUp({ script: { P01: { implementer: [{ rateLimitMs: 3000 }, honest] }, P02: { implementer: [{ write: { "src/triple.js": triple } }] } } });
+    target.write("packets/P02-triple.toml", target.read("packets/P01-double.toml").replaceAll("P01", "P02").replace("Add double", "Add triple").replace("src/double.js", "src/triple.js"));
+    target.write("packets/supplied/P02/test/triple.test.js", DOUBLE_TEST_FOR("triple", 7, 21));
+    target.commit("second packet");
     const { code, out } = await target.run();
     expect(code).toBe(0);
-    expect(out).toMatch(/rate-limited: waiting until \S+ \(no attempt spent\)/);
+    const notice = out.match(/rate-limited: agent "scripted" waits until (\S+) \(the reset it reported; no attempt spent\); every packet on it waits too/);
+    expect(notice).not.toBeNull();
+    const until = Date.parse(notice?.[1] ?? "");
+    const claims = (await target.events()).filter((event) => event.kind === "claimed");
+    expect(claims.map((claim) => claim.kind === "claimed" && `${claim.packet}#${claim.attempt}`)).toEqual(["P01#1", "P01#2", "P02#1"]);
+    for (const claim of claims.slice(1)) expect(Date.parse(claim.ts)).toBeGreaterThanOrEqual(until);
     const decided = (await target.events("P01")).find((event) => event.kind === "decided");
     expect(decided).toMatchObject({ decision: "retry", refund: true, reasons: [expect.stringContaining("the implementer was rate-limited until")] });
     const merged = await target.record("P01");
     expect(merged).toMatchObject({ status: { state: "merged" }, attemptsUsed: 1, lastAttempt: 2 });
-  });
+  }, 60_000);
 
   it("halts instead of waiting longer than rate_limit_wait", async () => {
     const target = setUp({ config: `rate_limit_wait = "1s"`, script: { P01: { implementer: [{ rateLimitMs: 3_600_000 }, honest] } } });

@@ -1,0 +1,57 @@
+/**
+ * Rate limits are the provider's, so they belong to an agent, not a packet:
+ * while one agent waits, every packet that would call it waits too, and no
+ * packet is re-claimed before its wait is over. No attempt is spent.
+ */
+export const FIRST_BACKOFF_MS = 30_000;
+
+export type Wait = { until: number } | { halt: string };
+
+/**
+ * Pure: how long to wait after a rate limit. The reset the provider or CLI
+ * gave wins (longer than `maxWaitMs`: halt rather than sit out the night);
+ * without one, back off exponentially from 30 s, doubling with each limit in
+ * a row, capped by `maxWaitMs`.
+ */
+export function rateLimitWait(input: { resetsAt: string | undefined; strikes: number; now: number; maxWaitMs: number; agent: string }): Wait {
+  const reset = input.resetsAt === undefined ? Number.NaN : Date.parse(input.resetsAt);
+  if (!Number.isNaN(reset)) {
+    if (reset - input.now > input.maxWaitMs) {
+      return { halt: `agent "${input.agent}" is rate-limited until ${new Date(reset).toISOString()}, longer than rate_limit_wait; run again after that` };
+    }
+    return { until: Math.max(reset, input.now) };
+  }
+  const backoff = FIRST_BACKOFF_MS * 2 ** Math.max(0, input.strikes - 1);
+  return { until: input.now + Math.min(backoff, input.maxWaitMs) };
+}
+
+/** Which agents wait, until when, and how many limits each hit in a row. */
+export class AgentWaits {
+  private readonly until = new Map<string, number>();
+  private readonly strikes = new Map<string, number>();
+
+  limit(agent: string, resetsAt: string | undefined, now: number, maxWaitMs: number): Wait {
+    const strikes = (this.strikes.get(agent) ?? 0) + 1;
+    this.strikes.set(agent, strikes);
+    const wait = rateLimitWait({ resetsAt, strikes, now, maxWaitMs, agent });
+    if ("halt" in wait) return wait;
+    const until = Math.max(wait.until, this.until.get(agent) ?? 0); // an earlier, longer wait still holds
+    this.until.set(agent, until);
+    return { until };
+  }
+
+  /** A call on this agent got through: the next limit starts the backoff again. */
+  clear(agent: string): void {
+    this.strikes.delete(agent);
+  }
+
+  waiting(agent: string, now: number): boolean {
+    return (this.until.get(agent) ?? 0) > now;
+  }
+
+  /** The earliest end of a wait still running. */
+  nextEnd(now: number): number | undefined {
+    const ends = [...this.until.values()].filter((until) => until > now);
+    return ends.length ? Math.min(...ends) : undefined;
+  }
+}

@@ -1,0 +1,35 @@
+import { describe, expect, it } from "vitest";
+import { AgentWaits, rateLimitWait } from "../../src/loop/rate-limits.js";
+import { resetFromText } from "../../src/agents/codex-stream.js";
+
+const now = Date.parse("2026-11-30T20:00:00Z");
+const MINUTE = 60_000;
+
+describe("rate limits", () => {
+  it("waits until the reported reset, and halts rather than wait longer than rate_limit_wait", () => {
+    expect(rateLimitWait({ resetsAt: "2026-11-30T20:05:00Z", strikes: 1, now, maxWaitMs: 30 * MINUTE, agent: "a" })).toEqual({ until: now + 5 * MINUTE });
+    expect(rateLimitWait({ resetsAt: "2026-11-30T22:00:00Z", strikes: 1, now, maxWaitMs: 30 * MINUTE, agent: "a" })).toEqual({ halt: expect.stringContaining('agent "a" is rate-limited until 2026-11-30T22:00:00.000Z, longer than rate_limit_wait') });
+  });
+
+  it("without a reset, backs off from 30 s, doubling with each limit in a row, capped by rate_limit_wait", () => {
+    const waits = [1, 2, 3, 4, 8].map((strikes) => rateLimitWait({ resetsAt: undefined, strikes, now, maxWaitMs: 3 * MINUTE, agent: "a" }));
+    expect(waits).toEqual([30_000, 60_000, 120_000, 180_000, 180_000].map((ms) => ({ until: now + ms })));
+  });
+
+  it("an agent's limits in a row count up until a call gets through; other agents do not wait", () => {
+    const waits = new AgentWaits();
+    expect(waits.limit("codex", undefined, now, 30 * MINUTE)).toEqual({ until: now + 30_000 });
+    expect(waits.limit("codex", undefined, now, 30 * MINUTE)).toEqual({ until: now + 60_000 });
+    expect(waits.waiting("codex", now + 59_000)).toBe(true);
+    expect(waits.waiting("claude", now)).toBe(false);
+    expect(waits.nextEnd(now)).toBe(now + 60_000);
+    waits.clear("codex");
+    expect(waits.limit("codex", undefined, now, 30 * MINUTE)).toEqual({ until: now + 60_000 }); // an earlier, longer wait is kept
+  });
+
+  it("reads the reset from what Codex says", () => {
+    expect(resetFromText("Rate limit reached for gpt-5 in organization org-x on tokens per min. Please try again in 6.5s.", now)).toBe(new Date(now + 6500).toISOString());
+    expect(resetFromText("You've hit your usage limit. Try again in 2 minutes.", now)).toBe(new Date(now + 2 * MINUTE).toISOString());
+    expect(resetFromText("429 Too Many Requests", now)).toBeUndefined();
+  });
+});
