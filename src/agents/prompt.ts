@@ -116,8 +116,16 @@ export function reviewerPrompt(input: ReviewerPromptInput): string {
     input.diff.trimEnd(),
     "```",
     "",
+    ...reviewContract(packet, input.outputPath),
+    "",
+  ].join("\n");
+}
+
+/** Pure: the review contract: where to write the review and its exact shape, every invariant named. */
+export function reviewContract(packet: Packet, outputPath: string): string[] {
+  return [
     "## Your review",
-    `Write this JSON to \`${input.outputPath}\`. Rule on every invariant exactly once.`,
+    `Write this JSON to \`${outputPath}\`. Rule on every invariant exactly once.`,
     "`held` and `violated` need evidence `path:line` pointing at an existing line of the repository.",
     "```json",
     JSON.stringify({
@@ -126,17 +134,17 @@ export function reviewerPrompt(input: ReviewerPromptInput): string {
       findings: [{ severity: "blocker | major | minor", file: "path", line: 1, claim: "what is wrong", fix: "what to do" }],
     }, null, 2),
     "```",
-    "",
-  ].join("\n");
+  ];
 }
 
-/** Pure: the one correction round's prompt. */
-export function correctionPrompt(what: "result" | "review", outputPath: string, errors: readonly string[]): string {
+/** Pure: the one correction round's prompt, with the contract again when there is one. */
+export function correctionPrompt(what: "result" | "review", outputPath: string, errors: readonly string[], contract: readonly string[] = []): string {
   return [
     `Your ${what} file \`${outputPath}\` was not usable:`,
     ...errors.map((error) => `- ${error}`),
     "",
     `Write the ${what} file again, complete and valid. Change nothing else.`,
     "",
+    ...(contract.length ? [...contract, ""] : []),
   ].join("\n");
 }

@@ -20,6 +20,8 @@ export interface AgentCall {
   /** Relative to the worktree: `.factory/result.json` or `.factory/review.json`. */
   output: string;
   round: number;
+  /** Remove an old output file first (round 0 always does: a new call starts clean). */
+  fresh?: boolean;
   resumeSession?: string;
   /** Programs the implementer may run (its surface's toolchain); none for the reviewer. */
   allowedCommands?: readonly string[];
@@ -41,8 +43,8 @@ export async function callAgent(ctx: RunContext, call: AgentCall): Promise<Agent
   if (exhausted) throw new BudgetExhausted(exhausted);
   const outputPath = join(call.worktree, call.output);
   mkdirSync(dirname(outputPath), { recursive: true });
-  if (call.round === 0) rmSync(outputPath, { force: true });
-  ctx.emit({ kind: "step", packet: call.packet, attempt: call.attempt, step: `${call.role}${call.round ? " (correction)" : ""}`, detail: `${tier.agent} ${tier.model}` });
+  if (call.round === 0 || call.fresh) rmSync(outputPath, { force: true });
+  ctx.emit({ kind: "step", packet: call.packet, attempt: call.attempt, step: `${call.role}${call.round && !call.fresh ? " (correction)" : ""}`, detail: `${tier.agent} ${tier.model}` });
   const outcome = await adapter.run({
     role: call.role, packet: call.packet, attempt: call.attempt, model: tier.model, prompt: call.prompt,
     worktree: call.worktree, runDir: call.runDir, outputPath, outputRelative: call.output, round: call.round,

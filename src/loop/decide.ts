@@ -18,6 +18,8 @@ export type AttemptEnd =
   | { kind: "gates-red"; reports: GateReport[] }
   | { kind: "review-contract"; errors: string[] }
   | { kind: "reviewer-tampered"; reason: string }
+  /** Two tiers of reviewer could not give a usable review: the implementer's work was never judged. */
+  | { kind: "reviewer-unusable"; reason: string }
   | { kind: "merge-conflict"; reason: string }
   | { kind: "reached-outside"; reason: string }
   | { kind: "reviewed"; verdict: EffectiveVerdict; feedback: string[]; counts: { held: number; violated: number; unverifiable: number } };
@@ -73,6 +75,9 @@ function decideEnd(input: DecisionInput): AttemptDecision {
       return block(end.reason);
     case "implementer-blocked":
       return block(`the implementer says it is blocked: ${end.reason}`);
+    case "reviewer-unusable":
+      // The work passed every gate and was never judged: its attempt is not spent.
+      return { ...block(end.reason), refund: true };
     case "environment-error":
       return { decision: "retry", reasons: [end.reason], refund: true, environment: true, feedback: [] };
     case "rate-limited":

@@ -40,6 +40,7 @@ function findingsOf(end: AttemptEnd): string[] | undefined {
     case "environment-error":
     case "rate-limited":
     case "implementer-blocked":
+    case "reviewer-unusable":
       return undefined;
   }
 }

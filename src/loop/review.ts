@@ -1,4 +1,4 @@
-import { correctionPrompt, reviewerPrompt } from "../agents/prompt.js";
+import { correctionPrompt, reviewContract, reviewerPrompt } from "../agents/prompt.js";
 import type { ImplementerResult } from "../agents/result.js";
 import { diffText } from "../git/diff.js";
 import { gitRun, readFileAt } from "../git/repo.js";
@@ -39,49 +39,100 @@ export interface ReviewInput {
 export async function review(ctx: RunContext, input: ReviewInput): Promise<AttemptEnd> {
   const { packet } = input;
   const diff = await diffText(input.worktree, input.forkCommit, input.commit);
-  const before = await snapshot(input.worktree);
-  const call = {
-    role: "reviewer" as const, packet: packet.id, attempt: input.attempt, tier: packet.reviewer,
-    worktree: input.worktree, runDir: input.runDir, output: REVIEW_OUTPUT,
-  };
-  let result = await callAgent(ctx, { ...call, round: 0, prompt: reviewerPrompt({
+  const prompt = reviewerPrompt({
     packet, diff, gates: input.gates, outputPath: REVIEW_OUTPUT,
     ...(input.result ? { result: input.result } : {}), ...(input.lastFeedback ? { lastFeedback: input.lastFeedback } : {}), ...(input.conventions ? { conventions: input.conventions } : {}),
-  }) });
-  if (result.outcome.status !== "ok") {
-    return result.outcome.status === "rate-limited"
-      ? { kind: "rate-limited", role: "reviewer", reason: `the reviewer was rate-limited${result.outcome.resetsAt ? ` until ${result.outcome.resetsAt}` : ""}`, ...(result.outcome.resetsAt ? { resetsAt: result.outcome.resetsAt } : {}) }
-      : { kind: "agent-failed", reason: `the reviewer ${result.outcome.status}${result.outcome.detail ? `: ${result.outcome.detail}` : ""}` };
+  });
+  // A reviewer's mistakes cost review calls, never the implementer's attempt:
+  // a correction round, then the next tier once, then the packet blocks.
+  const tiers = [packet.reviewer, ...escalationTier(ctx, packet.reviewer)];
+  let problem = "";
+  for (const [index, tier] of tiers.entries()) {
+    if (index > 0) ctx.emit({ kind: "step", packet: packet.id, attempt: input.attempt, step: "review", detail: `escalated to tier ${tier}: ${problem}` });
+    const got = await reviewWith(ctx, input, { tier, prompt, firstRound: index * 2 });
+    if (got.kind === "end") return got.end;
+    if (got.kind === "unusable") {
+      problem = got.problem;
+      continue;
+    }
+    return recordReview(ctx, input, got.review, got.unresolved);
   }
-  let check = validateReview(result.json, packet.id, packet.invariants);
-  if (!check.ok) {
+  return { kind: "reviewer-unusable", reason: `the reviewer could not give evidence: ${problem}` };
+}
+
+/** The next tier up from the packet's reviewer, if there is one. */
+function escalationTier(ctx: RunContext, reviewer: string): string[] {
+  const at = ctx.config.tiers.findIndex((tier) => tier.name === reviewer);
+  const next = at >= 0 ? ctx.config.tiers[at + 1] : undefined;
+  return next ? [next.name] : [];
+}
+
+type ReviewCall =
+  | { kind: "end"; end: AttemptEnd }
+  | { kind: "unusable"; problem: string }
+  | { kind: "usable"; review: Review; unresolved: Map<string, string> };
+
+/** One tier's review: its call and at most one correction round, for a broken contract or evidence that does not resolve. */
+async function reviewWith(ctx: RunContext, input: ReviewInput, options: { tier: string; prompt: string; firstRound: number }): Promise<ReviewCall> {
+  const { packet } = input;
+  const before = await snapshot(input.worktree);
+  const call = {
+    role: "reviewer" as const, packet: packet.id, attempt: input.attempt, tier: options.tier,
+    worktree: input.worktree, runDir: input.runDir, output: REVIEW_OUTPUT,
+  };
+  let result = await callAgent(ctx, { ...call, round: options.firstRound, fresh: true, prompt: options.prompt });
+  const failed = (): ReviewCall | undefined => {
+    if (result.outcome.status === "ok") return undefined;
+    return {
+      kind: "end",
+      end: result.outcome.status === "rate-limited"
+        ? { kind: "rate-limited", role: "reviewer", reason: `the reviewer was rate-limited${result.outcome.resetsAt ? ` until ${result.outcome.resetsAt}` : ""}`, ...(result.outcome.resetsAt ? { resetsAt: result.outcome.resetsAt } : {}) }
+        : { kind: "agent-failed", reason: `the reviewer ${result.outcome.status}${result.outcome.detail ? `: ${result.outcome.detail}` : ""}` },
+    };
+  };
+  const read = async (): Promise<{ errors: string[]; review?: Review; unresolved: Map<string, string> }> => {
+    const check = validateReview(result.json, packet.id, packet.invariants);
+    if (!check.ok) return { errors: check.errors, unresolved: new Map() };
+    const unresolved = await unresolvedEvidence(input.worktree, input.commit, check.review);
+    return { errors: [...unresolved].map(([id, why]) => `invariant "${id}": ${why}; cite an existing line`), review: check.review, unresolved };
+  };
+  const firstFailure = failed();
+  if (firstFailure) return firstFailure;
+  let got = await read();
+  if (got.errors.length > 0) {
     const sessionId = result.outcome.sessionId;
-    result = await callAgent(ctx, { ...call, round: 1, prompt: correctionPrompt("review", REVIEW_OUTPUT, check.errors), ...(sessionId ? { resumeSession: sessionId } : {}) });
-    check = validateReview(result.json, packet.id, packet.invariants);
+    result = await callAgent(ctx, { ...call, round: options.firstRound + 1, prompt: correctionPrompt("review", REVIEW_OUTPUT, got.errors, reviewContract(packet, REVIEW_OUTPUT)), ...(sessionId ? { resumeSession: sessionId } : {}) });
+    const again = failed();
+    if (again) return again;
+    got = await read();
   }
   const after = await snapshot(input.worktree);
   if (after !== before) {
-    return { kind: "reviewer-tampered", reason: `the reviewer changed the worktree (${describeChange(before, after)}); its verdict is discarded` };
+    return { kind: "end", end: { kind: "reviewer-tampered", reason: `the reviewer changed the worktree (${describeChange(before, after)}); its verdict is discarded` } };
   }
-  if (!check.ok) return { kind: "review-contract", errors: check.errors };
+  if (got.errors.length > 0 || !got.review) return { kind: "unusable", problem: `tier ${options.tier}: ${got.errors.join("; ")}` };
+  return { kind: "usable", review: got.review, unresolved: got.unresolved };
+}
 
-  const unresolved = await unresolvedEvidence(input.worktree, input.commit, check.review);
-  const verdict = effectiveVerdict({ review: check.review, invariants: packet.invariants, gatesGreen: true, unresolvedEvidence: unresolved });
-  const counts = rulingCounts(check.review);
+/** Records a usable review and computes the factory's verdict on it. */
+async function recordReview(ctx: RunContext, input: ReviewInput, review: Review, unresolved: Map<string, string>): Promise<AttemptEnd> {
+  const { packet } = input;
+  const verdict = effectiveVerdict({ review, invariants: packet.invariants, gatesGreen: true, unresolvedEvidence: unresolved });
+  const counts = rulingCounts(review);
   await appendEvents(ctx.root, [{
-    kind: "review-recorded", packet: packet.id, attempt: input.attempt, verdict: check.review.verdict,
+    kind: "review-recorded", packet: packet.id, attempt: input.attempt, verdict: review.verdict,
     effective: verdict.verdict, overrides: verdict.overrides, ...counts,
-    rulings: check.review.invariants.map((ruling) => ({ id: ruling.id, status: ruling.status, ...(ruling.evidence ? { evidence: clip(ruling.evidence) } : {}) })),
-    findings: check.review.findings.slice(0, MAX_RECORDED_FINDINGS).map((finding) => ({
+    rulings: review.invariants.map((ruling) => ({ id: ruling.id, status: ruling.status, ...(ruling.evidence ? { evidence: clip(ruling.evidence) } : {}) })),
+    findings: review.findings.slice(0, MAX_RECORDED_FINDINGS).map((finding) => ({
       severity: finding.severity, claim: clip(finding.claim),
       ...(finding.file ? { where: `${finding.file}${finding.line ? `:${finding.line}` : ""}` } : {}),
     })),
   }]);
   ctx.emit({
     kind: "step", packet: packet.id, attempt: input.attempt, step: "review",
-    detail: `${check.review.verdict}${verdict.verdict !== check.review.verdict ? ` → overridden to ${verdict.verdict}` : ""} (held ${counts.held}, violated ${counts.violated}, unverifiable ${counts.unverifiable})`,
+    detail: `${review.verdict}${verdict.verdict !== review.verdict ? ` → overridden to ${verdict.verdict}` : ""} (held ${counts.held}, violated ${counts.violated}, unverifiable ${counts.unverifiable})`,
   });
-  return { kind: "reviewed", verdict, feedback: reviewFeedback(check.review, unresolved), counts };
+  return { kind: "reviewed", verdict, feedback: reviewFeedback(review, unresolved), counts };
 }
 
 /** Evidence that does not point at an existing line of the reviewed tree, by invariant id. */

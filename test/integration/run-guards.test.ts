@@ -1,3 +1,4 @@
+import { readdirSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import { DOUBLE_JS, DOUBLE_TEST, gateResults, useLoopRepos, type LoopRepo } from "../helpers/loop-repo.js";
 
@@ -202,20 +203,37 @@ describe("factory run: the reviewer is overridden", () => {
     await expectNeverMerged(target);
   });
 
-  it("a review that omits an invariant gets a correction round; still omitted, the attempt fails", async () => {
-    const target = setUp({ script: { P01: { implementer: [honest], reviewer: [{ result: { invariants: [] } }] } } });
-    await target.run();
+  it("a review that omits an invariant gets a correction round, then the next tier once; still unusable, the packet blocks and the implementer's attempt is not spent", async () => {
+    const target = setUp({ packet: `reviewer = "standard"`, script: { P01: { implementer: [honest], reviewer: [{ result: { invariants: [] } }] } } });
+    const { code, out } = await target.run();
+    expect(code).toBe(1);
+    expect(out).toContain("escalated to tier advanced");
     const events = await target.events("P01");
-    expect(events.filter((event) => event.kind === "agent-finished" && event.role === "reviewer" && event.attempt === 1)).toHaveLength(2);
-    expect(events.find((event) => event.kind === "decided" && event.attempt === 1)).toMatchObject({ reasons: [expect.stringContaining('invariant "doubles" has no ruling')] });
+    const reviewers = events.filter((event) => event.kind === "agent-finished" && event.role === "reviewer" && event.attempt === 1);
+    expect(reviewers).toHaveLength(4); // the call and its correction, on two tiers
+    expect(events.filter((event) => event.kind === "agent-finished" && event.role === "implementer")).toHaveLength(1);
+    expect(events.find((event) => event.kind === "decided" && event.attempt === 1)).toMatchObject({
+      decision: "block", refund: true, reasons: [expect.stringMatching(/^the reviewer could not give evidence: tier advanced: .*invariant "doubles" has no ruling/)],
+    });
+    expect(await target.record("P01")).toMatchObject({ attemptsUsed: 0, status: { state: "blocked" } });
     await expectNeverMerged(target);
   });
 
-  it("a review that cites a line that does not exist is overridden to revise", async () => {
-    const target = setUp({ script: { P01: { implementer: [honest], reviewer: [{ evidence: "src/double.js:99" }] } } });
-    await target.run();
-    const review = (await target.events("P01")).find((event) => event.kind === "review-recorded");
-    expect(review).toMatchObject({ verdict: "accept", effective: "revise", overrides: [expect.stringContaining("cites a line that does not exist (src/double.js has 3 lines)")] });
+  it("evidence that does not resolve gets a correction round; corrected, the work merges on its first attempt", async () => {
+    const target = setUp({ script: { P01: { implementer: [honest], reviewer: [{ evidence: "src/double.js:99", correction: { evidence: "src/double.js:2" } }] } } });
+    const { code, out } = await target.run();
+    expect(out).toContain("P01#1 → merged");
+    expect(code).toBe(0);
+    const prompts = readdirSync(`${target.dir}/.factory/runs/P01/attempt-1`).filter((name) => name.startsWith("reviewer-correction"));
+    expect(prompts).toContain("reviewer-correction-1-prompt.md");
+    expect(target.read(".factory/runs/P01/attempt-1/reviewer-correction-1-prompt.md")).toContain('invariant "doubles": evidence src/double.js:99 cites a line that does not exist (src/double.js has 3 lines); cite an existing line');
+  });
+
+  it("evidence that never resolves blocks the packet without spending the implementer's attempt", async () => {
+    const target = setUp({ packet: `reviewer = "standard"`, script: { P01: { implementer: [honest], reviewer: [{ evidence: "src/double.js:99", correction: { evidence: "src/double.js:99" } }] } } });
+    const { code } = await target.run();
+    expect(code).toBe(1);
+    expect(await target.record("P01")).toMatchObject({ attemptsUsed: 0, status: { state: "blocked", reason: expect.stringContaining("the reviewer could not give evidence") } });
     await expectNeverMerged(target);
   });
 
