@@ -21,6 +21,7 @@ export interface ClaudeResult {
   apiErrorStatus: number | undefined;
   inputTokens: number | undefined;
   outputTokens: number | undefined;
+  cachedTokens: number | undefined;
 }
 
 /** Pure: reads the NDJSON stream; lines that are not JSON (a crash's stack trace) are skipped. */
@@ -49,6 +50,7 @@ export function parseClaudeStream(text: string): ClaudeRun {
         apiErrorStatus: numberOr(event.api_error_status),
         inputTokens: numberOr(usage.input_tokens),
         outputTokens: numberOr(usage.output_tokens),
+        cachedTokens: numberOr(usage.cache_read_input_tokens),
       };
     }
   }

@@ -4,6 +4,7 @@ import { runCommand, type RunOutcome } from "../process/run.js";
 import { claudeStatus, modelMatches, parseClaudeStream } from "./claude-stream.js";
 import { agentSandbox, prepareCallFiles } from "./call-files.js";
 import { agentEnv } from "./env.js";
+import { cliVersion } from "./version.js";
 import type { AgentAdapter, AgentOutcome, AgentRequest, ProbeResult } from "./types.js";
 
 const READ_TOOLS = ["Read", "Glob", "Grep", "LS"];
@@ -47,6 +48,7 @@ export function claudeAdapter(agent: Agent): AgentAdapter {
       });
       return toOutcome(outcome, request.model, rawPath);
     },
+    version: () => cliVersion(bin, agent),
     async probe(input): Promise<ProbeResult> {
       const args = ["-p", "--output-format", "stream-json", "--verbose", "--model", input.model, "--max-turns", "1", "--disallowedTools", [...EDIT_TOOLS, "Bash"].join(",")];
       const outcome = await runCommand({
@@ -71,6 +73,9 @@ function toOutcome(outcome: RunOutcome, configured: string, rawPath: string): Ag
     ...(run.models.length ? { model: run.models.join(",") } : {}),
     ...(run.result?.costUsd !== undefined ? { costUsd: run.result.costUsd, costSource: "reported" as const } : {}),
     ...(run.result?.turns !== undefined ? { turns: run.result.turns } : {}),
+    ...(run.result?.inputTokens !== undefined || run.result?.outputTokens !== undefined
+      ? { tokens: { input: run.result?.inputTokens ?? 0, output: run.result?.outputTokens ?? 0, cached: run.result?.cachedTokens ?? 0 } }
+      : {}),
   };
   switch (outcome.kind) {
     case "timed-out": return { ...base, ...reported, status: "timed-out", detail: "killed at agent_timeout" };

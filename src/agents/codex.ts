@@ -4,6 +4,7 @@ import { runCommand } from "../process/run.js";
 import { codexCost, codexStatus, parseCodexStream } from "./codex-stream.js";
 import { agentSandbox, prepareCallFiles } from "./call-files.js";
 import { agentEnv } from "./env.js";
+import { cliVersion } from "./version.js";
 import type { AgentAdapter, AgentOutcome, AgentRequest } from "./types.js";
 
 /**
@@ -32,6 +33,7 @@ export function codexArgs(agent: Agent, request: Pick<AgentRequest, "model" | "r
 export function codexAdapter(agent: Agent): AgentAdapter {
   const bin = agent.bin ?? "codex";
   return {
+    version: () => cliVersion(bin, agent),
     async run(request: AgentRequest): Promise<AgentOutcome> {
       const { rawPath } = prepareCallFiles(request, "events.jsonl");
       const outcome = await runCommand({
@@ -55,6 +57,7 @@ export function codexAdapter(agent: Agent): AgentAdapter {
         ...(cost !== undefined ? { costUsd: cost, costSource: "computed" as const } : { costSource: "unknown" as const }),
         model: request.model, // codex exec --json does not say which model answered
         turns: run.turns,
+        tokens: { input: run.inputTokens, output: run.outputTokens, cached: run.cachedInputTokens },
       };
       switch (outcome.kind) {
         case "timed-out": return { ...reported, status: "timed-out", detail: "killed at agent_timeout" };

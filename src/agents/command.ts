@@ -49,6 +49,10 @@ export function commandAdapter(agent: Agent): AgentAdapter {
             ...(typeof report?.cost_usd === "number" ? { costUsd: report.cost_usd, costSource: "reported" as const } : {}),
             ...(typeof report?.model === "string" ? { model: report.model } : {}),
             ...(typeof report?.session_id === "string" ? { sessionId: report.session_id } : {}),
+            ...(typeof report?.turns === "number" ? { turns: report.turns } : {}),
+            ...(typeof report?.input_tokens === "number" || typeof report?.output_tokens === "number"
+              ? { tokens: { input: numberOr0(report?.input_tokens), output: numberOr0(report?.output_tokens), cached: numberOr0(report?.cached_input_tokens) } }
+              : {}),
           };
           if (typeof report?.rate_limited_until === "string" && !Number.isNaN(Date.parse(report.rate_limited_until))) {
             return { ...base, ...reported, status: "rate-limited", detail: "the agent reports a rate limit", resetsAt: new Date(Date.parse(report.rate_limited_until)).toISOString() };
@@ -72,4 +76,8 @@ function lastJsonLine(stdout: string): Record<string, unknown> | undefined {
   } catch {
     return undefined;
   }
+}
+
+function numberOr0(value: unknown): number {
+  return typeof value === "number" && Number.isFinite(value) ? value : 0;
 }

@@ -16,6 +16,8 @@ export interface AgentOutcome {
   costSource: "reported" | "computed" | "unknown";
   model?: string;
   turns?: number;
+  /** Tokens as the CLI reported them (cached: input read from the provider's cache). */
+  tokens?: { input: number; output: number; cached: number };
   /** When rate-limited: when the provider says to come back. */
   resetsAt?: string;
   /** The raw output, saved in the attempt's run directory. */
@@ -53,6 +55,8 @@ export type ProbeResult = { ok: true; models: string[]; costUsd?: number } | { o
 
 export interface AgentAdapter {
   run(request: AgentRequest): Promise<AgentOutcome>;
+  /** The CLI's own version line (`--version`), for the per-call record; undefined when it has none. */
+  version?(): Promise<string | undefined>;
   /** A tiny call that shows which model really answers, before anything is spent on a packet (CLI kinds only). */
   probe?(input: { model: string; cwd: string; logFile: string; timeoutMs: number }): Promise<ProbeResult>;
 }

@@ -27,6 +27,13 @@ export type EventBody =
   | {
       kind: "agent-finished"; packet: string; attempt: number; role: "implementer" | "reviewer";
       outcome: string; costUsd?: number; model?: string; sessionId?: string; durationMs: number; detail?: string;
+      /** Where costUsd came from: the CLI reported it, the factory computed it from tokens and prices, or unknown. */
+      costSource?: "reported" | "computed" | "unknown";
+      turns?: number;
+      tokens?: { input: number; output: number; cached: number };
+      /** The agent CLI's `--version` line. */
+      version?: string;
+      tier?: string;
     }
   | {
       kind: "gate-finished"; packet: string; attempt: number; gate: string; result: GateResult;

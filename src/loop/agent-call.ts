@@ -55,6 +55,7 @@ export async function callAgent(ctx: RunContext, call: AgentCall): Promise<Agent
     ...agentSandboxed(ctx, call.worktree, join(call.runDir, `${call.role}-home`)),
   });
   ctx.budget.add(outcome.costUsd);
+  const version = await adapter.version?.();
   await appendEvents(ctx.root, [{
     kind: "agent-finished", packet: call.packet, attempt: call.attempt, role: call.role, outcome: outcome.status,
     durationMs: outcome.durationMs,
@@ -62,6 +63,10 @@ export async function callAgent(ctx: RunContext, call: AgentCall): Promise<Agent
     ...(outcome.model ? { model: outcome.model } : {}),
     ...(outcome.sessionId ? { sessionId: outcome.sessionId } : {}),
     ...(outcome.detail ? { detail: outcome.detail } : {}),
+    costSource: outcome.costSource, tier: call.tier,
+    ...(outcome.turns !== undefined ? { turns: outcome.turns } : {}),
+    ...(outcome.tokens ? { tokens: outcome.tokens } : {}),
+    ...(version ? { version } : {}),
   }]);
   ctx.emit({
     kind: "agent", packet: call.packet, attempt: call.attempt, role: call.role, status: outcome.status, durationMs: outcome.durationMs,

@@ -70,6 +70,7 @@ describe.skipIf(!available)("factory run with the real Codex CLI", () => {
     // 3 turns of 1000 input (200 cached) and 100 output tokens at $1.25 / $0.125 / $10 per million.
     const perTurn = (800 * 1.25 + 200 * 0.125 + 100 * 10) / 1_000_000;
     expect(finished[0]).toMatchObject({ role: "implementer", outcome: "ok", sessionId: expect.any(String) });
+    expect(finished[0]).toMatchObject({ costSource: "computed", turns: 1, tokens: { input: 3000, output: 300, cached: 600 }, version: expect.stringContaining("0.171.0") });
     expect(finished[0]?.kind === "agent-finished" && finished[0].costUsd).toBeCloseTo(3 * perTurn, 10);
     expect(server.roles).toEqual(["implementer", "reviewer"]);
   }, 120_000);
