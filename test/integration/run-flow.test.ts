@@ -196,7 +196,8 @@ describe("the run itself", () => {
 
   it("a gate that cannot run is the environment's fault: not counted, and two in a row halt the run", async () => {
     const target = setUp({
-      gates: `\n  [[surfaces.app.gates]]\n  name = "lint"\n  run = "no-such-linter-xyz"\n`,
+      // The shell is on PATH, so preflight passes; the tool it calls is not (a preflight refuses a gate program missing from PATH).
+      gates: `\n  [[surfaces.app.gates]]\n  name = "lint"\n  run = "sh -c no-such-linter-xyz"\n`,
       planted: null, // no tests gate to run a planted test with
       script: { P01: { implementer: [honest] } },
     });
@@ -337,5 +338,5 @@ describe("the run itself", () => {
     expect(await reset({ cwd: target.dir, id: "P01", output: refused, env: {}, ...person })).toBe(2);
     expect(refused.text()).toContain("a reset would land it twice");
     expect(await unblock({ cwd: target.dir, id: "P01", attempts: 1, output, env: {}, ...person })).toBe(2);
-  });
+  }, 120_000);
 });
