@@ -3,7 +3,7 @@ import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { runCli } from "../helpers/cli.js";
-import { DOUBLE_JS, useLoopRepos } from "../helpers/loop-repo.js";
+import { DOUBLE_JS, useLoopRepos, type LoopRepo } from "../helpers/loop-repo.js";
 
 /**
  * DESIGN §12: agents and the code they write run in bubblewrap. Each test
@@ -44,18 +44,23 @@ const REACHES = [
   `echo x > ${tmpMarker}`, // the machine's temp dir
 ].map((line) => `(${line}) 2>/dev/null || true`);
 
+/** Runs the queue: the honest part merges, and none of REACHES changed anything outside the worktree. */
+async function expectMergedAndNothingOutside(target: LoopRepo): Promise<void> {
+  const configBefore = target.read(".git/config");
+  const { code, out } = await target.run();
+  expect(out).toContain("P01#1 → merged");
+  expect(code).toBe(0);
+  expect(target.read("src/calc.js")).toContain("return a + b");
+  expect(target.read(".git/config")).toBe(configBefore);
+  expect(readFileSync(join(target.dir, ".factory/state/ledger.jsonl"), "utf8")).not.toContain('{"kind":"merged","packet":"P01"}\n');
+  expect(existsSync(homeShim)).toBe(false);
+  expect(existsSync(tmpMarker)).toBe(false);
+}
+
 describe("the sandbox (bubblewrap, the default)", () => {
   it("lets an agent change its worktree and nothing else: the user's checkout, the ledger, .git, HOME and /tmp are untouched", async () => {
     const target = setUp({ script: { P01: { implementer: [{ write: { "src/double.js": DOUBLE_JS }, run: REACHES.join("; ") }] } } });
-    const configBefore = target.read(".git/config");
-    const { code, out } = await target.run();
-    expect(out).toContain("P01#1 → merged");
-    expect(code).toBe(0);
-    expect(target.read("src/calc.js")).toContain("return a + b");
-    expect(target.read(".git/config")).toBe(configBefore);
-    expect(readFileSync(join(target.dir, ".factory/state/ledger.jsonl"), "utf8")).not.toContain('{"kind":"merged","packet":"P01"}\n');
-    expect(existsSync(homeShim)).toBe(false);
-    expect(existsSync(tmpMarker)).toBe(false);
+    await expectMergedAndNothingOutside(target);
   }, 60_000);
 
   it("holds code run by the gates to the worktree too", async () => {
@@ -64,14 +69,7 @@ describe("the sandbox (bubblewrap, the default)", () => {
       allowed: ["src/double.js", "test/reach.test.js"],
       script: { P01: { implementer: [{ write: { "src/double.js": DOUBLE_JS, "test/reach.test.js": reaching } }] } },
     });
-    const configBefore = target.read(".git/config");
-    const { code, out } = await target.run();
-    expect(out).toContain("P01#1 → merged");
-    expect(code).toBe(0);
-    expect(target.read("src/calc.js")).toContain("return a + b");
-    expect(target.read(".git/config")).toBe(configBefore);
-    expect(existsSync(homeShim)).toBe(false);
-    expect(existsSync(tmpMarker)).toBe(false);
+    await expectMergedAndNothingOutside(target);
   }, 60_000);
 
   it("leaves no process of an agent alive: a setsid child holding its stdout is killed when the agent exits", async () => {
