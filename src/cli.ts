@@ -101,6 +101,12 @@ export function buildProgram(): Command {
       finish(await (await import("./commands/unblock.js")).unblock({ cwd, id, attempts: opts.attempts, output, env: process.env, yes: Boolean(opts.yes), input: process.stdin })));
 
   program
+    .command("diff")
+    .description("the change of a held packet, or of its last gated attempt")
+    .argument("<id>")
+    .action(async (id: string) => finish(await (await import("./commands/diff.js")).diff({ cwd, id, output })));
+
+  program
     .command("doctor")
     .description("every check `run` makes before it claims anything (sandbox, agents, gate programs, surface dirs, models)")
     .option("--no-models", "do not ask each tier's model its one tiny question")

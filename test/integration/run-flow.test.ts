@@ -6,6 +6,7 @@ import { Readable } from "node:stream";
 import { hostname } from "node:os";
 import { afterEach, describe, expect, it } from "vitest";
 import { approve } from "../../src/commands/approve.js";
+import { diff } from "../../src/commands/diff.js";
 import { run } from "../../src/commands/run.js";
 import { reject } from "../../src/commands/reject.js";
 import { reset } from "../../src/commands/reset.js";
@@ -40,6 +41,10 @@ describe("the human gate", () => {
     const { code, out } = await target.run();
     expect(code).toBe(0); // the queue drained: the held packet waits, nothing failed
     expect(out).toContain("P01 awaits a person: factory approve P01");
+    const shown = bufferOutput();
+    expect(await diff({ cwd: target.dir, id: "P01", output: shown })).toBe(0);
+    expect(shown.text()).toMatch(/^# P01: held attempt 1, [0-9a-f]{10}\.\.[0-9a-f]{10}\n/);
+    expect(shown.text()).toContain("+  return n * 2;");
     const held = await target.record("P01");
     expect(held?.status.state).toBe("awaiting_human");
     expect(target.subjects()[0]).toBe("queue");
@@ -177,6 +182,9 @@ describe("the run itself", () => {
     expect(output.text()).toMatch(/run halted: the rest of the queue ran; blocked: P01; waiting on them: P03/);
     expect(code).toBe(1);
     expect(await target.record("P03")).toBeUndefined(); // never claimed
+    const none = bufferOutput();
+    expect(await diff({ cwd: target.dir, id: "P03", output: none })).toBe(2);
+    expect(none.text()).toContain("P03 has no gated attempt to show a diff of");
   }, 60_000);
 
   it('on_block = "continue" still halts when two packets in a row block for the same reason', async () => {
