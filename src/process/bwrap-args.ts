@@ -15,9 +15,9 @@ import { isAbsolute, join, relative, sep } from "node:path";
  *
  * The process runs in new user, PID, IPC and UTS namespaces with every
  * capability dropped (as root, capabilities would let it remount / writable),
- * in a new session (no terminal injection), and dies with the factory. When
- * its first process exits, the PID namespace ends and every process it left
- * behind (double fork, setsid) is killed by the kernel.
+ * in a new session (no terminal injection), as PID 1 of its namespace, and
+ * dies with bwrap. When it exits, the PID namespace ends and every process it
+ * left behind (double fork, setsid) is killed by the kernel.
  */
 export interface BwrapPlan {
   /** The HOME the process sees; a private directory is mounted over it. */
@@ -49,7 +49,11 @@ export function bwrapArgs(plan: BwrapPlan, command: string): string[] {
   args.push("--bind", plan.privateTmp, plan.privateTmp);
   args.push("--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts");
   if (!plan.network) args.push("--unshare-net");
-  args.push("--cap-drop", "ALL", "--die-with-parent", "--new-session", "--chdir", plan.cwd);
+  // --as-pid-1: the command is PID 1 of its namespace and bwrap's direct child, so
+  // --die-with-parent reaches it when bwrap is killed, and its end ends every
+  // process in the namespace. (With bwrap's own init in between, a killed bwrap
+  // left the init, and the agent under it, running.)
+  args.push("--cap-drop", "ALL", "--as-pid-1", "--die-with-parent", "--new-session", "--chdir", plan.cwd);
   args.push("--", "/bin/sh", "-c", command);
   return args;
 }
