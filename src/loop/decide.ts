@@ -16,7 +16,6 @@ export type AttemptEnd =
   | { kind: "implementer-failed"; reason: string }
   | { kind: "result-contract"; errors: string[] }
   | { kind: "gates-red"; reports: GateReport[] }
-  | { kind: "review-contract"; errors: string[] }
   | { kind: "reviewer-tampered"; reason: string }
   /** Two tiers of reviewer could not give a usable review: the implementer's work was never judged. */
   | { kind: "reviewer-unusable"; reason: string }
@@ -89,8 +88,6 @@ function decideEnd(input: DecisionInput): AttemptDecision {
       return retry([end.reason]);
     case "result-contract":
       return retry([`the result file is invalid: ${end.errors.join("; ")}`]);
-    case "review-contract":
-      return retry([`the review was unusable: ${end.errors.join("; ")}`]);
     case "gates-red": {
       const failed = end.reports.filter((report) => report.status === "fail");
       if (failed.length === 0) {

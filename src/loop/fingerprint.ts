@@ -27,7 +27,6 @@ function findingsOf(end: AttemptEnd): string[] | undefined {
     case "reviewed":
       return end.verdict.verdict === "revise" ? [...end.verdict.overrides, ...end.feedback] : undefined;
     case "result-contract":
-    case "review-contract":
       return [...end.errors].sort();
     case "agent-failed":
     case "implementer-failed":

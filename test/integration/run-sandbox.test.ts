@@ -1,4 +1,5 @@
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync } from "node:fs";
+import { createServer, type AddressInfo } from "node:net";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -120,6 +121,29 @@ describe("the sandbox (bubblewrap, the default)", () => {
     expect(out).toContain("P01#1 → merged");
     expect(code).toBe(0);
     expect(target.read("src/double.js")).toContain("// refused");
+  }, 60_000);
+
+  it("gives the gates no network unless the surface says network = true", async () => {
+    const server = createServer((socket) => socket.end());
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const port = (server.address() as AddressInfo).port;
+    const reach = `node -e \\"require('net').connect(${port}, '127.0.0.1').on('connect', () => process.exit(0)).on('error', () => process.exit(3))\\"`;
+    const gates = `\n  [[surfaces.app.gates]]\n  name = "reach"\n  run = "${reach}"\n`;
+    try {
+      const closed = setUp({ gates, planted: null, script: { P01: { implementer: [{ write: { "src/double.js": DOUBLE_JS } }] } } });
+      const denied = await closed.run();
+      expect(denied.out).toMatch(/gate reach: fail/);
+      expect(denied.code).toBe(1);
+      closed.cleanup();
+      const open = setUp({ gates, planted: null, script: { P01: { implementer: [{ write: { "src/double.js": DOUBLE_JS } }] } } });
+      open.write(".factory/config.toml", open.read(".factory/config.toml").replace('dir = "."', 'dir = "."\nnetwork = true'));
+      open.commit("the gates may reach the network");
+      const allowed = await open.run();
+      expect(allowed.out).toMatch(/gate reach: pass/);
+      expect(allowed.code).toBe(0);
+    } finally {
+      server.close();
+    }
   }, 60_000);
 
   it("refuses to run, before claiming anything, when bubblewrap is missing, and names the fix", () => {
