@@ -14,7 +14,8 @@
 // "verdict", "findings", "stdout", "cost" (reported as cost_usd),
 // "run" (a shell command run in the worktree after the edits, as an agent's tool call would),
 // "exit" (exit code), "sleep" (ms), "hang" (never finish, print nothing),
-// "rateLimitMs" (report a rate limit that resets this many ms from now),
+// "rateLimitMs" (the first time the step runs, change nothing and report a rate limit that resets
+// this many ms from now; the factory's repeat of the call, FACTORY_REPEAT > 0, does the step),
 // and "correction" (the step used in the contract-correction round).
 import { execSync } from "node:child_process";
 import { appendFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -31,6 +32,11 @@ const prompt = readFileSync(env.FACTORY_PROMPT_FILE, "utf8");
 const steps = script[packet]?.[role] ?? [{}];
 let step = steps[Math.min(attempt, steps.length) - 1] ?? {};
 if (round > 0 && step.correction) step = step.correction;
+
+if (step.rateLimitMs && env.FACTORY_REPEAT === "0") {
+  process.stdout.write(`${JSON.stringify({ model: env.FACTORY_MODEL, rate_limited_until: new Date(Date.now() + step.rateLimitMs).toISOString() })}\n`);
+  process.exit(0);
+}
 
 const cwd = process.cwd();
 for (const [path, text] of Object.entries(step.write ?? {})) {
@@ -51,8 +57,7 @@ if (step.hang) {
   }
   const finish = () => {
     if (step.stdout) process.stdout.write(`${step.stdout}\n`);
-    const rateLimit = step.rateLimitMs ? { rate_limited_until: new Date(Date.now() + step.rateLimitMs).toISOString() } : {};
-    process.stdout.write(`${JSON.stringify({ cost_usd: step.cost ?? 0.01, model: env.FACTORY_MODEL, session_id: `scripted-${packet}-${attempt}`, ...rateLimit })}\n`);
+    process.stdout.write(`${JSON.stringify({ cost_usd: step.cost ?? 0.01, model: env.FACTORY_MODEL, session_id: `scripted-${packet}-${attempt}` })}\n`);
     process.exitCode = step.exit ?? 0;
   };
   if (step.sleep) setTimeout(finish, step.sleep);

@@ -5,11 +5,11 @@ import type { AgentRequest } from "./types.js";
 
 /**
  * Where one agent call keeps its prompt and raw output in the attempt's run
- * directory (the correction round gets its own names, so nothing is
- * overwritten); writes the prompt file.
+ * directory (a correction round and a call repeated after a rate limit get
+ * their own names, so nothing is overwritten); writes the prompt file.
  */
 export function prepareCallFiles(request: AgentRequest, rawName: string): { promptFile: string; rawPath: string } {
-  const stem = `${request.role}${request.round > 0 ? `-correction-${request.round}` : ""}`;
+  const stem = `${request.role}${request.round > 0 ? `-correction-${request.round}` : ""}${request.repeat ? `-repeat-${request.repeat}` : ""}`;
   const promptFile = join(request.runDir, `${stem}-prompt.md`);
   writeFileSync(promptFile, request.prompt);
   return { promptFile, rawPath: join(request.runDir, `${stem}-${rawName}`) };

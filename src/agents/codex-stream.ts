@@ -1,6 +1,7 @@
 import type { Agent } from "../config/types.js";
 import { jsonLines } from "./call-files.js";
 import type { AgentStatus } from "./types.js";
+import { resetFromText, saysRateLimited, tokenCost } from "./usage.js";
 
 /** What a `codex exec --json` run said about itself. */
 export interface CodexRun {
@@ -52,7 +53,7 @@ export function parseCodexStream(text: string): CodexRun {
 export function codexStatus(run: CodexRun, now = Date.now()): { status: AgentStatus; detail?: string; resetsAt?: string } | undefined {
   const failure = run.failure ?? (!run.completed ? run.errors.at(-1) : undefined);
   if (failure) {
-    if (/rate.?limit|429|usage limit|too many requests/i.test(failure)) {
+    if (saysRateLimited(failure)) {
       const resetsAt = resetFromText(failure, now);
       return { status: "rate-limited", detail: failure, ...(resetsAt ? { resetsAt } : {}) };
     }
@@ -64,24 +65,9 @@ export function codexStatus(run: CodexRun, now = Date.now()): { status: AgentSta
 
 /** Pure: cost from tokens and the agent's price table; undefined (unknown) without usage or a price. */
 export function codexCost(agent: Agent, model: string, run: CodexRun): number | undefined {
-  const price = agent.prices[model];
-  if (!price || run.inputTokens + run.outputTokens === 0) return undefined;
-  const cached = Math.min(run.cachedInputTokens, run.inputTokens);
-  const input = (run.inputTokens - cached) * price.input + cached * (price.cachedInput ?? price.input);
-  return (input + run.outputTokens * price.output) / 1_000_000;
+  return tokenCost(agent, model, { input: run.inputTokens, output: run.outputTokens, cached: run.cachedInputTokens });
 }
 
 function numberOr(value: unknown): number {
   return typeof value === "number" && Number.isFinite(value) ? value : 0;
-}
-
-const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, sec: 1000, second: 1000, m: 60_000, min: 60_000, minute: 60_000, h: 3_600_000, hour: 3_600_000 };
-
-/** Pure: the reset time a provider's message gives ("try again in 6.5s", "retry after 2 minutes"), if any. */
-export function resetFromText(text: string, now: number): string | undefined {
-  const match = /(?:try again|retry) (?:in|after) (\d+(?:\.\d+)?)\s*(ms|s|sec|seconds?|m|min|minutes?|h|hours?)\b/i.exec(text);
-  if (!match) return undefined;
-  const unit = (match[2] ?? "s").toLowerCase().replace(/s$/, "") || "s";
-  const ms = UNIT_MS[unit] ?? UNIT_MS[`${unit}s`] ?? 1000;
-  return new Date(now + Math.round(Number(match[1]) * ms)).toISOString();
 }

@@ -27,6 +27,7 @@ export function commandAdapter(agent: Agent): AgentAdapter {
           FACTORY_PROMPT_FILE: promptFile,
           FACTORY_OUTPUT: request.outputPath,
           FACTORY_ROUND: String(request.round),
+          FACTORY_REPEAT: String(request.repeat ?? 0),
           ...(request.resumeSession ? { FACTORY_SESSION: request.resumeSession } : {}),
         }),
         input: request.prompt,

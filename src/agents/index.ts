@@ -2,11 +2,12 @@ import type { Agent } from "../config/types.js";
 import { claudeAdapter } from "./claude.js";
 import { codexAdapter } from "./codex.js";
 import { commandAdapter } from "./command.js";
+import { geminiAdapter } from "./gemini.js";
 import type { AgentAdapter } from "./types.js";
 
 export type AdapterLookup = { ok: true; adapter: AgentAdapter } | { ok: false; reason: string };
 
-/** The adapter for an agent instance; kinds without one yet are refused before anything is spent. */
+/** The adapter for an agent instance. */
 export function adapterFor(agent: Agent): AdapterLookup {
   switch (agent.kind) {
     case "command":
@@ -16,6 +17,6 @@ export function adapterFor(agent: Agent): AdapterLookup {
     case "codex":
       return { ok: true, adapter: codexAdapter(agent) };
     case "gemini":
-      return { ok: false, reason: `agent "${agent.name}": the ${agent.kind} adapter is not built yet; use kind = "command" for now` };
+      return { ok: true, adapter: geminiAdapter(agent) };
   }
 }

@@ -38,6 +38,8 @@ export interface AgentRequest {
   outputPath: string;
   /** 0 for the first call, 1 for the contract-correction round. */
   round: number;
+  /** How many times this call was already made and rate-limited (0: the first time). */
+  repeat?: number;
   /** Session to resume for the correction round, when the agent reported one. */
   resumeSession?: string;
   /** The output file relative to the worktree, for permission rules. */

@@ -1,3 +1,4 @@
+import { AgentWaits } from "../loop/rate-limits.js";
 import { diffStat } from "../git/diff.js";
 import { resolveCommit } from "../git/repo.js";
 import type { PacketRecord } from "../ledger/fold.js";
@@ -74,7 +75,7 @@ export async function approve(options: ApproveOptions): Promise<ExitCode> {
   const progress = createProgress(output, undefined);
   const ctx: RunContext = {
     root: workspace.root, config, branch: workspace.branch, emit: progress.emit, signal: options.signal,
-    owner: { run: `approve-${Date.now()}`, pid: process.pid, host: "" }, adapters: new Map(), budget: new Budget(undefined),
+    owner: { run: `approve-${Date.now()}`, pid: process.pid, host: "" }, adapters: new Map(), budget: new Budget(undefined), waits: new AgentWaits(),
   };
   const { planted, gates, counts } = recordedAttempt(record, status.attempt);
   const landed = await land(ctx, {

@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import { AgentWaits } from "../loop/rate-limits.js";
 import { recordLandedVersions } from "../loop/reconcile.js";
 import { foldLedger } from "../ledger/fold.js";
 import { acquireRunLock } from "../ledger/run-lock.js";
@@ -87,7 +88,7 @@ export async function run(options: RunOptions): Promise<ExitCode> {
     await appendEvents(workspace.root, [{ kind: "run-started", options: { once: options.once, packet: options.packet ?? null, maxCost: budget.capUsd ?? null }, ...owner }]);
     progress.emit({ kind: "run-start", packets: packets.length, run: owner.run });
     const ctx: RunContext = {
-      root: workspace.root, config, branch: workspace.branch, owner, emit: progress.emit, signal: options.signal, adapters, budget,
+      root: workspace.root, config, branch: workspace.branch, owner, emit: progress.emit, signal: options.signal, adapters, budget, waits: new AgentWaits(),
     };
     const end = await drainQueue(ctx, {
       packets, once: options.once, only: options.packet, concurrency: options.concurrency ?? config.limits.concurrency,

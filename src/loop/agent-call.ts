@@ -1,13 +1,14 @@
 import { copyFileSync, lstatSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { parseJsonFile } from "../agents/result.js";
-import type { AgentOutcome, Role } from "../agents/types.js";
+import type { AgentAdapter, AgentOutcome, Role } from "../agents/types.js";
 import type { Surface } from "../config/types.js";
 import { appendEvents } from "../ledger/store.js";
 import { formatSize } from "../util/size.js";
 import { BudgetExhausted } from "./budget.js";
 import { checkInterrupted, type RunContext } from "./context.js";
 import { agentSandboxed } from "./sandbox.js";
+import { sleepUntil } from "../util/sleep.js";
 
 export interface AgentCall {
   role: Role;
@@ -39,15 +40,47 @@ export async function callAgent(ctx: RunContext, call: AgentCall): Promise<Agent
   if (!tier) throw new Error(`tier "${call.tier}" vanished from the config after preflight`);
   const adapter = ctx.adapters.get(tier.agent);
   if (!adapter) throw new Error(`agent "${tier.agent}" has no adapter after preflight`);
-  const exhausted = ctx.budget.exhausted();
-  if (exhausted) throw new BudgetExhausted(exhausted);
   const outputPath = join(call.worktree, call.output);
   mkdirSync(dirname(outputPath), { recursive: true });
   if (call.round === 0 || call.fresh) rmSync(outputPath, { force: true });
-  ctx.emit({ kind: "step", packet: call.packet, attempt: call.attempt, step: `${call.role}${call.round && !call.fresh ? " (correction)" : ""}`, detail: `${tier.agent} ${tier.model}` });
-  const outcome = await adapter.run({
-    role: call.role, packet: call.packet, attempt: call.attempt, model: tier.model, prompt: call.prompt,
-    worktree: call.worktree, runDir: call.runDir, outputPath, outputRelative: call.output, round: call.round,
+  const limits = ctx.config.limits;
+  let outcome: AgentOutcome;
+  let waitedMs = 0;
+  for (let repeat = 0; ; repeat++) {
+    // Another worker's call on this agent hit a limit: this one waits too, before anything is spent.
+    const pending = ctx.waits.until(tier.agent);
+    if (pending > Date.now()) await sleepUntil(pending, ctx.signal);
+    checkInterrupted(ctx.signal);
+    outcome = await runAndRecord(ctx, call, { agent: tier.agent, model: tier.model, adapter, outputPath, repeat });
+    if (outcome.status !== "rate-limited") {
+      ctx.waits.clear(tier.agent);
+      break;
+    }
+    // A rate limit is the provider's, not the packet's: the same call is made again after the wait, in the
+    // same attempt and claim. Past rate_limit_wait in all, the attempt ends and the scheduler decides.
+    const wait = ctx.waits.limit(tier.agent, outcome.resetsAt, Date.now(), limits.rateLimitWaitMs);
+    if ("halt" in wait || waitedMs + (wait.until - Date.now()) > limits.rateLimitWaitMs) break;
+    const source = outcome.resetsAt ? "the reset it reported" : "backing off";
+    ctx.emit({ kind: "notice", packet: call.packet, message: `rate-limited: agent "${tier.agent}" waits until ${new Date(wait.until).toISOString()} (${source}; no attempt spent); every packet on it waits too` });
+    waitedMs += Math.max(0, wait.until - Date.now());
+    await sleepUntil(wait.until, ctx.signal);
+  }
+  checkInterrupted(ctx.signal); // an agent killed by Ctrl-C did not fail: its attempt was interrupted
+  const read = readAgentOutput(outputPath, ctx.config.limits.maxResultSizeBytes);
+  if (read.kind === "text") copyFileSync(outputPath, join(call.runDir, `${call.role}-output${call.round ? `-${call.round}` : ""}.json`));
+  return { outcome, json: read.kind === "text" ? parseJsonFile(read.text) : read.kind === "refused" ? read.problem : undefined };
+}
+
+/** One call of the agent, its outcome recorded in the ledger and the budget. */
+async function runAndRecord(
+  ctx: RunContext, call: AgentCall, how: { agent: string; model: string; adapter: AgentAdapter; outputPath: string; repeat: number },
+): Promise<AgentOutcome> {
+  const exhausted = ctx.budget.exhausted();
+  if (exhausted) throw new BudgetExhausted(exhausted);
+  ctx.emit({ kind: "step", packet: call.packet, attempt: call.attempt, step: `${call.role}${call.round && !call.fresh ? " (correction)" : ""}`, detail: `${how.agent} ${how.model}` });
+  const outcome = await how.adapter.run({
+    role: call.role, packet: call.packet, attempt: call.attempt, model: how.model, prompt: call.prompt,
+    worktree: call.worktree, runDir: call.runDir, outputPath: how.outputPath, outputRelative: call.output, round: call.round, repeat: how.repeat,
     allowedCommands: call.allowedCommands ?? [],
     ...(call.resumeSession ? { resumeSession: call.resumeSession } : {}),
     timeoutMs: ctx.config.limits.agentTimeoutMs, idleTimeoutMs: ctx.config.limits.agentIdleTimeoutMs, signal: ctx.signal,
@@ -55,7 +88,7 @@ export async function callAgent(ctx: RunContext, call: AgentCall): Promise<Agent
     ...agentSandboxed(ctx, call.worktree, join(call.runDir, `${call.role}-home`)),
   });
   ctx.budget.add(outcome.costUsd);
-  const version = await adapter.version?.();
+  const version = await how.adapter.version?.();
   await appendEvents(ctx.root, [{
     kind: "agent-finished", packet: call.packet, attempt: call.attempt, role: call.role, outcome: outcome.status,
     durationMs: outcome.durationMs,
@@ -72,10 +105,7 @@ export async function callAgent(ctx: RunContext, call: AgentCall): Promise<Agent
     kind: "agent", packet: call.packet, attempt: call.attempt, role: call.role, status: outcome.status, durationMs: outcome.durationMs,
     ...(outcome.costUsd !== undefined ? { costUsd: outcome.costUsd } : {}), ...(outcome.detail ? { detail: outcome.detail } : {}),
   });
-  checkInterrupted(ctx.signal); // an agent killed by Ctrl-C did not fail: its attempt was interrupted
-  const read = readAgentOutput(outputPath, ctx.config.limits.maxResultSizeBytes);
-  if (read.kind === "text") copyFileSync(outputPath, join(call.runDir, `${call.role}-output${call.round ? `-${call.round}` : ""}.json`));
-  return { outcome, json: read.kind === "text" ? parseJsonFile(read.text) : read.kind === "refused" ? read.problem : undefined };
+  return outcome;
 }
 
 type OutputRead = { kind: "missing" } | { kind: "text"; text: string } | { kind: "refused"; problem: string };

@@ -5,6 +5,7 @@ import type { Owner } from "../ledger/events.js";
 import type { Emit } from "../log/progress.js";
 import type { Packet } from "../packet/types.js";
 import type { Budget } from "./budget.js";
+import type { AgentWaits } from "./rate-limits.js";
 
 /** What every step of a run needs; passed explicitly, never global. */
 export interface RunContext {
@@ -17,6 +18,8 @@ export interface RunContext {
   /** Adapter per agent name, checked in preflight. */
   adapters: ReadonlyMap<string, AgentAdapter>;
   budget: Budget;
+  /** Rate limits per agent, shared by every worker of the run. */
+  waits: AgentWaits;
 }
 
 export const WORKTREES_DIR = ".factory/worktrees";

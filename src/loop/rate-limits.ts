@@ -27,7 +27,7 @@ export function rateLimitWait(input: { resetsAt: string | undefined; strikes: nu
 
 /** Which agents wait, until when, and how many limits each hit in a row. */
 export class AgentWaits {
-  private readonly until = new Map<string, number>();
+  private readonly ends = new Map<string, number>();
   private readonly strikes = new Map<string, number>();
 
   limit(agent: string, resetsAt: string | undefined, now: number, maxWaitMs: number): Wait {
@@ -35,8 +35,8 @@ export class AgentWaits {
     this.strikes.set(agent, strikes);
     const wait = rateLimitWait({ resetsAt, strikes, now, maxWaitMs, agent });
     if ("halt" in wait) return wait;
-    const until = Math.max(wait.until, this.until.get(agent) ?? 0); // an earlier, longer wait still holds
-    this.until.set(agent, until);
+    const until = Math.max(wait.until, this.ends.get(agent) ?? 0); // an earlier, longer wait still holds
+    this.ends.set(agent, until);
     return { until };
   }
 
@@ -46,12 +46,17 @@ export class AgentWaits {
   }
 
   waiting(agent: string, now: number): boolean {
-    return (this.until.get(agent) ?? 0) > now;
+    return this.until(agent) > now;
+  }
+
+  /** When this agent's wait ends (0: it never had one). */
+  until(agent: string): number {
+    return this.ends.get(agent) ?? 0;
   }
 
   /** The earliest end of a wait still running. */
   nextEnd(now: number): number | undefined {
-    const ends = [...this.until.values()].filter((until) => until > now);
+    const ends = [...this.ends.values()].filter((until) => until > now);
     return ends.length ? Math.min(...ends) : undefined;
   }
 }

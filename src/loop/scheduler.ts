@@ -5,7 +5,7 @@ import { orderQueue } from "../packet/graph.js";
 import type { Packet } from "../packet/types.js";
 import type { RunContext } from "./context.js";
 import { notify } from "./notify.js";
-import { AgentWaits } from "./rate-limits.js";
+import { sleepUntil } from "../util/sleep.js";
 import { landPending, processPacket, type PacketOutcome } from "./process-packet.js";
 
 export interface SchedulerOptions {
@@ -38,7 +38,7 @@ export async function drainQueue(ctx: RunContext, options: SchedulerOptions): Pr
   let attempts = 0;
   const blocked: { id: string; reason: string }[] = [];
   let lastBlock: string | undefined; // the last packet's block, in the order outcomes arrive
-  const waits = new AgentWaits();
+  const waits = ctx.waits;
 
   const handle = async (packet: Packet, outcome: PacketOutcome): Promise<void> => {
     if (outcome.kind !== "retry") environmentErrors = 0;
@@ -199,14 +199,4 @@ function agentsOf(ctx: RunContext, packet: Packet): string[] {
 
 function agentOf(ctx: RunContext, tier: string): string {
   return ctx.config.tiers.find((candidate) => candidate.name === tier)?.agent ?? tier;
-}
-
-function sleepUntil(until: number, signal: AbortSignal): Promise<void> {
-  return new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, Math.max(0, until - Date.now()));
-    signal.addEventListener("abort", () => {
-      clearTimeout(timer);
-      resolve();
-    }, { once: true });
-  });
 }

@@ -22,17 +22,18 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0)) await cleanup();
 });
 
-async function withCodex(script: CodexScript) {
+async function withCodex(script: CodexScript, providerArgs = "", config = "") {
   const server = await startOpenAIServer(script);
   const home = mkdtempSync(join(tmpdir(), "factory-codex-home-"));
   mkdirSync(join(home, ".codex"), { recursive: true });
   cleanups.push(() => server.close(), () => rmSync(home, { recursive: true, force: true }));
   const target = setUp({
     script: {},
+    config,
     agents: `[agents.codex]
 kind = "codex"
 bin = "${CODEX}"
-args = ["-c", 'model_provider="scripted"', "-c", 'model_providers.scripted.name="scripted"', "-c", 'model_providers.scripted.base_url="${server.url}"', "-c", 'model_providers.scripted.wire_api="responses"', "-c", 'model_providers.scripted.env_key="OPENAI_API_KEY"']
+args = ["-c", 'model_provider="scripted"', "-c", 'model_providers.scripted.name="scripted"', "-c", 'model_providers.scripted.base_url="${server.url}"', "-c", 'model_providers.scripted.wire_api="responses"', "-c", 'model_providers.scripted.env_key="OPENAI_API_KEY"'${providerArgs}]
 env = { OPENAI_API_KEY = "sk-test-not-a-key", HOME = "${home}", CODEX_HOME = "${join(home, ".codex")}" }
 prices = { "${MODEL}" = { input = 1.25, output = 10.0, cached_input = 0.125 } }
 
@@ -84,6 +85,21 @@ describe.skipIf(!available)("factory run with the real Codex CLI", () => {
     const reviewers = (await target.events("P01")).filter((event) => event.kind === "agent-finished" && event.role === "reviewer");
     expect(reviewers).toHaveLength(2);
     expect(server.roles).toEqual(["implementer", "reviewer"]); // no third session: the correction resumed the reviewer's
+  }, 120_000);
+
+  it("a rate limit is waited out, without an attempt spent or a second claim, then merges", async () => {
+    const limited: CodexTurn = { http: { status: 429, type: "tokens", code: "rate_limit_exceeded", message: "Rate limit reached for gpt-5-codex on tokens per min. Please try again in 1.5s." } };
+    // Codex's own retries are off, so the limit reaches the factory at once. Codex reports only "exceeded retry
+    // limit, last status: 429", not the API's reset, so the factory backs off: 30 s, capped here by rate_limit_wait.
+    const noRetries = `, "-c", "model_providers.scripted.request_max_retries=0", "-c", "model_providers.scripted.stream_max_retries=0"`;
+    const { target } = await withCodex({ implementer: [[limited], implementHonestly], reviewer: [reviewHonestly] }, noRetries, `rate_limit_wait = "3s"`);
+    const { code, out } = await target.run();
+    expect(code).toBe(0);
+    expect(out).toMatch(/rate-limited: agent "codex" waits until \S+ \(backing off; no attempt spent\)/);
+    const events = await target.events("P01");
+    expect(events.filter((event) => event.kind === "agent-finished").map((event) => event.kind === "agent-finished" && event.outcome)).toEqual(["rate-limited", "ok", "ok"]);
+    expect(events.filter((event) => event.kind === "claimed")).toHaveLength(1);
+    expect(await target.record("P01")).toMatchObject({ status: { state: "merged" }, attemptsUsed: 1 });
   }, 120_000);
 
   it("a failed turn is a failure", async () => {

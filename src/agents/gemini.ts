@@ -1,0 +1,123 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Agent } from "../config/types.js";
+import { shellQuote } from "../gates/paths.js";
+import { runCommand, type RunOutcome } from "../process/run.js";
+import { agentSandbox, prepareCallFiles } from "./call-files.js";
+import { modelMatches } from "./claude-stream.js";
+import { agentEnv } from "./env.js";
+import { geminiStatus, parseGeminiStream } from "./gemini-stream.js";
+import { tokenCost } from "./usage.js";
+import { cliVersion } from "./version.js";
+import type { AgentAdapter, AgentOutcome, AgentRequest, ProbeResult } from "./types.js";
+
+const READ_TOOLS = ["read_file", "read_many_files", "list_directory", "glob", "grep_search", "search_file_content"];
+const EDIT_TOOLS = ["write_file", "replace"];
+/** What the Gemini CLI needs from HOME inside the sandbox: its settings (the auth method), login and keys. */
+const HOME_SEED = [".gemini/settings.json", ".gemini/oauth_creds.json", ".gemini/google_accounts.json", ".gemini/.env"];
+/** The CLI's own traffic and prompts a factory run never needs; system settings, so they win over the user's. */
+const QUIET_SETTINGS = { general: { disableAutoUpdate: true, disableUpdateNag: true }, privacy: { usageStatisticsEnabled: false } };
+
+/**
+ * Pure: the policy-engine rules for one role (TOML). Everything not allowed
+ * here needs a confirmation, which a headless run never gets: the call is
+ * refused and the refusal shows in the stream. The implementer may read, edit
+ * and run the surface's programs; the reviewer may read and write its review
+ * file only.
+ */
+export function geminiPolicy(request: Pick<AgentRequest, "role" | "outputRelative" | "allowedCommands" | "worktree">): string {
+  const rule = (fields: Record<string, string | string[]>): string =>
+    ["[[rule]]", ...Object.entries(fields).map(([key, value]) => `${key} = ${JSON.stringify(value)}`), 'decision = "allow"', "priority = 100", ""].join("\n");
+  if (request.role === "implementer") {
+    return [
+      rule({ toolName: [...READ_TOOLS, ...EDIT_TOOLS] }),
+      ...(request.allowedCommands.length ? [rule({ toolName: "run_shell_command", commandPrefix: [...request.allowedCommands] })] : []),
+    ].join("\n");
+  }
+  // The review file by its relative or absolute path, spelled out: the CLI refuses patterns with open-ended repetition.
+  const paths = [request.outputRelative, join(request.worktree, request.outputRelative)];
+  return [
+    rule({ toolName: READ_TOOLS }),
+    ...paths.map((path) => rule({ toolName: "write_file", argsPattern: `"file_path":${JSON.stringify(path).replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}` })),
+  ].join("\n");
+}
+
+/** Pure: the command line; the prompt goes on stdin (`-p ""` makes the run headless and appends nothing). */
+export function geminiArgs(agent: Agent, request: Pick<AgentRequest, "model" | "resumeSession">, policyFile: string): string[] {
+  const args = ["-p", "", "--output-format", "stream-json", "--skip-trust", "--approval-mode", "default", "--policy", policyFile, "-m", request.model];
+  if (request.resumeSession) args.push("--resume", request.resumeSession);
+  return [...args, ...agent.args];
+}
+
+/** Gemini CLI as an agent: headless stream-json, tools limited by a policy file written for the call. */
+export function geminiAdapter(agent: Agent): AgentAdapter {
+  const bin = agent.bin ?? "gemini";
+  return {
+    version: () => cliVersion(bin, agent),
+    async run(request: AgentRequest): Promise<AgentOutcome> {
+      const { promptFile, rawPath } = prepareCallFiles(request, "stream.jsonl");
+      const stem = promptFile.replace(/-prompt\.md$/, "");
+      const policyFile = `${stem}-policy.toml`;
+      const settingsFile = `${stem}-settings.json`;
+      writeFileSync(policyFile, geminiPolicy(request));
+      writeFileSync(settingsFile, JSON.stringify({ ...QUIET_SETTINGS, ...(agent.maxTurns ? { model: { maxSessionTurns: agent.maxTurns } } : {}) }));
+      const outcome = await runCommand({
+        command: [bin, ...geminiArgs(agent, request, policyFile)].map(shellQuote).join(" "),
+        cwd: request.worktree,
+        env: agentEnv(agent, { GEMINI_CLI_SYSTEM_SETTINGS_PATH: settingsFile }),
+        input: request.prompt,
+        timeoutMs: request.timeoutMs,
+        idleTimeoutMs: request.idleTimeoutMs,
+        logFile: rawPath,
+        ...(request.signal ? { signal: request.signal } : {}),
+        ...agentSandbox(request, { homeSeed: HOME_SEED, readable: [policyFile, settingsFile] }),
+      });
+      return toOutcome(agent, outcome, request.model, rawPath);
+    },
+    async probe(input): Promise<ProbeResult> {
+      const policyFile = join(input.logFile.replace(/[^/]*$/, ""), "gemini-probe-policy.toml");
+      writeFileSync(policyFile, "");
+      const outcome = await runCommand({
+        command: [bin, ...geminiArgs(agent, { model: input.model }, policyFile)].map(shellQuote).join(" "),
+        cwd: input.cwd, env: agentEnv(agent), input: "Reply with the single word: ready", timeoutMs: input.timeoutMs, logFile: input.logFile,
+      });
+      const result = toOutcome(agent, outcome, input.model, input.logFile);
+      if (result.status !== "ok" && result.status !== "agent-error") return { ok: false, reason: `${result.status}: ${result.detail ?? ""}` };
+      const run = parseGeminiStream("stdout" in outcome ? outcome.stdout : "");
+      if (run.models.length === 0) return { ok: false, reason: result.detail ?? "it did not say which model answered" };
+      return { ok: true, models: run.models, ...(result.costUsd !== undefined ? { costUsd: result.costUsd } : {}) };
+    },
+  };
+}
+
+function toOutcome(agent: Agent, outcome: RunOutcome, configured: string, rawPath: string): AgentOutcome {
+  const base = { rawPath, durationMs: outcome.durationMs };
+  if (outcome.kind === "spawn-error") return { ...base, costSource: "unknown", status: "crashed", detail: outcome.message };
+  const run = parseGeminiStream(outcome.stdout);
+  const tokens = { input: run.inputTokens, output: run.outputTokens, cached: run.cachedTokens };
+  const cost = tokenCost(agent, configured, tokens);
+  const reported = {
+    ...base,
+    ...(run.sessionId ? { sessionId: run.sessionId } : {}),
+    ...(cost !== undefined ? { costUsd: cost, costSource: "computed" as const } : { costSource: "unknown" as const }),
+    ...(run.models.length ? { model: run.models.join(",") } : {}),
+    turns: run.turns,
+    tokens,
+  };
+  switch (outcome.kind) {
+    case "timed-out": return { ...reported, status: "timed-out", detail: "killed at agent_timeout" };
+    case "stalled": return { ...reported, status: "stalled", detail: "no output for agent_idle_timeout; killed with its process group" };
+    case "aborted": return { ...reported, status: "crashed", detail: "interrupted" };
+    case "signalled": return { ...reported, status: "crashed", detail: `killed by ${outcome.signal}` };
+    case "exited": break;
+  }
+  const policyError = /Policy file error[^\n]*\n[^\n]*/.exec(outcome.stderr);
+  if (policyError) return { ...reported, status: "agent-error", detail: `the CLI refused the factory's tool policy: ${policyError[0].replace(/\s+/g, " ")}` };
+  const status = geminiStatus(run, outcome.stderr);
+  if (!status) return { ...reported, status: "crashed", detail: `exited ${outcome.code} without a result: ${outcome.tail.split("\n").slice(-3).join(" | ")}` };
+  const foreign = run.models.filter((model) => !modelMatches(configured, model));
+  if (status.status === "ok" && foreign.length > 0) {
+    return { ...reported, status: "agent-error", detail: `ran model ${foreign.join(", ")}, but the tier is configured with ${configured}` };
+  }
+  return { ...reported, status: status.status, ...(status.detail ? { detail: status.detail } : {}), ...(status.resetsAt ? { resetsAt: status.resetsAt } : {}) };
+}

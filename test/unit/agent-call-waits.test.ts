@@ -1,0 +1,77 @@
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import type { AgentAdapter, AgentOutcome, AgentRequest } from "../../src/agents/types.js";
+import type { Config } from "../../src/config/types.js";
+import { callAgent, type AgentCall } from "../../src/loop/agent-call.js";
+import { Budget } from "../../src/loop/budget.js";
+import type { RunContext } from "../../src/loop/context.js";
+import { AgentWaits } from "../../src/loop/rate-limits.js";
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+/** An adapter that is rate-limited (for `limitMs`) on its first call only, and records when each call started. */
+function limitedOnce(limitMs: number): AgentAdapter & { starts: { packet: string; repeat: number; at: number }[] } {
+  const starts: { packet: string; repeat: number; at: number }[] = [];
+  return {
+    starts,
+    async run(request: AgentRequest): Promise<AgentOutcome> {
+      starts.push({ packet: request.packet, repeat: request.repeat ?? 0, at: Date.now() });
+      const base = { rawPath: join(request.runDir, "raw"), durationMs: 1, costSource: "unknown" as const };
+      if (starts.length === 1) return { ...base, status: "rate-limited", resetsAt: new Date(Date.now() + limitMs).toISOString() };
+      return { ...base, status: "ok" };
+    },
+  };
+}
+
+function context(adapter: AgentAdapter, rateLimitWaitMs: number): { ctx: RunContext; notices: string[] } {
+  const root = mkdtempSync(join(tmpdir(), "factory-agent-call-"));
+  dirs.push(root);
+  mkdirSync(join(root, ".factory", "state"), { recursive: true });
+  const notices: string[] = [];
+  const config = {
+    tiers: [{ name: "basic", agent: "a", model: "m" }],
+    sandbox: { kind: "none", home: [] },
+    limits: { rateLimitWaitMs, agentTimeoutMs: 10_000, agentIdleTimeoutMs: 10_000, maxResultSizeBytes: 1_000_000 },
+  } as unknown as Config;
+  const ctx: RunContext = {
+    root, config, branch: "main", owner: { run: "r", pid: process.pid, host: "h" }, signal: new AbortController().signal,
+    emit: (event) => void (event.kind === "notice" && notices.push(event.message)), adapters: new Map([["a", adapter]]), budget: new Budget(undefined), waits: new AgentWaits(),
+  };
+  return { ctx, notices };
+}
+
+function call(ctx: RunContext, packet: string): AgentCall {
+  const worktree = join(ctx.root, packet);
+  mkdirSync(worktree, { recursive: true });
+  return { role: "implementer", packet, attempt: 1, tier: "basic", prompt: "do it", worktree, runDir: worktree, output: ".factory/result.json", round: 0 };
+}
+
+describe("an agent call under a rate limit", () => {
+  it("is made again after the reset, in the same attempt, and another packet's call on the agent waits for the same reset", async () => {
+    const adapter = limitedOnce(800);
+    const { ctx, notices } = context(adapter, 60_000);
+    const first = callAgent(ctx, call(ctx, "P01"));
+    await new Promise((resolve) => setTimeout(resolve, 100)); // P01's limit is known when P02 calls
+    const second = callAgent(ctx, call(ctx, "P02"));
+    expect((await first).outcome.status).toBe("ok");
+    expect((await second).outcome.status).toBe("ok");
+    const [limited, ...rest] = adapter.starts;
+    expect(rest.map((start) => `${start.packet}/${start.repeat}`).sort()).toEqual(["P01/1", "P02/0"]);
+    for (const start of rest) expect(start.at - (limited?.at ?? 0)).toBeGreaterThanOrEqual(750);
+    expect(notices).toEqual([expect.stringMatching(/^rate-limited: agent "a" waits until \S+ \(the reset it reported; no attempt spent\)/)]);
+  });
+
+  it("ends rate-limited, for the scheduler to decide, when the reset is further off than rate_limit_wait", async () => {
+    const adapter = limitedOnce(60_000);
+    const { ctx, notices } = context(adapter, 1_000);
+    const result = await callAgent(ctx, call(ctx, "P01"));
+    expect(result.outcome.status).toBe("rate-limited");
+    expect(adapter.starts).toHaveLength(1);
+    expect(notices).toEqual([]);
+  });
+});
