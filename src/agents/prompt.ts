@@ -17,6 +17,8 @@ export interface ImplementerPromptInput {
   /** What failed last time: gate output tails, contract errors, reviewer findings. */
   feedback: readonly string[];
   outputPath: string;
+  /** The attempt whose work is already in the worktree, to continue. */
+  continued?: number;
 }
 
 /** Pure: the implementer's prompt. It carries everything: the agent gets this and the repository, nothing else. */
@@ -64,8 +66,10 @@ export function implementerPrompt(input: ImplementerPromptInput): string {
     "```",
   );
   if (input.conventions?.trim()) lines.push("", "## The project's conventions", "", input.conventions.trim());
-  if (input.feedback.length) {
-    lines.push("", `## Attempt ${input.attempt}: what failed last time`, "", ...input.feedback.map((item) => `- ${item.replaceAll("\n", "\n  ")}`));
+  if (input.feedback.length || input.continued) {
+    lines.push("", `## Attempt ${input.attempt}: what failed last time`, "");
+    if (input.continued) lines.push(`The work of attempt ${input.continued} is already in your working directory (uncommitted). Fix what failed; do not start over.`, "");
+    lines.push(...input.feedback.map((item) => `- ${item.replaceAll("\n", "\n  ")}`));
   }
   return `${lines.join("\n")}\n`;
 }

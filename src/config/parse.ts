@@ -186,6 +186,7 @@ function readLimits(root: Fields): Limits {
     maxResultSizeBytes: size("max_result_size", DEFAULT_LIMITS.maxResultSizeBytes),
     maxFileSizeBytes: size("max_file_size", DEFAULT_LIMITS.maxFileSizeBytes),
     onBlock: onBlock(fields),
+    retryFrom: retryFrom(fields),
   };
   fields.rejectUnknown();
   return limits;
@@ -211,6 +212,14 @@ function onBlock(fields: Fields): Limits["onBlock"] {
   if (value === "halt" || value === "continue") return value;
   fields.report("on_block", `"${value}" is not a choice; use "halt" (stop the run at the first blocked packet, the default) or "continue" (hold only its dependents)`);
   return DEFAULT_LIMITS.onBlock;
+}
+
+function retryFrom(fields: Fields): Limits["retryFrom"] {
+  const value = fields.string("retry_from");
+  if (value === undefined) return DEFAULT_LIMITS.retryFrom;
+  if (value === "last" || value === "tip") return value;
+  fields.report("retry_from", `"${value}" is not a choice; use "last" (a retry continues from the last attempt's work, the default) or "tip" (every attempt starts over)`);
+  return DEFAULT_LIMITS.retryFrom;
 }
 
 function durationHelp(value: unknown): string {

@@ -86,6 +86,8 @@ export interface Limits {
   maxFileSizeBytes: number;
   /** What a blocked packet does to the run: halt it, or hold only its dependents and go on. */
   onBlock: "halt" | "continue";
+  /** Where a retry starts: from the last attempt's gated work (when its guards passed and it still applies), or from the tip. */
+  retryFrom: "last" | "tip";
 }
 
 export const DEFAULT_LIMITS: Limits = {
@@ -100,6 +102,7 @@ export const DEFAULT_LIMITS: Limits = {
   maxResultSizeBytes: 1024 ** 2,
   maxFileSizeBytes: 10 * 1024 ** 2,
   onBlock: "halt",
+  retryFrom: "last",
 };
 
 export const DEFAULT_MERGE_MESSAGE = "feat: {goal} [{id}]";

@@ -94,6 +94,22 @@ export function mergeInWorktree(worktree: string, args: string[]): ReturnType<ty
 }
 
 /**
+ * Brings the change `from..commit` (another attempt's work, squashed) into
+ * the worktree as uncommitted changes, merged three-way onto its HEAD.
+ * False, with the worktree back at its HEAD, when it does not apply or the
+ * commits are gone.
+ */
+export async function carryWork(root: string, worktree: string, work: { from: string; commit: string }): Promise<boolean> {
+  const squashed = await gitTry(root, ["commit-tree", `${work.commit}^{tree}`, "-p", work.from, "-m", "factory: work carried into a retry"], { identity: true });
+  if (!squashed.ok) return false;
+  const picked = await gitTry(worktree, [...SPARSE, "cherry-pick", "--no-commit", squashed.out.trim()], { identity: true });
+  if (picked.ok) return true;
+  await gitTry(worktree, ["cherry-pick", "--quit"]);
+  await restoreWorktree(worktree);
+  return false;
+}
+
+/**
  * Puts the worktree back to its HEAD: tracked files restored, untracked ones
  * removed, except git-ignored files and the cache patterns (an install's
  * node_modules stays). What install, the baseline or the planted check left

@@ -49,7 +49,10 @@ export type EventBody =
   | {
       kind: "decided"; packet: string; attempt: number; decision: Decision; reasons: string[];
       refund?: boolean; feedback?: string[]; fingerprint?: string;
+      /** A retry's work the next attempt may continue: the gated commit and the planted commit it was made on. */
+      work?: { commit: string; from: string };
     }
+  | { kind: "continued"; packet: string; attempt: number; fromAttempt: number; commit: string }
   | { kind: "merge-blocked"; packet: string; attempt: number; reason: string; commit: string; fork: string }
   | { kind: "merged"; packet: string; attempt: number; commit: string; tree: string }
   | { kind: "held"; packet: string; attempt: number; tree: string; branch: string; commit: string; fork: string }
@@ -71,5 +74,5 @@ export function stamp(body: EventBody, now: Date = new Date()): LedgerEvent {
 export const EVENT_KINDS: readonly EventKind[] = [
   "run-started", "run-ended", "run-lock-taken-over", "packet-registered", "claimed", "attempt-interrupted",
   "baseline-measured", "planted", "agent-finished", "gate-finished", "review-recorded", "decided",
-  "merge-blocked", "merged", "held", "approved", "rejected", "blocked", "unblocked", "reset",
+  "continued", "merge-blocked", "merged", "held", "approved", "rejected", "blocked", "unblocked", "reset",
 ];

@@ -47,6 +47,10 @@ export interface PacketRecord {
   pendingLand: { attempt: number; commit: string; fork: string } | undefined;
   /** What the next attempt's prompt is told: the last decision's or rejection's feedback. */
   feedback: string[];
+  /** The feedback before that (the attempt before the last), also told, after the newest. */
+  earlierFeedback: string[];
+  /** The last attempt's work a retry may continue (`[limits] retry_from = "last"`). */
+  lastWork: { attempt: number; commit: string; from: string } | undefined;
   /** Failure fingerprints of the current version's failed attempts, oldest first. */
   fingerprints: string[];
   events: LedgerEvent[];
@@ -77,7 +81,7 @@ export function foldLedger(events: readonly LedgerEvent[]): LedgerState {
     if (!found) {
       found = {
         id, sha256: undefined, status: { state: "queued" }, attemptsUsed: 0, lastAttempt: 0,
-        extraAttempts: 0, costUsd: 0, reason: undefined, changedSinceMerge: false, pendingLand: undefined, feedback: [], fingerprints: [], events: [],
+        extraAttempts: 0, costUsd: 0, reason: undefined, changedSinceMerge: false, pendingLand: undefined, feedback: [], earlierFeedback: [], lastWork: undefined, fingerprints: [], events: [],
       };
       packets.set(id, found);
     }
@@ -109,6 +113,8 @@ export function foldLedger(events: readonly LedgerEvent[]): LedgerState {
             packet.extraAttempts = 0;
             packet.pendingLand = undefined;
             packet.feedback = [];
+            packet.earlierFeedback = [];
+            packet.lastWork = undefined;
             packet.fingerprints = [];
             packet.reason = "the packet file changed; earlier attempts were on an older version";
           }
@@ -144,6 +150,7 @@ export function foldLedger(events: readonly LedgerEvent[]): LedgerState {
         break;
       }
       case "baseline-measured":
+      case "continued":
       case "planted":
       case "gate-finished":
       case "review-recorded":
@@ -151,7 +158,11 @@ export function foldLedger(events: readonly LedgerEvent[]): LedgerState {
       case "decided": {
         const packet = record(event.packet);
         packet.reason = event.reasons.join("; ") || undefined;
-        if (event.feedback?.length) packet.feedback = event.feedback;
+        if (event.feedback?.length) {
+          if (packet.feedback.length) packet.earlierFeedback = packet.feedback;
+          packet.feedback = event.feedback;
+        }
+        packet.lastWork = event.decision === "retry" && event.work ? { attempt: event.attempt, ...event.work } : undefined;
         if (event.fingerprint) packet.fingerprints.push(event.fingerprint);
         if (event.refund) packet.attemptsUsed = Math.max(0, packet.attemptsUsed - 1);
         if (event.decision === "retry") packet.status = { state: "queued" };
@@ -185,6 +196,7 @@ export function foldLedger(events: readonly LedgerEvent[]): LedgerState {
       case "rejected": {
         const packet = record(event.packet);
         packet.status = { state: "queued" };
+        if (packet.feedback.length) packet.earlierFeedback = packet.feedback;
         packet.feedback = [`A person rejected the last attempt: ${event.reason}`];
         packet.reason = `rejected by ${event.by}: ${event.reason}`;
         break;
@@ -210,6 +222,8 @@ export function foldLedger(events: readonly LedgerEvent[]): LedgerState {
         packet.changedSinceMerge = false;
         packet.pendingLand = undefined;
         packet.feedback = [];
+        packet.earlierFeedback = [];
+        packet.lastWork = undefined;
         packet.fingerprints = [];
         packet.reason = `reset by ${event.by}`;
         break;

@@ -6,7 +6,7 @@ import { validateResult, type ImplementerResult } from "../agents/result.js";
 import { diffText } from "../git/diff.js";
 import { readFileAt } from "../git/repo.js";
 import type { Surface } from "../config/types.js";
-import { commitWorktree, discardPaths, restoreWorktree, worktreeStatus } from "../git/worktree.js";
+import { carryWork, commitWorktree, discardPaths, restoreWorktree, worktreeStatus } from "../git/worktree.js";
 import type { TestResult } from "../gates/junit.js";
 import { unearnedLockFiles } from "../gates/lock-files.js";
 import { isTestFile, plantedCases, type PlantedCases } from "../gates/test-compare.js";
@@ -34,6 +34,8 @@ export interface AttemptInput {
   tip: string;
   feedback: readonly string[];
   runDir: string;
+  /** The last attempt's gated work, to continue rather than start over (`retry_from = "last"`). */
+  continueFrom?: { attempt: number; commit: string; from: string };
 }
 
 export interface AttemptReport {
@@ -111,8 +113,20 @@ export async function runAttempt(ctx: RunContext, input: AttemptInput): Promise<
   }
   checkInterrupted(ctx.signal);
 
+  let continued: number | undefined;
+  if (input.continueFrom) {
+    const last = input.continueFrom;
+    if (await carryWork(ctx.root, worktree, last)) {
+      continued = last.attempt;
+      await appendEvents(ctx.root, [{ kind: "continued", packet: packet.id, attempt, fromAttempt: last.attempt, commit: last.commit }]);
+      step("continues", `from attempt ${last.attempt}'s work (${last.commit.slice(0, 10)}), uncommitted in the worktree`);
+    } else {
+      step("continues", `attempt ${last.attempt}'s work does not apply at ${ctx.branch} @ ${tip.slice(0, 10)}; starting from the tip`);
+    }
+  }
+
   const conventions = await readFileAt(ctx.root, tip, CONVENTIONS_FILE);
-  const implemented = await implement(ctx, { ...input, worktree, planted: planting.files, ...(conventions ? { conventions } : {}) });
+  const implemented = await implement(ctx, { ...input, worktree, planted: planting.files, ...(conventions ? { conventions } : {}), ...(continued ? { continued } : {}) });
   const implementerOutside = await reachedOutside("the implementer");
   if (implementerOutside) return { ...withPlanting, end: implementerOutside };
   if ("end" in implemented) return { ...withPlanting, end: implemented.end };
@@ -184,7 +198,9 @@ async function checkPlantedTests(
 }
 
 /** The implementer and its result file: how the attempt ended, or its valid `complete` result. */
-async function implement(ctx: RunContext, input: AttemptInput & { worktree: string; planted: string[]; conventions?: string }): Promise<{ end: AttemptEnd } | { result: ImplementerResult }> {
+async function implement(
+  ctx: RunContext, input: AttemptInput & { worktree: string; planted: string[]; conventions?: string; continued?: number },
+): Promise<{ end: AttemptEnd } | { result: ImplementerResult }> {
   const { packet, attempt } = input;
   const surface = surfaceOf(ctx.config, packet);
   const call = {
@@ -194,6 +210,7 @@ async function implement(ctx: RunContext, input: AttemptInput & { worktree: stri
   const prompt = implementerPrompt({
     packet, attempt, planted: input.planted, plantedTests: input.planted.filter(isTestFile), feedback: input.feedback, outputPath: RESULT_OUTPUT,
     ...(surface ? { gates: surface.gates, surfaceDir: surface.dir } : {}), ...(input.conventions ? { conventions: input.conventions } : {}),
+    ...(input.continued ? { continued: input.continued } : {}),
   });
   let result = await callAgent(ctx, { ...call, round: 0, prompt });
   if (result.outcome.status !== "ok") {

@@ -46,6 +46,19 @@ export interface AttemptDecision {
   fingerprint?: string;
 }
 
+/** The factory's own guards: work that failed one of them is never carried into a retry. */
+const GUARDS = new Set(["untouched", "scope", "tamper", "changed"]);
+
+/**
+ * Pure: whether a retry may continue this attempt's work (`retry_from =
+ * "last"`): it was gated, every guard passed, and it failed on its merits
+ * (tests, lint, the review), so the next attempt fixes it rather than redo it.
+ */
+export function continuable(end: AttemptEnd, gates: readonly GateReport[] | undefined): boolean {
+  if (!gates || (end.kind !== "gates-red" && end.kind !== "reviewed")) return false;
+  return gates.every((report) => !GUARDS.has(report.name) || report.status === "pass");
+}
+
 /** Pure: what follows an attempt (DESIGN §6–§8). */
 export function decide(input: DecisionInput): AttemptDecision {
   const decision = decideEnd(input);

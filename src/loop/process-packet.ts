@@ -11,7 +11,7 @@ import { runAttempt, type AttemptReport } from "./attempt.js";
 import { BudgetExhausted } from "./budget.js";
 import { claimPacket } from "./claim.js";
 import { attemptDir, Interrupted, taskBranch, worktreePath, type RunContext } from "./context.js";
-import { decide, type AttemptDecision, type AttemptEnd } from "./decide.js";
+import { continuable, decide, type AttemptDecision, type AttemptEnd } from "./decide.js";
 import { recordedAttempt } from "./recorded-attempt.js";
 
 export type PacketOutcome =
@@ -37,7 +37,8 @@ export async function processPacket(ctx: RunContext, packet: Packet, record: Pac
 
   let report: AttemptReport;
   try {
-    report = await runAttempt(ctx, { packet, attempt, tip, feedback: sameVersion ? (record?.feedback ?? []) : [], runDir });
+    const lastWork = sameVersion && ctx.config.limits.retryFrom === "last" ? record?.lastWork : undefined;
+    report = await runAttempt(ctx, { packet, attempt, tip, feedback: sameVersion && record ? feedbackFor(record) : [], runDir, ...(lastWork ? { continueFrom: lastWork } : {}) });
   } catch (error) {
     const reason = error instanceof Interrupted ? "the run was interrupted"
       : error instanceof BudgetExhausted ? error.message
@@ -50,7 +51,7 @@ export async function processPacket(ctx: RunContext, packet: Packet, record: Pac
   const previousFingerprint = sameVersion ? record?.fingerprints.at(-1) : undefined;
   const decision = decide({ end: report.end, attemptsUsed: attemptsBefore + 1, maxAttempts, gate: packet.gate, previousFingerprint });
   writeFileSync(join(runDir, "decision.json"), JSON.stringify({ end: report.end, decision }, null, 2));
-  if (decision.decision !== "merge") return applyDecision(ctx, { packet, attempt, decision, report });
+  if (decision.decision !== "merge") return applyDecision(ctx, { packet, attempt, decision, report, carry: continuable(report.end, report.gates) });
   if (!report.commit || !report.gates) throw new Error("an attempt decided for merge has a gated commit");
   const landed = await land(ctx, {
     packet, attempt, commit: report.commit, fork: report.forkCommit, runDir,
@@ -65,6 +66,13 @@ interface Applied {
   attempt: number;
   decision: AttemptDecision;
   report: AttemptReport;
+  /** The attempt's gated work may be continued by a retry (see continuable). */
+  carry?: boolean;
+}
+
+/** Pure: what an attempt's prompt is told: the last attempt's feedback, then the one before it. */
+export function feedbackFor(record: Pick<PacketRecord, "feedback" | "earlierFeedback">): string[] {
+  return [...record.feedback, ...record.earlierFeedback.map((item) => `(two attempts ago) ${item}`)];
 }
 
 async function applyDecision(ctx: RunContext, input: Applied): Promise<PacketOutcome> {
@@ -73,6 +81,7 @@ async function applyDecision(ctx: RunContext, input: Applied): Promise<PacketOut
     kind: "decided", packet: packet.id, attempt, decision: decision.decision, reasons: decision.reasons,
     ...(decision.refund ? { refund: true } : {}), ...(decision.feedback.length ? { feedback: decision.feedback } : {}),
     ...(decision.fingerprint ? { fingerprint: decision.fingerprint } : {}),
+    ...(decision.decision === "retry" && input.carry && report.commit ? { work: { commit: report.commit, from: report.planting?.commit ?? report.forkCommit } } : {}),
   };
   switch (decision.decision) {
     case "hold": {

@@ -247,6 +247,46 @@ describe("the run itself", () => {
     expect(await target.record("P01")).toMatchObject({ status: { state: "merged" }, attemptsUsed: 1, lastAttempt: 1 });
   }, 60_000);
 
+  it("a retry continues from the last attempt's gated work, and is told what failed in the last two attempts, newest first", async () => {
+    const wrong = "export function double(n) {\n  return n * 3;\n}\n// kept from attempt 1\n";
+    const finding = { severity: "major", file: "src/double.js", line: 4, claim: "the comment says nothing", fix: "say what double does" };
+    const target = setUp({
+      packet: "max_attempts = 3",
+      script: {
+        P01: {
+          // Attempts 2 and 3 only edit what is there: they fail if they do not start from the last attempt's work.
+          implementer: [{ write: { "src/double.js": wrong } }, { run: "sed -i 's/n \\* 3/n * 2/' src/double.js" }, { run: "echo '// double(n) is n * 2' >> src/double.js" }],
+          reviewer: [{}, { verdict: "revise", findings: [finding] }, {}],
+        },
+      },
+    });
+    const { code, out } = await target.run();
+    expect(code).toBe(0);
+    expect(out).toContain("P01#3 → merged");
+    expect(target.read("src/double.js")).toBe("export function double(n) {\n  return n * 2;\n}\n// kept from attempt 1\n// double(n) is n * 2\n");
+    const continued = (await target.events("P01")).filter((event) => event.kind === "continued");
+    expect(continued.map((event) => event.kind === "continued" && `${event.attempt}<-${event.fromAttempt}`)).toEqual(["2<-1", "3<-2"]);
+    const prompt = target.read(".factory/runs/P01/attempt-3/implementer-prompt.md");
+    expect(prompt).toContain("The work of attempt 2 is already in your working directory (uncommitted).");
+    const newest = prompt.indexOf("the comment says nothing");
+    const older = prompt.indexOf("(two attempts ago) ");
+    expect(newest).toBeGreaterThan(0);
+    expect(older).toBeGreaterThan(newest);
+    expect(prompt.slice(older)).toContain("planted test(s) not passing");
+  }, 60_000);
+
+  it("with retry_from = \"tip\", and after work that broke a guard, a retry starts over", async () => {
+    const allowed = ["src/double.js", "src/extra.js"];
+    const startsOver = { run: "test ! -e src/extra.js", ...honest }; // fails (the agent crashes) if attempt 1's work is there
+    const wrong = { "src/double.js": "export function double(n) {\n  return n * 3;\n}\n", "src/extra.js": "export {};\n" };
+    const target = setUp({ allowed, config: `retry_from = "tip"`, script: { P01: { implementer: [{ write: wrong }, startsOver] } } });
+    expect((await target.run()).code).toBe(0);
+    expect((await target.events("P01")).some((event) => event.kind === "continued")).toBe(false);
+    const guarded = setUp({ allowed, script: { P01: { implementer: [{ write: { ...wrong, "src/calc.js": "// touched\n" } }, startsOver] } } });
+    expect((await guarded.run()).code).toBe(0);
+    expect((await guarded.events("P01")).some((event) => event.kind === "continued")).toBe(false);
+  }, 60_000);
+
   it("halts instead of waiting longer than rate_limit_wait", async () => {
     const target = setUp({ config: `rate_limit_wait = "1s"`, script: { P01: { implementer: [{ rateLimitMs: 3_600_000 }, honest] } } });
     const { code, out } = await target.run();

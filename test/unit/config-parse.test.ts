@@ -29,6 +29,15 @@ describe("parseConfig", () => {
     ]);
   });
 
+  it("reads where a retry starts, and refuses what is not a choice", () => {
+    const fresh = parseConfig(`${MINIMAL_CONFIG}\n[limits]\nretry_from = "tip"\non_block = "continue"\n`);
+    expect(fresh.ok && [fresh.config.limits.retryFrom, fresh.config.limits.onBlock]).toEqual(["tip", "continue"]);
+    const bad = parseConfig(`${MINIMAL_CONFIG}\n[limits]\nretry_from = "first"\non_block = "skip"\n`);
+    expect(bad.ok).toBe(false);
+    if (bad.ok) return;
+    expect(bad.problems.map((problem) => problem.message)).toEqual([expect.stringContaining('"first" is not a choice; use "last"'), expect.stringContaining('"skip" is not a choice')]);
+  });
+
   it("reads gates, limits and durations", () => {
     const result = parseConfig(`${MINIMAL_CONFIG}
 [surfaces.web]
