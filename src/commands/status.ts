@@ -2,6 +2,7 @@ import { hostname } from "node:os";
 import { landedPackets } from "../git/trailers.js";
 import { foldLedger, type PacketRecord } from "../ledger/fold.js";
 import type { LedgerEvent } from "../ledger/events.js";
+import { describeSpend, spendByRole } from "../status/spend.js";
 import { describeBreak, readLedger } from "../ledger/store.js";
 import { readRunLock, isAlive } from "../ledger/run-lock.js";
 import { paint, type Output } from "../log/output.js";
@@ -87,6 +88,8 @@ function showPacket(options: StatusOptions, board: Board, record: PacketRecord |
   if (row.reason) output.out(`reason: ${row.reason}`);
   if (row.note) output.out(`note: ${row.note}`);
   if (record?.fingerprints.length) output.out(`failure fingerprints: ${record.fingerprints.join(", ")}`);
+  const spends = spendByRole(record?.events ?? []);
+  if (spends.length) output.out(`spend: ${describeSpend(spends)}`);
   output.out("");
   if (events.length === 0) {
     output.out("No events yet: the packet has not run.");

@@ -68,7 +68,12 @@ export interface Tier {
   name: string;
   agent: string;
   model: string;
+  /** What a call whose cost is unknown counts against the cost cap (USD); see UNKNOWN_COST_ESTIMATE_USD. */
+  estimateUsd: number | undefined;
 }
+
+/** What a call of unknown cost counts when its tier sets no `estimate_usd`: never $0. */
+export const UNKNOWN_COST_ESTIMATE_USD = 1;
 
 export interface Limits {
   agentTimeoutMs: number;

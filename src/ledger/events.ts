@@ -26,6 +26,10 @@ export type EventBody =
   | { kind: "planted"; packet: string; attempt: number; commit: string; files: string[]; cases?: Record<string, { cases: string[]; files: string[] }> }
   | {
       kind: "agent-finished"; packet: string; attempt: number; role: "implementer" | "reviewer";
+      /** The cost counted for a call whose cost is unknown: the tier's estimate_usd. */
+      estimatedUsd?: number;
+      /** sha256 of the prompt the agent was given. */
+      promptSha256?: string;
       outcome: string; costUsd?: number; model?: string; sessionId?: string; durationMs: number; detail?: string;
       /** Where costUsd came from: the CLI reported it, the factory computed it from tokens and prices, or unknown. */
       costSource?: "reported" | "computed" | "unknown";

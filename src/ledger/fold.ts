@@ -139,7 +139,7 @@ export function foldLedger(events: readonly LedgerEvent[]): LedgerState {
         break;
       }
       case "agent-finished": {
-        const cost = event.costUsd ?? 0;
+        const cost = event.costUsd ?? event.estimatedUsd ?? 0;
         record(event.packet).costUsd += cost;
         costUsd += cost;
         const running = record(event.packet).status;

@@ -1,8 +1,9 @@
+import { createHash } from "node:crypto";
 import { copyFileSync, lstatSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { parseJsonFile } from "../agents/result.js";
 import type { AgentAdapter, AgentOutcome, Role } from "../agents/types.js";
-import type { Surface } from "../config/types.js";
+import { UNKNOWN_COST_ESTIMATE_USD, type Surface } from "../config/types.js";
 import { appendEvents } from "../ledger/store.js";
 import { formatSize } from "../util/size.js";
 import { BudgetExhausted } from "./budget.js";
@@ -51,7 +52,7 @@ export async function callAgent(ctx: RunContext, call: AgentCall): Promise<Agent
     const pending = ctx.waits.until(tier.agent);
     if (pending > Date.now()) await sleepUntil(pending, ctx.signal);
     checkInterrupted(ctx.signal);
-    outcome = await runAndRecord(ctx, call, { agent: tier.agent, model: tier.model, adapter, outputPath, repeat });
+    outcome = await runAndRecord(ctx, call, { agent: tier.agent, model: tier.model, estimateUsd: tier.estimateUsd ?? UNKNOWN_COST_ESTIMATE_USD, adapter, outputPath, repeat });
     if (outcome.status !== "rate-limited") {
       ctx.waits.clear(tier.agent);
       break;
@@ -73,7 +74,7 @@ export async function callAgent(ctx: RunContext, call: AgentCall): Promise<Agent
 
 /** One call of the agent, its outcome recorded in the ledger and the budget. */
 async function runAndRecord(
-  ctx: RunContext, call: AgentCall, how: { agent: string; model: string; adapter: AgentAdapter; outputPath: string; repeat: number },
+  ctx: RunContext, call: AgentCall, how: { agent: string; model: string; estimateUsd: number; adapter: AgentAdapter; outputPath: string; repeat: number },
 ): Promise<AgentOutcome> {
   const exhausted = ctx.budget.exhausted();
   if (exhausted) throw new BudgetExhausted(exhausted);
@@ -87,7 +88,9 @@ async function runAndRecord(
     // Each role of an attempt keeps its own HOME, never shared with the other.
     ...agentSandboxed(ctx, call.worktree, join(call.runDir, `${call.role}-home`)),
   });
-  ctx.budget.add(outcome.costUsd);
+  // A call of unknown cost counts at its tier's estimate, never as $0 (a rate-limited call spent nothing).
+  const estimatedUsd = outcome.costUsd === undefined && outcome.status !== "rate-limited" ? how.estimateUsd : undefined;
+  ctx.budget.add(outcome.costUsd ?? estimatedUsd);
   const version = await how.adapter.version?.();
   await appendEvents(ctx.root, [{
     kind: "agent-finished", packet: call.packet, attempt: call.attempt, role: call.role, outcome: outcome.status,
@@ -96,7 +99,8 @@ async function runAndRecord(
     ...(outcome.model ? { model: outcome.model } : {}),
     ...(outcome.sessionId ? { sessionId: outcome.sessionId } : {}),
     ...(outcome.detail ? { detail: outcome.detail } : {}),
-    costSource: outcome.costSource, tier: call.tier,
+    costSource: outcome.costSource, tier: call.tier, promptSha256: createHash("sha256").update(call.prompt).digest("hex"),
+    ...(estimatedUsd !== undefined ? { estimatedUsd } : {}),
     ...(outcome.turns !== undefined ? { turns: outcome.turns } : {}),
     ...(outcome.tokens ? { tokens: outcome.tokens } : {}),
     ...(version ? { version } : {}),

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -8,6 +9,7 @@ import { callAgent, type AgentCall } from "../../src/loop/agent-call.js";
 import { Budget } from "../../src/loop/budget.js";
 import type { RunContext } from "../../src/loop/context.js";
 import { AgentWaits } from "../../src/loop/rate-limits.js";
+import { readLedger } from "../../src/ledger/store.js";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -28,13 +30,13 @@ function limitedOnce(limitMs: number): AgentAdapter & { starts: { packet: string
   };
 }
 
-function context(adapter: AgentAdapter, rateLimitWaitMs: number): { ctx: RunContext; notices: string[] } {
+function context(adapter: AgentAdapter, rateLimitWaitMs: number, estimateUsd?: number): { ctx: RunContext; notices: string[] } {
   const root = mkdtempSync(join(tmpdir(), "factory-agent-call-"));
   dirs.push(root);
   mkdirSync(join(root, ".factory", "state"), { recursive: true });
   const notices: string[] = [];
   const config = {
-    tiers: [{ name: "basic", agent: "a", model: "m" }],
+    tiers: [{ name: "basic", agent: "a", model: "m", estimateUsd }],
     sandbox: { kind: "none", home: [] },
     limits: { rateLimitWaitMs, agentTimeoutMs: 10_000, agentIdleTimeoutMs: 10_000, maxResultSizeBytes: 1_000_000 },
   } as unknown as Config;
@@ -73,5 +75,19 @@ describe("an agent call under a rate limit", () => {
     expect(result.outcome.status).toBe("rate-limited");
     expect(adapter.starts).toHaveLength(1);
     expect(notices).toEqual([]);
+  });
+});
+
+describe("an agent call's record", () => {
+  it("counts an unknown cost at the tier's estimate (never $0), and records it and the prompt's sha256", async () => {
+    const silent: AgentAdapter = { run: async (request) => ({ rawPath: join(request.runDir, "raw"), durationMs: 1, costSource: "unknown", status: "ok" }) };
+    const { ctx } = context(silent, 60_000, 0.3);
+    await callAgent(ctx, call(ctx, "P01"));
+    expect(ctx.budget.spentUsd).toBeCloseTo(0.3, 10);
+    const [finished] = (await readLedger(ctx.root)).events;
+    expect(finished).toMatchObject({ kind: "agent-finished", costSource: "unknown", estimatedUsd: 0.3, promptSha256: createHash("sha256").update("do it").digest("hex") });
+    const { ctx: unset } = context(silent, 60_000);
+    await callAgent(unset, call(unset, "P01"));
+    expect(unset.budget.spentUsd).toBe(1);
   });
 });
