@@ -1,7 +1,9 @@
 import type { GateConfig } from "../config/types.js";
 import type { GateReport } from "../gates/types.js";
 import type { Packet } from "../packet/types.js";
+import { bundledTemplate } from "./prompt-templates.js";
 import type { ImplementerResult } from "./result.js";
+import { fillTemplate } from "./template.js";
 
 export interface ImplementerPromptInput {
   packet: Packet;
@@ -21,57 +23,49 @@ export interface ImplementerPromptInput {
   continued?: number;
 }
 
-/** Pure: the implementer's prompt. It carries everything: the agent gets this and the repository, nothing else. */
-export function implementerPrompt(input: ImplementerPromptInput): string {
+/** Pure: the implementer's prompt, from its template (the bundled one, or the project's `.factory/prompts/implementer.md`). It carries everything: the agent gets this and the repository, nothing else. */
+export function implementerPrompt(input: ImplementerPromptInput, template: string = bundledTemplate("implementer")): string {
   const { packet } = input;
-  const lines = [
-    `# Task ${packet.id}: ${packet.goal}`,
-    "",
-    packet.brief,
-    "",
-    "## Invariants a reviewer will check, one by one",
-    ...packet.invariants.map((invariant) => `- \`${invariant.id}\`${invariant.critical ? " (critical)" : ""}: ${invariant.assert}`),
-    "",
-    "## Rules",
-    "- Work only in this repository (your working directory). Do not commit; the factory commits for you.",
-  ];
-  if (input.planted.length) lines.push(`- These files were written in advance and must not change (not edited, moved or deleted): ${input.planted.map((p) => `\`${p}\``).join(", ")}.`);
-  if (input.plantedTests?.length) lines.push(`- The planted tests ${input.plantedTests.map((p) => `\`${p}\``).join(", ")} fail now, before your work; they must all pass after it, run with the rest of the suite and on their own, without being edited.`);
-  if (packet.allowedPaths) lines.push(`- Change only paths matching: ${packet.allowedPaths.map((p) => `\`${p}\``).join(", ")}.`);
-  if (packet.forbiddenPaths.length) lines.push(`- Never touch: ${packet.forbiddenPaths.map((p) => `\`${p}\``).join(", ")}.`);
-  lines.push(
+  const rules = ["- Work only in this repository (your working directory). Do not commit; the factory commits for you."];
+  if (input.planted.length) rules.push(`- These files were written in advance and must not change (not edited, moved or deleted): ${input.planted.map((p) => `\`${p}\``).join(", ")}.`);
+  if (input.plantedTests?.length) rules.push(`- The planted tests ${input.plantedTests.map((p) => `\`${p}\``).join(", ")} fail now, before your work; they must all pass after it, run with the rest of the suite and on their own, without being edited.`);
+  if (packet.allowedPaths) rules.push(`- Change only paths matching: ${packet.allowedPaths.map((p) => `\`${p}\``).join(", ")}.`);
+  if (packet.forbiddenPaths.length) rules.push(`- Never touch: ${packet.forbiddenPaths.map((p) => `\`${p}\``).join(", ")}.`);
+  rules.push(
     `- Delete files only if they match: ${packet.deletablePaths.length ? packet.deletablePaths.map((p) => `\`${p}\``).join(", ") : "(nothing may be deleted)"}.`,
     "- Do not skip, weaken or delete tests, and do not edit test-runner configuration.",
     "- The factory runs the checks itself; what you say you ran is recorded and not used.",
   );
-  if (input.gates?.length) {
-    lines.push(
-      "",
+  const checks = input.gates?.length
+    ? block([
       `## How the work will be checked (in \`${input.surfaceDir ?? "."}\`, after your last change)`,
       "- The factory's own gates: planted files untouched, every change inside the allowed paths, no weakened tests or runner configuration, and at least one change.",
       ...input.gates.map((gate) => `- \`${gate.name}\`: \`${gate.run}\`${gate.tests ? " — per test, against the tests' results before your work: a test that passed must still pass" : ""}`),
       "({files} is the changed files, {junit} a report path, {tests} empty or the planted tests; the planted tests also run on their own.)",
-    );
-  }
-  lines.push(
-    "",
-    "## When you are done",
-    `Write this JSON to \`${input.outputPath}\`:`,
-    "```json",
-    JSON.stringify({
+    ], "before")
+    : "";
+  const feedback = input.feedback.length || input.continued
+    ? block([
+      `## Attempt ${input.attempt}: what failed last time`,
+      "",
+      ...(input.continued ? [`The work of attempt ${input.continued} is already in your working directory (uncommitted). Fix what failed; do not start over.`, ""] : []),
+      ...input.feedback.map((item) => `- ${item.replaceAll("\n", "\n  ")}`),
+    ], "before")
+    : "";
+  return fillTemplate(template, {
+    id: packet.id, goal: packet.goal, brief: packet.brief,
+    invariants: invariantLines(packet).join("\n"),
+    rules: rules.join("\n"),
+    checks,
+    output: input.outputPath,
+    result_contract: JSON.stringify({
       packet: packet.id, status: "complete | blocked | failed", summary: "one paragraph",
       deviations: [{ from_packet: "what the brief said", reason: "why not" }], files_deleted: [],
       blocked_reason: "required when status is blocked", verification: { "free-form": "what you ran" },
     }, null, 2),
-    "```",
-  );
-  if (input.conventions?.trim()) lines.push("", "## The project's conventions", "", input.conventions.trim());
-  if (input.feedback.length || input.continued) {
-    lines.push("", `## Attempt ${input.attempt}: what failed last time`, "");
-    if (input.continued) lines.push(`The work of attempt ${input.continued} is already in your working directory (uncommitted). Fix what failed; do not start over.`, "");
-    lines.push(...input.feedback.map((item) => `- ${item.replaceAll("\n", "\n  ")}`));
-  }
-  return `${lines.join("\n")}\n`;
+    conventions: input.conventions?.trim() ? block(["## The project's conventions", "", input.conventions.trim()], "before") : "",
+    feedback,
+  });
 }
 
 export interface ReviewerPromptInput {
@@ -86,24 +80,11 @@ export interface ReviewerPromptInput {
   conventions?: string;
 }
 
-/** Pure: the reviewer's prompt: brief, invariants, diff and gate report, and the review contract. */
-export function reviewerPrompt(input: ReviewerPromptInput): string {
+/** Pure: the reviewer's prompt, from its template: brief, invariants, diff and gate report, and the review contract. */
+export function reviewerPrompt(input: ReviewerPromptInput, template: string = bundledTemplate("reviewer")): string {
   const { packet } = input;
-  return [
-    `# Review of task ${packet.id}: ${packet.goal}`,
-    "",
-    "You are the reviewer. Do not change any file in this repository: any change discards your review.",
-    "",
-    "## The brief the implementer was given",
-    packet.brief,
-    "",
-    "## Invariants: rule on every one",
-    ...packet.invariants.map((invariant) => `- \`${invariant.id}\`${invariant.critical ? " (critical)" : ""}: ${invariant.assert}`),
-    "",
-    "## Gates the factory ran",
-    ...input.gates.map((gate) => `- ${gate.name}: ${gate.status} — ${gate.summary}`),
-    "",
-    ...(input.result ? [
+  const claims = input.result
+    ? block([
       "## What the implementer says it did (a claim: check it against the change)",
       input.result.summary,
       "",
@@ -111,18 +92,27 @@ export function reviewerPrompt(input: ReviewerPromptInput): string {
         ? `Declared deviations from the brief:\n${input.result.deviations.map((deviation) => `- from "${deviation.from_packet}": ${deviation.reason}`).join("\n")}`
         : "It declares no deviation from the brief.",
       "A deviation from the brief that it did not declare is at least a major finding.",
-      "",
-    ] : []),
-    ...(input.lastFeedback?.length ? ["## Why the last attempt was sent back", ...input.lastFeedback.map((item) => `- ${item.replaceAll("\n", "\n  ")}`), ""] : []),
-    ...(input.conventions?.trim() ? ["## The project's conventions", input.conventions.trim(), ""] : []),
-    "## The change",
-    "```diff",
-    input.diff.trimEnd(),
-    "```",
-    "",
-    ...reviewContract(packet, input.outputPath),
-    "",
-  ].join("\n");
+    ], "after")
+    : "";
+  return fillTemplate(template, {
+    id: packet.id, goal: packet.goal, brief: packet.brief,
+    invariants: invariantLines(packet).join("\n"),
+    gates: input.gates.length ? input.gates.map((gate) => `- ${gate.name}: ${gate.status} — ${gate.summary}`).join("\n") : "- (none)",
+    claims,
+    last_feedback: input.lastFeedback?.length ? block(["## Why the last attempt was sent back", ...input.lastFeedback.map((item) => `- ${item.replaceAll("\n", "\n  ")}`)], "after") : "",
+    conventions: input.conventions?.trim() ? block(["## The project's conventions", input.conventions.trim()], "after") : "",
+    diff: input.diff.trimEnd(),
+    review_contract: reviewContract(packet, input.outputPath).join("\n"),
+  });
+}
+
+/** Pure: an optional section, with the blank line that separates it from what comes before it or after it. */
+function block(lines: readonly string[], blank: "before" | "after"): string {
+  return blank === "before" ? `\n${lines.join("\n")}\n` : `${lines.join("\n")}\n\n`;
+}
+
+function invariantLines(packet: Packet): string[] {
+  return packet.invariants.map((invariant) => `- \`${invariant.id}\`${invariant.critical ? " (critical)" : ""}: ${invariant.assert}`);
 }
 
 /** Pure: the review contract: where to write the review and its exact shape, every invariant named. */

@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { correctionPrompt, implementerPrompt } from "../agents/prompt.js";
+import { projectTemplate } from "../agents/prompt-templates.js";
 import { validateResult, type ImplementerResult } from "../agents/result.js";
 import { diffText } from "../git/diff.js";
 import { readFileAt } from "../git/repo.js";
@@ -126,7 +127,13 @@ export async function runAttempt(ctx: RunContext, input: AttemptInput): Promise<
   }
 
   const conventions = await readFileAt(ctx.root, tip, CONVENTIONS_FILE);
-  const implemented = await implement(ctx, { ...input, worktree, planted: planting.files, ...(conventions ? { conventions } : {}), ...(continued ? { continued } : {}) });
+  const templates = { implementer: await projectTemplate(ctx.root, tip, "implementer"), reviewer: await projectTemplate(ctx.root, tip, "reviewer") };
+  if (!templates.implementer.ok) return { ...withPlanting, end: { kind: "environment-error", reason: templates.implementer.problem } };
+  if (!templates.reviewer.ok) return { ...withPlanting, end: { kind: "environment-error", reason: templates.reviewer.problem } };
+  const implemented = await implement(ctx, {
+    ...input, worktree, planted: planting.files, ...(conventions ? { conventions } : {}), ...(continued ? { continued } : {}),
+    ...(templates.implementer.template ? { template: templates.implementer.template } : {}),
+  });
   const implementerOutside = await reachedOutside("the implementer");
   if (implementerOutside) return { ...withPlanting, end: implementerOutside };
   if ("end" in implemented) return { ...withPlanting, end: implemented.end };
@@ -160,6 +167,7 @@ export async function runAttempt(ctx: RunContext, input: AttemptInput): Promise<
   const end = await review(ctx, {
     packet, attempt, worktree, runDir: input.runDir, forkCommit: tip, commit: gated.commit, gates: gated.reports,
     result: implemented.result, lastFeedback: input.feedback, ...(conventions ? { conventions } : {}),
+    ...(templates.reviewer.template ? { template: templates.reviewer.template } : {}),
   });
   return { ...withGates, end: (await reachedOutside("the reviewer")) ?? end };
 }
@@ -199,7 +207,7 @@ async function checkPlantedTests(
 
 /** The implementer and its result file: how the attempt ended, or its valid `complete` result. */
 async function implement(
-  ctx: RunContext, input: AttemptInput & { worktree: string; planted: string[]; conventions?: string; continued?: number },
+  ctx: RunContext, input: AttemptInput & { worktree: string; planted: string[]; conventions?: string; continued?: number; template?: string },
 ): Promise<{ end: AttemptEnd } | { result: ImplementerResult }> {
   const { packet, attempt } = input;
   const surface = surfaceOf(ctx.config, packet);
@@ -211,7 +219,7 @@ async function implement(
     packet, attempt, planted: input.planted, plantedTests: input.planted.filter(isTestFile), feedback: input.feedback, outputPath: RESULT_OUTPUT,
     ...(surface ? { gates: surface.gates, surfaceDir: surface.dir } : {}), ...(input.conventions ? { conventions: input.conventions } : {}),
     ...(input.continued ? { continued: input.continued } : {}),
-  });
+  }, input.template);
   let result = await callAgent(ctx, { ...call, round: 0, prompt });
   if (result.outcome.status !== "ok") {
     if (result.outcome.status === "rate-limited") return { end: { kind: "rate-limited", role: "implementer", reason: `the implementer was rate-limited${result.outcome.resetsAt ? ` until ${result.outcome.resetsAt}` : ""}`, ...(result.outcome.resetsAt ? { resetsAt: result.outcome.resetsAt } : {}) } };

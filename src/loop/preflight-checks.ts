@@ -1,4 +1,5 @@
 import { adapterFor } from "../agents/index.js";
+import { PROJECT_PROMPTS_DIR, projectTemplate } from "../agents/prompt-templates.js";
 import type { AgentAdapter } from "../agents/types.js";
 import type { Config } from "../config/types.js";
 import { gitTry } from "../git/repo.js";
@@ -79,6 +80,12 @@ export async function preflight(input: { root: string; config: Config; tip: stri
         ...(found ? {} : { problem: `surface "${surface.name}": ${what} runs "${program}", which is not on PATH; install it, or fix [surfaces.${surface.name}] in .factory/config.toml` }),
       });
     }
+  }
+
+  for (const role of ["implementer", "reviewer"] as const) {
+    const template = await projectTemplate(root, input.tip, role);
+    if (!template.ok) checks.push({ what: `the project's ${role} prompt template`, problem: template.problem });
+    else if (template.template !== undefined) checks.push({ what: `the project's ${role} prompt template (${PROJECT_PROMPTS_DIR}/${role}.md) fills` });
   }
 
   let costUsd = 0;

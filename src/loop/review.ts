@@ -28,6 +28,8 @@ export interface ReviewInput {
   /** Why the last attempt was sent back (this attempt's feedback). */
   lastFeedback?: readonly string[];
   conventions?: string;
+  /** The project's reviewer template (`.factory/prompts/reviewer.md`), checked; the bundled one otherwise. */
+  template?: string;
 }
 
 /**
@@ -42,7 +44,7 @@ export async function review(ctx: RunContext, input: ReviewInput): Promise<Attem
   const prompt = reviewerPrompt({
     packet, diff, gates: input.gates, outputPath: REVIEW_OUTPUT,
     ...(input.result ? { result: input.result } : {}), ...(input.lastFeedback ? { lastFeedback: input.lastFeedback } : {}), ...(input.conventions ? { conventions: input.conventions } : {}),
-  });
+  }, input.template);
   // A reviewer's mistakes cost review calls, never the implementer's attempt:
   // a correction round, then the next tier once, then the packet blocks.
   const tiers = [packet.reviewer, ...escalationTier(ctx, packet.reviewer)];

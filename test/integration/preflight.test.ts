@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { bundledTemplate } from "../../src/agents/prompt-templates.js";
 import { doctor } from "../../src/commands/doctor.js";
 import { bufferOutput } from "../../src/log/output.js";
 import { DOUBLE_JS, useLoopRepos } from "../helpers/loop-repo.js";
@@ -30,5 +31,24 @@ describe("preflight", () => {
     const broken = bufferOutput();
     expect(await doctor({ cwd: target.dir, models: false, output: broken })).toBe(1);
     expect(broken.text()).toMatch(/FAIL {2}surface "app": gate "test" program "no-such-runner" is on PATH\n {6}surface "app": gate "test" runs "no-such-runner", which is not on PATH/);
+  });
+
+  it("a project's prompt templates replace the bundled ones; one that drops what the agent needs is refused before anything is claimed", async () => {
+    const target = setUp({ script: { P01: { implementer: [honest] } } });
+    target.write(".factory/prompts/implementer.md", `House rules first: small commits.\n\n${bundledTemplate("implementer")}`);
+    target.write(".factory/prompts/reviewer.md", "Review {{id}} and write {{result_contract}}\n");
+    target.commit("our prompts");
+    const refused = await target.run();
+    expect(refused.code).toBe(2);
+    expect(refused.out).toContain("factory run refused: .factory/prompts/reviewer.md: {{result_contract}} is not a placeholder the factory fills");
+    expect(refused.out).toContain("{{review_contract}} is missing; the agent needs it");
+    expect(await target.events()).toEqual([]);
+    target.git("rm", "-q", ".factory/prompts/reviewer.md");
+    target.commit("the bundled reviewer prompt");
+    const { code } = await target.run();
+    expect(code).toBe(0);
+    const prompt = target.read(".factory/runs/P01/attempt-1/implementer-prompt.md");
+    expect(prompt.startsWith("House rules first: small commits.\n\n# Task P01: Add double")).toBe(true);
+    expect(prompt).toContain("Write this JSON to `.factory/result.json`");
   });
 });
