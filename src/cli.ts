@@ -107,6 +107,13 @@ export function buildProgram(): Command {
     .action(async (id: string) => finish(await (await import("./commands/diff.js")).diff({ cwd, id, output })));
 
   program
+    .command("show")
+    .description("one packet for a person: attempts, agent calls and costs, gates with their output, review rulings, decisions")
+    .argument("<id>")
+    .addHelpText("after", "\nExample:\n  factory show P01")
+    .action(async (id: string) => finish(await (await import("./commands/show.js")).show({ cwd, id, output })));
+
+  program
     .command("doctor")
     .description("every check `run` makes before it claims anything (sandbox, agents, gate programs, surface dirs, models)")
     .option("--no-models", "do not ask each tier's model its one tiny question")
