@@ -107,6 +107,15 @@ export function buildProgram(): Command {
     .action(async (id: string) => finish(await (await import("./commands/diff.js")).diff({ cwd, id, output })));
 
   program
+    .command("report")
+    .description("the morning brief: what merged, what waits for you (with the agent's claims and the review's evidence), what blocked and why, what was not attempted, and the spend")
+    .option("--since <date>", "everything since this date or time, instead of the last run")
+    .option("--html <file>", "also write the brief as a self-contained HTML page (a new file)")
+    .addHelpText("after", "\nExamples:\n  factory report\n  factory report --since 2026-11-30 --html brief.html")
+    .action(async (opts: { since?: string; html?: string }) =>
+      finish(await (await import("./commands/report.js")).report({ cwd, output, ...(opts.since !== undefined ? { since: opts.since } : {}), ...(opts.html !== undefined ? { html: opts.html } : {}) })));
+
+  program
     .command("show")
     .description("one packet for a person: attempts, agent calls and costs, gates with their output, review rulings, decisions")
     .argument("<id>")

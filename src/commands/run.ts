@@ -1,5 +1,6 @@
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { AgentWaits } from "../loop/rate-limits.js";
+import { writeRunBrief } from "./report.js";
 import { recordLandedVersions } from "../loop/reconcile.js";
 import { foldLedger } from "../ledger/fold.js";
 import { acquireRunLock } from "../ledger/run-lock.js";
@@ -96,9 +97,16 @@ export async function run(options: RunOptions): Promise<ExitCode> {
     });
     await appendEvents(workspace.root, [{ kind: "run-ended", run: owner.run, outcome: end.outcome, ...(end.reason ? { reason: end.reason } : {}) }]);
     progress.emit({ kind: "run-end", outcome: end.outcome, ...(end.reason ? { reason: end.reason } : {}), costUsd: budget.spentUsd, elapsedMs: Date.now() - started });
-    const notified = await notify(workspace.root, config, { event: "run-ended", outcome: end.outcome, reason: end.reason ?? null, cost_usd: budget.spentUsd });
+    let brief: string | undefined;
+    try {
+      brief = await writeRunBrief(workspace, owner.run);
+    } catch (error) {
+      output.err(`warning: the morning brief could not be written: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    const notified = await notify(workspace.root, config, { event: "run-ended", outcome: end.outcome, reason: end.reason ?? null, cost_usd: budget.spentUsd, report: brief ?? null });
     if (notified) output.err(`warning: ${notified}`);
     await printNextSteps(workspace.root, output);
+    if (brief) output.out(`morning brief: factory report (also ${relative(process.cwd(), brief) || brief})`);
     return end.outcome === "drained" ? EXIT.ok : end.outcome === "interrupted" ? EXIT.interrupted : EXIT.halted;
   } finally {
     progress.close();

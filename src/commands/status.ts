@@ -1,6 +1,6 @@
 import { hostname } from "node:os";
 import { landedPackets } from "../git/trailers.js";
-import { foldLedger, type PacketRecord } from "../ledger/fold.js";
+import { foldLedger, type LedgerState, type PacketRecord } from "../ledger/fold.js";
 import type { LedgerEvent } from "../ledger/events.js";
 import { describeSpend, spendByRole } from "../status/spend.js";
 import { describeBreak, readLedger } from "../ledger/store.js";
@@ -9,7 +9,7 @@ import { paint, type Output } from "../log/output.js";
 import { renderTable } from "../log/table.js";
 import { buildBoard, type Board } from "../status/board.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
-import { loadWorkspaceOrReport } from "./workspace.js";
+import { loadWorkspaceOrReport, type Workspace } from "./workspace.js";
 
 export interface StatusOptions {
   cwd: string;
@@ -23,16 +23,7 @@ export async function status(options: StatusOptions): Promise<ExitCode> {
   const { output } = options;
   const workspace = await loadWorkspaceOrReport(options.cwd, output);
   if (!workspace) return EXIT.invalid;
-  const ledgerRead = await readLedger(workspace.root);
-  const ledger = foldLedger(ledgerRead.events);
-  const broken = describeBreak(ledgerRead);
-  const warnings = [...(broken ? [broken] : []), ...workspace.warnings, ...ledgerRead.warnings];
-  const board = buildBoard({
-    branch: workspace.branch, tip: workspace.tip, packets: workspace.queue.packets,
-    invalid: workspace.queue.invalid, ledger, problems: workspace.problems, warnings,
-    landed: await landedPackets(workspace.root, workspace.tip),
-    ownerAlive: (owner) => owner.host !== hostname() || isAlive(owner.pid),
-  });
+  const { ledger, board, warnings } = await loadBoard(workspace);
   const lock = await readRunLock(workspace.root);
   const run = lock ? { ...lock, alive: isAlive(lock.pid) } : null;
 
@@ -50,6 +41,21 @@ export async function status(options: StatusOptions): Promise<ExitCode> {
   }
   if (board.problems.length > 0) output.out(`${board.problems.length} packet/config problem(s): run \`factory lint\` to see them.`);
   return EXIT.ok;
+}
+
+/** The board of a workspace: its committed queue, the ledger's fold and what git's trailers say landed. */
+export async function loadBoard(workspace: Workspace): Promise<{ ledger: LedgerState; board: Board; warnings: string[] }> {
+  const ledgerRead = await readLedger(workspace.root);
+  const ledger = foldLedger(ledgerRead.events);
+  const broken = describeBreak(ledgerRead);
+  const warnings = [...(broken ? [broken] : []), ...workspace.warnings, ...ledgerRead.warnings];
+  const board = buildBoard({
+    branch: workspace.branch, tip: workspace.tip, packets: workspace.queue.packets,
+    invalid: workspace.queue.invalid, ledger, problems: workspace.problems, warnings,
+    landed: await landedPackets(workspace.root, workspace.tip),
+    ownerAlive: (owner) => owner.host !== hostname() || isAlive(owner.pid),
+  });
+  return { ledger, board, warnings };
 }
 
 function renderBoard(board: Board, output: Output): string {

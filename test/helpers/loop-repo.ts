@@ -21,6 +21,10 @@ test("doubles", () => {
 });
 `;
 
+/** A planted node:test file for `src/<name>.js`, asserting `name(input) === output`. */
+export const DOUBLE_TEST_FOR = (name: string, input: number, output: number): string =>
+  `import assert from "node:assert/strict";\nimport test from "node:test";\nimport { ${name} } from "../src/${name}.js";\n\ntest("${name}s", () => {\n  assert.equal(${name}(${input}), ${output});\n});\n`;
+
 /** A scripted agent's steps per packet (see sample/agent/scripted-agent.mjs). */
 export type Script = Record<string, { implementer?: object[]; reviewer?: object[] }>;
 
@@ -28,7 +32,7 @@ export interface LoopRepo extends TestRepo {
   spec: string;
   scriptFile: string;
   setScript(script: Script): void;
-  run(options?: { once?: boolean; packet?: string; maxCost?: number; concurrency?: number; signal?: AbortSignal }): Promise<{ code: number; out: string }>;
+  run(options?: { once?: boolean; packet?: string; maxCost?: number; concurrency?: number; keepGoing?: boolean; signal?: AbortSignal }): Promise<{ code: number; out: string }>;
   events(packet?: string): Promise<LedgerEvent[]>;
   record(packet: string): Promise<PacketRecord | undefined>;
   subjects(): string[];
@@ -129,6 +133,7 @@ assert = "double(n) is n * 2"
       const code = await run({
         cwd: repo.dir, once: runOptions.once ?? false, packet: runOptions.packet, maxCost: runOptions.maxCost,
         concurrency: runOptions.concurrency, output, signal: runOptions.signal ?? new AbortController().signal,
+        ...(runOptions.keepGoing ? { keepGoing: true } : {}),
       });
       return { code, out: output.text() };
     },

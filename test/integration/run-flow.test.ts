@@ -14,7 +14,7 @@ import { unblock } from "../../src/commands/unblock.js";
 import { appendEvents } from "../../src/ledger/store.js";
 import { runLockPath } from "../../src/ledger/run-lock.js";
 import { bufferOutput } from "../../src/log/output.js";
-import { DOUBLE_JS, useLoopRepos, type LoopRepo } from "../helpers/loop-repo.js";
+import { DOUBLE_JS, DOUBLE_TEST_FOR, useLoopRepos, type LoopRepo } from "../helpers/loop-repo.js";
 
 /** A person scripting the command (`--yes`). */
 const person = { yes: true, input: Readable.from([]) };
@@ -22,8 +22,6 @@ const person = { yes: true, input: Readable.from([]) };
 const setUp = useLoopRepos(afterEach);
 
 const honest = { write: { "src/double.js": DOUBLE_JS } };
-const DOUBLE_TEST_FOR = (name: string, input: number, output: number) =>
-  `import assert from "node:assert/strict";\nimport test from "node:test";\nimport { ${name} } from "../src/${name}.js";\n\ntest("${name}s", () => {\n  assert.equal(${name}(${input}), ${output});\n});\n`;
 const signal = new AbortController().signal;
 
 async function approveAs(target: LoopRepo, options: { yes?: boolean; env?: NodeJS.ProcessEnv; cwd?: string } = {}) {

@@ -1,0 +1,101 @@
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { diffStat } from "../git/diff.js";
+import { readFileAt } from "../git/repo.js";
+import type { Output } from "../log/output.js";
+import { attemptDir, RUNS_DIR } from "../loop/context.js";
+import { buildReport, reportHtml, reportText, type HeldDetail, type Report } from "../status/report.js";
+import { EXIT, type ExitCode } from "./exit-codes.js";
+import { loadBoard } from "./status.js";
+import { loadWorkspaceOrReport, type Workspace } from "./workspace.js";
+
+export interface ReportOptions {
+  cwd: string;
+  /** An ISO date or time: report everything since then instead of the last run. */
+  since?: string;
+  /** Also write the brief as a self-contained HTML page here (never over an existing file). */
+  html?: string;
+  output: Output;
+}
+
+/** `factory report`: the morning brief of the last run (or since a date), as text, and as HTML with --html. */
+export async function report(options: ReportOptions): Promise<ExitCode> {
+  const { output } = options;
+  let since: string | undefined;
+  if (options.since !== undefined) {
+    const parsed = Date.parse(options.since);
+    if (Number.isNaN(parsed)) {
+      output.err(`--since: "${options.since}" is not a date; use e.g. 2026-11-30 or 2026-11-30T18:00`);
+      return EXIT.invalid;
+    }
+    since = new Date(parsed).toISOString();
+  }
+  if (options.html !== undefined && existsSync(options.html)) {
+    output.err(`--html: ${options.html} exists; name a new file (the factory never writes over a file of yours)`);
+    return EXIT.invalid;
+  }
+  const workspace = await loadWorkspaceOrReport(options.cwd, output);
+  if (!workspace) return EXIT.invalid;
+  const brief = await buildBrief(workspace, since);
+  for (const line of reportText(brief)) output.out(line);
+  if (options.html !== undefined) {
+    writeFileSync(options.html, reportHtml(brief), { flag: "wx" });
+    output.out(`\nwritten: ${resolve(options.html)}`);
+  }
+  return EXIT.ok;
+}
+
+/** The brief of a window: the last run (or the one named), else since `since`; the held packets' details from git and the run directory. */
+export async function buildBrief(workspace: Workspace, since: string | undefined, runId?: string): Promise<Report> {
+  const { ledger, board } = await loadBoard(workspace);
+  const runs = [...ledger.runs].sort((a, b) => a.startedAt.localeCompare(b.startedAt));
+  const run = since === undefined ? (runId ? runs.find((candidate) => candidate.run === runId) : runs.at(-1)) : undefined;
+  const until = new Date().toISOString();
+  const held = new Map<string, HeldDetail>();
+  for (const [id, record] of ledger.packets) {
+    if (record.status.state !== "awaiting_human") continue;
+    held.set(id, await heldDetail(workspace.root, id, record.status, record.events));
+  }
+  return buildReport({
+    board, ledger, held, since: since ?? run?.startedAt ?? new Date(0).toISOString(), until: run?.ended?.at ?? until,
+    ...(run ? { run: { id: run.run, ...(run.ended ? { outcome: run.ended.outcome, ...(run.ended.reason ? { reason: run.ended.reason } : {}) } : {}) } } : {}),
+    ...(workspace.config?.limits.maxCostUsd !== undefined ? { capUsd: workspace.config.limits.maxCostUsd } : {}),
+  });
+}
+
+/** Writes the brief of a run under .factory/runs/ (text and HTML) and returns the HTML's path. */
+export async function writeRunBrief(workspace: Workspace, runId: string): Promise<string> {
+  const brief = await buildBrief(workspace, undefined, runId);
+  const stem = join(workspace.root, RUNS_DIR, `report-${runId}`);
+  writeFileSync(`${stem}.txt`, `${reportText(brief).join("\n")}\n`);
+  writeFileSync(`${stem}.html`, reportHtml(brief));
+  return `${stem}.html`;
+}
+
+async function heldDetail(root: string, id: string, held: { attempt: number; commit: string; fork: string }, events: readonly { kind: string }[]): Promise<HeldDetail> {
+  const detail: HeldDetail = { diffStat: await diffStat(root, held.fork, held.commit), snippets: {} };
+  const runDir = attemptDir(root, id, held.attempt);
+  for (const name of ["implementer-output-1.json", "implementer-output.json"]) {
+    const path = join(runDir, name);
+    if (!existsSync(path)) continue;
+    try {
+      const result = JSON.parse(readFileSync(path, "utf8")) as { summary?: unknown; deviations?: unknown };
+      if (typeof result.summary === "string") detail.summary = result.summary;
+      if (Array.isArray(result.deviations)) detail.deviations = result.deviations.filter((d): d is { from_packet: string; reason: string } => typeof d?.from_packet === "string" && typeof d?.reason === "string");
+    } catch {
+      // a result file that is not JSON was refused at the time; nothing to show
+    }
+    break;
+  }
+  for (const event of events) {
+    if (event.kind !== "review-recorded") continue;
+    for (const ruling of (event as { rulings?: { evidence?: string }[] }).rulings ?? []) {
+      const match = ruling.evidence ? /^(.+):(\d+)$/.exec(ruling.evidence) : null;
+      if (!match || !ruling.evidence) continue;
+      const text = await readFileAt(root, held.commit, match[1] ?? "");
+      const line = text?.split("\n")[Number(match[2]) - 1];
+      if (line !== undefined) detail.snippets[ruling.evidence] = line;
+    }
+  }
+  return detail;
+}

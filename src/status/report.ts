@@ -1,0 +1,171 @@
+import type { LedgerEvent } from "../ledger/events.js";
+import type { LedgerState } from "../ledger/fold.js";
+import type { Board } from "./board.js";
+import { spendByRole, type RoleSpend } from "./spend.js";
+
+/** What the report shows of a held packet that only git and the run directory know. */
+export interface HeldDetail {
+  diffStat: string;
+  /** The implementer's account (a claim), from its result file. */
+  summary?: string;
+  deviations?: { from_packet: string; reason: string }[];
+  /** `path:line` → that line of the held commit, for the rulings' evidence. */
+  snippets: Record<string, string>;
+}
+
+export interface Report {
+  since: string;
+  until: string;
+  /** The run the report is about, when it is about one. */
+  run?: { id: string; outcome?: string; reason?: string };
+  merged: { id: string; goal: string; commit: string; attempts: number; costUsd: number; wallMs: number }[];
+  held: {
+    id: string; goal: string; attempt: number; commit: string; costUsd: number; wallMs: number; detail: HeldDetail;
+    rulings: { id: string; status: string; evidence?: string }[];
+    findings: { severity: string; claim: string; where?: string }[];
+  }[];
+  blocked: { id: string; goal: string; reason: string; fingerprint?: string; costUsd: number; wallMs: number }[];
+  notAttempted: { id: string; goal: string; why: string }[];
+  spend: RoleSpend[];
+  totalUsd: number;
+  capUsd?: number;
+}
+
+export interface ReportInput {
+  board: Board;
+  ledger: LedgerState;
+  /** The window: events at or after `since` (and before `until`). */
+  since: string;
+  until: string;
+  run?: Report["run"];
+  capUsd?: number;
+  held: ReadonlyMap<string, HeldDetail>;
+}
+
+/** Pure: the morning brief from the board and the ledger, limited to a window (the last run, or since a date). */
+export function buildReport(input: ReportInput): Report {
+  const inWindow = (event: LedgerEvent): boolean => event.ts >= input.since && event.ts <= input.until;
+  const report: Report = {
+    since: input.since, until: input.until, ...(input.run ? { run: input.run } : {}), merged: [], held: [], blocked: [], notAttempted: [],
+    spend: [], totalUsd: 0, ...(input.capUsd !== undefined ? { capUsd: input.capUsd } : {}),
+  };
+  const windowEvents: LedgerEvent[] = [];
+  for (const row of input.board.packets) {
+    const record = input.ledger.packets.get(row.id);
+    const events = (record?.events ?? []).filter(inWindow);
+    windowEvents.push(...events);
+    const goal = row.goal ?? "";
+    const costUsd = spendByRole(events).reduce((sum, spend) => sum + spend.usd, 0);
+    const wallMs = events.length ? Date.parse(events.at(-1)?.ts ?? "") - Date.parse(events[0]?.ts ?? "") : 0;
+    const attempted = events.some((event) => event.kind === "claimed" || event.kind === "merged");
+    if (!attempted) {
+      if (row.state !== "merged") report.notAttempted.push({ id: row.id, goal, why: notAttemptedWhy(row.state, row.reason, row.requires, input.board) });
+      continue;
+    }
+    const status = record?.status;
+    if (status?.state === "merged") {
+      report.merged.push({ id: row.id, goal, commit: status.commit, attempts: record?.attemptsUsed ?? 0, costUsd, wallMs });
+    } else if (status?.state === "awaiting_human") {
+      const reviewed = [...events].reverse().find((event) => event.kind === "review-recorded" && event.attempt === status.attempt);
+      report.held.push({
+        id: row.id, goal, attempt: status.attempt, commit: status.commit, costUsd, wallMs,
+        detail: input.held.get(row.id) ?? { diffStat: "", snippets: {} },
+        rulings: reviewed?.kind === "review-recorded" ? reviewed.rulings ?? [] : [],
+        findings: reviewed?.kind === "review-recorded" ? reviewed.findings ?? [] : [],
+      });
+    } else if (status?.state === "blocked") {
+      report.blocked.push({ id: row.id, goal, reason: status.reason, ...(record?.fingerprints.length ? { fingerprint: record.fingerprints.at(-1) } : {}), costUsd, wallMs });
+    } else {
+      report.notAttempted.push({ id: row.id, goal, why: `${row.state}${row.reason ? `: ${row.reason}` : ""}` });
+    }
+  }
+  report.spend = spendByRole(windowEvents);
+  report.totalUsd = report.spend.reduce((sum, spend) => sum + spend.usd, 0);
+  return report;
+}
+
+function notAttemptedWhy(state: string, reason: string | null, requires: readonly string[], board: Board): string {
+  if (state === "invalid") return `the packet file is invalid: ${reason ?? "see factory lint"}`;
+  if (state === "blocked") return `blocked before this window: ${reason ?? ""}`;
+  if (state === "awaiting_human") return "held for a person before this window";
+  const waiting = requires.filter((id) => board.packets.find((row) => row.id === id)?.state !== "merged");
+  if (waiting.length) return `waits for ${waiting.join(", ")}`;
+  return "the run ended before it (halted, the cost cap, or --once)";
+}
+
+/** Pure: the brief as text, for the terminal. */
+export function reportText(report: Report): string[] {
+  const lines = [`Morning brief: ${report.since} to ${report.until}${report.run ? ` (run ${report.run.id}${report.run.outcome ? `, ${report.run.outcome}` : ""}${report.run.reason ? `: ${report.run.reason}` : ""})` : ""}`];
+  lines.push("", `Merged (${report.merged.length})`);
+  for (const row of report.merged) lines.push(`  ${row.id}  ${row.commit.slice(0, 10)}  ${row.attempts} attempt(s)  $${row.costUsd.toFixed(2)}  ${minutes(row.wallMs)}  ${row.goal}`);
+  lines.push("", `Held for you (${report.held.length})`);
+  for (const row of report.held) {
+    lines.push(`  ${row.id}  attempt ${row.attempt}  $${row.costUsd.toFixed(2)}  ${minutes(row.wallMs)}  ${row.goal}`);
+    if (row.detail.diffStat) lines.push(...row.detail.diffStat.trimEnd().split("\n").map((line) => `    ${line.trim()}`));
+    if (row.detail.summary) lines.push(`    the agent says: ${row.detail.summary}`);
+    for (const deviation of row.detail.deviations ?? []) lines.push(`    deviation from "${deviation.from_packet}": ${deviation.reason}`);
+    for (const ruling of row.rulings) {
+      const snippet = ruling.evidence ? row.detail.snippets[ruling.evidence] : undefined;
+      lines.push(`    ${ruling.id}: ${ruling.status}${ruling.evidence ? ` at ${ruling.evidence}` : ""}${snippet !== undefined ? `  | ${snippet.trim()}` : ""}`);
+    }
+    for (const finding of row.findings) lines.push(`    finding (${finding.severity})${finding.where ? ` ${finding.where}` : ""}: ${finding.claim}`);
+    lines.push(`    factory diff ${row.id}; factory approve ${row.id}  or  factory reject ${row.id} --reason "…"`);
+  }
+  lines.push("", `Blocked (${report.blocked.length})`);
+  for (const row of report.blocked) {
+    lines.push(`  ${row.id}  $${row.costUsd.toFixed(2)}  ${row.reason}${row.fingerprint ? `  [${row.fingerprint}]` : ""}`);
+    lines.push(`    factory show ${row.id}; then factory unblock ${row.id} or factory reset ${row.id}`);
+  }
+  lines.push("", `Not attempted (${report.notAttempted.length})`);
+  for (const row of report.notAttempted) lines.push(`  ${row.id}  ${row.why}`);
+  lines.push("", `Spend: $${report.totalUsd.toFixed(2)}${report.capUsd !== undefined ? ` of a $${report.capUsd.toFixed(2)} cap` : ""}${report.spend.length ? ` — ${report.spend.map((spend) => `${spend.role} $${spend.usd.toFixed(2)}`).join(", ")}` : ""}`);
+  return lines;
+}
+
+/** Pure: the brief as one self-contained HTML page: no scripts, no network, no external assets. */
+export function reportHtml(report: Report): string {
+  const e = escapeHtml;
+  const section = (title: string, count: number, body: string): string => `<section><h2>${e(title)} (${count})</h2>${count ? body : "<p class=none>none</p>"}</section>`;
+  const merged = `<table><tr><th>packet</th><th>commit</th><th>attempts</th><th>cost</th><th>wall time</th><th>goal</th></tr>${report.merged
+    .map((row) => `<tr><td>${e(row.id)}</td><td><code>${e(row.commit.slice(0, 10))}</code></td><td>${row.attempts}</td><td>$${row.costUsd.toFixed(2)}</td><td>${e(minutes(row.wallMs))}</td><td>${e(row.goal)}</td></tr>`).join("")}</table>`;
+  const held = report.held.map((row) => `<article id="${e(row.id)}"><h3>${e(row.id)}: ${e(row.goal)}</h3>
+<p>attempt ${row.attempt}, $${row.costUsd.toFixed(2)}, ${e(minutes(row.wallMs))}</p>
+${row.detail.diffStat ? `<pre>${e(row.detail.diffStat.trimEnd())}</pre>` : ""}
+${row.detail.summary ? `<p><b>The agent says</b> (a claim): ${e(row.detail.summary)}</p>` : ""}
+${(row.detail.deviations ?? []).length ? `<ul>${(row.detail.deviations ?? []).map((d) => `<li>deviation from “${e(d.from_packet)}”: ${e(d.reason)}</li>`).join("")}</ul>` : ""}
+<table><tr><th>invariant</th><th>ruling</th><th>evidence</th></tr>${row.rulings.map((ruling) => {
+    const snippet = ruling.evidence ? row.detail.snippets[ruling.evidence] : undefined;
+    return `<tr><td>${e(ruling.id)}</td><td class="${e(ruling.status)}">${e(ruling.status)}</td><td>${ruling.evidence ? `<code>${e(ruling.evidence)}</code>` : ""}${snippet !== undefined ? `<pre>${e(snippet.trim())}</pre>` : ""}</td></tr>`;
+  }).join("")}</table>
+${row.findings.length ? `<ul>${row.findings.map((f) => `<li>${e(f.severity)}${f.where ? ` <code>${e(f.where)}</code>` : ""}: ${e(f.claim)}</li>`).join("")}</ul>` : ""}
+<pre class=cmd>factory diff ${e(row.id)}
+factory approve ${e(row.id)}
+factory reject ${e(row.id)} --reason "…"</pre></article>`).join("");
+  const blocked = `<ul>${report.blocked.map((row) => `<li><b>${e(row.id)}</b> ${e(row.reason)}${row.fingerprint ? ` <code>${e(row.fingerprint)}</code>` : ""}<pre class=cmd>factory show ${e(row.id)}
+factory unblock ${e(row.id)}</pre></li>`).join("")}</ul>`;
+  const notAttempted = `<ul>${report.notAttempted.map((row) => `<li><b>${e(row.id)}</b> ${e(row.why)}</li>`).join("")}</ul>`;
+  const spend = `<p>$${report.totalUsd.toFixed(2)}${report.capUsd !== undefined ? ` of a $${report.capUsd.toFixed(2)} cap` : ""}</p><ul>${report.spend.map((s) => `<li>${e(s.role)}: $${s.usd.toFixed(2)} (${s.calls} calls)</li>`).join("")}</ul>`;
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">
+<title>factory: morning brief</title>
+<style>body{font:15px/1.45 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem}table{border-collapse:collapse}td,th{border-bottom:1px solid #ddd;padding:.2rem .6rem;text-align:left;vertical-align:top}pre{background:#f6f6f6;padding:.4rem;overflow:auto}.violated,.unverifiable{color:#b00}.held{color:#070}.none{color:#777}</style>
+</head><body>
+<h1>Morning brief</h1>
+<p>${e(report.since)} to ${e(report.until)}${report.run ? `, run <code>${e(report.run.id)}</code>${report.run.outcome ? ` (${e(report.run.outcome)}${report.run.reason ? `: ${e(report.run.reason)}` : ""})` : ""}` : ""}</p>
+${section("Merged", report.merged.length, merged)}
+${section("Held for you", report.held.length, held)}
+${section("Blocked", report.blocked.length, blocked)}
+${section("Not attempted", report.notAttempted.length, notAttempted)}
+<section><h2>Spend</h2>${spend}</section>
+</body></html>
+`;
+}
+
+function minutes(ms: number): string {
+  if (!Number.isFinite(ms) || ms <= 0) return "0s";
+  return ms < 60_000 ? `${Math.round(ms / 1000)}s` : `${Math.floor(ms / 60_000)}m${String(Math.round((ms % 60_000) / 1000)).padStart(2, "0")}s`;
+}
+
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (char) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[char] ?? char);
+}
