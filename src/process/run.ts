@@ -1,4 +1,4 @@
-import { createWriteStream, type WriteStream } from "node:fs";
+import { createWriteStream, readFileSync, type WriteStream } from "node:fs";
 import { execa } from "execa";
 import { openSandbox, type SandboxRequest } from "./sandbox.js";
 
@@ -36,6 +36,9 @@ const TAIL_LINES = 40;
 const TAIL_CHARS = 8_000;
 const KILL_GRACE_MS = 2_000;
 const OUTPUT_GRACE_MS = 2_000;
+const NAMESPACE_END_MS = 10_000;
+/** The descriptor bwrap writes `{"child-pid": N}` to: the outside pid of the namespace's PID 1. */
+const INFO_FD = 3;
 
 export async function runCommand(request: RunRequest): Promise<RunOutcome> {
   const started = Date.now();
@@ -66,7 +69,18 @@ async function runChild(
     maxBuffer: 64 * 1024 * 1024,
     encoding: "utf8",
   } as const;
-  const child = args === undefined ? execa(file, options) : execa(file, args, options);
+  // Sandboxed, bwrap reports the namespace's PID 1 on an extra pipe: its end is the end of every process in it.
+  const sandboxed = args !== undefined;
+  const child = sandboxed ? execa(file, ["--info-fd", String(INFO_FD), ...args], { ...options, stdio: ["pipe", "pipe", "pipe", "pipe"] }) : execa(file, options);
+  let namespaceInit: number | undefined;
+  if (sandboxed) {
+    let info = "";
+    child.stdio[INFO_FD]?.on("data", (chunk: Buffer | string) => {
+      info += String(chunk);
+      const match = /"child-pid":\s*(\d+)/.exec(info);
+      if (match) namespaceInit = Number(match[1]);
+    });
+  }
   // A process that left the group (setsid) may still hold stdout after the
   // direct child exited; unsandboxed, nothing kills it, so stop waiting for
   // its output instead of waiting for it forever.
@@ -109,6 +123,7 @@ async function runChild(
   request.signal?.removeEventListener("abort", onAbort);
   // The direct child is gone; make sure nothing it started outlives it.
   signalGroup(child.pid, "SIGKILL");
+  if (namespaceInit) await endNamespace(namespaceInit);
   if (log) await new Promise<void>((resolve) => log?.end(resolve));
 
   const durationMs = Date.now() - started;
@@ -121,6 +136,29 @@ async function runChild(
   }
   if (result.signal) return { kind: "signalled", signal: result.signal, stdout, stderr, tail, durationMs };
   return { kind: "exited", code: result.exitCode ?? 0, stdout, stderr, tail, durationMs };
+}
+
+/**
+ * Kills a sandbox's PID 1 if it outlived bwrap and waits until it is gone:
+ * the kernel reaps every other process of the namespace before its PID 1, so
+ * when this returns nothing of the call is left running.
+ */
+async function endNamespace(pid: number): Promise<void> {
+  const alive = (): boolean => {
+    try {
+      return !/^\d+ \(.*\) [ZX] /.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
+    } catch {
+      return false;
+    }
+  };
+  for (let waited = 0; alive() && waited < NAMESPACE_END_MS; waited += 20) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      return; // gone, or no longer ours
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
 }
 
 function signalGroup(pid: number | undefined, signal: NodeJS.Signals): void {
