@@ -1,5 +1,4 @@
-import { AgentWaits } from "../loop/rate-limits.js";
-import { diffStat } from "../git/diff.js";
+import { diffStat, diffText } from "../git/diff.js";
 import { resolveCommit } from "../git/repo.js";
 import type { PacketRecord } from "../ledger/fold.js";
 import { appendEvents } from "../ledger/store.js";
@@ -8,9 +7,11 @@ import { createProgress } from "../log/progress.js";
 import { Budget } from "../loop/budget.js";
 import { attemptDir, taskBranch, type RunContext } from "../loop/context.js";
 import { applyLanding } from "../loop/process-packet.js";
+import { AgentWaits } from "../loop/rate-limits.js";
 import { recordedAttempt } from "../loop/recorded-attempt.js";
 import { checkSpecDrift } from "../loop/spec-drift.js";
 import { land } from "../merge/land.js";
+import { implementerClaims } from "./report.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
 import { confirmByPerson, loadPacketRecord, refuseAgents, personName, type PersonInput } from "./packet-record.js";
 
@@ -64,6 +65,12 @@ export async function approve(options: ApproveOptions): Promise<ExitCode> {
   output.out(`held attempt ${status.attempt}, tree ${status.tree.slice(0, 12)}, branch ${status.branch}\n`);
   output.out((await diffStat(workspace.root, status.fork, status.commit)).trimEnd());
   output.out("");
+  output.out((await diffText(workspace.root, status.fork, status.commit)).trimEnd());
+  output.out("");
+  const claims = implementerClaims(workspace.root, id, status.attempt);
+  if (claims.summary) output.out(`The implementer says (a claim, checked by the gates and the review): ${claims.summary}`);
+  for (const deviation of claims.deviations ?? []) output.out(`  declared deviation from "${deviation.from_packet}": ${deviation.reason}`);
+  if (record.feedback.length) output.out(`This attempt was told why the last one was sent back:\n${record.feedback.map((item) => `  - ${item.split("\n")[0]}`).join("\n")}`);
   output.out(reviewSummary(record, status.attempt));
 
   if (!(await confirmByPerson("approve", id, "approve and merge", options, output))) return EXIT.invalid;

@@ -72,21 +72,29 @@ export async function writeRunBrief(workspace: Workspace, runId: string): Promis
   return `${stem}.html`;
 }
 
-async function heldDetail(root: string, id: string, held: { attempt: number; commit: string; fork: string }, events: readonly { kind: string }[]): Promise<HeldDetail> {
-  const detail: HeldDetail = { diffStat: await diffStat(root, held.fork, held.commit), snippets: {} };
-  const runDir = attemptDir(root, id, held.attempt);
+/** The implementer's account of an attempt (a claim), from the copy of its result file the factory kept: the correction round's when there was one. */
+export function implementerClaims(root: string, id: string, attempt: number): Pick<HeldDetail, "summary" | "deviations"> {
+  const runDir = attemptDir(root, id, attempt);
   for (const name of ["implementer-output-1.json", "implementer-output.json"]) {
     const path = join(runDir, name);
     if (!existsSync(path)) continue;
     try {
       const result = JSON.parse(readFileSync(path, "utf8")) as { summary?: unknown; deviations?: unknown };
-      if (typeof result.summary === "string") detail.summary = result.summary;
-      if (Array.isArray(result.deviations)) detail.deviations = result.deviations.filter((d): d is { from_packet: string; reason: string } => typeof d?.from_packet === "string" && typeof d?.reason === "string");
+      return {
+        ...(typeof result.summary === "string" ? { summary: result.summary } : {}),
+        ...(Array.isArray(result.deviations)
+          ? { deviations: result.deviations.filter((d): d is { from_packet: string; reason: string } => typeof d?.from_packet === "string" && typeof d?.reason === "string") }
+          : {}),
+      };
     } catch {
-      // a result file that is not JSON was refused at the time; nothing to show
+      return {}; // a result file that is not JSON was refused at the time; nothing to show
     }
-    break;
   }
+  return {};
+}
+
+async function heldDetail(root: string, id: string, held: { attempt: number; commit: string; fork: string }, events: readonly { kind: string }[]): Promise<HeldDetail> {
+  const detail: HeldDetail = { diffStat: await diffStat(root, held.fork, held.commit), snippets: {}, ...implementerClaims(root, id, held.attempt) };
   for (const event of events) {
     if (event.kind !== "review-recorded") continue;
     for (const ruling of (event as { rulings?: { evidence?: string }[] }).rulings ?? []) {
