@@ -55,10 +55,13 @@ export function buildProgram(): Command {
     .option("--max-cost <usd>", "stop claiming once this run has spent this much", (value: string) => parseNumber(value, { min: 0 }))
     .option("--concurrency <n>", "packets in flight at once", (value: string) => parseNumber(value, { min: 1, max: 32, integer: true }))
     .option("--keep-going", "a blocked packet holds only its dependents; the rest of the queue runs ([limits] on_block = \"continue\")")
-    .action(async (opts: { once?: boolean; packet?: string; maxCost?: number; concurrency?: number; keepGoing?: boolean }) => {
+    .option("--json", "stream the run's events on stdout, one JSON object per line (everything else goes to stderr)")
+    .addHelpText("after", "\nExamples:\n  factory run\n  factory run --keep-going --max-cost 25\n  factory run --json | jq -c 'select(.kind == \"outcome\")'")
+    .action(async (opts: { once?: boolean; packet?: string; maxCost?: number; concurrency?: number; keepGoing?: boolean; json?: boolean }) => {
       const controller = interruptible();
       finish(await (await import("./commands/run.js")).run({
-        cwd, once: Boolean(opts.once), packet: opts.packet, maxCost: opts.maxCost, concurrency: opts.concurrency, keepGoing: Boolean(opts.keepGoing), output, signal: controller.signal,
+        cwd, once: Boolean(opts.once), packet: opts.packet, maxCost: opts.maxCost, concurrency: opts.concurrency, keepGoing: Boolean(opts.keepGoing),
+        json: Boolean(opts.json), output, signal: controller.signal,
       }));
     });
 

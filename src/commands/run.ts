@@ -25,13 +25,16 @@ export interface RunOptions {
   concurrency: number | undefined;
   /** `--keep-going`: like `[limits] on_block = "continue"`. */
   keepGoing?: boolean;
+  /** `--json`: the progress events on stdout, one JSON object per line. */
+  json?: boolean;
   output: Output;
   signal: AbortSignal;
 }
 
 /** `factory run`: drain the queue. Exit 0 drained, 1 halted, 2 invalid input, 130 interrupted. */
 export async function run(options: RunOptions): Promise<ExitCode> {
-  const { output } = options;
+  // With --json, stdout carries only the event stream (one JSON object per line); every other line goes to stderr.
+  const output: Output = options.json ? { ...options.output, out: (text) => options.output.err(text) } : options.output;
   const load = await loadWorkspace(options.cwd);
   if (!load.ok || load.workspace.problems.length > 0 || !load.workspace.config) {
     const problems = load.ok ? load.workspace.problems : load.problems;
@@ -73,7 +76,7 @@ export async function run(options: RunOptions): Promise<ExitCode> {
     return EXIT.halted;
   }
   const owner = { run: lock.lock.run, pid: lock.lock.pid, host: lock.lock.host };
-  const progress = createProgress(output, join(workspace.root, RUNS_DIR, `run-${lock.lock.startedAt.replaceAll(":", "-")}.log`));
+  const progress = createProgress(options.output, join(workspace.root, RUNS_DIR, `run-${lock.lock.startedAt.replaceAll(":", "-")}.log`), { json: Boolean(options.json) });
   const started = Date.now();
   const budget = new Budget(options.maxCost ?? config.limits.maxCostUsd);
   budget.add(checked.costUsd);

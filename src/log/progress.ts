@@ -20,7 +20,8 @@ export type ProgressEvent =
 
 export type Emit = (event: ProgressEvent) => void;
 
-export function createProgress(output: Output, logFile: string | undefined): { emit: Emit; close: () => void } {
+/** With `json`, each event is printed as one JSON object per line (`run --json`) instead of a terminal line. */
+export function createProgress(output: Output, logFile: string | undefined, options: { json?: boolean } = {}): { emit: Emit; close: () => void } {
   let logger: Logger | undefined;
   if (logFile) {
     mkdirSync(dirname(logFile), { recursive: true });
@@ -29,6 +30,10 @@ export function createProgress(output: Output, logFile: string | undefined): { e
   return {
     emit: (event) => {
       logger?.info(event);
+      if (options.json) {
+        output.out(JSON.stringify({ ts: new Date().toISOString(), ...event }));
+        return;
+      }
       const line = renderProgress(event, output);
       if (line) output.out(line);
     },

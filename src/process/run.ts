@@ -172,9 +172,15 @@ function signalGroup(pid: number | undefined, signal: NodeJS.Signals): void {
 
 /** The last lines of a command's output, at most TAIL_CHARS of them: a gate's output must not grow the ledger or feedback without bound. */
 export function tailOf(text: string, lines = TAIL_LINES): string {
-  const all = text.trimEnd().split("\n");
+  const all = stripTerminalEscapes(text).trimEnd().split("\n");
   const tail = all.slice(-lines).join("\n");
   return tail.length <= TAIL_CHARS ? tail : `[… ${tail.length - TAIL_CHARS} characters cut]${tail.slice(-TAIL_CHARS)}`;
+}
+
+/** Pure: text without terminal escape sequences (colors, cursor moves, titles): what feedback, the ledger and reports carry. */
+export function stripTerminalEscapes(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)|\u001b[@-Z\\-_]/g, "");
 }
 
 /** One line describing how a process ended, for reports and feedback. */

@@ -32,7 +32,7 @@ export interface LoopRepo extends TestRepo {
   spec: string;
   scriptFile: string;
   setScript(script: Script): void;
-  run(options?: { once?: boolean; packet?: string; maxCost?: number; concurrency?: number; keepGoing?: boolean; signal?: AbortSignal }): Promise<{ code: number; out: string }>;
+  run(options?: { once?: boolean; packet?: string; maxCost?: number; concurrency?: number; keepGoing?: boolean; json?: boolean; signal?: AbortSignal }): Promise<{ code: number; out: string; stdout: string[] }>;
   events(packet?: string): Promise<LedgerEvent[]>;
   record(packet: string): Promise<PacketRecord | undefined>;
   subjects(): string[];
@@ -133,9 +133,9 @@ assert = "double(n) is n * 2"
       const code = await run({
         cwd: repo.dir, once: runOptions.once ?? false, packet: runOptions.packet, maxCost: runOptions.maxCost,
         concurrency: runOptions.concurrency, output, signal: runOptions.signal ?? new AbortController().signal,
-        ...(runOptions.keepGoing ? { keepGoing: true } : {}),
+        ...(runOptions.keepGoing ? { keepGoing: true } : {}), ...(runOptions.json ? { json: true } : {}),
       });
-      return { code, out: output.text() };
+      return { code, out: output.text(), stdout: output.stdout };
     },
     async events(packet) {
       const { events } = await readLedger(repo.dir);

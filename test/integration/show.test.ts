@@ -5,6 +5,20 @@ import { DOUBLE_JS, useLoopRepos } from "../helpers/loop-repo.js";
 
 const setUp = useLoopRepos(afterEach);
 
+describe("factory run --json", () => {
+  it("streams one JSON object per event on stdout, and nothing else; other lines go to stderr", async () => {
+    const target = setUp({ script: { P01: { implementer: [{ write: { "src/double.js": DOUBLE_JS } }] } } });
+    const { code, stdout, out } = await target.run({ json: true });
+    expect(code).toBe(0);
+    const events = stdout.map((line) => JSON.parse(line) as { kind: string; ts: string; outcome?: string });
+    expect(events[0]).toMatchObject({ kind: "run-start", packets: 1 });
+    expect(events.map((event) => event.kind)).toEqual(expect.arrayContaining(["step", "agent", "gate", "outcome", "run-end"]));
+    expect(events.find((event) => event.kind === "outcome")).toMatchObject({ packet: "P01", outcome: "merged" });
+    expect(events.every((event) => !Number.isNaN(Date.parse(event.ts)))).toBe(true);
+    expect(out).toContain("morning brief: factory report");
+  }, 60_000);
+});
+
 describe("factory show ID", () => {
   it("shows each attempt: the calls and their cost, the gates with the failing one's output, the rulings with evidence, and the decisions", async () => {
     const wrong = "export function double(n) {\n  return n * 3;\n}\n";
