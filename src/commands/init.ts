@@ -72,7 +72,7 @@ async function detectSurfaces(root: string): Promise<DetectedSurface[]> {
     const path = join(root, dir);
     const name = dir === "." ? sanitize(basename(root)) : sanitize(dir);
     if (existsSync(join(path, "pyproject.toml")) || existsSync(join(path, "setup.cfg"))) {
-      surfaces.push({ name, dir, kind: "python" });
+      surfaces.push(await pythonSurface(path, name, dir));
     } else if (existsSync(join(path, "package.json"))) {
       surfaces.push(await nodeSurface(path, name, dir));
     }
@@ -96,7 +96,32 @@ async function nodeSurface(path: string, name: string, dir: string): Promise<Det
   const deps = { ...manifest.dependencies, ...manifest.devDependencies };
   const test = manifest.scripts?.test ?? "";
   const testRunner = "vitest" in deps ? "vitest" : "jest" in deps ? "jest" : /\bnode\s+--test\b/.test(test) ? "node" : undefined;
-  return { name, dir, kind: "node", scripts: manifest.scripts ?? {}, testRunner, lockfile: existsSync(join(path, "package-lock.json")) };
+  const locks = { pnpm: "pnpm-lock.yaml", yarn: "yarn.lock", npm: "package-lock.json" } as const;
+  const packageManager = (["pnpm", "yarn", "npm"] as const).find((manager) => existsSync(join(path, locks[manager]))) ?? "npm";
+  return {
+    name, dir, kind: "node", scripts: manifest.scripts ?? {}, testRunner, packageManager,
+    lockfile: existsSync(join(path, locks[packageManager])), testPaths: nodeTestPaths(test, path),
+  };
+}
+
+/** The paths `node --test` is given in the test script, else the test directory that exists. */
+function nodeTestPaths(script: string, path: string): string[] {
+  const args = /\bnode\s+--test\b(.*)/.exec(script)?.[1]?.split(/&&|\|\||;/)[0]?.trim().split(/\s+/) ?? [];
+  const paths = args.filter((arg) => arg !== "" && !arg.startsWith("-") && !arg.includes("="));
+  if (paths.length) return paths;
+  const dir = ["test", "tests", "__tests__"].find((candidate) => existsSync(join(path, candidate)));
+  return [`${dir ?? "test"}/`];
+}
+
+async function pythonSurface(path: string, name: string, dir: string): Promise<DetectedSurface> {
+  const read = async (file: string): Promise<string> => (existsSync(join(path, file)) ? await readFile(join(path, file), "utf8") : "");
+  const manifests = `${await read("pyproject.toml")}\n${await read("setup.cfg")}\n${await read("requirements.txt")}\n${await read("requirements-dev.txt")}`;
+  const ruff = existsSync(join(path, "ruff.toml")) || existsSync(join(path, ".ruff.toml")) || /\[tool\.ruff\b|["'\s]ruff\b/.test(manifests);
+  const install = existsSync(join(path, "uv.lock")) ? "uv sync"
+    : existsSync(join(path, "poetry.lock")) ? "poetry install"
+    : existsSync(join(path, "requirements.txt")) ? "python3 -m pip install -r requirements.txt"
+    : "";
+  return { name, dir, kind: "python", ruff, install };
 }
 
 function sanitize(name: string): string {

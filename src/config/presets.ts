@@ -10,6 +10,14 @@ export interface DetectedSurface {
   scripts?: Record<string, string>;
   testRunner?: "vitest" | "jest" | "node" | undefined;
   lockfile?: boolean;
+  /** For node: the package manager its lock file names. */
+  packageManager?: "npm" | "pnpm" | "yarn";
+  /** For node:test, which needs paths: the test paths of its test script, or the test directory found. */
+  testPaths?: string[];
+  /** For python: ruff gates only when the project configures ruff or depends on it (else its existing findings would block every packet). */
+  ruff?: boolean;
+  /** For python: the install its lock or requirements file implies ("" when none is known). */
+  install?: string;
 }
 
 export function renderSurface(surface: DetectedSurface): string {
@@ -18,19 +26,26 @@ export function renderSurface(surface: DetectedSurface): string {
   const atRoot = surface.dir === ".";
   const lines = [`[${key}]`, `dir = "${surface.dir}"`];
   if (surface.kind === "python") {
+    lines.push(`install = "${surface.install ?? ""}"${surface.install ? "" : "                     # e.g. \"uv sync\" or \"pip install -e .[test]\""}   # run once per fresh worktree`);
+    if (surface.ruff) {
+      // {files}: only what the attempt changed, so the project's existing findings never block a packet.
+      lines.push(
+        ``,
+        `  [[${key}.gates]]`,
+        `  name = "ruff-format"`,
+        `  run = "ruff format --check {files}"   # {files}: this surface's changed files matching \`files\``,
+        `  files = "**/*.py"`,
+        `  fix = "ruff format {files}"            # auto-repair, committed on its own; spends no attempt`,
+        ``,
+        `  [[${key}.gates]]`,
+        `  name = "ruff"`,
+        `  run = "ruff check {files}"`,
+        `  files = "**/*.py"`,
+      );
+    } else {
+      lines.push(``, `  # No ruff gates: the project neither configures ruff nor depends on it.`);
+    }
     lines.push(
-      `install = ""                     # e.g. "uv sync" or "pip install -e .[test]"; run once per fresh worktree`,
-      ``,
-      `  [[${key}.gates]]`,
-      `  name = "ruff-format"`,
-      `  run = "ruff format --check {files}"   # {files}: this surface's changed files matching \`files\``,
-      `  files = "**/*.py"`,
-      `  fix = "ruff format {files}"            # auto-repair, committed on its own; spends no attempt`,
-      ``,
-      `  [[${key}.gates]]`,
-      `  name = "ruff"`,
-      `  run = "ruff check {files}"`,
-      `  files = "**/*.py"`,
       ``,
       `  [[${key}.gates]]`,
       `  name = "pytest"`,
@@ -40,12 +55,13 @@ export function renderSurface(surface: DetectedSurface): string {
     return lines.join("\n");
   }
   const scripts = surface.scripts ?? {};
-  lines.push(`install = "${surface.lockfile ? "npm ci" : "npm install"}"`);
+  const manager = surface.packageManager ?? "npm";
+  lines.push(`install = "${INSTALL[manager][surface.lockfile ? 0 : 1]}"`);
   for (const name of ["lint", "typecheck", "build"]) {
     if (scripts[name] === undefined) continue;
-    lines.push(``, `  [[${key}.gates]]`, `  name = "${name}"`, `  run = "npm run ${name}"`);
+    lines.push(``, `  [[${key}.gates]]`, `  name = "${name}"`, `  run = "${manager} run ${name}"`);
   }
-  const test = testGate(surface.testRunner, atRoot);
+  const test = testGate(surface, atRoot);
   if (test) {
     lines.push(``, `  [[${key}.gates]]`, `  name = "test"`, `  run = "${test}"`, `  tests = true`);
   } else if (scripts.test !== undefined) {
@@ -61,10 +77,19 @@ export function renderSurface(surface: DetectedSurface): string {
   return lines.join("\n");
 }
 
-function testGate(runner: DetectedSurface["testRunner"], atRoot: boolean): string | undefined {
-  switch (runner) {
-    case "vitest": return `npx vitest run${atRoot ? " --exclude 'packets/**'" : ""} --reporter=default --reporter=junit --outputFile.junit={junit} {tests}`;
-    case "node": return "node --test --test-reporter=spec --test-reporter-destination=stdout --test-reporter=junit --test-reporter-destination={junit} {tests}";
+/** Per package manager: the install with a lock file, and without one. */
+const INSTALL = {
+  npm: ["npm ci", "npm install"],
+  pnpm: ["pnpm install --frozen-lockfile", "pnpm install"],
+  yarn: ["yarn install --frozen-lockfile", "yarn install"],
+} as const;
+const EXEC = { npm: "npx", pnpm: "pnpm exec", yarn: "yarn" } as const;
+
+function testGate(surface: DetectedSurface, atRoot: boolean): string | undefined {
+  switch (surface.testRunner) {
+    case "vitest": return `${EXEC[surface.packageManager ?? "npm"]} vitest run${atRoot ? " --exclude 'packets/**'" : ""} --reporter=default --reporter=junit --outputFile.junit={junit} {tests}`;
+    // node --test without paths would also collect the planted copies under packets/supplied/: name the test paths.
+    case "node": return `node --test --test-reporter=spec --test-reporter-destination=stdout --test-reporter=junit --test-reporter-destination={junit} {tests|${(surface.testPaths ?? ["test/"]).join(" ")}}`;
     case "jest": return undefined;
     case undefined: return undefined;
   }

@@ -23,7 +23,7 @@ export interface CommandGateInput {
   planted?: PlantedCases;
   /** The gate finished on the baseline: a hang or kill now is the work's failure, not the environment's. */
   finishedOnBaseline?: boolean;
-  /** For `{tests}`: the test files to run, relative to the surface dir; undefined: "" (the runner's own selection, the whole suite). */
+  /** For `{tests}`: the test files to run, relative to the surface dir; undefined: "" (the runner's own selection, the whole suite), or the default `{tests|test/}` names. */
   tests?: readonly string[];
   signal?: AbortSignal;
   /** Where the gate runs; its report directory is added to the writable places. */
@@ -46,6 +46,13 @@ export function surfaceFiles(surface: Surface, glob: string | undefined, changed
     .filter((path) => glob === undefined || matchesAny(path, [glob]));
 }
 
+/**
+ * `{tests}`, or `{tests|DEFAULT}`: the planted test files when they run on
+ * their own, else nothing (the runner's own selection) or DEFAULT, as written
+ * (for runners that need paths, such as `node --test {tests|test/}`).
+ */
+export const TESTS_PLACEHOLDER = /\{tests(?:\|([^}]*))?\}/g;
+
 export async function runCommandGate(input: CommandGateInput): Promise<CommandGateResult> {
   const { gate, surface } = input;
   const files = surfaceFiles(surface, gate.files, input.changed);
@@ -58,7 +65,7 @@ export async function runCommandGate(input: CommandGateInput): Promise<CommandGa
   rmSync(junit, { force: true });
   const command = gate.run
     .replaceAll("{files}", files.map(shellQuote).join(" "))
-    .replaceAll("{tests}", (input.tests ?? []).map(shellQuote).join(" "))
+    .replace(TESTS_PLACEHOLDER, (_match, fallback: string | undefined) => (input.tests?.length ? input.tests.map(shellQuote).join(" ") : (fallback ?? "")))
     .replaceAll("{junit}", shellQuote(junit));
   const outcome = await runCommand({
     command,

@@ -5,7 +5,7 @@ import type { GateConfig, Surface } from "../config/types.js";
 import { changedPaths, diffText } from "../git/diff.js";
 import { gitRun, listTree, readFileAt } from "../git/repo.js";
 import { commitWorktree, reduceToCommit } from "../git/worktree.js";
-import { runCommandGate, surfaceFiles } from "../gates/command.js";
+import { runCommandGate, surfaceFiles, TESTS_PLACEHOLDER } from "../gates/command.js";
 import { parseUnifiedDiff } from "../gates/diff-parse.js";
 import type { TestResult } from "../gates/junit.js";
 import { checkPlanted, realCases, type PlantedCases } from "../gates/test-compare.js";
@@ -92,7 +92,7 @@ export async function runGates(ctx: RunContext, input: GateRunInput): Promise<Ga
     checkInterrupted(ctx.signal); // a gate killed by Ctrl-C says nothing about the work
     reports.push(report);
     const planted = input.plantedCases[gate.name];
-    if (gate.tests && gate.run.includes("{tests}") && planted?.files.length) reports.push(await plantedOnly(ctx, input, gate, planted));
+    if (gate.tests && new RegExp(TESTS_PLACEHOLDER.source).test(gate.run) && planted?.files.length) reports.push(await plantedOnly(ctx, input, gate, planted));
   }
   for (const report of reports.slice(input.combined?.builtins.length ?? 0)) {
     ctx.emit({ kind: "gate", packet: packet.id, attempt: input.attempt, gate: report.name, status: report.status, summary: report.summary, durationMs: report.durationMs });

@@ -32,6 +32,15 @@ describe("command gates", () => {
     expect(await runGate(gate("exit 3"))).toMatchObject({ status: "fail", exitCode: 3, summary: "failed (exit 3)" });
   });
 
+  it("substitute {tests} with the planted tests when they run on their own, else nothing, or the default {tests|…} names", async () => {
+    const run = async (line: string, tests?: string[]) =>
+      (await runCommandGate({ gate: gate(line), surface: surface([gate(line)]), worktree: dir, changed: [], runDir: dir, timeoutMs: 10_000, baseline: undefined, finishedOnBaseline: false, ...(tests ? { tests } : {}) })).report.command;
+    expect(await run("echo {tests}")).toBe("echo ");
+    expect(await run("echo {tests}", ["test/a b.test.js"])).toBe("echo 'test/a b.test.js'");
+    expect(await run("node --test {tests|test/ spec/}")).toBe("node --test test/ spec/");
+    expect(await run("node --test {tests|test/}", ["test/x.test.js"])).toBe("node --test test/x.test.js");
+  });
+
   it("call a missing tool or a timeout the environment's error, not the work's failure", async () => {
     expect(await runGate(gate("no-such-tool-xyz --check"))).toMatchObject({ status: "error", summary: expect.stringContaining("command not found") });
     expect(await runGate(gate("sleep 5"), { timeoutMs: 300 })).toMatchObject({ status: "error", summary: expect.stringContaining("timed out") });

@@ -20,13 +20,35 @@ describe("factory init", () => {
     expect(parsed.ok ? [] : parsed.problems).toEqual([]);
     if (!parsed.ok) return;
     expect(parsed.config.surfaces.map((s) => [s.name, s.dir, s.gates.map((g) => g.name)])).toEqual([
-      ["api", "api", ["ruff-format", "ruff", "pytest"]],
+      ["api", "api", ["pytest"]], // no ruff gates: the project does not use ruff
       ["web", "web", ["lint", "test"]],
     ]);
-    expect(parsed.config.surfaces[0]?.gates[2]).toMatchObject({ tests: true, run: expect.stringContaining("--junitxml={junit}") });
+    expect(parsed.config.surfaces[0]?.gates[0]).toMatchObject({ tests: true, run: expect.stringContaining("--junitxml={junit}") });
     expect(parsed.config.surfaces[1]?.install).toBe("npm ci");
     expect(parsed.config.targetBranch).toBe("main");
     expect(text).toContain("# "); // commented for a person
+  });
+
+  it("fits the project: ruff only where it is configured or a dependency, the install its lock file names, node:test with explicit paths", async () => {
+    repo = makeRepo();
+    repo.write("svc/pyproject.toml", "[project]\nname = 'svc'\ndependencies = []\n\n[tool.ruff]\nline-length = 100\n");
+    repo.write("svc/uv.lock", "");
+    repo.write("lib/setup.cfg", "[metadata]\nname = lib\n");
+    repo.write("lib/requirements-dev.txt", "pytest\nruff==0.8.0\n");
+    repo.write("ui/package.json", JSON.stringify({ scripts: { lint: "eslint .", test: "node --test spec/" } }));
+    repo.write("ui/pnpm-lock.yaml", "lockfileVersion: 9\n");
+    repo.write("cli/package.json", JSON.stringify({ scripts: { test: "node --test" } }));
+    repo.write("cli/tests/a.test.js", "");
+    await init({ cwd: repo.dir, output: bufferOutput() });
+    const parsed = parseConfig(repo.read(".factory/config.toml"));
+    if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems));
+    const surface = (name: string) => parsed.config.surfaces.find((candidate) => candidate.name === name);
+    expect(surface("svc")?.gates.map((gate) => gate.name)).toEqual(["ruff-format", "ruff", "pytest"]);
+    expect(surface("svc")?.install).toBe("uv sync");
+    expect(surface("lib")?.gates.map((gate) => gate.name)).toEqual(["ruff-format", "ruff", "pytest"]);
+    expect(surface("ui")?.install).toBe("pnpm install --frozen-lockfile");
+    expect(surface("ui")?.gates.map((gate) => gate.run)).toEqual(["pnpm run lint", expect.stringMatching(/^node --test .* \{tests\|spec\/\}$/)]);
+    expect(surface("cli")?.gates.find((gate) => gate.name === "test")?.run).toMatch(/\{tests\|tests\/\}$/);
   });
 
   it("takes the checked-out branch as the target branch", async () => {
