@@ -18,7 +18,7 @@ import type { Packet } from "../packet/types.js";
 import { callAgent, surfaceCommands } from "./agent-call.js";
 import { measureBaseline, runTests } from "./baseline.js";
 import { checkInterrupted, surfaceOf, type RunContext } from "./context.js";
-import type { AttemptEnd } from "./decide.js";
+import { agentCallEnd, type AttemptEnd } from "./decide.js";
 import { runGates } from "./gates.js";
 import { installSurface, plant, prepareWorktree, type Planting } from "./prepare.js";
 import { review } from "./review.js";
@@ -221,10 +221,7 @@ async function implement(
     ...(input.continued ? { continued: input.continued } : {}),
   }, input.template);
   let result = await callAgent(ctx, { ...call, round: 0, prompt });
-  if (result.outcome.status !== "ok") {
-    if (result.outcome.status === "rate-limited") return { end: { kind: "rate-limited", role: "implementer", reason: `the implementer was rate-limited${result.outcome.resetsAt ? ` until ${result.outcome.resetsAt}` : ""}`, ...(result.outcome.resetsAt ? { resetsAt: result.outcome.resetsAt } : {}) } };
-    return { end: { kind: "agent-failed", reason: `the implementer ${result.outcome.status}${result.outcome.detail ? `: ${result.outcome.detail}` : ""}` } };
-  }
+  if (result.outcome.status !== "ok") return { end: agentCallEnd("implementer", result.outcome) };
   let check = validateResult(result.json, packet.id);
   if (!check.ok) {
     const sessionId = result.outcome.sessionId;

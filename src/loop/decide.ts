@@ -1,3 +1,4 @@
+import type { AgentOutcome } from "../agents/types.js";
 import type { GateReport } from "../gates/types.js";
 import type { Decision } from "../ledger/events.js";
 import type { GateMode } from "../packet/types.js";
@@ -44,6 +45,23 @@ export interface AttemptDecision {
   feedback: string[];
   /** How the work failed, when it did (see fingerprint.ts). */
   fingerprint?: string;
+}
+
+/**
+ * Pure: how an attempt ends when an agent call did not succeed. A rate limit
+ * is the provider's; an agent killed by a signal from outside (the kernel
+ * out of memory, a person) is the machine's, not the work's: an environment
+ * error, not counted (two in a row halt the run). Anything else is the agent's.
+ */
+export function agentCallEnd(role: "implementer" | "reviewer", outcome: Pick<AgentOutcome, "status" | "detail" | "resetsAt">): AttemptEnd {
+  const what = `the ${role} ${outcome.status}${outcome.detail ? `: ${outcome.detail}` : ""}`;
+  if (outcome.status === "rate-limited") {
+    return { kind: "rate-limited", role, reason: `the ${role} was rate-limited${outcome.resetsAt ? ` until ${outcome.resetsAt}` : ""}`, ...(outcome.resetsAt ? { resetsAt: outcome.resetsAt } : {}) };
+  }
+  if (outcome.status === "crashed" && /^killed by SIG/.test(outcome.detail ?? "")) {
+    return { kind: "environment-error", reason: `the ${role} was ${outcome.detail} from outside the factory (out of memory, or a person); not counted` };
+  }
+  return { kind: "agent-failed", reason: what };
 }
 
 /** The factory's own guards: work that failed one of them is never carried into a retry. */

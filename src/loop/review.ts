@@ -9,7 +9,7 @@ import { appendEvents } from "../ledger/store.js";
 import type { Packet } from "../packet/types.js";
 import { parseEvidence, validateReview, type Review } from "../review/contract.js";
 import { effectiveVerdict, rulingCounts } from "../review/verdict.js";
-import type { AttemptEnd } from "./decide.js";
+import { agentCallEnd, type AttemptEnd } from "./decide.js";
 import { callAgent } from "./agent-call.js";
 import type { RunContext } from "./context.js";
 
@@ -85,12 +85,7 @@ async function reviewWith(ctx: RunContext, input: ReviewInput, options: { tier: 
   let result = await callAgent(ctx, { ...call, round: options.firstRound, fresh: true, prompt: options.prompt });
   const failed = (): ReviewCall | undefined => {
     if (result.outcome.status === "ok") return undefined;
-    return {
-      kind: "end",
-      end: result.outcome.status === "rate-limited"
-        ? { kind: "rate-limited", role: "reviewer", reason: `the reviewer was rate-limited${result.outcome.resetsAt ? ` until ${result.outcome.resetsAt}` : ""}`, ...(result.outcome.resetsAt ? { resetsAt: result.outcome.resetsAt } : {}) }
-        : { kind: "agent-failed", reason: `the reviewer ${result.outcome.status}${result.outcome.detail ? `: ${result.outcome.detail}` : ""}` },
-    };
+    return { kind: "end", end: agentCallEnd("reviewer", result.outcome) };
   };
   const read = async (): Promise<{ errors: string[]; review?: Review; unresolved: Map<string, string> }> => {
     const check = validateReview(result.json, packet.id, packet.invariants);

@@ -164,3 +164,24 @@ describe("the ledger's hash chain, without the sandbox", () => {
     expect(again.code).toBe(1);
   });
 });
+
+describe("an agent killed by a signal", () => {
+  it("is the machine's fault, not the work's: the attempt is not counted, and two in a row halt the run", async () => {
+    const target = setUp({
+      config: NO_SANDBOX, script: {},
+      agents: `[agents.doomed]
+kind = "command"
+run = "kill -KILL $$"
+
+[tiers]
+basic = { agent = "doomed", model = "m" }
+standard = { agent = "doomed", model = "m" }
+advanced = { agent = "doomed", model = "m" }`,
+    });
+    const { code, out } = await target.run();
+    expect(code).toBe(1);
+    expect(out).toContain("the implementer was killed by SIGKILL from outside the factory");
+    expect(out).toContain("two environment errors in a row");
+    expect((await target.record("P01"))?.attemptsUsed).toBe(0);
+  }, 60_000);
+});

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { validateResult } from "../../src/agents/result.js";
-import { decide, type AttemptEnd } from "../../src/loop/decide.js";
+import { agentCallEnd, decide, type AttemptEnd } from "../../src/loop/decide.js";
 import { parseEvidence, validateReview, type Review } from "../../src/review/contract.js";
 import { effectiveVerdict } from "../../src/review/verdict.js";
 
@@ -144,5 +144,14 @@ describe("decide", () => {
 
   it("gives the environment's errors no fingerprint", () => {
     expect(input({ kind: "environment-error", reason: "install failed" }).fingerprint).toBeUndefined();
+  });
+});
+
+describe("an agent call that did not succeed", () => {
+  it("is the provider's when rate-limited, the machine's when killed by a signal, else the agent's", () => {
+    expect(agentCallEnd("implementer", { status: "rate-limited", resetsAt: "2026-12-01T00:00:00Z" })).toEqual({ kind: "rate-limited", role: "implementer", reason: "the implementer was rate-limited until 2026-12-01T00:00:00Z", resetsAt: "2026-12-01T00:00:00Z" });
+    expect(agentCallEnd("reviewer", { status: "crashed", detail: "killed by SIGKILL" })).toEqual({ kind: "environment-error", reason: "the reviewer was killed by SIGKILL from outside the factory (out of memory, or a person); not counted" });
+    expect(agentCallEnd("implementer", { status: "crashed", detail: "exited 1 without a result" })).toEqual({ kind: "agent-failed", reason: "the implementer crashed: exited 1 without a result" });
+    expect(decide({ end: agentCallEnd("implementer", { status: "crashed", detail: "killed by SIGKILL" }), attemptsUsed: 1, maxAttempts: 3, gate: "auto" })).toMatchObject({ decision: "retry", refund: true, environment: true });
   });
 });
