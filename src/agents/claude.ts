@@ -4,6 +4,7 @@ import { runCommand, type RunOutcome } from "../process/run.js";
 import { claudeStatus, modelMatches, parseClaudeStream } from "./claude-stream.js";
 import { agentSandbox, prepareCallFiles } from "./call-files.js";
 import { agentEnv } from "./env.js";
+import { stoppedCall } from "./stopped.js";
 import { cliVersion } from "./version.js";
 import type { AgentAdapter, AgentOutcome, AgentRequest, ProbeResult } from "./types.js";
 
@@ -77,13 +78,7 @@ function toOutcome(outcome: RunOutcome, configured: string, rawPath: string): Ag
       ? { tokens: { input: run.result?.inputTokens ?? 0, output: run.result?.outputTokens ?? 0, cached: run.result?.cachedTokens ?? 0 } }
       : {}),
   };
-  switch (outcome.kind) {
-    case "timed-out": return { ...base, ...reported, status: "timed-out", detail: "killed at agent_timeout" };
-    case "stalled": return { ...base, ...reported, status: "stalled", detail: "no output for agent_idle_timeout; killed with its process group" };
-    case "aborted": return { ...base, ...reported, status: "crashed", detail: "interrupted" };
-    case "signalled": return { ...base, ...reported, status: "crashed", detail: `killed by ${outcome.signal}` };
-    case "exited": break;
-  }
+  if (outcome.kind !== "exited") return { ...base, ...reported, ...stoppedCall(outcome) };
   const status = claudeStatus(run);
   if (!status) return { ...base, ...reported, status: "crashed", detail: `exited ${outcome.code} without a result: ${outcome.tail.split("\n").slice(-3).join(" | ")}` };
   const waited = run.retries.reduce((sum, retry) => sum + retry.delayMs, 0);

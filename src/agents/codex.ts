@@ -4,6 +4,7 @@ import { runCommand } from "../process/run.js";
 import { codexCost, codexStatus, parseCodexStream } from "./codex-stream.js";
 import { agentSandbox, prepareCallFiles } from "./call-files.js";
 import { agentEnv } from "./env.js";
+import { stoppedCall } from "./stopped.js";
 import { cliVersion } from "./version.js";
 import type { AgentAdapter, AgentOutcome, AgentRequest } from "./types.js";
 
@@ -59,13 +60,7 @@ export function codexAdapter(agent: Agent): AgentAdapter {
         turns: run.turns,
         tokens: { input: run.inputTokens, output: run.outputTokens, cached: run.cachedInputTokens },
       };
-      switch (outcome.kind) {
-        case "timed-out": return { ...reported, status: "timed-out", detail: "killed at agent_timeout" };
-        case "stalled": return { ...reported, status: "stalled", detail: "no output for agent_idle_timeout; killed with its process group" };
-        case "aborted": return { ...reported, status: "crashed", detail: "interrupted" };
-        case "signalled": return { ...reported, status: "crashed", detail: `killed by ${outcome.signal}` };
-        case "exited": break;
-      }
+      if (outcome.kind !== "exited") return { ...reported, ...stoppedCall(outcome) };
       const status = codexStatus(run);
       if (!status) return { ...reported, status: "crashed", detail: `exited ${outcome.code} without a completed turn: ${outcome.tail.split("\n").slice(-2).join(" | ")}` };
       return { ...reported, status: status.status, ...(status.detail ? { detail: status.detail } : {}), ...(status.resetsAt ? { resetsAt: status.resetsAt } : {}) };

@@ -8,6 +8,7 @@ import { modelMatches } from "./claude-stream.js";
 import { agentEnv } from "./env.js";
 import { geminiStatus, parseGeminiStream } from "./gemini-stream.js";
 import { tokenCost } from "./usage.js";
+import { stoppedCall } from "./stopped.js";
 import { cliVersion } from "./version.js";
 import type { AgentAdapter, AgentOutcome, AgentRequest, ProbeResult } from "./types.js";
 
@@ -104,13 +105,7 @@ function toOutcome(agent: Agent, outcome: RunOutcome, configured: string, rawPat
     turns: run.turns,
     tokens,
   };
-  switch (outcome.kind) {
-    case "timed-out": return { ...reported, status: "timed-out", detail: "killed at agent_timeout" };
-    case "stalled": return { ...reported, status: "stalled", detail: "no output for agent_idle_timeout; killed with its process group" };
-    case "aborted": return { ...reported, status: "crashed", detail: "interrupted" };
-    case "signalled": return { ...reported, status: "crashed", detail: `killed by ${outcome.signal}` };
-    case "exited": break;
-  }
+  if (outcome.kind !== "exited") return { ...reported, ...stoppedCall(outcome) };
   const policyError = /Policy file error[^\n]*\n[^\n]*/.exec(outcome.stderr);
   if (policyError) return { ...reported, status: "agent-error", detail: `the CLI refused the factory's tool policy: ${policyError[0].replace(/\s+/g, " ")}` };
   const status = geminiStatus(run, outcome.stderr);
