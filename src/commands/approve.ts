@@ -1,7 +1,9 @@
 import { diffStat, diffText } from "../git/diff.js";
 import { resolveCommit } from "../git/repo.js";
-import type { PacketRecord } from "../ledger/fold.js";
-import { appendEvents } from "../ledger/store.js";
+import { foldLedger, type PacketRecord } from "../ledger/fold.js";
+import type { Config } from "../config/types.js";
+import type { Packet } from "../packet/types.js";
+import { appendEvents, readLedger, withLandLock } from "../ledger/store.js";
 import type { Output } from "../log/output.js";
 import { createProgress } from "../log/progress.js";
 import { Budget } from "../loop/budget.js";
@@ -14,6 +16,7 @@ import { land } from "../merge/land.js";
 import { implementerClaims } from "./report.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
 import { confirmByPerson, loadPacketRecord, refuseAgents, personName, type PersonInput } from "./packet-record.js";
+import type { Workspace } from "./workspace.js";
 
 export interface ApproveOptions extends PersonInput {
   cwd: string;
@@ -74,14 +77,32 @@ export async function approve(options: ApproveOptions): Promise<ExitCode> {
   output.out(reviewSummary(record, status.attempt));
 
   if (!(await confirmByPerson("approve", id, "approve and merge", options, output))) return EXIT.invalid;
-  const by = await personName(workspace.root);
-  await appendEvents(workspace.root, [{ kind: "approved", packet: id, by, tree: status.tree }]);
   const config = workspace.config;
   if (!config) return EXIT.invalid;
+  // One landing at a time: another approval, a rejection or a run may have acted while this one was asking.
+  return withLandLock(workspace.root, async () => {
+    const now = foldLedger((await readLedger(workspace.root)).events).packets.get(id)?.status;
+    if (now?.state !== "awaiting_human" || now.commit !== status.commit) {
+      output.err(now?.state === "merged"
+        ? `${id} is merged already (${now.commit.slice(0, 10)}), by an approval or run that came first; nothing to do.`
+        : `${id} is ${now?.state ?? "queued"} now, no longer the held attempt you saw; nothing was approved.`);
+      return EXIT.invalid;
+    }
+    return approveLocked({ ...options, workspace, packet, record, status, config });
+  });
+}
+
+async function approveLocked(input: ApproveOptions & {
+  workspace: Workspace; packet: Packet; record: PacketRecord; config: Config;
+  status: Extract<PacketRecord["status"], { state: "awaiting_human" }>;
+}): Promise<ExitCode> {
+  const { output, id, workspace, packet, record, status, config, signal } = input;
+  const by = await personName(workspace.root);
+  await appendEvents(workspace.root, [{ kind: "approved", packet: id, by, tree: status.tree }]);
 
   const progress = createProgress(output, undefined);
   const ctx: RunContext = {
-    root: workspace.root, config, branch: workspace.branch, emit: progress.emit, signal: options.signal,
+    root: workspace.root, config, branch: workspace.branch, emit: progress.emit, signal,
     owner: { run: `approve-${Date.now()}`, pid: process.pid, host: "" }, adapters: new Map(), budget: new Budget(undefined), waits: new AgentWaits(),
   };
   const { planted, gates, counts } = recordedAttempt(record, status.attempt);

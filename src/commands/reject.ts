@@ -1,4 +1,5 @@
-import { appendEvents } from "../ledger/store.js";
+import { foldLedger } from "../ledger/fold.js";
+import { appendEvents, readLedger, withLandLock } from "../ledger/store.js";
 import type { Output } from "../log/output.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
 import { confirmByPerson, loadPacketRecord, personName, refuseAgents, type PersonInput } from "./packet-record.js";
@@ -32,7 +33,19 @@ export async function reject(options: RejectOptions): Promise<ExitCode> {
   }
   if (!(await confirmByPerson("reject", id, "send it back", options, output))) return EXIT.invalid;
   const by = await personName(loaded.workspace.root);
-  await appendEvents(loaded.workspace.root, [{ kind: "rejected", packet: id, by, reason: options.reason.trim() }]);
+  const root = loaded.workspace.root;
+  const held = loaded.record?.status;
+  // Under the landing lock: an approval or a run may have landed this work while this command was asking.
+  const rejected = await withLandLock(root, async () => {
+    const now = foldLedger((await readLedger(root)).events).packets.get(id)?.status;
+    if (now?.state !== "awaiting_human" || held?.state !== "awaiting_human" || now.commit !== held.commit) return now?.state ?? "queued";
+    await appendEvents(root, [{ kind: "rejected", packet: id, by, reason: options.reason.trim() }]);
+    return undefined;
+  });
+  if (rejected) {
+    output.err(`${id} is ${rejected} now, no longer the held attempt you saw; nothing was rejected.`);
+    return EXIT.invalid;
+  }
   const record = loaded.record;
   const left = loaded.packet && record ? loaded.packet.maxAttempts + record.extraAttempts - record.attemptsUsed : 0;
   output.out(`${id} sent back by ${by}. The next \`factory run\` retries it with your reason as feedback${left <= 0 ? ` — but it has no attempts left, so it will block; \`factory unblock ${id}\` gives it more` : ""}.`);

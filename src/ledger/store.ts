@@ -29,15 +29,26 @@ export function ledgerPath(root: string): string {
  * uses an atomic mkdir, which works across processes and on network file
  * systems, and treats a lock not refreshed for `stale` ms as abandoned.
  */
-export async function withLedgerLock<T>(root: string, action: () => Promise<T>): Promise<T> {
+export function withLedgerLock<T>(root: string, action: () => Promise<T>): Promise<T> {
+  return withStateLock(root, "ledger.lock", { retries: 200, minTimeout: 10, maxTimeout: 100, factor: 1.3 }, action);
+}
+
+/**
+ * The landing lock: `approve`, `reject` and a run's landing exclude each
+ * other, so two approvals of one packet merge it once, and a rejection never
+ * races the landing of the same work. Held for a whole landing (a re-gate
+ * included); a waiter waits as long as it takes. A holder that died leaves a
+ * lock that goes stale in seconds (the live holder keeps refreshing it).
+ */
+export function withLandLock<T>(root: string, action: () => Promise<T>): Promise<T> {
+  return withStateLock(root, "land.lock", { forever: true, minTimeout: 50, maxTimeout: 500, factor: 1.5 }, action);
+}
+
+async function withStateLock<T>(root: string, file: string, retries: lockfile.LockOptions["retries"], action: () => Promise<T>): Promise<T> {
   const dir = join(root, STATE_DIR);
   await mkdir(dir, { recursive: true });
-  const release = await lockfile.lock(dir, {
-    lockfilePath: join(dir, "ledger.lock"),
-    realpath: false,
-    stale: 10_000,
-    retries: { retries: 200, minTimeout: 10, maxTimeout: 100, factor: 1.3 },
-  });
+  // proper-lockfile keys its in-process bookkeeping by the locked path, so each lock names its own (it need not exist).
+  const release = await lockfile.lock(file === "ledger.lock" ? dir : join(dir, file), { lockfilePath: join(dir, file), realpath: false, stale: 10_000, retries });
   try {
     return await action();
   } finally {

@@ -4,7 +4,7 @@ import { resolveCommit, treeOf } from "../git/repo.js";
 import { deleteBranch, removeWorktree } from "../git/worktree.js";
 import type { EventBody } from "../ledger/events.js";
 import type { PacketRecord } from "../ledger/fold.js";
-import { appendEvents } from "../ledger/store.js";
+import { appendEvents, withLandLock } from "../ledger/store.js";
 import { land, type LandResult } from "../merge/land.js";
 import type { Packet } from "../packet/types.js";
 import { runAttempt, type AttemptReport } from "./attempt.js";
@@ -52,13 +52,17 @@ export async function processPacket(ctx: RunContext, packet: Packet, record: Pac
   const decision = decide({ end: report.end, attemptsUsed: attemptsBefore + 1, maxAttempts, gate: packet.gate, previousFingerprint });
   writeFileSync(join(runDir, "decision.json"), JSON.stringify({ end: report.end, decision }, null, 2));
   if (decision.decision !== "merge") return applyDecision(ctx, { packet, attempt, decision, report, carry: continuable(report.end, report.gates) });
-  if (!report.commit || !report.gates) throw new Error("an attempt decided for merge has a gated commit");
-  const landed = await land(ctx, {
-    packet, attempt, commit: report.commit, fork: report.forkCommit, runDir,
-    planted: report.planting?.files ?? [], plantedCases: report.planting?.cases ?? {}, plantedCommit: report.planting?.commit ?? report.forkCommit,
-    provenance: { attempt, gates: report.gates, counts: report.end.kind === "reviewed" ? report.end.counts : undefined },
+  const { commit, gates } = report;
+  if (!commit || !gates) throw new Error("an attempt decided for merge has a gated commit");
+  // One landing at a time (approve, reject and other runs wait): the target moves and the ledger records it together.
+  return withLandLock(ctx.root, async () => {
+    const landed = await land(ctx, {
+      packet, attempt, commit, fork: report.forkCommit, runDir,
+      planted: report.planting?.files ?? [], plantedCases: report.planting?.cases ?? {}, plantedCommit: report.planting?.commit ?? report.forkCommit,
+      provenance: { attempt, gates, counts: report.end.kind === "reviewed" ? report.end.counts : undefined },
+    });
+    return applyLanding(ctx, { packet, attempt, landed, report, attemptsUsed: attemptsBefore + 1, maxAttempts, previousFingerprint });
   });
-  return applyLanding(ctx, { packet, attempt, landed, report, attemptsUsed: attemptsBefore + 1, maxAttempts, previousFingerprint });
 }
 
 interface Applied {
@@ -151,12 +155,14 @@ export async function landPending(ctx: RunContext, packet: Packet, record: Packe
   const pending = record.pendingLand;
   if (!pending) return undefined;
   const { planted, gates, counts } = recordedAttempt(record, pending.attempt);
-  const landed = await land(ctx, {
-    packet, attempt: pending.attempt, commit: pending.commit, fork: pending.fork,
-    runDir: attemptDir(ctx.root, packet.id, pending.attempt),
-    planted: planted?.files ?? [], plantedCases: planted?.cases ?? {}, plantedCommit: planted?.commit ?? pending.fork,
-    provenance: { attempt: pending.attempt, gates, counts },
+  return withLandLock(ctx.root, async () => {
+    const landed = await land(ctx, {
+      packet, attempt: pending.attempt, commit: pending.commit, fork: pending.fork,
+      runDir: attemptDir(ctx.root, packet.id, pending.attempt),
+      planted: planted?.files ?? [], plantedCases: planted?.cases ?? {}, plantedCommit: planted?.commit ?? pending.fork,
+      provenance: { attempt: pending.attempt, gates, counts },
+    });
+    const report: AttemptReport = { end: { kind: "environment-error", reason: "" }, forkCommit: pending.fork, commit: pending.commit, gates };
+    return applyLanding(ctx, { packet, attempt: pending.attempt, landed, report, attemptsUsed: record.attemptsUsed, maxAttempts: packet.maxAttempts + record.extraAttempts });
   });
-  const report: AttemptReport = { end: { kind: "environment-error", reason: "" }, forkCommit: pending.fork, commit: pending.commit, gates };
-  return applyLanding(ctx, { packet, attempt: pending.attempt, landed, report, attemptsUsed: record.attemptsUsed, maxAttempts: packet.maxAttempts + record.extraAttempts });
 }

@@ -79,6 +79,20 @@ describe("the human gate", () => {
     expect(target.git("rev-list", "--parents", "-1", "main").trim().split(" ")).toHaveLength(2); // a squash: one parent
   });
 
+  it("two approvals of one held packet merge it once; the second says it is merged, and a late reject changes nothing", async () => {
+    const target = setUp({ packet: `gate = "human"`, script: { P01: { implementer: [honest] } } });
+    await target.run();
+    const [first, second] = [bufferOutput(), bufferOutput()];
+    const codes = await Promise.all([first, second].map((output) => approve({ cwd: target.dir, id: "P01", output, signal, env: {}, ...person })));
+    expect([...codes].sort()).toEqual([0, 2]);
+    expect(first.text() + second.text()).toContain("P01 is merged already");
+    expect(target.subjects().filter((subject) => subject.includes("[P01]"))).toHaveLength(1);
+    expect((await target.events("P01")).filter((event) => event.kind === "merged")).toHaveLength(1);
+    const late = bufferOutput();
+    expect(await reject({ cwd: target.dir, id: "P01", reason: "too late", output: late, env: {}, ...person })).toBe(2);
+    expect((await target.record("P01"))?.status.state).toBe("merged");
+  }, 60_000);
+
   it("reject sends the packet back with the reason as feedback, which the next implementer and reviewer both see", async () => {
     const target = setUp({ packet: `gate = "human"`, script: { P01: { implementer: [honest] } } });
     target.write(".factory/conventions.md", "Name functions after what they return.\n");
