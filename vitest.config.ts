@@ -3,7 +3,7 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
-    testTimeout: 30_000,
+    testTimeout: 90_000, // a ceiling, not a measurement: three files at a time slow each test down
     hookTimeout: 30_000,
     pool: "forks",
     // The tests wait on processes (git, bwrap, agents, test runners) more than they compute:

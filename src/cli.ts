@@ -21,11 +21,13 @@ export function buildProgram(): Command {
 
   program
     .command("init")
+    .addHelpText("after", "\nExample:\n  factory init")
     .description("write .factory/config.toml (detected surfaces) and make git ignore the state dirs")
     .action(async () => finish(await (await import("./commands/init.js")).init({ cwd, output })));
 
   program
     .command("lint")
+    .addHelpText("after", "\nExample:\n  factory lint")
     .description("validate the config and packets; every problem at once; writes nothing")
     .argument("[ids...]", "packet ids to check (default: all)")
     .option("--json", "print a JSON report")
@@ -34,6 +36,7 @@ export function buildProgram(): Command {
 
   program
     .command("plan")
+    .addHelpText("after", "\nExample:\n  factory plan")
     .description("print the order the queue would run in; nothing is executed")
     .option("--json", "print JSON")
     .action(async (opts: { json?: boolean }) =>
@@ -41,6 +44,7 @@ export function buildProgram(): Command {
 
   program
     .command("status")
+    .addHelpText("after", "\nExamples:\n  factory status\n  factory status P01\n  factory status --json")
     .description("the board: state, attempts, cost and reason of every packet; with an id, its history")
     .argument("[id]", "a packet id")
     .option("--json", "print JSON (a stable shape, see the README)")
@@ -67,6 +71,7 @@ export function buildProgram(): Command {
 
   program
     .command("approve")
+    .addHelpText("after", "\nExample:\n  factory approve P01")
     .description("the human gate: review a held packet, type its id, and merge exactly the approved tree")
     .argument("<id>", "a packet awaiting_human")
     .option("--yes", "approve without typing the id (for a person scripting it)")
@@ -79,6 +84,7 @@ export function buildProgram(): Command {
 
   program
     .command("reject")
+    .addHelpText("after", "\nExample:\n  factory reject P01 --reason \"name it twice(), as the spec says\"")
     .description("send a held packet back, with the reason as feedback for the next attempt")
     .argument("<id>", "a packet awaiting_human")
     .requiredOption("--reason <text>", "why: the next attempt is told")
@@ -88,6 +94,7 @@ export function buildProgram(): Command {
 
   program
     .command("reset")
+    .addHelpText("after", "\nExample:\n  factory reset P01")
     .description("start a packet over (attempts back to zero, worktree removed); history is kept")
     .argument("<id>")
     .option("--yes", "without typing the id (for a person scripting it)")
@@ -96,6 +103,7 @@ export function buildProgram(): Command {
 
   program
     .command("unblock")
+    .addHelpText("after", "\nExample:\n  factory unblock P01 --attempts 2")
     .description("give a blocked packet more attempts, keeping its history")
     .argument("<id>")
     .option("--attempts <n>", "how many more attempts", (value: string) => parseNumber(value, { min: 1, max: 10, integer: true }), 1)
@@ -105,6 +113,7 @@ export function buildProgram(): Command {
 
   program
     .command("diff")
+    .addHelpText("after", "\nExample:\n  factory diff P01 | less")
     .description("the change of a held packet, or of its last gated attempt")
     .argument("<id>")
     .action(async (id: string) => finish(await (await import("./commands/diff.js")).diff({ cwd, id, output })));
@@ -127,12 +136,14 @@ export function buildProgram(): Command {
 
   program
     .command("doctor")
+    .addHelpText("after", "\nExamples:\n  factory doctor\n  factory doctor --no-models")
     .description("every check `run` makes before it claims anything (sandbox, agents, gate programs, surface dirs, models)")
     .option("--no-models", "do not ask each tier's model its one tiny question")
     .action(async (opts: { models: boolean }) => finish(await (await import("./commands/doctor.js")).doctor({ cwd, models: opts.models, output })));
 
   program
     .command("demo")
+    .addHelpText("after", "\nExamples:\n  factory demo\n  factory demo --dir /tmp/factory-demo")
     .description("set up the bundled sample repository and run the factory on it (no API key)")
     .addOption(new Option("--dir <path>", "where to create the sample repository (default: a new temp dir)"))
     .action(async (opts: { dir?: string }) => {
