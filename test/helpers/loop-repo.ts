@@ -162,15 +162,15 @@ export function gateResults(events: readonly LedgerEvent[], attempt: number): Re
   return results;
 }
 
-/** One loop repository per test, removed after it: `const setUp = useLoopRepos(afterEach)`. */
+/** Loop repositories for a test, every one removed after it: `const setUp = useLoopRepos(afterEach)`. */
 export function useLoopRepos(afterEach: (hook: () => void) => void): (options: LoopRepoOptions) => LoopRepo {
-  let current: LoopRepo | undefined;
+  const made: LoopRepo[] = []; // a test may make more than one
   afterEach(() => {
-    current?.cleanup();
-    current = undefined;
+    for (const repo of made.splice(0)) repo.cleanup();
   });
   return (options) => {
-    current = makeLoopRepo(options);
-    return current;
+    const repo = makeLoopRepo(options);
+    made.push(repo);
+    return repo;
   };
 }
