@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { startOpenAIServer, type CodexScript, type CodexTurn } from "../helpers/openai-server.js";
-import { DOUBLE_JS, gateResults, useLoopRepos } from "../helpers/loop-repo.js";
+import { DOUBLE_JS, expectMergedHonestly, HONEST_RESULT, HONEST_REVIEW, useLoopRepos } from "../helpers/loop-repo.js";
 
 /**
  * The real Codex CLI (a pinned devDependency from the npm registry) against a
@@ -46,27 +46,21 @@ advanced = { agent = "codex", model = "${MODEL}" }`,
 }
 
 const heredoc = (path: string, text: string) => `mkdir -p "$(dirname ${path})" && cat > ${path} <<'FACTORY_EOF'\n${text.trimEnd()}\nFACTORY_EOF`;
-const result = { packet: "P01", status: "complete", summary: "Added double.", verification: { tests: "passed" } };
 const implementHonestly: CodexTurn[] = [
   { commands: [heredoc("src/double.js", DOUBLE_JS)] },
-  { commands: [heredoc(".factory/result.json", JSON.stringify(result))] },
+  { commands: [heredoc(".factory/result.json", JSON.stringify(HONEST_RESULT))] },
   { text: "Done." },
 ];
-const review = { packet: "P01", verdict: "accept", invariants: [{ id: "doubles", status: "held", evidence: "src/double.js:2" }], findings: [] };
 const reviewHonestly: CodexTurn[] = [
   { commands: ["cat src/double.js"] },
-  { commands: [heredoc(".factory/review.json", JSON.stringify(review))] },
+  { commands: [heredoc(".factory/review.json", JSON.stringify(HONEST_REVIEW))] },
   { text: "Reviewed." },
 ];
 
 describe.skipIf(!available)("factory run with the real Codex CLI", () => {
   it("merges work Codex wrote through its own shell tool, with cost computed from tokens", async () => {
     const { server, target } = await withCodex({ implementer: [implementHonestly], reviewer: [reviewHonestly] });
-    const { code, out } = await target.run();
-    expect(out).toContain("P01#1 → merged");
-    expect(code).toBe(0);
-    expect(target.read("src/double.js")).toBe(DOUBLE_JS);
-    expect(gateResults(await target.events("P01"), 1)).toMatchObject({ untouched: "pass", scope: "pass", tamper: "pass", test: "pass" });
+    await expectMergedHonestly(target, await target.run());
     const finished = (await target.events("P01")).filter((event) => event.kind === "agent-finished");
     // 3 turns of 1000 input (200 cached) and 100 output tokens at $1.25 / $0.125 / $10 per million.
     const perTurn = (800 * 1.25 + 200 * 0.125 + 100 * 10) / 1_000_000;
@@ -77,8 +71,8 @@ describe.skipIf(!available)("factory run with the real Codex CLI", () => {
   }, 120_000);
 
   it("a malformed review gets one correction round, resuming the Codex session", async () => {
-    const invalid: CodexTurn = { commands: [heredoc(".factory/review.json", JSON.stringify({ ...review, invariants: [] }))] };
-    const valid: CodexTurn = { commands: [heredoc(".factory/review.json", JSON.stringify(review))] };
+    const invalid: CodexTurn = { commands: [heredoc(".factory/review.json", JSON.stringify({ ...HONEST_REVIEW, invariants: [] }))] };
+    const valid: CodexTurn = { commands: [heredoc(".factory/review.json", JSON.stringify(HONEST_REVIEW))] };
     const { server, target } = await withCodex({ implementer: [implementHonestly], reviewer: [[invalid, { text: "Reviewed." }, valid, { text: "Fixed." }]] });
     const { code } = await target.run();
     expect(code).toBe(0);

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { startGeminiServer, type GeminiScript, type GeminiTurn } from "../helpers/gemini-server.js";
-import { DOUBLE_JS, gateResults, useLoopRepos } from "../helpers/loop-repo.js";
+import { DOUBLE_JS, expectMergedHonestly, HONEST_RESULT, HONEST_REVIEW, useLoopRepos } from "../helpers/loop-repo.js";
 
 /**
  * The real Gemini CLI (a pinned devDependency from the npm registry) against
@@ -47,27 +47,21 @@ advanced = { agent = "gemini", model = "${MODEL}" }`,
 }
 
 const write = (path: string, content: string) => ({ name: "write_file", args: { file_path: path, content } });
-const result = { packet: "P01", status: "complete", summary: "Added double.", verification: { tests: "passed" } };
 const implementHonestly: GeminiTurn[] = [
   { calls: [write("src/double.js", DOUBLE_JS), { name: "run_shell_command", args: { command: "node --check src/double.js" } }] },
-  { calls: [write(".factory/result.json", JSON.stringify(result))] },
+  { calls: [write(".factory/result.json", JSON.stringify(HONEST_RESULT))] },
   { text: "Done." },
 ];
-const review = { packet: "P01", verdict: "accept", invariants: [{ id: "doubles", status: "held", evidence: "src/double.js:2" }], findings: [] };
 const reviewHonestly: GeminiTurn[] = [
   { calls: [{ name: "read_file", args: { file_path: "src/double.js" } }] },
-  { calls: [write(".factory/review.json", JSON.stringify(review))] },
+  { calls: [write(".factory/review.json", JSON.stringify(HONEST_REVIEW))] },
   { text: "Reviewed." },
 ];
 
 describe.skipIf(!available)("factory run with the real Gemini CLI", () => {
   it("merges work Gemini wrote with its own tools, with cost computed from its token counts", async () => {
     const { server, target } = await withGemini({ implementer: [implementHonestly], reviewer: [reviewHonestly] });
-    const { code, out } = await target.run();
-    expect(out).toContain("P01#1 → merged");
-    expect(code).toBe(0);
-    expect(target.read("src/double.js")).toBe(DOUBLE_JS);
-    expect(gateResults(await target.events("P01"), 1)).toMatchObject({ untouched: "pass", scope: "pass", tamper: "pass", test: "pass" });
+    await expectMergedHonestly(target, await target.run());
     const finished = (await target.events("P01")).filter((event) => event.kind === "agent-finished");
     // 3 requests of 1000 input (200 cached) and 100 output tokens at $1.25 / $0.31 / $10 per million.
     const perRequest = (800 * 1.25 + 200 * 0.31 + 100 * 10) / 1_000_000;
@@ -111,7 +105,7 @@ describe.skipIf(!available)("factory run with the real Gemini CLI", () => {
   }, 120_000);
 
   it("a malformed review gets one correction round, resuming the Gemini session", async () => {
-    const invalid: GeminiTurn = { calls: [write(".factory/review.json", JSON.stringify({ ...review, invariants: [] }))] };
+    const invalid: GeminiTurn = { calls: [write(".factory/review.json", JSON.stringify({ ...HONEST_REVIEW, invariants: [] }))] };
     const { server, target } = await withGemini({ implementer: [implementHonestly], reviewer: [[invalid, { text: "Reviewed." }], reviewHonestly.slice(1)] });
     const { code } = await target.run();
     expect(code).toBe(0);

@@ -1,3 +1,4 @@
+import { expect } from "vitest";
 import { execFileSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -20,6 +21,10 @@ test("doubles", () => {
   assert.equal(double(21), 42);
 });
 `;
+
+/** What an honest implementer and reviewer of P01 write, for the real-CLI tests' scripted servers. */
+export const HONEST_RESULT = { packet: "P01", status: "complete", summary: "Added double.", verification: { tests: "passed" } };
+export const HONEST_REVIEW = { packet: "P01", verdict: "accept", invariants: [{ id: "doubles", status: "held", evidence: "src/double.js:2" }], findings: [] };
 
 /** A planted node:test file for `src/<name>.js`, asserting `name(input) === output`. */
 export const DOUBLE_TEST_FOR = (name: string, input: number, output: number): string =>
@@ -154,6 +159,14 @@ assert = "double(n) is n * 2"
       }
     },
   };
+}
+
+/** P01 merged on its first attempt with exactly DOUBLE_JS, every factory gate and the tests passing. */
+export async function expectMergedHonestly(target: LoopRepo, run: { code: number; out: string }): Promise<void> {
+  expect(run.out).toContain("P01#1 → merged");
+  expect(run.code).toBe(0);
+  expect(target.read("src/double.js")).toBe(DOUBLE_JS);
+  expect(gateResults(await target.events("P01"), 1)).toMatchObject({ untouched: "pass", scope: "pass", tamper: "pass", test: "pass" });
 }
 
 export function gateResults(events: readonly LedgerEvent[], attempt: number): Record<string, string> {
