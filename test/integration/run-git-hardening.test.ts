@@ -1,8 +1,8 @@
 import { execFileSync } from "node:child_process";
-import { chmodSync, existsSync, rmSync, writeFileSync } from "node:fs";
-import { homedir } from "node:os";
+import { chmodSync, existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runCli } from "../helpers/cli.js";
 import { DOUBLE_JS, gateResults, useLoopRepos } from "../helpers/loop-repo.js";
 
@@ -87,11 +87,22 @@ describe("the tripwire on the repository's git state, without the sandbox", () =
 });
 
 describe("the tripwire outside the worktree, without the sandbox", () => {
-  const shim = join(homedir(), ".local", "bin", `factory-tripwire-${process.pid}`);
-  afterEach(() => rmSync(shim, { force: true }));
+  // The shim goes into a HOME of this test's own: the real one is watched by every run of the suite's other
+  // test files, which run at the same time and would each see it appear.
+  const realHome = process.env.HOME;
+  const home = join(tmpdir(), `factory-home-${process.pid}`);
+  const shim = join(home, ".local", "bin", "factory-tripwire");
+  beforeEach(() => {
+    mkdirSync(home, { recursive: true });
+    process.env.HOME = home;
+  });
+  afterEach(() => {
+    process.env.HOME = realHome;
+    rmSync(home, { recursive: true, force: true });
+  });
   // Each reach, run from the worktree (<root>/.factory/worktrees/P01), and how the tripwire names it.
   const reaches: [string, string, RegExp][] = [
-    ["a shim on PATH in HOME", `mkdir -p "$(dirname ${shim})" && touch ${shim}`, /~\/\.local\/bin\/factory-tripwire-\d+ appeared/],
+    ["a shim on PATH in HOME", `mkdir -p "$(dirname ${shim})" && touch ${shim}`, /~\/\.local\/bin\/factory-tripwire appeared/],
     ["a commit straight to main", `git -C ../../.. commit -q --allow-empty -m sneaky`, /branch main changed/],
     ["a new tag", "git tag sneaky", /ref refs\/tags\/sneaky appeared/],
     ["an edit to the user's checkout", "echo '// x' >> ../../../src/calc.js", /a change to src\/calc\.js in your checkout appeared/],
