@@ -136,10 +136,14 @@ export function buildProgram(): Command {
 
   program
     .command("doctor")
-    .addHelpText("after", "\nExamples:\n  factory doctor\n  factory doctor --no-models")
-    .description("every check `run` makes before it claims anything (sandbox, agents, gate programs, surface dirs, models)")
+    .addHelpText("after", "\nExamples:\n  factory doctor\n  factory doctor --no-models --no-guards")
+    .description("every check `run` makes before it claims anything, then proof that each guard and tests gate fires on a synthetic violation in a scratch worktree")
     .option("--no-models", "do not ask each tier's model its one tiny question")
-    .action(async (opts: { models: boolean }) => finish(await (await import("./commands/doctor.js")).doctor({ cwd, models: opts.models, output })));
+    .option("--no-guards", "do not prove the guards (the proof runs each tests gate's suite four times)")
+    .action(async (opts: { models: boolean; guards: boolean }) => {
+      const controller = interruptible();
+      finish(await (await import("./commands/doctor.js")).doctor({ cwd, models: opts.models, guards: opts.guards, output, signal: controller.signal }));
+    });
 
   program
     .command("demo")

@@ -88,6 +88,12 @@ export function reduceToCommit(worktree: string): Promise<void> {
   return resetWorktree(worktree, { removeIgnored: true, keep: DEPENDENCY_PATTERNS });
 }
 
+/** Moves the worktree's HEAD to `commit` and makes it hold exactly that commit (plus the dependency directories). */
+export async function resetWorktreeTo(worktree: string, commit: string): Promise<void> {
+  await gitRun(worktree, [...SPARSE, "reset", "--quiet", "--hard", commit]);
+  await reduceToCommit(worktree);
+}
+
 /** `git merge` inside a task worktree, keeping the hidden paths out of it. */
 export function mergeInWorktree(worktree: string, args: string[]): ReturnType<typeof gitTry> {
   return gitTry(worktree, [...SPARSE, "merge", ...args], { identity: true });

@@ -109,7 +109,7 @@ export function baselineProblem(run: TestGateRun): string | undefined {
 }
 
 /** Runs the surface's tests gates without comparing: raw per-test results, or why they could not be had. */
-export async function runTests(ctx: RunContext, input: { worktree: string; surface: Surface; runDir: string }): Promise<TestRun> {
+export async function runTests(ctx: Pick<RunContext, "root" | "config" | "signal">, input: { worktree: string; surface: Surface; runDir: string }): Promise<TestRun> {
   mkdirSync(input.runDir, { recursive: true });
   const runs = new Map<string, TestGateRun>();
   for (const gate of input.surface.gates.filter((candidate) => candidate.tests)) {

@@ -59,25 +59,8 @@ export async function runGates(ctx: RunContext, input: GateRunInput): Promise<Ga
   const commit = (await gitRun(input.worktree, ["rev-parse", "HEAD"])).trim();
   const changes = await changedPaths(input.worktree, input.plantedCommit, input.combined?.agentCommit ?? commit);
   const reports: GateReport[] = [];
-  if (input.combined) {
-    reports.push(...input.combined.builtins);
-  } else {
-    const [before, after] = [await listTree(input.worktree, input.plantedCommit), await listTree(input.worktree, commit)];
-    reports.push(checkUntouched({ before, after, planted: input.planted, forbidden }));
-    const links = new Map<string, string>();
-    for (const change of changes) {
-      if (after.get(change.path)?.mode !== "120000") continue;
-      links.set(change.path, (await readFileAt(input.worktree, commit, change.path)) ?? "");
-    }
-    reports.push(checkScope({
-      changes, allowed: packet.allowedPaths, deletable: packet.deletablePaths, planted: input.planted, links,
-      sizes: new Map([...after].map(([path, entry]) => [path, entry.size])), maxFileSize: ctx.config.limits.maxFileSizeBytes,
-    }));
-    reports.push(await tamperReport(input, commit));
-    if (changes.length === 0) {
-      reports.push({ name: "changed", status: "fail", summary: "the attempt changed nothing", findings: [], durationMs: 0 });
-    }
-  }
+  if (input.combined) reports.push(...input.combined.builtins);
+  else reports.push(...await builtinReports({ ...input, commit, changes, allowed: packet.allowedPaths, deletable: packet.deletablePaths, forbidden, maxFileSize: ctx.config.limits.maxFileSizeBytes }));
   const changed = changes.filter((change) => change.kind !== "deleted").map((change) => change.path);
   for (const gate of surface?.gates ?? []) {
     const { report } = await runCommandGate({
@@ -128,6 +111,39 @@ async function plantedOnly(ctx: RunContext, input: GateRunInput, gate: GateConfi
   };
 }
 
+export interface BuiltinInput {
+  worktree: string;
+  plantedCommit: string;
+  commit: string;
+  changes: Awaited<ReturnType<typeof changedPaths>>;
+  planted: readonly string[];
+  allowed: readonly string[] | undefined;
+  deletable: readonly string[];
+  /** Including ALWAYS_FORBIDDEN. */
+  forbidden: readonly string[];
+  maxFileSize: number;
+  surface: Surface | undefined;
+}
+
+/** The factory's own guards on `plantedCommit..commit`: untouched, scope, tamper, and "changed" when nothing changed. */
+export async function builtinReports(input: BuiltinInput): Promise<GateReport[]> {
+  const { changes, commit } = input;
+  const [before, after] = [await listTree(input.worktree, input.plantedCommit), await listTree(input.worktree, commit)];
+  const reports = [checkUntouched({ before, after, planted: input.planted, forbidden: input.forbidden })];
+  const links = new Map<string, string>();
+  for (const change of changes) {
+    if (after.get(change.path)?.mode !== "120000") continue;
+    links.set(change.path, (await readFileAt(input.worktree, commit, change.path)) ?? "");
+  }
+  reports.push(checkScope({
+    changes, allowed: input.allowed, deletable: input.deletable, planted: input.planted, links,
+    sizes: new Map([...after].map(([path, entry]) => [path, entry.size])), maxFileSize: input.maxFileSize,
+  }));
+  reports.push(await tamperReport(input, commit));
+  if (changes.length === 0) reports.push({ name: "changed", status: "fail", summary: "the attempt changed nothing", findings: [], durationMs: 0 });
+  return reports;
+}
+
 async function applyFixes(ctx: RunContext, input: GateRunInput, forbidden: string[]): Promise<void> {
   const surface = input.surface as Surface;
   for (const gate of surface.gates) {
@@ -152,7 +168,7 @@ async function applyFixes(ctx: RunContext, input: GateRunInput, forbidden: strin
   }
 }
 
-async function tamperReport(input: GateRunInput, commit: string): Promise<GateReport> {
+async function tamperReport(input: Pick<BuiltinInput, "worktree" | "plantedCommit" | "allowed" | "surface">, commit: string): Promise<GateReport> {
   const files = parseUnifiedDiff(await diffText(input.worktree, input.plantedCommit, commit, { context: 0 }));
   const sections = new Map<string, { added: Set<number>; removed: Set<number> }>();
   for (const file of files) {
@@ -162,5 +178,5 @@ async function tamperReport(input: GateRunInput, commit: string): Promise<GateRe
       removed: pytestSectionLines(await readFileAt(input.worktree, input.plantedCommit, file.path), file.removed.map((line) => line.line)),
     });
   }
-  return checkTamper({ files, allowed: input.packet.allowedPaths, pytestSectionLines: sections, ...(input.surface ? { surfaceDir: input.surface.dir } : {}) });
+  return checkTamper({ files, allowed: input.allowed, pytestSectionLines: sections, ...(input.surface ? { surfaceDir: input.surface.dir } : {}) });
 }

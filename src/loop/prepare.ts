@@ -19,7 +19,7 @@ export async function prepareWorktree(ctx: RunContext, packet: Packet, tip: stri
 }
 
 /** Runs the surface's install command once in a fresh worktree; a failure is the environment's. */
-export async function installSurface(ctx: RunContext, worktree: string, surface: Surface, runDir: string): Promise<string | undefined> {
+export async function installSurface(ctx: Pick<RunContext, "root" | "config" | "signal">, worktree: string, surface: Surface, runDir: string): Promise<string | undefined> {
   if (!surface.install) return undefined;
   const outcome = await runCommand({
     command: surface.install,

@@ -1,0 +1,105 @@
+import { execFileSync } from "node:child_process";
+import { afterEach, describe, expect, it } from "vitest";
+import { runCli } from "../helpers/cli.js";
+import { makeRepo, type TestRepo } from "../helpers/git-repo.js";
+import { useLoopRepos } from "../helpers/loop-repo.js";
+import { pytestAvailable } from "../helpers/python-queue.js";
+
+/**
+ * `factory doctor` proves the guards armed: in a scratch worktree of the
+ * user's repository, each guard and tests gate must fail on a synthetic
+ * violation and pass honest work. Run through the CLI, as a user does.
+ */
+const setUp = useLoopRepos(afterEach);
+const made: TestRepo[] = [];
+afterEach(() => {
+  for (const repo of made.splice(0)) repo.cleanup();
+});
+
+function doctor(dir: string): { code: number | null; out: string } {
+  const result = runCli(["doctor", "--no-models"], dir);
+  return { code: result.code, out: `${result.stdout}${result.stderr}` };
+}
+
+/** Nothing of the proof is left: one worktree (the user's), a clean checkout, no probe file anywhere. */
+function expectNothingLeft(repo: TestRepo): void {
+  expect(repo.git("worktree", "list", "--porcelain").match(/^worktree /gm)).toHaveLength(1);
+  expect(repo.git("status", "--porcelain", "--untracked-files=all").split("\n").filter((line) => line && !line.includes(".factory/"))).toEqual([]);
+  expect(execFileSync("find", [repo.dir, "-name", "*factory-doctor*", "-not", "-path", "*/.factory/runs/*"], { encoding: "utf8" })).toBe("");
+}
+
+describe("factory doctor proves the guards", () => {
+  it("on a node:test project: every guard and the tests gate fire on their violation and pass honest work", () => {
+    const target = setUp({ script: {} });
+    const { code, out } = doctor(target.dir);
+    expect(out).toContain("All checks pass.");
+    for (const line of [
+      "armed      guard untouched: fails on a planted file edited, passes honest work",
+      "armed      guard untouched: fails on a forbidden path touched, passes honest work",
+      "armed      guard scope: fails on a path out of scope, passes honest work",
+      "armed      guard changed: fails on an attempt that changes nothing, passes honest work",
+      "armed      guard tamper: fails on a skip marker added to test/calc.test.js, passes honest work",
+      "armed      guard tamper: fails on test/calc.test.js deleted, passes honest work",
+      'armed      surface "app": tests gate "test": fails with a failing test added (test/factory-doctor-probe.test.js), passes the untouched tree',
+      'armed      surface "app": tests gate "test": fails with a file of passing tests removed (test/calc.test.js), passes the untouched tree',
+    ]) expect(out).toContain(line);
+    expect(out).toContain("Every guard proven here is armed.");
+    expect(code).toBe(0);
+    expectNothingLeft(target);
+  });
+
+  it("a tests gate that names its test files runs no new test: NOT ARMED, exit 1", () => {
+    const gates = `
+  [[surfaces.app.gates]]
+  name = "test"
+  run = "node --test --test-reporter=junit --test-reporter-destination={junit} test/calc.test.js"
+  tests = true
+`;
+    const target = setUp({ gates, script: {} });
+    const { code, out } = doctor(target.dir);
+    expect(out).toMatch(/NOT ARMED {2}surface "app": tests gate "test": fails with a failing test added \(test\/factory-doctor-probe\.test\.js\), passes the untouched tree\n {11}it gave "pass" on a failing test added/);
+    expect(out).toContain('armed      surface "app": tests gate "test": fails with a file of passing tests removed');
+    expect(out).toMatch(/1 guard\(s\) NOT ARMED/);
+    expect(code).toBe(1);
+    expectNothingLeft(target);
+  });
+
+  it("a tests gate whose every test fails at the tip cannot see a regression: NOT ARMED, naming why", () => {
+    const target = setUp({ script: {} });
+    target.write("test/calc.test.js", "import { nothing } from './missing.js';\n");
+    target.commit("a suite that cannot load");
+    const { code, out } = doctor(target.dir);
+    expect(out).toMatch(/NOT ARMED {2}surface "app": tests gate "test"\n {11}no test passes at the tip \(1 ran\), so it cannot see a regression/);
+    expect(code).toBe(1);
+    expectNothingLeft(target);
+  });
+
+  it.skipIf(!pytestAvailable("doctor's pytest proof"))("on a pytest project run from the repository root, without a .gitignore for its caches", () => {
+    const repo = makeRepo({ initialCommit: false });
+    made.push(repo);
+    repo.write("pkg/__init__.py", "");
+    repo.write("pkg/calc.py", "def add(a, b):\n    return a + b\n");
+    repo.write("tests/__init__.py", "");
+    repo.write("tests/test_calc.py", "import pytest\nfrom pkg.calc import add\n\n\ndef test_add():\n    assert add(2, 2) == 4\n");
+    repo.write(".gitignore", ".factory/state/\n.factory/worktrees/\n.factory/runs/\n");
+    repo.write(".factory/config.toml", `[surfaces.py]
+dir = "."
+  [[surfaces.py.gates]]
+  name = "pytest"
+  run = "python3 -m pytest -q -p no:cacheprovider --junitxml={junit}"
+  tests = true
+[agents.a]
+kind = "command"
+run = "true"
+[tiers]
+standard = { agent = "a", model = "m" }
+`);
+    repo.commit("python project");
+    const { code, out } = doctor(repo.dir);
+    expect(out).toContain("armed      guard tamper: fails on a skip marker added to tests/test_calc.py, passes honest work");
+    expect(out).toContain('armed      surface "py": tests gate "pytest": fails with a failing test added (tests/test_factory_doctor_probe.py), passes the untouched tree');
+    expect(out).toContain('armed      surface "py": tests gate "pytest": fails with a file of passing tests removed (tests/test_calc.py), passes the untouched tree');
+    expect(code).toBe(0);
+    expectNothingLeft(repo);
+  });
+});
