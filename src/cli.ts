@@ -136,13 +136,14 @@ export function buildProgram(): Command {
 
   program
     .command("doctor")
-    .addHelpText("after", "\nExamples:\n  factory doctor\n  factory doctor --no-models --no-guards")
+    .addHelpText("after", "\nExamples:\n  factory doctor\n  factory doctor --no-models --no-guards\n  factory doctor --reviewer")
     .description("every check `run` makes before it claims anything, then proof that each guard and tests gate fires on a synthetic violation in a scratch worktree")
     .option("--no-models", "do not ask each tier's model its one tiny question")
     .option("--no-guards", "do not prove the guards (the proof runs each tests gate's suite four times)")
-    .action(async (opts: { models: boolean; guards: boolean }) => {
+    .option("--reviewer", "also run the reviewer canary: each reviewer tier reviews a queued packet with nothing implemented, and must rule nothing held (one paid review call per tier)")
+    .action(async (opts: { models: boolean; guards: boolean; reviewer?: boolean }) => {
       const controller = interruptible();
-      finish(await (await import("./commands/doctor.js")).doctor({ cwd, models: opts.models, guards: opts.guards, output, signal: controller.signal }));
+      finish(await (await import("./commands/doctor.js")).doctor({ cwd, models: opts.models, guards: opts.guards, reviewer: Boolean(opts.reviewer), output, signal: controller.signal }));
     });
 
   program

@@ -1,13 +1,16 @@
 import { rmSync } from "node:fs";
 import { join, relative } from "node:path";
-import type { ProofLine } from "../doctor/probes.js";
+import { canaryLine, type ProofLine } from "../doctor/probes.js";
 import { paint, type Output } from "../log/output.js";
 import { Interrupted, RUNS_DIR } from "../loop/context.js";
 import { proveGuards, type ProofContext } from "../loop/guard-proof.js";
+import { reviewerCanary } from "../loop/reviewer-canary.js";
+import type { AgentAdapter } from "../agents/types.js";
+import { loadBoard } from "./status.js";
 import { preflight } from "../loop/preflight-checks.js";
 import { formatProblem } from "../util/problem.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
-import { loadWorkspace } from "./workspace.js";
+import { loadWorkspace, type Workspace } from "./workspace.js";
 
 export interface DoctorOptions {
   cwd: string;
@@ -15,6 +18,8 @@ export interface DoctorOptions {
   models: boolean;
   /** Prove the guards armed in a scratch worktree (runs each tests gate's suite four times). */
   guards: boolean;
+  /** Also run the reviewer canary (one paid review call per reviewer tier). */
+  reviewer: boolean;
   output: Output;
   signal: AbortSignal;
 }
@@ -40,30 +45,46 @@ export async function doctor(options: DoctorOptions): Promise<ExitCode> {
   const failed = checked.checks.filter((check) => check.problem).length;
   output.out(failed ? `\n${failed} check(s) failed: \`factory run\` would refuse.` : "\nAll checks pass.");
   if (failed) return EXIT.halted;
-  if (!options.guards) {
-    output.out("Guards not proven (--no-guards).");
-    return EXIT.ok;
-  }
-  return proveAndPrint({ root: workspace.root, config: workspace.config as NonNullable<typeof workspace.config>, signal: options.signal }, workspace.tip, output);
-}
-
-async function proveAndPrint(ctx: ProofContext, tip: string, output: Output): Promise<ExitCode> {
-  output.out(`\nProving the guards in a scratch worktree of ${tip.slice(0, 10)} (each tests gate runs the suite four times):`);
+  const ctx = { root: workspace.root, config: workspace.config as NonNullable<typeof workspace.config>, signal: options.signal };
   const runDir = join(ctx.root, RUNS_DIR, "doctor");
   rmSync(runDir, { recursive: true, force: true });
-  let lines: ProofLine[];
+  const lines: ProofLine[] = [];
   try {
-    lines = await proveGuards(ctx, { tip, surfaces: ctx.config.surfaces, runDir });
+    if (options.guards) {
+      output.out(`\nProving the guards in a scratch worktree of ${workspace.tip.slice(0, 10)} (each tests gate runs the suite four times):`);
+      lines.push(...printed(output, await proveGuards(ctx, { tip: workspace.tip, surfaces: ctx.config.surfaces, runDir })));
+    } else {
+      output.out("Guards not proven (--no-guards).");
+    }
+    if (options.reviewer) lines.push(...printed(output, await canary(ctx, workspace, checked.adapters, runDir, output)));
   } catch (error) {
     if (error instanceof Interrupted) return EXIT.interrupted;
     throw error;
   }
+  const notArmed = lines.filter((line) => line.notArmed).length;
+  if (lines.length === 0) return EXIT.ok;
+  output.out(notArmed ? `\n${notArmed} NOT ARMED: a packet could pass without doing the work (logs: ${relative(ctx.root, runDir)}).` : "\nEverything proven here is armed.");
+  return notArmed ? EXIT.halted : EXIT.ok;
+}
+
+function printed(output: Output, lines: ProofLine[]): ProofLine[] {
   for (const line of lines) {
     if (line.notArmed) output.out(`${paint(output, "red", "NOT ARMED")}  ${line.what}\n           ${line.notArmed}`);
     else if (line.unproven) output.out(`${paint(output, "yellow", "unproven")}   ${line.what}\n           ${line.unproven}`);
     else output.out(`${paint(output, "green", "armed")}      ${line.what}`);
   }
-  const notArmed = lines.filter((line) => line.notArmed).length;
-  output.out(notArmed ? `\n${notArmed} guard(s) NOT ARMED: a packet could pass them without doing the work (logs: ${relative(ctx.root, runDir)}).` : "\nEvery guard proven here is armed.");
-  return notArmed ? EXIT.halted : EXIT.ok;
+  return lines;
+}
+
+/** The reviewer canary on the first packet not yet merged, for every reviewer tier of the packets not yet merged. */
+async function canary(ctx: ProofContext, workspace: Workspace, adapters: ReadonlyMap<string, AgentAdapter>, runDir: string, output: Output): Promise<ProofLine[]> {
+  const { board } = await loadBoard(workspace);
+  const open = new Set(board.packets.filter((row) => row.state !== "merged").map((row) => row.id));
+  const packets = workspace.queue.packets.filter((packet) => open.has(packet.id));
+  const packet = packets[0];
+  if (!packet) return [{ what: "reviewer canary", unproven: "no packet in the queue is still to be merged, so there is no unimplemented work to show a reviewer" }];
+  const tiers = [...new Set(packets.map((candidate) => candidate.reviewer))];
+  output.out(`\nReviewer canary: ${tiers.length} reviewer tier(s) review ${packet.id} with its planted files and nothing implemented (one paid review call per tier):`);
+  const results = await reviewerCanary(ctx, { tip: workspace.tip, packet, tiers, adapters, runDir });
+  return results.map(canaryLine);
 }

@@ -1,6 +1,7 @@
 import { posix } from "node:path";
 import type { TestResult } from "../gates/junit.js";
 import type { GateReport } from "../gates/types.js";
+import type { CanaryResult } from "../loop/reviewer-canary.js";
 
 /**
  * Pure pieces of `factory doctor`'s guard proof: the synthetic violations it
@@ -107,4 +108,13 @@ export function provenBy(what: string, fired: GateReport | undefined, quiet: Gat
   }
   if (quiet && quiet.status !== "pass" && quiet.status !== "skipped") return { what, notArmed: `it fails on honest work too: ${quiet.summary}` };
   return { what };
+}
+
+/** Pure: a reviewer tier's canary as a proof line: armed when it ruled nothing held on a tree that implements nothing. */
+export function canaryLine(result: CanaryResult): ProofLine {
+  const cost = result.costUsd === undefined ? "cost unknown" : `$${result.costUsd.toFixed(4)}`;
+  const what = `reviewer tier "${result.tier}": rules nothing held on unimplemented work (${cost})`;
+  if (result.problem) return { what, notArmed: result.problem };
+  if (result.held.length > 0) return { what, notArmed: `rubber-stamping: it ruled ${result.held.join(", ")} held, though nothing implements ${result.held.length === 1 ? "it" : "them"}` };
+  return { what: `${what}: violated ${result.violated}, unverifiable ${result.unverifiable}` };
 }

@@ -47,7 +47,7 @@ export interface Planting {
  * mirroring repository paths, and commits it. `git archive` keeps bytes and
  * modes exactly (binary fixtures included).
  */
-export async function plant(ctx: RunContext, worktree: string, packet: Packet, tip: string): Promise<Planting> {
+export async function plant(ctx: Pick<RunContext, "root">, worktree: string, packet: Packet, tip: string): Promise<Planting> {
   const prefix = `${SUPPLIED_DIR}/${packet.id}/`;
   const supplied = await listTreeFiles(ctx.root, tip, prefix);
   const files = supplied.map((path) => path.slice(prefix.length));

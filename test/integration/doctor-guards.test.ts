@@ -16,8 +16,8 @@ afterEach(() => {
   for (const repo of made.splice(0)) repo.cleanup();
 });
 
-function doctor(dir: string): { code: number | null; out: string } {
-  const result = runCli(["doctor", "--no-models"], dir);
+function doctor(dir: string, ...flags: string[]): { code: number | null; out: string } {
+  const result = runCli(["doctor", "--no-models", ...flags], dir);
   return { code: result.code, out: `${result.stdout}${result.stderr}` };
 }
 
@@ -43,7 +43,7 @@ describe("factory doctor proves the guards", () => {
       'armed      surface "app": tests gate "test": fails with a failing test added (test/factory-doctor-probe.test.js), passes the untouched tree',
       'armed      surface "app": tests gate "test": fails with a file of passing tests removed (test/calc.test.js), passes the untouched tree',
     ]) expect(out).toContain(line);
-    expect(out).toContain("Every guard proven here is armed.");
+    expect(out).toContain("Everything proven here is armed.");
     expect(code).toBe(0);
     expectNothingLeft(target);
   });
@@ -59,7 +59,7 @@ describe("factory doctor proves the guards", () => {
     const { code, out } = doctor(target.dir);
     expect(out).toMatch(/NOT ARMED {2}surface "app": tests gate "test": fails with a failing test added \(test\/factory-doctor-probe\.test\.js\), passes the untouched tree\n {11}it gave "pass" on a failing test added/);
     expect(out).toContain('armed      surface "app": tests gate "test": fails with a file of passing tests removed');
-    expect(out).toMatch(/1 guard\(s\) NOT ARMED/);
+    expect(out).toMatch(/\n1 NOT ARMED: a packet could pass without doing the work/);
     expect(code).toBe(1);
     expectNothingLeft(target);
   });
@@ -101,5 +101,27 @@ standard = { agent = "a", model = "m" }
     expect(out).toContain('armed      surface "py": tests gate "pytest": fails with a file of passing tests removed (tests/test_calc.py), passes the untouched tree');
     expect(code).toBe(0);
     expectNothingLeft(repo);
+  });
+});
+
+describe("factory doctor --reviewer", () => {
+  it("a reviewer that rules held on a packet with nothing implemented is reported as rubber-stamping, exit 1", () => {
+    const target = setUp({ script: {} }); // the scripted reviewer rules every invariant held unless told otherwise
+    const { code, out } = doctor(target.dir, "--no-guards", "--reviewer");
+    expect(out).toContain("Reviewer canary: 1 reviewer tier(s) review P01 with its planted files and nothing implemented (one paid review call per tier):");
+    expect(out).toMatch(/NOT ARMED {2}reviewer tier "advanced": rules nothing held on unimplemented work \(\$0\.0100\)\n {11}rubber-stamping: it ruled doubles held, though nothing implements it/);
+    expect(code).toBe(1);
+    expectNothingLeft(target);
+    expect(target.git("log", "--format=%s", "main").split("\n")[0]).toBe("queue");
+  });
+
+  it("a reviewer that finds the invariant violated there is armed, and nothing is recorded as the packet's", async () => {
+    const target = setUp({ script: { P01: { reviewer: [{ invariants: "violated", evidence: "test/double.test.js:1" }] } } });
+    const { code, out } = doctor(target.dir, "--no-guards", "--reviewer");
+    expect(out).toContain('armed      reviewer tier "advanced": rules nothing held on unimplemented work ($0.0100): violated 1, unverifiable 0');
+    expect(out).toContain("Everything proven here is armed.");
+    expect(code).toBe(0);
+    expect(await target.events()).toEqual([]);
+    expectNothingLeft(target);
   });
 });

@@ -23,13 +23,13 @@ describe("preflight", () => {
   it("doctor prints every check, ok on a sound setup and FAIL with the fix on a broken one", async () => {
     const target = setUp({ script: { P01: { implementer: [honest] } } });
     const sound = bufferOutput();
-    expect(await doctor({ cwd: target.dir, models: false, guards: false, output: sound, signal: new AbortController().signal })).toBe(0);
+    expect(await doctor({ cwd: target.dir, models: false, guards: false, reviewer: false, output: sound, signal: new AbortController().signal })).toBe(0);
     expect(sound.text()).toMatch(/ok {4}sandbox \(bubblewrap\) starts/);
     expect(sound.text()).toMatch(/ok {4}surface "app": gate "test" program "node" is on PATH/);
     target.write(".factory/config.toml", target.read(".factory/config.toml").replace('run = "node --test', 'run = "no-such-runner --test'));
     target.commit("a broken config");
     const broken = bufferOutput();
-    expect(await doctor({ cwd: target.dir, models: false, guards: false, output: broken, signal: new AbortController().signal })).toBe(1);
+    expect(await doctor({ cwd: target.dir, models: false, guards: false, reviewer: false, output: broken, signal: new AbortController().signal })).toBe(1);
     expect(broken.text()).toMatch(/FAIL {2}surface "app": gate "test" program "no-such-runner" is on PATH\n {6}surface "app": gate "test" runs "no-such-runner", which is not on PATH/);
   });
 

@@ -1,0 +1,86 @@
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { parseJsonFile } from "../agents/result.js";
+import type { AgentAdapter } from "../agents/types.js";
+import { diffText } from "../git/diff.js";
+import { createWorktree, removeWorktree } from "../git/worktree.js";
+import type { Packet } from "../packet/types.js";
+import { reviewerPrompt } from "../agents/prompt.js";
+import { validateReview } from "../review/contract.js";
+import { checkInterrupted, WORKTREES_DIR, type RunContext } from "./context.js";
+import { plant } from "./prepare.js";
+import { REVIEW_OUTPUT } from "./review.js";
+import { agentSandboxed } from "./sandbox.js";
+
+/** One reviewer tier's canary review: what it ruled on a packet with no implementation. */
+export interface CanaryResult {
+  tier: string;
+  /** Invariants it ruled held, though nothing implements them: rubber-stamping when any. */
+  held: string[];
+  violated: number;
+  unverifiable: number;
+  /** The call failed or its review was unusable. */
+  problem?: string;
+  costUsd?: number;
+}
+
+/**
+ * `factory doctor --reviewer`: each reviewer tier reviews `packet` as an
+ * implementer who did nothing would hand it in (the tip with the planted
+ * files only), in a scratch worktree, with the same prompt and sandbox as in
+ * a run. A tier that rules any invariant `held` there would pass work that is
+ * not done. One review call per tier; nothing is recorded in the ledger.
+ */
+export async function reviewerCanary(
+  ctx: Pick<RunContext, "root" | "config" | "signal">,
+  input: { tip: string; packet: Packet; tiers: readonly string[]; adapters: ReadonlyMap<string, AgentAdapter>; runDir: string },
+): Promise<CanaryResult[]> {
+  const { packet } = input;
+  const worktree = join(ctx.root, WORKTREES_DIR, `.canary-${process.pid}`);
+  await createWorktree(ctx.root, { path: worktree, start: input.tip });
+  try {
+    const planted = await plant(ctx, worktree, packet, input.tip);
+    const diff = await diffText(worktree, input.tip, planted.commit);
+    const prompt = reviewerPrompt({ packet, diff, gates: [], outputPath: REVIEW_OUTPUT });
+    const results: CanaryResult[] = [];
+    for (const name of input.tiers) {
+      checkInterrupted(ctx.signal);
+      const tier = ctx.config.tiers.find((candidate) => candidate.name === name);
+      const adapter = tier ? input.adapters.get(tier.agent) : undefined;
+      if (!tier || !adapter) {
+        results.push({ tier: name, held: [], violated: 0, unverifiable: 0, problem: `tier "${name}" has no agent with an adapter` });
+        continue;
+      }
+      const runDir = join(input.runDir, `canary-${name}`);
+      mkdirSync(runDir, { recursive: true });
+      const outputPath = join(worktree, REVIEW_OUTPUT);
+      const outcome = await adapter.run({
+        role: "reviewer", packet: packet.id, attempt: 1, model: tier.model, prompt, worktree, runDir, outputPath, outputRelative: REVIEW_OUTPUT,
+        round: 0, repeat: 0, allowedCommands: [], timeoutMs: ctx.config.limits.agentTimeoutMs, idleTimeoutMs: ctx.config.limits.agentIdleTimeoutMs,
+        signal: ctx.signal, ...agentSandboxed(ctx, worktree, join(runDir, "home")),
+      });
+      checkInterrupted(ctx.signal);
+      const cost = outcome.costUsd !== undefined ? { costUsd: outcome.costUsd } : {};
+      if (outcome.status !== "ok") {
+        results.push({ tier: name, held: [], violated: 0, unverifiable: 0, ...cost, problem: `the review call ended ${outcome.status}${outcome.detail ? `: ${outcome.detail}` : ""}` });
+        continue;
+      }
+      const json = existsSync(outputPath) ? parseJsonFile(readFileSync(outputPath, "utf8")) : undefined;
+      const check = validateReview(json, packet.id, packet.invariants);
+      if (!check.ok) {
+        results.push({ tier: name, held: [], violated: 0, unverifiable: 0, ...cost, problem: `its review is unusable: ${check.errors.join("; ")}` });
+        continue;
+      }
+      const rulings = check.review.invariants;
+      results.push({
+        tier: name, ...cost,
+        held: rulings.filter((ruling) => ruling.status === "held").map((ruling) => ruling.id),
+        violated: rulings.filter((ruling) => ruling.status === "violated").length,
+        unverifiable: rulings.filter((ruling) => ruling.status === "unverifiable").length,
+      });
+    }
+    return results;
+  } finally {
+    await removeWorktree(ctx.root, worktree);
+  }
+}
