@@ -6,7 +6,7 @@ import { Interrupted, RUNS_DIR } from "../loop/context.js";
 import { proveGuards, type ProofContext } from "../loop/guard-proof.js";
 import { reviewerCanary } from "../loop/reviewer-canary.js";
 import type { AgentAdapter } from "../agents/types.js";
-import { loadBoard } from "./status.js";
+import { openPackets } from "./status.js";
 import { preflight } from "../loop/preflight-checks.js";
 import { formatProblem } from "../util/problem.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
@@ -36,7 +36,9 @@ export async function doctor(options: DoctorOptions): Promise<ExitCode> {
   const { workspace } = load;
   for (const warning of workspace.warnings) output.err(`warning: ${warning}`);
   const checked = await preflight({
-    root: workspace.root, config: workspace.config as NonNullable<typeof workspace.config>, tip: workspace.tip, packets: workspace.queue.packets, models: options.models,
+    root: workspace.root, config: workspace.config as NonNullable<typeof workspace.config>, tip: workspace.tip, packets: await openPackets(workspace), models: options.models,
+    // The guard proof measures the suite itself; without it, the preflight does.
+    ...(options.guards ? {} : { baseline: { signal: options.signal } }),
   });
   for (const check of checked.checks) {
     output.out(check.problem ? `${paint(output, "red", "FAIL")}  ${check.what}\n      ${check.problem}` : `${paint(output, "green", "ok")}    ${check.what}`);
@@ -78,9 +80,7 @@ function printed(output: Output, lines: ProofLine[]): ProofLine[] {
 
 /** The reviewer canary on the first packet not yet merged, for every reviewer tier of the packets not yet merged. */
 async function canary(ctx: ProofContext, workspace: Workspace, adapters: ReadonlyMap<string, AgentAdapter>, runDir: string, output: Output): Promise<ProofLine[]> {
-  const { board } = await loadBoard(workspace);
-  const open = new Set(board.packets.filter((row) => row.state !== "merged").map((row) => row.id));
-  const packets = workspace.queue.packets.filter((packet) => open.has(packet.id));
+  const packets = await openPackets(workspace);
   const packet = packets[0];
   if (!packet) return [{ what: "reviewer canary", unproven: "no packet in the queue is still to be merged, so there is no unimplemented work to show a reviewer" }];
   const tiers = [...new Set(packets.map((candidate) => candidate.reviewer))];

@@ -16,6 +16,7 @@ import { drainQueue } from "../loop/scheduler.js";
 import { formatProblem } from "../util/problem.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
 import { loadWorkspace } from "./workspace.js";
+import { openPackets } from "./status.js";
 
 export interface RunOptions {
   cwd: string;
@@ -57,7 +58,7 @@ export async function run(options: RunOptions): Promise<ExitCode> {
     return EXIT.halted;
   }
 
-  const checked = await preflight({ root: workspace.root, config, tip: workspace.tip, packets, models: true });
+  const checked = await preflight({ root: workspace.root, config, tip: workspace.tip, packets: await openPackets(workspace), models: true, baseline: { signal: options.signal } });
   const refusals = checked.checks.filter((check) => check.problem);
   if (refusals.length > 0) {
     for (const refusal of refusals) output.err(`factory run refused: ${refusal.problem}`);

@@ -9,6 +9,7 @@ import { paint, type Output } from "../log/output.js";
 import { renderTable } from "../log/table.js";
 import { buildBoard, type Board } from "../status/board.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
+import type { Packet } from "../packet/types.js";
 import { loadWorkspaceOrReport, type Workspace } from "./workspace.js";
 
 export interface StatusOptions {
@@ -56,6 +57,13 @@ export async function loadBoard(workspace: Workspace): Promise<{ ledger: LedgerS
     ownerAlive: (owner) => owner.host !== hostname() || isAlive(owner.pid),
   });
   return { ledger, board, warnings };
+}
+
+/** The queue's packets not merged (per the ledger and git's trailers), in queue order: what a run still has to do. */
+export async function openPackets(workspace: Workspace): Promise<Packet[]> {
+  const { board } = await loadBoard(workspace);
+  const open = new Set(board.packets.filter((row) => row.state !== "merged").map((row) => row.id));
+  return workspace.queue.packets.filter((packet) => open.has(packet.id));
 }
 
 function renderBoard(board: Board, output: Output): string {

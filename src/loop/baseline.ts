@@ -40,7 +40,7 @@ interface CacheFile {
  * A baseline that cannot run the suite is an error, never an empty baseline.
  */
 export async function measureBaseline(
-  ctx: RunContext,
+  ctx: Pick<RunContext, "root" | "config" | "signal">,
   input: { surface: Surface; commit: string; runDir: string; checkout?: string },
 ): Promise<Baseline> {
   const cacheFile = join(ctx.root, STATE_DIR, "baselines", `${input.commit}-${input.surface.name}.json`);
@@ -62,7 +62,7 @@ export async function measureBaseline(
   return { ...measured, cached: false };
 }
 
-async function measureIn(ctx: RunContext, input: { surface: Surface; commit: string; runDir: string; worktree: string }): Promise<Baseline> {
+async function measureIn(ctx: Pick<RunContext, "root" | "config" | "signal">, input: { surface: Surface; commit: string; runDir: string; worktree: string }): Promise<Baseline> {
   const head = await resolveCommit(input.worktree, "HEAD");
   if (head !== input.commit) throw new Error(`a baseline for ${input.commit.slice(0, 10)} was to be measured in a checkout of ${head?.slice(0, 10)}`);
   const run = await runTests(ctx, input);
@@ -81,7 +81,7 @@ async function measureIn(ctx: RunContext, input: { surface: Surface; commit: str
 let scratchCount = 0;
 
 /** A checkout of `commit` of its own (installed like a task worktree), removed afterwards. */
-async function measureInScratch(ctx: RunContext, input: { surface: Surface; commit: string; runDir: string }): Promise<Baseline> {
+async function measureInScratch(ctx: Pick<RunContext, "root" | "config" | "signal">, input: { surface: Surface; commit: string; runDir: string }): Promise<Baseline> {
   // Its own path per measurement: two packets landing at once may both measure the same tip.
   const worktree = join(ctx.root, WORKTREES_DIR, `.baseline-${input.commit.slice(0, 12)}-${process.pid}-${++scratchCount}`);
   await createWorktree(ctx.root, { path: worktree, start: input.commit });

@@ -6,6 +6,11 @@ import { gitTry } from "../git/repo.js";
 import type { Packet } from "../packet/types.js";
 import { checkSandbox, SANDBOX_HELP } from "../process/sandbox.js";
 import { checkModels, findProgram, missingAgentPrograms } from "./preflight.js";
+import { join } from "node:path";
+import { realCases } from "../gates/test-compare.js";
+import { measureBaseline } from "./baseline.js";
+import { RUNS_DIR } from "./context.js";
+import { pinnedSpec } from "./spec-drift.js";
 
 /** One preflight check: what was checked and, when it failed, why and the fix. */
 export interface Check {
@@ -35,7 +40,11 @@ export function commandProgram(line: string): string | undefined {
  * install and gate programs are on PATH, and (unless told not to) each
  * tier's model answers as configured.
  */
-export async function preflight(input: { root: string; config: Config; tip: string; packets: readonly Packet[]; models: boolean }): Promise<Preflight> {
+export async function preflight(input: {
+  root: string; config: Config; tip: string; packets: readonly Packet[]; models: boolean;
+  /** Measure each used surface's baseline at the tip (cached there, so the first packets reuse it). */
+  baseline?: { signal: AbortSignal };
+}): Promise<Preflight> {
   const { config, root } = input;
   const checks: Check[] = [];
   if (config.sandbox.kind === "bwrap") {
@@ -78,6 +87,22 @@ export async function preflight(input: { root: string; config: Config; tip: stri
       checks.push({
         what: `surface "${surface.name}": ${what} program "${program}" is on PATH`,
         ...(found ? {} : { problem: `surface "${surface.name}": ${what} runs "${program}", which is not on PATH; install it, or fix [surfaces.${surface.name}] in .factory/config.toml` }),
+      });
+    }
+  }
+
+  for (const packet of input.packets) {
+    const spec = await pinnedSpec(root, packet);
+    checks.push({ what: `packet ${packet.id}: spec_commit and spec_path resolve`, ...(spec.ok ? {} : { problem: `${packet.file}: ${spec.problem}` }) });
+  }
+
+  if (input.baseline && checks.every((check) => !check.problem)) {
+    const ctx = { root, config, signal: input.baseline.signal };
+    for (const surface of config.surfaces.filter((candidate) => surfacesUsed.has(candidate.name) && candidate.gates.some((gate) => gate.tests))) {
+      const measured = await measureBaseline(ctx, { surface, commit: input.tip, runDir: join(root, RUNS_DIR, "preflight") });
+      checks.push({
+        what: `surface "${surface.name}": the tests gates run the suite at the tip${measured.ok ? ` (${[...measured.results.values()].reduce((sum, results) => sum + realCases(results).length, 0)} test cases${measured.cached ? ", cached" : ""})` : ""}`,
+        ...(measured.ok ? {} : { problem: `surface "${surface.name}": the baseline at ${input.tip.slice(0, 10)} fails: ${measured.reason}` }),
       });
     }
   }

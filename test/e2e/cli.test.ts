@@ -18,7 +18,7 @@ describe("the built CLI", () => {
     const base = mkdtempSync(join(tmpdir(), "factory-demo-test-"));
     cleanups.push(() => rmSync(base, { recursive: true, force: true }));
     const dir = join(base, "sample");
-    const result = runCli(["demo", "--dir", dir], base);
+    const result = runCli(["demo", "--dir", dir], base, {}, 240_000); // about 30 s on an idle machine
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
     expect(result.stdout).toContain("ok: config and 4 packet(s) on main are valid");
@@ -58,7 +58,7 @@ describe("the built CLI", () => {
     const tests = spawnSync(process.execPath, ["--test", "test/"], { cwd: dir, encoding: "utf8" });
     expect(tests.status).toBe(0);
     expect(tests.stdout).toMatch(/# pass 8/);
-  }, 120_000);
+  }, 300_000);
 
   it("refuses a non-empty demo directory with exit code 2", () => {
     const repo = makeRepo();

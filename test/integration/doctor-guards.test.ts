@@ -17,7 +17,7 @@ afterEach(() => {
 });
 
 function doctor(dir: string, ...flags: string[]): { code: number | null; out: string } {
-  const result = runCli(["doctor", "--no-models", ...flags], dir);
+  const result = runCli(["doctor", "--no-models", ...flags], dir, {}, 150_000); // about 10 s on an idle machine
   return { code: result.code, out: `${result.stdout}${result.stderr}` };
 }
 
@@ -28,7 +28,7 @@ function expectNothingLeft(repo: TestRepo): void {
   expect(execFileSync("find", [repo.dir, "-name", "*factory-doctor*", "-not", "-path", "*/.factory/runs/*"], { encoding: "utf8" })).toBe("");
 }
 
-describe("factory doctor proves the guards", () => {
+describe("factory doctor proves the guards", { timeout: 180_000 }, () => {
   it("on a node:test project: every guard and the tests gate fire on their violation and pass honest work", () => {
     const target = setUp({ script: {} });
     const { code, out } = doctor(target.dir);

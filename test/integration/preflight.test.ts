@@ -20,12 +20,27 @@ describe("preflight", () => {
     expect(await target.events()).toEqual([]);
   });
 
+  it("refuses a run whose packet pins a spec that does not resolve, naming the packet file", async () => {
+    const target = setUp({ script: { P01: { implementer: [honest] } } });
+    target.write("packets/P01-double.toml", target.read("packets/P01-double.toml").replace('spec_path = "docs/SPEC.md"', 'spec_path = "docs/NO-SUCH-SPEC.md"'));
+    target.commit("a spec path that does not exist");
+    const refused = await target.run();
+    expect(refused.out).toMatch(/factory run refused: packets\/P01-double\.toml: spec_path docs\/NO-SUCH-SPEC\.md does not exist at spec_commit [0-9a-f]{10}; fix spec_path or spec_commit/);
+    expect(refused.code).toBe(2);
+    expect(await target.events()).toEqual([]);
+    target.write("packets/P01-double.toml", target.read("packets/P01-double.toml").replace(/spec_commit = "[0-9a-f]+"/, 'spec_commit = "0123456789abcdef0123456789abcdef01234567"'));
+    target.commit("a spec commit that does not exist");
+    expect((await target.run()).out).toMatch(/factory run refused: packets\/P01-double\.toml: spec_commit 0123456789abcdef0123456789abcdef01234567 is not a commit in this repository/);
+  });
+
   it("doctor prints every check, ok on a sound setup and FAIL with the fix on a broken one", async () => {
     const target = setUp({ script: { P01: { implementer: [honest] } } });
     const sound = bufferOutput();
     expect(await doctor({ cwd: target.dir, models: false, guards: false, reviewer: false, output: sound, signal: new AbortController().signal })).toBe(0);
     expect(sound.text()).toMatch(/ok {4}sandbox \(bubblewrap\) starts/);
     expect(sound.text()).toMatch(/ok {4}surface "app": gate "test" program "node" is on PATH/);
+    expect(sound.text()).toMatch(/ok {4}packet P01: spec_commit and spec_path resolve/);
+    expect(sound.text()).toMatch(/ok {4}surface "app": the tests gates run the suite at the tip \(1 test cases\)/);
     target.write(".factory/config.toml", target.read(".factory/config.toml").replace('run = "node --test', 'run = "no-such-runner --test'));
     target.commit("a broken config");
     const broken = bufferOutput();

@@ -149,14 +149,13 @@ describe.skipIf(!available)("factory run on a Python repository whose pytest run
     expect(events.filter((event) => event.kind === "agent-finished")).toEqual([]);
   });
 
-  it("a baseline that cannot run the suite is an environment error before any agent is paid, never an empty baseline", async () => {
+  it("a baseline that cannot run the suite is refused by the preflight, before anything is claimed, never an empty baseline", async () => {
     const target = pythonTarget({ gate: "python3 -m pytest -q no_such_dir --junitxml={junit}" });
-    const { code, out, events, state } = await runQueue(target, honest);
-    expect(code).toBe(1);
-    expect(out).toMatch(/baseline: test gate "pytest" .*(could not be measured|cannot run the suite)/);
-    expect(out).toContain("two environment errors in a row");
-    expect(events.filter((event) => event.kind === "agent-finished")).toEqual([]);
-    expect(state.packets.get("P01")?.attemptsUsed).toBe(0);
+    const { code, out, events } = await runQueue(target, honest);
+    expect(out).toMatch(/factory run refused: surface "py": the baseline at [0-9a-f]{10} fails: test gate "pytest" .*(could not be measured|cannot run the suite)/);
+    expect(out).toContain("Nothing was claimed or spent.");
+    expect(code).toBe(2);
+    expect(events).toEqual([]);
   });
 
   it("a gate that hangs on the candidate (it finished on the baseline) is the work's failure, not the machine's", async () => {
