@@ -1,3 +1,5 @@
+import { landedPackets, landedVersion } from "../git/trailers.js";
+import { recordLandedVersions } from "../loop/reconcile.js";
 import { diffStat, diffText } from "../git/diff.js";
 import { resolveCommit } from "../git/repo.js";
 import { foldLedger, type PacketRecord } from "../ledger/fold.js";
@@ -12,6 +14,7 @@ import { applyLanding } from "../loop/process-packet.js";
 import { AgentWaits } from "../loop/rate-limits.js";
 import { recordedAttempt } from "../loop/recorded-attempt.js";
 import { checkSpecDrift } from "../loop/spec-drift.js";
+import { finishLeftCheckout } from "../merge/checkout.js";
 import { land } from "../merge/land.js";
 import { implementerClaims } from "./report.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
@@ -41,6 +44,15 @@ export async function approve(options: ApproveOptions): Promise<ExitCode> {
   const loaded = await loadPacketRecord(options.cwd, id, output);
   if (!loaded) return EXIT.invalid;
   const { workspace, packet, record } = loaded;
+  const finished = await finishLeftCheckout(workspace.root, workspace.branch);
+  if (finished) output.err(`notice: ${finished}`);
+  // git's history may say it landed while the ledger does not (an approve or run killed after moving the target).
+  const landed = packet ? landedVersion(await landedPackets(workspace.root, workspace.tip), id, packet.sha256) : undefined;
+  if (packet && landed && record?.status.state !== "merged") {
+    await withLandLock(workspace.root, async () => recordLandedVersions(workspace.root, workspace.branch, [packet], foldLedger((await readLedger(workspace.root)).events)));
+    output.err(`${id} is merged already (${landed.commit.slice(0, 10)}, by its Factory-Packet trailers), by an approval or run that was stopped before recording it; it is recorded as merged now, nothing to do.`);
+    return EXIT.invalid;
+  }
   const status = record?.status;
   if (!packet || !record || status?.state !== "awaiting_human") {
     output.err(`${id} is ${status?.state ?? "queued"}, not awaiting_human; only a held packet can be approved`);

@@ -1,3 +1,4 @@
+import { finishLeftCheckout } from "../merge/checkout.js";
 import { join, relative } from "node:path";
 import { AgentWaits } from "../loop/rate-limits.js";
 import { writeRunBrief } from "./report.js";
@@ -8,7 +9,7 @@ import { appendEvents, describeBreak, readLedger } from "../ledger/store.js";
 import type { Output } from "../log/output.js";
 import { createProgress } from "../log/progress.js";
 import { Budget } from "../loop/budget.js";
-import { RUNS_DIR, type RunContext } from "../loop/context.js";
+import { Interrupted, RUNS_DIR, type RunContext } from "../loop/context.js";
 import { notify } from "../loop/notify.js";
 import { preflight } from "../loop/preflight-checks.js";
 import { recoverInFlight } from "../loop/recover.js";
@@ -58,7 +59,14 @@ export async function run(options: RunOptions): Promise<ExitCode> {
     return EXIT.halted;
   }
 
-  const checked = await preflight({ root: workspace.root, config, tip: workspace.tip, packets: await openPackets(workspace), models: true, baseline: { signal: options.signal } });
+  let checked: Awaited<ReturnType<typeof preflight>>;
+  try {
+    checked = await preflight({ root: workspace.root, config, tip: workspace.tip, packets: await openPackets(workspace), models: true, baseline: { signal: options.signal } });
+  } catch (error) {
+    if (!(error instanceof Interrupted)) throw error;
+    output.err("factory run: interrupted during the preflight; nothing was claimed or spent.");
+    return EXIT.interrupted;
+  }
   const refusals = checked.checks.filter((check) => check.problem);
   if (refusals.length > 0) {
     for (const refusal of refusals) output.err(`factory run refused: ${refusal.problem}`);
@@ -83,6 +91,8 @@ export async function run(options: RunOptions): Promise<ExitCode> {
   budget.add(checked.costUsd);
   try {
     if (lock.tookOverFrom) progress.emit({ kind: "notice", message: `took over the run lock of pid ${lock.tookOverFrom.pid}, which is no longer running` });
+    const finished = await finishLeftCheckout(workspace.root, workspace.branch);
+    if (finished) progress.emit({ kind: "notice", message: finished });
     for (const id of await recoverInFlight(workspace.root, owner.run)) {
       progress.emit({ kind: "notice", packet: id, message: "its last attempt was interrupted; it is claimable again" });
     }

@@ -1,3 +1,4 @@
+import { finishLeftCheckout } from "../merge/checkout.js";
 import { hostname } from "node:os";
 import { landedPackets } from "../git/trailers.js";
 import { foldLedger, type LedgerState, type PacketRecord } from "../ledger/fold.js";
@@ -24,6 +25,9 @@ export async function status(options: StatusOptions): Promise<ExitCode> {
   const { output } = options;
   const workspace = await loadWorkspaceOrReport(options.cwd, output);
   if (!workspace) return EXIT.invalid;
+  // A checkout a killed run left half-way is brought forward first, so the board and the checkout agree.
+  const finished = await finishLeftCheckout(workspace.root, workspace.branch);
+  if (finished) output.err(`notice: ${finished}`);
   const { ledger, board, warnings } = await loadBoard(workspace);
   const lock = await readRunLock(workspace.root);
   const run = lock ? { ...lock, alive: isAlive(lock.pid) } : null;

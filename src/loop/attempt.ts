@@ -1,3 +1,4 @@
+import { crashPoint } from "../util/crash-point.js";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
@@ -98,6 +99,7 @@ export async function runAttempt(ctx: RunContext, input: AttemptInput): Promise<
   await restoreWorktree(worktree);
 
   let planting = await plant(ctx, worktree, packet, tip);
+  crashPoint("run-after-plant");
   const testFiles = planting.files.filter(isTestFile);
   if (surface && testFiles.length > 0) {
     const checked = await checkPlantedTests(ctx, { worktree, surface, baseline, testFiles, runDir: input.runDir });
@@ -145,11 +147,13 @@ export async function runAttempt(ctx: RunContext, input: AttemptInput): Promise<
     step("commit", `not committed: ${dropped.join(", ")} (a lock file is committed only with its manifest, both in scope)`);
   }
   const attemptCommit = await commitWorktree(worktree, `factory: attempt ${attempt} of ${packet.id}`, AGENT_OUTPUTS);
+  crashPoint("run-after-implementer");
   step("gates");
   const gated = await runGates(ctx, {
     packet, attempt, surface, worktree, plantedCommit: planting.commit, planted: planting.files, plantedCases: planting.cases ?? {}, baseline, runDir: input.runDir,
   });
   writeFileSync(join(input.runDir, "diff.patch"), await diffText(worktree, tip, gated.commit));
+  crashPoint("run-after-gates");
   const withGates = { ...withPlanting, commit: gated.commit, gates: gated.reports };
   if (gated.commit !== attemptCommit) step("gates", `ran on ${gated.commit.slice(0, 10)} (after auto-fixes)`);
   for (const report of gated.reports) {

@@ -1,3 +1,4 @@
+import { crashPoint } from "../util/crash-point.js";
 import { existsSync } from "node:fs";
 import { foldLedger } from "../ledger/fold.js";
 import { stamp, type Owner } from "../ledger/events.js";
@@ -30,6 +31,7 @@ export async function claimPacket(root: string, packet: Packet, owner: Owner): P
     while (existsSync(attemptDir(root, packet.id, attempt))) attempt++;
     events.push(stamp({ kind: "claimed", packet: packet.id, attempt, sha256: packet.sha256, ...owner }));
     await appendUnlocked(root, events);
+    crashPoint("run-after-claim");
     return { ok: true, attempt };
   });
 }

@@ -1,3 +1,4 @@
+import { crashPoint } from "../util/crash-point.js";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { resolveCommit, treeOf } from "../git/repo.js";
@@ -120,6 +121,7 @@ export async function applyLanding(
 ): Promise<PacketOutcome> {
   const { packet, attempt, landed, report } = input;
   const decided: EventBody = { kind: "decided", packet: packet.id, attempt, decision: "merge", reasons: [] };
+  crashPoint("after-land"); // the target moved (or did not), nothing recorded yet
   switch (landed.kind) {
     case "merged":
       await appendEvents(ctx.root, [decided, { kind: "merged", packet: packet.id, attempt, commit: landed.commit, tree: landed.tree }]);

@@ -1,9 +1,11 @@
 import { treeOf } from "../git/repo.js";
+import { deleteBranch, removeWorktree } from "../git/worktree.js";
 import { landedPackets, landedVersion } from "../git/trailers.js";
 import type { EventBody } from "../ledger/events.js";
 import type { LedgerState } from "../ledger/fold.js";
 import { appendEvents } from "../ledger/store.js";
 import type { Packet } from "../packet/types.js";
+import { taskBranch, worktreePath } from "./context.js";
 
 /**
  * Records as merged every queued packet whose current version the target's
@@ -22,6 +24,13 @@ export async function recordLandedVersions(root: string, branch: string, packets
     if (record?.sha256 !== packet.sha256) events.push({ kind: "packet-registered", packet: packet.id, sha256: packet.sha256, file: packet.file });
     events.push({ kind: "merged", packet: packet.id, attempt: record?.lastAttempt ?? 0, commit: found.commit, tree: await treeOf(root, found.commit) });
   }
-  if (events.length > 0) await appendEvents(root, events);
-  return events.map((event) => ("packet" in event ? event.packet : ""));
+  if (events.length === 0) return [];
+  await appendEvents(root, events);
+  const recorded = [...new Set(events.map((event) => ("packet" in event ? event.packet : "")))];
+  // What the landing would have removed, had it been recorded: the task worktree and branch.
+  for (const id of recorded) {
+    await removeWorktree(root, worktreePath(root, id));
+    await deleteBranch(root, taskBranch(id));
+  }
+  return recorded;
 }

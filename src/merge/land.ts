@@ -1,3 +1,4 @@
+import { finishCheckout, moveWithCheckout, type Moved } from "./checkout.js";
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { gitRun, gitTry, resolveCommit, treeOf, wantsSignedCommits } from "../git/repo.js";
@@ -47,6 +48,8 @@ const MAX_RACES = 5;
  */
 export async function land(ctx: RunContext, input: LandInput): Promise<LandResult> {
   const worktree = worktreePath(ctx.root, input.packet.id);
+  const finished = await finishCheckout(ctx.root, ctx.branch);
+  if (finished) ctx.emit({ kind: "notice", packet: input.packet.id, message: finished });
   let commit = input.commit;
   let gates = input.provenance.gates;
   for (let race = 0; race < MAX_RACES; race++) {
@@ -88,7 +91,10 @@ export async function land(ctx: RunContext, input: LandInput): Promise<LandResul
     const message = mergeMessage(ctx.config.merge.message, input.packet, { ...input.provenance, gates });
     const squash = (await gitRun(ctx.root, ["commit-tree", ...((await wantsSignedCommits(ctx.root)) ? ["-S"] : []), tree, "-p", tip, "-m", message], { identity: true, signed: true })).trim();
     const moved = await moveTarget(ctx, tip, squash);
-    if (moved.kind === "moved") return { kind: "merged", commit: squash, tree };
+    if (moved.kind === "moved") {
+      if (moved.notice) ctx.emit({ kind: "notice", packet: input.packet.id, message: moved.notice });
+      return { kind: "merged", commit: squash, tree };
+    }
     if (moved.kind === "dirty") return { kind: "merge-blocked", reason: moved.reason };
     // The tip moved under us: go round again with the new tip.
   }
@@ -114,23 +120,12 @@ async function bringUpToDate(ctx: RunContext, input: LandInput & { worktree: str
   return { kind: "ok", commit, treeChanged: before !== after };
 }
 
-type Move = { kind: "moved" } | { kind: "raced" } | { kind: "dirty"; reason: string };
-
-/** Compare-and-swap of the target ref, through a fast-forward of its checkout when it has one. */
-async function moveTarget(ctx: RunContext, tip: string, squash: string): Promise<Move> {
+/** Compare-and-swap of the target ref, and its checkout brought along when it has one. */
+async function moveTarget(ctx: RunContext, tip: string, squash: string): Promise<Moved> {
   const checkout = (await listWorktrees(ctx.root)).find((worktree) => worktree.branch === ctx.branch);
   if (!checkout) {
     const swapped = await gitTry(ctx.root, ["update-ref", "-m", "factory: land", `refs/heads/${ctx.branch}`, squash, tip]);
     return swapped.ok ? { kind: "moved" } : { kind: "raced" };
   }
-  if (checkout.head !== tip) return { kind: "raced" };
-  // --ff-only never loses anything: it keeps unrelated uncommitted changes, and refuses by itself
-  // when the checkout moved or a modified or untracked file would be overwritten.
-  const forwarded = await gitTry(checkout.path, ["merge", "--ff-only", "--quiet", squash]);
-  if (forwarded.ok) return { kind: "moved" };
-  const head = await resolveCommit(checkout.path, "HEAD");
-  if (head !== tip) return { kind: "raced" };
-  const files = [...forwarded.message.matchAll(/^\t(.+)$/gm)].map((match) => match[1]);
-  const named = files.length ? `: it would overwrite ${files.slice(0, 5).join(", ")}${files.length > 5 ? ", …" : ""}` : ` (${forwarded.message.split("\n")[0]})`;
-  return { kind: "dirty", reason: `git refuses to fast-forward the checkout of ${ctx.branch} at ${checkout.path}${named}; commit or stash your changes there, then run factory again` };
+  return moveWithCheckout(ctx.root, { branch: ctx.branch, checkout: checkout.path, from: tip, to: squash });
 }

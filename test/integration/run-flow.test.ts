@@ -316,8 +316,11 @@ describe("the run itself", () => {
   it("Ctrl-C kills the running agent, records the attempt as interrupted and exits 130", async () => {
     const target = setUp({ script: { P01: { implementer: [{ ...honest, sleep: 60_000 }] } } });
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 1500);
-    const { code } = await target.run({ signal: controller.signal });
+    // Ctrl-C once the agent is running (after the preflight and the baseline, however long they take here).
+    const watch = setInterval(() => {
+      if (spawnSync("pgrep", ["-f", target.scriptFile], { encoding: "utf8" }).stdout.trim()) controller.abort();
+    }, 200);
+    const { code } = await target.run({ signal: controller.signal }).finally(() => clearInterval(watch));
     expect(code).toBe(130);
     const events = await target.events();
     expect(events.find((event) => event.kind === "attempt-interrupted")).toMatchObject({ packet: "P01", attempt: 1, reason: "the run was interrupted" });

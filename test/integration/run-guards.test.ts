@@ -163,13 +163,7 @@ describe("factory run: the guards fire", () => {
     expect((await target.events("P01")).some((event) => event.kind === "agent-finished")).toBe(false);
   });
 
-  it("spec drift fails closed: an unknown spec_commit blocks", async () => {
-    const target = setUp({ script: { P01: { implementer: [honest] } } });
-    target.write("packets/P01-double.toml", target.read("packets/P01-double.toml").replace(target.spec, "0123456789abcdef0123456789abcdef01234567"));
-    target.commit("repin");
-    await target.run();
-    expect((await target.record("P01"))?.status).toMatchObject({ state: "blocked", reason: expect.stringContaining("is not a commit in this repository") });
-  });
+  // An unknown spec_commit is refused by the preflight before anything is claimed: test/integration/preflight.test.ts.
 
   it("the implementer's own 'blocked' blocks the packet with its reason", async () => {
     const target = setUp({ script: { P01: { implementer: [{ result: { status: "blocked", blocked_reason: "the spec contradicts the tests" } }] } } });
