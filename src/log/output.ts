@@ -5,6 +5,8 @@ export interface Output {
   /** Colors follow NO_COLOR and TTY detection. */
   color: boolean;
   isTty: boolean;
+  /** Writes to stdout as given (no newline added): for redrawn lines on a terminal. */
+  raw?: (text: string) => void;
 }
 
 export function processOutput(): Output {
@@ -15,6 +17,7 @@ export function processOutput(): Output {
     err: (text) => process.stderr.write(text.endsWith("\n") ? text : `${text}\n`),
     color: isTty && !noColor,
     isTty,
+    raw: (text) => void process.stdout.write(text),
   };
 }
 

@@ -2,6 +2,7 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import pino, { type Logger } from "pino";
 import { formatDuration } from "../util/duration.js";
+import { createLiveBoard } from "./live.js";
 import { paint, type Output } from "./output.js";
 
 /**
@@ -27,6 +28,8 @@ export function createProgress(output: Output, logFile: string | undefined, opti
     mkdirSync(dirname(logFile), { recursive: true });
     logger = pino({ base: null, timestamp: pino.stdTimeFunctions.isoTime }, pino.destination({ dest: logFile, sync: true }));
   }
+  // On a terminal, one redrawn line per packet in flight below the event lines; elsewhere plain lines only.
+  const live = !options.json && output.isTty && output.raw ? createLiveBoard(output.raw) : undefined;
   return {
     emit: (event) => {
       logger?.info(event);
@@ -35,9 +38,13 @@ export function createProgress(output: Output, logFile: string | undefined, opti
         return;
       }
       const line = renderProgress(event, output);
-      if (line) output.out(line);
+      if (live) live.line(line, event);
+      else if (line) output.out(line);
     },
-    close: () => logger?.flush(),
+    close: () => {
+      live?.close();
+      logger?.flush();
+    },
   };
 }
 
