@@ -1,12 +1,13 @@
 import { sandboxed } from "./sandbox.js";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { GateConfig, Surface } from "../config/types.js";
 import { changedPaths, diffText } from "../git/diff.js";
 import { gitRun, listTree, readFileAt } from "../git/repo.js";
-import { commitWorktree, reduceToCommit } from "../git/worktree.js";
+import { commitWorktree, reduceToCommit, restoreWorktree } from "../git/worktree.js";
 import { runCommandGate, surfaceFiles, TESTS_PLACEHOLDER } from "../gates/command.js";
 import { parseUnifiedDiff } from "../gates/diff-parse.js";
+import { newFindings } from "../gates/lint-compare.js";
 import type { TestResult } from "../gates/junit.js";
 import { checkPlanted, realCases, type PlantedCases } from "../gates/test-compare.js";
 import { AGENT_OUTPUTS, ALWAYS_FORBIDDEN, matchesAny, shellQuote } from "../gates/paths.js";
@@ -73,7 +74,7 @@ export async function runGates(ctx: RunContext, input: GateRunInput): Promise<Ga
       ...sandboxed(ctx, input.worktree, (surface as Surface).network),
     });
     checkInterrupted(ctx.signal); // a gate killed by Ctrl-C says nothing about the work
-    reports.push(report);
+    reports.push(!gate.tests && report.status === "fail" && gate.run.includes("{files}") ? await againstBefore(ctx, input, gate, changed, report) : report);
     const planted = input.plantedCases[gate.name];
     if (gate.tests && new RegExp(TESTS_PLACEHOLDER.source).test(gate.run) && planted?.files.length) reports.push(await plantedOnly(ctx, input, gate, planted));
   }
@@ -142,6 +143,51 @@ export async function builtinReports(input: BuiltinInput): Promise<GateReport[]>
   reports.push(await tamperReport(input, commit));
   if (changes.length === 0) reports.push({ name: "changed", status: "fail", summary: "the attempt changed nothing", findings: [], durationMs: 0 });
   return reports;
+}
+
+/**
+ * A lint or format gate that failed on the changed files is run again on the
+ * same files as they were before the change (written into the worktree for
+ * the run, then restored): only findings the change brought fail it, so a
+ * file's existing findings never block a packet that touches it.
+ */
+async function againstBefore(ctx: RunContext, input: GateRunInput, gate: GateConfig, changed: readonly string[], report: GateReport): Promise<GateReport> {
+  const surface = input.surface as Surface;
+  const prefix = surface.dir === "." ? "" : `${surface.dir}/`;
+  const files = surfaceFiles(surface, gate.files, changed);
+  const before = new Map<string, string>();
+  for (const file of files) {
+    const text = await readFileAt(input.worktree, input.plantedCommit, `${prefix}${file}`);
+    if (text !== undefined) before.set(file, text);
+  }
+  if (before.size === 0) return report; // every file is new: every finding is the change's
+  const now = readLog(join(input.runDir, `gate-${gate.name}.log`));
+  for (const [file, text] of before) writeFileSync(join(input.worktree, prefix, file), text);
+  let then: GateReport;
+  try {
+    ({ report: then } = await runCommandGate({
+      gate: { ...gate, name: `${gate.name} (before the change)` }, surface, worktree: input.worktree, changed: [...before.keys()].map((file) => `${prefix}${file}`),
+      runDir: input.runDir, timeoutMs: gate.timeoutMs ?? ctx.config.limits.gateTimeoutMs, baseline: undefined, signal: ctx.signal,
+      ...sandboxed(ctx, input.worktree, surface.network),
+    }));
+  } finally {
+    await restoreWorktree(input.worktree);
+  }
+  checkInterrupted(ctx.signal);
+  if (then.status !== "pass" && then.status !== "fail") return report;
+  const fresh = newFindings({ now, before: readLog(join(input.runDir, `gate-${then.name}.log`)), files });
+  if (fresh.length > 0) {
+    return { ...report, summary: `${fresh.length} new finding(s) in the changed files: ${fresh[0]}`, findings: fresh.map((message) => ({ file: files.find((file) => message.includes(file)) ?? "", message })) };
+  }
+  return { ...report, status: "pass", summary: "its findings in the changed files were all there before this change" };
+}
+
+function readLog(path: string): string {
+  try {
+    return readFileSync(path, "utf8");
+  } catch {
+    return "";
+  }
 }
 
 async function applyFixes(ctx: RunContext, input: GateRunInput, forbidden: string[]): Promise<void> {
