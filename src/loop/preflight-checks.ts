@@ -64,9 +64,17 @@ export async function preflight(input: {
     else checks.push({ what: `agent "${agent.name}" has an adapter`, problem: `.factory/config.toml: ${lookup.reason}` });
   }
   const missingAgents = missingAgentPrograms({ config, agents: new Set(adapters.keys()), path: process.env.PATH, root });
-  for (const name of adapters.keys()) {
+  for (const [name, adapter] of adapters) {
     const problem = missingAgents.find((refusal) => refusal.startsWith(`agent "${name}"`));
     checks.push({ what: `agent "${name}": its program is found`, ...(problem ? { problem } : {}) });
+    if (problem || !adapter.version) continue;
+    // Found is not enough: a CLI whose install is broken, or that needs another Node, fails only when it starts.
+    const version = await adapter.version();
+    const bin = config.agents[name]?.bin ?? config.agents[name]?.kind ?? name;
+    checks.push({
+      what: `agent "${name}": \`${bin} --version\` answers${version ? ` (${version})` : ""}`,
+      ...(version ? {} : { problem: `agent "${name}": \`${bin} --version\` did not answer, so the CLI does not start here; reinstall it, or fix [agents.${name}] bin in .factory/config.toml` }),
+    });
   }
 
   const surfacesUsed = new Set(input.packets.map((packet) => packet.surface));

@@ -1,3 +1,6 @@
+import { chmodSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { bundledTemplate } from "../../src/agents/prompt-templates.js";
 import { doctor } from "../../src/commands/doctor.js";
@@ -31,6 +34,22 @@ describe("preflight", () => {
     target.write("packets/P01-double.toml", target.read("packets/P01-double.toml").replace(/spec_commit = "[0-9a-f]+"/, 'spec_commit = "0123456789abcdef0123456789abcdef01234567"'));
     target.commit("a spec commit that does not exist");
     expect((await target.run()).out).toMatch(/factory run refused: packets\/P01-double\.toml: spec_commit 0123456789abcdef0123456789abcdef01234567 is not a commit in this repository/);
+  });
+
+  it("refuses a run whose agent CLI is found but does not start (--version fails)", async () => {
+    const bin = join(tmpdir(), `factory-broken-claude-${process.pid}`);
+    writeFileSync(bin, "#!/bin/sh\necho 'Error: Cannot find module' >&2\nexit 1\n");
+    chmodSync(bin, 0o755);
+    try {
+      const tiers = ["basic", "standard", "advanced"].map((tier) => `${tier} = { agent = "cc", model = "m" }`).join("\n");
+      const target = setUp({ agents: `[agents.cc]\nkind = "claude"\nbin = "${bin}"\n\n[tiers]\n${tiers}`, script: {} });
+      const { code, out } = await target.run();
+      expect(out).toContain(`factory run refused: agent "cc": \`${bin} --version\` did not answer, so the CLI does not start here`);
+      expect(code).toBe(2);
+      expect(await target.events()).toEqual([]);
+    } finally {
+      rmSync(bin, { force: true });
+    }
   });
 
   it("doctor prints every check, ok on a sound setup and FAIL with the fix on a broken one", async () => {
