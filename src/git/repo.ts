@@ -1,3 +1,4 @@
+import { execa } from "execa";
 import { simpleGit } from "simple-git";
 
 /**
@@ -138,6 +139,41 @@ export async function listTree(cwd: string, ref: string, dir?: string): Promise<
 export async function readFileAt(cwd: string, ref: string, path: string): Promise<string | undefined> {
   const result = await gitTry(cwd, ["cat-file", "blob", `${ref}:${path}`]);
   return result.ok ? result.out : undefined;
+}
+
+/**
+ * Many files at one ref in one process (`git cat-file --batch`), in the
+ * order asked; undefined for a path that is not a file there. The queue is
+ * read this way: one process for all packet files, not one per file.
+ */
+export function readFilesAt(cwd: string, ref: string, paths: readonly string[]): Promise<(string | undefined)[]> {
+  if (paths.length === 0) return Promise.resolve([]);
+  return serialize(async () => {
+    const input = paths.map((path) => `${ref}:${path}`).join("\n") + "\n";
+    const { stdout } = await execa("git", [...HARDENED, "cat-file", "--batch"], { cwd, input, encoding: "buffer", stripFinalNewline: false });
+    return parseBatch(Buffer.from(stdout), paths.length);
+  });
+}
+
+/** Pure: `git cat-file --batch` output (`<sha> <type> <size>\n<bytes>\n`, or `<name> missing\n`) as texts. */
+export function parseBatch(out: Buffer, count: number): (string | undefined)[] {
+  const texts: (string | undefined)[] = [];
+  let at = 0;
+  for (let index = 0; index < count; index++) {
+    const end = out.indexOf(0x0a, at);
+    if (end < 0) throw new Error("git cat-file --batch ended early");
+    const header = out.subarray(at, end).toString("utf8");
+    at = end + 1;
+    const match = /^[0-9a-f]+ (\w+) (\d+)$/.exec(header);
+    if (!match) {
+      texts.push(undefined); // "<name> missing" (or ambiguous): not a file at that ref
+      continue;
+    }
+    const size = Number(match[2]);
+    texts.push(match[1] === "blob" ? out.subarray(at, at + size).toString("utf8") : undefined);
+    at += size + 1;
+  }
+  return texts;
 }
 
 /** Creates a repository with `branch` checked out and a local identity (for the demo and tests). */

@@ -1,6 +1,6 @@
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { listTree, listTreeFiles, readFileAt } from "../git/repo.js";
+import { listTree, listTreeFiles, readFilesAt } from "../git/repo.js";
 import type { PacketSource, SuppliedFile } from "./types.js";
 
 export const PACKETS_DIR = "packets";
@@ -24,11 +24,12 @@ export interface QueueSources {
  */
 export async function readQueue(root: string, tip: string, branch: string): Promise<QueueSources> {
   const files = (await listTreeFiles(root, tip, PACKETS_DIR)).filter(isPacketFile).sort();
+  const texts = await readFilesAt(root, tip, files);
   const sources: PacketSource[] = [];
-  for (const file of files) {
-    const text = await readFileAt(root, tip, file);
+  files.forEach((file, index) => {
+    const text = texts[index];
     if (text !== undefined) sources.push({ file, text });
-  }
+  });
   const warnings = await compareWorkingTree(root, sources, branch);
   const supplied = new Map<string, SuppliedFile[]>();
   for (const [path, entry] of await listTree(root, tip, SUPPLIED_DIR)) {
