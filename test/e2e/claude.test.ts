@@ -10,9 +10,9 @@ import { DOUBLE_JS, gateResults, useLoopRepos } from "../helpers/loop-repo.js";
  * The real Claude Code binary (installed from the npm registry as a pinned
  * devDependency) against a scripted Messages API server on 127.0.0.1.
  */
-const CLAUDE = fileURLToPath(new URL("../../node_modules/.bin/claude", import.meta.url));
+const CLAUDE = fileURLToPath(new URL("../../agent-clis/node_modules/.bin/claude", import.meta.url));
 const available = existsSync(CLAUDE);
-if (!available) console.warn(`skipping the Claude Code tests: ${CLAUDE} is not installed (npm ci installs it)`);
+if (!available) console.warn(`skipping the Claude Code tests: ${CLAUDE} is not installed (npm test installs it: node scripts/agent-clis.mjs)`);
 
 const MODEL = "claude-sonnet-4-5";
 const setUp = useLoopRepos(afterEach);

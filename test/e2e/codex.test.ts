@@ -11,9 +11,9 @@ import { DOUBLE_JS, expectMergedHonestly, HONEST_RESULT, HONEST_REVIEW, useLoopR
  * scripted Responses API server on 127.0.0.1, configured as a custom model
  * provider through the agent's `args`.
  */
-const CODEX = fileURLToPath(new URL("../../node_modules/.bin/codex", import.meta.url));
+const CODEX = fileURLToPath(new URL("../../agent-clis/node_modules/.bin/codex", import.meta.url));
 const available = existsSync(CODEX);
-if (!available) console.warn(`skipping the Codex tests: ${CODEX} is not installed (npm ci installs it)`);
+if (!available) console.warn(`skipping the Codex tests: ${CODEX} is not installed (npm test installs it: node scripts/agent-clis.mjs)`);
 
 const MODEL = "gpt-5-codex";
 const setUp = useLoopRepos(afterEach);

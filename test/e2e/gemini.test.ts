@@ -13,9 +13,9 @@ import { DOUBLE_JS, expectMergedHonestly, HONEST_RESULT, HONEST_REVIEW, useLoopR
  * method its headless mode refuses, so the test HOME's settings select the
  * API key, as a user of a proxy would.
  */
-const GEMINI = fileURLToPath(new URL("../../node_modules/.bin/gemini", import.meta.url));
+const GEMINI = fileURLToPath(new URL("../../agent-clis/node_modules/.bin/gemini", import.meta.url));
 const available = existsSync(GEMINI);
-if (!available) console.warn(`skipping the Gemini tests: ${GEMINI} is not installed (npm ci installs it)`);
+if (!available) console.warn(`skipping the Gemini tests: ${GEMINI} is not installed (npm test installs it: node scripts/agent-clis.mjs)`);
 
 const MODEL = "gemini-2.5-pro";
 const setUp = useLoopRepos(afterEach);
