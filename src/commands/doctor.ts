@@ -35,11 +35,17 @@ export async function doctor(options: DoctorOptions): Promise<ExitCode> {
   }
   const { workspace } = load;
   for (const warning of workspace.warnings) output.err(`warning: ${warning}`);
-  const checked = await preflight({
-    root: workspace.root, config: workspace.config as NonNullable<typeof workspace.config>, tip: workspace.tip, packets: await openPackets(workspace), models: options.models,
-    // The guard proof measures the suite itself; without it, the preflight does.
-    ...(options.guards ? {} : { baseline: { signal: options.signal } }),
-  });
+  let checked: Awaited<ReturnType<typeof preflight>>;
+  try {
+    checked = await preflight({
+      root: workspace.root, config: workspace.config as NonNullable<typeof workspace.config>, tip: workspace.tip, packets: await openPackets(workspace), models: options.models,
+      // The guard proof measures the suite itself; without it, the preflight does.
+      ...(options.guards ? {} : { baseline: { signal: options.signal } }),
+    });
+  } catch (error) {
+    if (error instanceof Interrupted) return EXIT.interrupted;
+    throw error;
+  }
   for (const check of checked.checks) {
     output.out(check.problem ? `${paint(output, "red", "FAIL")}  ${check.what}\n      ${check.problem}` : `${paint(output, "green", "ok")}    ${check.what}`);
   }
