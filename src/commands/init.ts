@@ -99,7 +99,7 @@ async function nodeSurface(path: string, name: string, dir: string): Promise<Det
   const locks = { pnpm: "pnpm-lock.yaml", yarn: "yarn.lock", npm: "package-lock.json" } as const;
   const packageManager = (["pnpm", "yarn", "npm"] as const).find((manager) => existsSync(join(path, locks[manager]))) ?? "npm";
   return {
-    name, dir, kind: "node", scripts: manifest.scripts ?? {}, testRunner, packageManager,
+    name, dir, kind: "node", scripts: manifest.scripts ?? {}, testRunner, packageManager, jestJunit: "jest-junit" in deps,
     lockfile: existsSync(join(path, locks[packageManager])), testPaths: nodeTestPaths(test, path),
   };
 }

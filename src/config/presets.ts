@@ -9,6 +9,8 @@ export interface DetectedSurface {
   /** For node: the package.json scripts, and which test runner its dependencies name. */
   scripts?: Record<string, string>;
   testRunner?: "vitest" | "jest" | "node" | undefined;
+  /** For jest: whether the project depends on jest-junit, the reporter that writes JUnit XML (jest has none built in). */
+  jestJunit?: boolean;
   lockfile?: boolean;
   /** For node: the package manager its lock file names. */
   packageManager?: "npm" | "pnpm" | "yarn";
@@ -67,8 +69,11 @@ export function renderSurface(surface: DetectedSurface): string {
   } else if (scripts.test !== undefined) {
     lines.push(
       ``,
-      `  # No JUnit reporter is known for this test runner, so results are not compared per test.`,
-      `  # Make it write JUnit XML to {junit} and set tests = true.`,
+      ...(surface.testRunner === "jest"
+        ? [`  # jest writes no JUnit XML by itself: add jest-junit to devDependencies and run \`factory init\` again`,
+          `  # (a tests gate compares results per test and checks the planted tests), or make it write to {junit} and set tests = true.`]
+        : [`  # No JUnit reporter is known for this test runner, so results are not compared per test.`,
+          `  # Make it write JUnit XML to {junit} and set tests = true.`]),
       `  [[${key}.gates]]`,
       `  name = "test"`,
       `  run = "npm test"`,
@@ -90,7 +95,9 @@ function testGate(surface: DetectedSurface, atRoot: boolean): string | undefined
     case "vitest": return `${EXEC[surface.packageManager ?? "npm"]} vitest run${atRoot ? " --exclude 'packets/**'" : ""} --reporter=default --reporter=junit --outputFile.junit={junit} {tests}`;
     // node --test without paths would also collect the planted copies under packets/supplied/: name the test paths.
     case "node": return `node --test --test-reporter=spec --test-reporter-destination=stdout --test-reporter=junit --test-reporter-destination={junit} {tests|${(surface.testPaths ?? ["test/"]).join(" ")}}`;
-    case "jest": return undefined;
+    case "jest": return surface.jestJunit
+      ? `JEST_JUNIT_OUTPUT_FILE={junit} JEST_JUNIT_ADD_FILE_ATTRIBUTE=true ${EXEC[surface.packageManager ?? "npm"]} jest --ci${atRoot ? " --testPathIgnorePatterns=/packets/" : ""} --reporters=default --reporters=jest-junit {tests}`
+      : undefined;
     case undefined: return undefined;
   }
 }

@@ -38,6 +38,8 @@ describe("factory init", () => {
     repo.write("ui/package.json", JSON.stringify({ scripts: { lint: "eslint .", test: "node --test spec/" } }));
     repo.write("ui/pnpm-lock.yaml", "lockfileVersion: 9\n");
     repo.write("cli/package.json", JSON.stringify({ scripts: { test: "node --test" } }));
+    repo.write("app/package.json", JSON.stringify({ scripts: { test: "jest" }, devDependencies: { jest: "30", "jest-junit": "16" } }));
+    repo.write("old/package.json", JSON.stringify({ scripts: { test: "jest" }, devDependencies: { jest: "30" } }));
     repo.write("cli/tests/a.test.js", "");
     await init({ cwd: repo.dir, output: bufferOutput() });
     const parsed = parseConfig(repo.read(".factory/config.toml"));
@@ -49,6 +51,9 @@ describe("factory init", () => {
     expect(surface("ui")?.install).toBe("pnpm install --frozen-lockfile");
     expect(surface("ui")?.gates.map((gate) => gate.run)).toEqual(["pnpm run lint", expect.stringMatching(/^node --test .* \{tests\|spec\/\}$/)]);
     expect(surface("cli")?.gates.find((gate) => gate.name === "test")?.run).toMatch(/\{tests\|tests\/\}$/);
+    expect(surface("app")?.gates.find((gate) => gate.name === "test")).toMatchObject({ tests: true, run: "JEST_JUNIT_OUTPUT_FILE={junit} JEST_JUNIT_ADD_FILE_ATTRIBUTE=true npx jest --ci --reporters=default --reporters=jest-junit {tests}" });
+    expect(surface("old")?.gates.find((gate) => gate.name === "test")).toMatchObject({ tests: false, run: "npm test" });
+    expect(repo.read(".factory/config.toml")).toContain("jest writes no JUnit XML by itself: add jest-junit to devDependencies");
   });
 
   it("takes the checked-out branch as the target branch", async () => {
