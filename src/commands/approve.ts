@@ -2,10 +2,10 @@ import { landedPackets, landedVersion } from "../git/trailers.js";
 import { recordLandedVersions } from "../loop/reconcile.js";
 import { diffStat, diffText } from "../git/diff.js";
 import { resolveCommit } from "../git/repo.js";
-import { foldLedger, type PacketRecord } from "../ledger/fold.js";
+import type { PacketHistory, PacketRecord } from "../ledger/fold.js";
 import type { Config } from "../config/types.js";
 import type { Packet } from "../packet/types.js";
-import { appendEvents, readLedger, withLandLock } from "../ledger/store.js";
+import { withLandLock } from "../ledger/store.js";
 import type { Output } from "../log/output.js";
 import { createProgress } from "../log/progress.js";
 import { Budget } from "../loop/budget.js";
@@ -49,7 +49,7 @@ export async function approve(options: ApproveOptions): Promise<ExitCode> {
   // git's history may say it landed while the ledger does not (an approve or run killed after moving the target).
   const landed = packet ? landedVersion(await landedPackets(workspace.root, workspace.tip), id, packet.sha256) : undefined;
   if (packet && landed && record?.status.state !== "merged") {
-    await withLandLock(workspace.root, async () => recordLandedVersions(workspace.root, workspace.branch, [packet], foldLedger((await readLedger(workspace.root)).events)));
+    await withLandLock(workspace.root, async () => recordLandedVersions(workspace.root, workspace.ledger, workspace.branch, [packet], (await workspace.ledger.read()).state));
     output.err(`${id} is merged already (${landed.commit.slice(0, 10)}, by its Factory-Packet trailers), by an approval or run that was stopped before recording it; it is recorded as merged now, nothing to do.`);
     return EXIT.invalid;
   }
@@ -71,7 +71,7 @@ export async function approve(options: ApproveOptions): Promise<ExitCode> {
   // The spec may have moved while the work waited for a person: approving it would land work cut from an old spec.
   const drift = await checkSpecDrift(workspace.root, packet, workspace.tip);
   if (drift) {
-    await appendEvents(workspace.root, [{ kind: "blocked", packet: id, attempt: status.attempt, reason: drift }]);
+    await workspace.ledger.append([{ kind: "blocked", packet: id, attempt: status.attempt, reason: drift }]);
     output.err(`factory approve refused: ${drift}. ${id} is now blocked; after re-cutting it, \`factory reset ${id}\` queues it again.`);
     return EXIT.halted;
   }
@@ -93,7 +93,7 @@ export async function approve(options: ApproveOptions): Promise<ExitCode> {
   if (!config) return EXIT.invalid;
   // One landing at a time: another approval, a rejection or a run may have acted while this one was asking.
   return withLandLock(workspace.root, async () => {
-    const now = foldLedger((await readLedger(workspace.root)).events).packets.get(id)?.status;
+    const now = (await workspace.ledger.read()).state.packets.get(id)?.status;
     if (now?.state !== "awaiting_human" || now.commit !== status.commit) {
       output.err(now?.state === "merged"
         ? `${id} is merged already (${now.commit.slice(0, 10)}), by an approval or run that came first; nothing to do.`
@@ -105,15 +105,16 @@ export async function approve(options: ApproveOptions): Promise<ExitCode> {
 }
 
 async function approveLocked(input: ApproveOptions & {
-  workspace: Workspace; packet: Packet; record: PacketRecord; config: Config;
+  workspace: Workspace; packet: Packet; record: PacketHistory; config: Config;
   status: Extract<PacketRecord["status"], { state: "awaiting_human" }>;
 }): Promise<ExitCode> {
   const { output, id, workspace, packet, record, status, config, signal } = input;
   const by = await personName(workspace.root);
-  await appendEvents(workspace.root, [{ kind: "approved", packet: id, by, tree: status.tree }]);
+  await workspace.ledger.append([{ kind: "approved", packet: id, by, tree: status.tree }]);
 
   const progress = createProgress(output, undefined);
   const ctx: RunContext = {
+    ledger: workspace.ledger,
     root: workspace.root, config, branch: workspace.branch, emit: progress.emit, signal,
     owner: { run: `approve-${Date.now()}`, pid: process.pid, host: "" }, adapters: new Map(), budget: new Budget(undefined), waits: new AgentWaits(),
   };
@@ -136,7 +137,7 @@ async function approveLocked(input: ApproveOptions & {
 }
 
 /** The review of the held attempt as the factory recorded it in the ledger when it read it. */
-function reviewSummary(record: PacketRecord, attempt: number): string {
+function reviewSummary(record: PacketHistory, attempt: number): string {
   const recorded = record.events.filter((event) => event.kind === "review-recorded" && event.attempt === attempt).pop();
   if (!recorded || recorded.kind !== "review-recorded") return "(no review was recorded for this attempt)";
   return [

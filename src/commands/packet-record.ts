@@ -2,8 +2,8 @@ import { userInfo } from "node:os";
 import { createInterface } from "node:readline/promises";
 import { gitUserName } from "../git/repo.js";
 import { AGENT_VARIABLES, agentAncestor } from "../process/ancestry.js";
-import { foldLedger, type PacketRecord } from "../ledger/fold.js";
-import { describeBreak, readLedger } from "../ledger/store.js";
+import type { PacketHistory } from "../ledger/fold.js";
+import { describeBreak } from "../ledger/store.js";
 import type { Output } from "../log/output.js";
 import type { Packet } from "../packet/types.js";
 import { loadWorkspaceOrReport, type Workspace } from "./workspace.js";
@@ -11,20 +11,21 @@ import { loadWorkspaceOrReport, type Workspace } from "./workspace.js";
 export interface LoadedPacket {
   workspace: Workspace;
   packet: Packet | undefined;
-  record: PacketRecord | undefined;
+  /** With its events: these commands show or judge the packet's history. */
+  record: PacketHistory | undefined;
 }
 
 /** The workspace, the packet's current definition and its ledger record; prints why when there is none. */
 export async function loadPacketRecord(cwd: string, id: string, output: Output): Promise<LoadedPacket | undefined> {
   const workspace = await loadWorkspaceOrReport(cwd, output);
   if (!workspace) return undefined;
-  const read = await readLedger(workspace.root);
+  const read = await workspace.ledger.history();
   const broken = describeBreak(read);
   if (broken) {
     output.err(`${broken}.\nNothing was changed: a decision on a history that cannot be trusted would not be yours.`);
     return undefined;
   }
-  const state = foldLedger(read.events);
+  const state = read.state;
   const packet = workspace.queue.packets.find((candidate) => candidate.id === id);
   const record = state.packets.get(id);
   if (!packet && !record) {

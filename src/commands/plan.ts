@@ -1,5 +1,3 @@
-import { foldLedger } from "../ledger/fold.js";
-import { readLedger } from "../ledger/store.js";
 import { paint, type Output } from "../log/output.js";
 import { orderQueue, type Placement } from "../packet/graph.js";
 import { formatProblem } from "../util/problem.js";
@@ -26,7 +24,7 @@ export async function plan(options: PlanOptions): Promise<ExitCode> {
   const { output } = options;
   const workspace = await loadWorkspaceOrReport(options.cwd, output);
   if (!workspace) return EXIT.invalid;
-  const ledger = foldLedger((await readLedger(workspace.root)).events);
+  const ledger = (await workspace.ledger.read()).state;
   const stateOf = (id: string): string => ledger.packets.get(id)?.status.state ?? "queued";
   const byId = new Map(workspace.queue.parsed.map((packet) => [packet.id, packet]));
   const done = new Set([...byId.keys()].filter((id) => stateOf(id) === "merged"));

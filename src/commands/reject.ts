@@ -1,5 +1,4 @@
-import { foldLedger } from "../ledger/fold.js";
-import { appendEvents, readLedger, withLandLock } from "../ledger/store.js";
+import { withLandLock } from "../ledger/store.js";
 import type { Output } from "../log/output.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
 import { confirmByPerson, loadPacketRecord, personName, refuseAgents, type PersonInput } from "./packet-record.js";
@@ -37,9 +36,9 @@ export async function reject(options: RejectOptions): Promise<ExitCode> {
   const held = loaded.record?.status;
   // Under the landing lock: an approval or a run may have landed this work while this command was asking.
   const rejected = await withLandLock(root, async () => {
-    const now = foldLedger((await readLedger(root)).events).packets.get(id)?.status;
+    const now = (await loaded.workspace.ledger.read()).state.packets.get(id)?.status;
     if (now?.state !== "awaiting_human" || held?.state !== "awaiting_human" || now.commit !== held.commit) return now?.state ?? "queued";
-    await appendEvents(root, [{ kind: "rejected", packet: id, by, reason: options.reason.trim() }]);
+    await loaded.workspace.ledger.append([{ kind: "rejected", packet: id, by, reason: options.reason.trim() }]);
     return undefined;
   });
   if (rejected) {

@@ -47,8 +47,8 @@ export async function report(options: ReportOptions): Promise<ExitCode> {
 
 /** The brief of a window: the last run (or the one named), else since `since`; the held packets' details from git and the run directory. */
 export async function buildBrief(workspace: Workspace, since: string | undefined, runId?: string): Promise<Report> {
-  const { ledger, board } = await loadBoard(workspace);
-  const runs = [...ledger.runs].sort((a, b) => a.startedAt.localeCompare(b.startedAt));
+  const { ledger, board } = await loadBoard(workspace, await workspace.ledger.history());
+  const runs = [...ledger.runs.values()].sort((a, b) => a.startedAt.localeCompare(b.startedAt));
   const run = since === undefined ? (runId ? runs.find((candidate) => candidate.run === runId) : runs.at(-1)) : undefined;
   const until = new Date().toISOString();
   const held = new Map<string, HeldDetail>();

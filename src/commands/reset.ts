@@ -1,7 +1,6 @@
 import { landedPackets, landedVersion } from "../git/trailers.js";
 import { deleteBranch, removeWorktree } from "../git/worktree.js";
 import { isAlive } from "../ledger/run-lock.js";
-import { appendEvents } from "../ledger/store.js";
 import type { Output } from "../log/output.js";
 import { taskBranch, worktreePath } from "../loop/context.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
@@ -37,7 +36,7 @@ export async function reset(options: ResetOptions): Promise<ExitCode> {
   if (!(await confirmByPerson("reset", id, "start it over", options, output))) return EXIT.invalid;
   const root = loaded.workspace.root;
   const by = await personName(root);
-  await appendEvents(root, [{ kind: "reset", packet: id, by }]);
+  await loaded.workspace.ledger.append([{ kind: "reset", packet: id, by }]);
   await removeWorktree(root, worktreePath(root, id));
   await deleteBranch(root, taskBranch(id));
   output.out(`${id} starts over at the next \`factory run\` (its history stays: factory status ${id}).`);

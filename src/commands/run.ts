@@ -3,9 +3,9 @@ import { join, relative } from "node:path";
 import { AgentWaits } from "../loop/rate-limits.js";
 import { writeRunBrief } from "./report.js";
 import { recordLandedVersions } from "../loop/reconcile.js";
-import { foldLedger } from "../ledger/fold.js";
 import { acquireRunLock } from "../ledger/run-lock.js";
-import { appendEvents, describeBreak, readLedger } from "../ledger/store.js";
+import type { Ledger } from "../ledger/ledger.js";
+import { describeBreak } from "../ledger/store.js";
 import type { Output } from "../log/output.js";
 import { createProgress } from "../log/progress.js";
 import { Budget } from "../loop/budget.js";
@@ -53,7 +53,8 @@ export async function run(options: RunOptions): Promise<ExitCode> {
     return EXIT.invalid;
   }
 
-  const broken = describeBreak(await readLedger(workspace.root));
+  // The whole file, not a snapshot: the run decides on it, and a snapshot has no hash chain of its own.
+  const broken = describeBreak(await workspace.ledger.verify());
   if (broken) {
     output.err(`factory run refused: ${broken}.`);
     return EXIT.halted;
@@ -93,23 +94,23 @@ export async function run(options: RunOptions): Promise<ExitCode> {
     if (lock.tookOverFrom) progress.emit({ kind: "notice", message: `took over the run lock of pid ${lock.tookOverFrom.pid}, which is no longer running` });
     const finished = await finishLeftCheckout(workspace.root, workspace.branch);
     if (finished) progress.emit({ kind: "notice", message: finished });
-    for (const id of await recoverInFlight(workspace.root, owner.run)) {
+    for (const id of await recoverInFlight(workspace.ledger, owner.run)) {
       progress.emit({ kind: "notice", packet: id, message: "its last attempt was interrupted; it is claimable again" });
     }
-    const ledgerState = foldLedger((await readLedger(workspace.root)).events);
-    for (const id of await recordLandedVersions(workspace.root, workspace.branch, packets, ledgerState)) {
+    const { state: ledgerState } = await workspace.ledger.read();
+    for (const id of await recordLandedVersions(workspace.root, workspace.ledger, workspace.branch, packets, ledgerState)) {
       progress.emit({ kind: "notice", packet: id, message: `this version is already on ${workspace.branch} (its Factory-Packet trailers say so); recorded as merged, not run again` });
     }
-    await appendEvents(workspace.root, [{ kind: "run-started", options: { once: options.once, packet: options.packet ?? null, maxCost: budget.capUsd ?? null }, ...owner }]);
+    await workspace.ledger.append([{ kind: "run-started", options: { once: options.once, packet: options.packet ?? null, maxCost: budget.capUsd ?? null }, ...owner }]);
     progress.emit({ kind: "run-start", packets: packets.length, run: owner.run });
     const ctx: RunContext = {
-      root: workspace.root, config, branch: workspace.branch, owner, emit: progress.emit, signal: options.signal, adapters, budget, waits: new AgentWaits(),
+      root: workspace.root, ledger: workspace.ledger, config, branch: workspace.branch, owner, emit: progress.emit, signal: options.signal, adapters, budget, waits: new AgentWaits(),
     };
     const end = await drainQueue(ctx, {
       packets, once: options.once, only: options.packet, concurrency: options.concurrency ?? config.limits.concurrency,
       keepGoing: options.keepGoing === true || config.limits.onBlock === "continue",
     });
-    await appendEvents(workspace.root, [{ kind: "run-ended", run: owner.run, outcome: end.outcome, ...(end.reason ? { reason: end.reason } : {}) }]);
+    await workspace.ledger.append([{ kind: "run-ended", run: owner.run, outcome: end.outcome, ...(end.reason ? { reason: end.reason } : {}) }]);
     progress.emit({ kind: "run-end", outcome: end.outcome, ...(end.reason ? { reason: end.reason } : {}), costUsd: budget.spentUsd, elapsedMs: Date.now() - started });
     let brief: string | undefined;
     try {
@@ -119,7 +120,7 @@ export async function run(options: RunOptions): Promise<ExitCode> {
     }
     const notified = await notify(workspace.root, config, { event: "run-ended", outcome: end.outcome, reason: end.reason ?? null, cost_usd: budget.spentUsd, report: brief ?? null });
     if (notified) output.err(`warning: ${notified}`);
-    await printNextSteps(workspace.root, output);
+    await printNextSteps(workspace.ledger, output);
     if (brief) output.out(`morning brief: factory report (also ${relative(process.cwd(), brief) || brief})`);
     return end.outcome === "drained" ? EXIT.ok : end.outcome === "interrupted" ? EXIT.interrupted : EXIT.halted;
   } finally {
@@ -129,8 +130,8 @@ export async function run(options: RunOptions): Promise<ExitCode> {
 }
 
 /** When something stops, the next command is obvious. */
-async function printNextSteps(root: string, output: Output): Promise<void> {
-  const state = foldLedger((await readLedger(root)).events);
+async function printNextSteps(ledger: Ledger, output: Output): Promise<void> {
+  const { state } = await ledger.read();
   for (const record of state.packets.values()) {
     if (record.status.state === "awaiting_human") output.out(`${record.id} awaits a person: factory approve ${record.id}  (or: factory reject ${record.id} --reason "…")`);
     if (record.status.state === "blocked") output.out(`${record.id} is blocked: ${record.status.reason}\n  see: factory status ${record.id}; then factory unblock ${record.id} or factory reset ${record.id}`);

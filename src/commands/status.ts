@@ -1,10 +1,11 @@
 import { finishLeftCheckout } from "../merge/checkout.js";
 import { hostname } from "node:os";
 import { landedPackets } from "../git/trailers.js";
-import { foldLedger, type LedgerState, type PacketRecord } from "../ledger/fold.js";
+import type { LedgerState, PacketHistory, PacketRecord } from "../ledger/fold.js";
+import type { LedgerView } from "../ledger/ledger.js";
 import type { LedgerEvent } from "../ledger/events.js";
 import { describeSpend, spendByRole } from "../status/spend.js";
-import { describeBreak, readLedger } from "../ledger/store.js";
+import { describeBreak } from "../ledger/store.js";
 import { readRunLock, isAlive } from "../ledger/run-lock.js";
 import { paint, type Output } from "../log/output.js";
 import { renderTable } from "../log/table.js";
@@ -28,11 +29,13 @@ export async function status(options: StatusOptions): Promise<ExitCode> {
   // A checkout a killed run left half-way is brought forward first, so the board and the checkout agree.
   const finished = await finishLeftCheckout(workspace.root, workspace.branch);
   if (finished) output.err(`notice: ${finished}`);
-  const { ledger, board, warnings } = await loadBoard(workspace);
+  // One packet's page shows its events: only then is the whole ledger read.
+  const history = options.id !== undefined ? await workspace.ledger.history() : undefined;
+  const { board, warnings } = await loadBoard(workspace, history);
   const lock = await readRunLock(workspace.root);
   const run = lock ? { ...lock, alive: isAlive(lock.pid) } : null;
 
-  if (options.id !== undefined) return showPacket(options, board, ledger.packets.get(options.id));
+  if (options.id !== undefined) return showPacket(options, board, history?.state.packets.get(options.id));
   if (options.json) {
     output.out(JSON.stringify({ ...board, run }, null, 2));
     return EXIT.ok;
@@ -49,9 +52,9 @@ export async function status(options: StatusOptions): Promise<ExitCode> {
 }
 
 /** The board of a workspace: its committed queue, the ledger's fold and what git's trailers say landed. */
-export async function loadBoard(workspace: Workspace): Promise<{ ledger: LedgerState; board: Board; warnings: string[] }> {
-  const ledgerRead = await readLedger(workspace.root);
-  const ledger = foldLedger(ledgerRead.events);
+export async function loadBoard<R extends PacketRecord = PacketRecord>(workspace: Workspace, view?: LedgerView<R>): Promise<{ ledger: LedgerState<R>; board: Board; warnings: string[] }> {
+  const ledgerRead = view ?? ((await workspace.ledger.read()) as unknown as LedgerView<R>);
+  const ledger = ledgerRead.state;
   const broken = describeBreak(ledgerRead);
   const warnings = [...(broken ? [broken] : []), ...workspace.warnings, ...ledgerRead.warnings];
   const board = buildBoard({
@@ -88,7 +91,7 @@ function renderBoard(board: Board, output: Output): string {
   ].join("\n");
 }
 
-function showPacket(options: StatusOptions, board: Board, record: PacketRecord | undefined): ExitCode {
+function showPacket(options: StatusOptions, board: Board, record: PacketHistory | undefined): ExitCode {
   const { output } = options;
   const row = board.packets.find((candidate) => candidate.id === options.id);
   if (!row) {

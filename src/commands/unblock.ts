@@ -1,4 +1,3 @@
-import { appendEvents } from "../ledger/store.js";
 import type { Output } from "../log/output.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
 import { confirmByPerson, loadPacketRecord, personName, refuseAgents, type PersonInput } from "./packet-record.js";
@@ -33,7 +32,7 @@ export async function unblock(options: UnblockOptions): Promise<ExitCode> {
   if (!(await confirmByPerson("unblock", id, "give it more attempts", options, output))) return EXIT.invalid;
   const root = loaded.workspace.root;
   const by = await personName(root);
-  await appendEvents(root, [{ kind: "unblocked", packet: id, extraAttempts: options.attempts, by }]);
+  await loaded.workspace.ledger.append([{ kind: "unblocked", packet: id, extraAttempts: options.attempts, by }]);
   output.out(`${id} has ${options.attempts} more attempt(s); the next \`factory run\` picks it up.`);
   return EXIT.ok;
 }

@@ -1,6 +1,8 @@
 import { loadConfig, noCommitsProblem } from "../config/load.js";
 import type { Config } from "../config/types.js";
 import { findRepoRoot } from "../git/repo.js";
+import { fileLedger } from "../ledger/file-ledger.js";
+import type { Ledger } from "../ledger/ledger.js";
 import { readQueue } from "../packet/load.js";
 import { validatePackets, type PacketSet } from "../packet/rules.js";
 import type { PacketContext } from "../packet/types.js";
@@ -10,6 +12,7 @@ import { formatProblem, type Problem } from "../util/problem.js";
 /** Everything a command reads before it acts: the repository, its config and its queue. */
 export type Workspace = {
   root: string;
+  ledger: Ledger;
   /** Undefined when the config has problems (they are in `problems`). */
   config: Config | undefined;
   branch: string;
@@ -38,7 +41,7 @@ export async function loadWorkspace(cwd: string): Promise<WorkspaceLoad> {
   const warnings = [...configWarnings, ...queueWarnings];
   const queue = validatePackets(sources, { ...packetContext(config), supplied });
   problems.push(...queue.problems);
-  return { ok: true, workspace: { root, config, branch, tip, queue, problems, warnings } };
+  return { ok: true, workspace: { root, ledger: fileLedger(root), config, branch, tip, queue, problems, warnings } };
 }
 
 /** Loads the workspace, or prints why it cannot be loaded (exit 2 for the caller). */

@@ -53,6 +53,10 @@ export interface PacketRecord {
   lastWork: { attempt: number; commit: string; from: string } | undefined;
   /** Failure fingerprints of the current version's failed attempts, oldest first. */
   fingerprints: string[];
+}
+
+/** A packet's record with every event the ledger holds for it, in order (a full read; see Ledger.history). */
+export interface PacketHistory extends PacketRecord {
   events: LedgerEvent[];
 }
 
@@ -65,23 +69,36 @@ export interface RunRecord {
   costUsd: number;
 }
 
-export interface LedgerState {
-  packets: Map<string, PacketRecord>;
-  runs: RunRecord[];
+export interface LedgerState<R extends PacketRecord = PacketRecord> {
+  packets: Map<string, R>;
+  /** By run id, in the order they started. */
+  runs: Map<string, RunRecord>;
   costUsd: number;
 }
 
-/** Pure: the current state of every packet and run, from the ledger's events in order. */
-export function foldLedger(events: readonly LedgerEvent[]): LedgerState {
-  const packets = new Map<string, PacketRecord>();
-  const runs = new Map<string, RunRecord>();
-  let costUsd = 0;
+export function emptyState(): LedgerState {
+  return { packets: new Map(), runs: new Map(), costUsd: 0 };
+}
+
+/** Pure: the current state of every packet and run, with each packet's events, from the ledger's events in order. */
+export function foldLedger(events: readonly LedgerEvent[]): LedgerState<PacketHistory> {
+  return foldInto(emptyState(), events, true) as LedgerState<PacketHistory>;
+}
+
+/**
+ * Folds `events` into `state` (changed in place) and returns it: the fold
+ * goes on from a snapshot exactly as if it had started at the beginning.
+ * With `history`, each packet's record also collects its events.
+ */
+export function foldInto(state: LedgerState, events: readonly LedgerEvent[], history = false): LedgerState {
+  const { packets, runs } = state;
   const record = (id: string): PacketRecord => {
     let found = packets.get(id);
     if (!found) {
       found = {
         id, sha256: undefined, status: { state: "queued" }, attemptsUsed: 0, lastAttempt: 0,
-        extraAttempts: 0, costUsd: 0, reason: undefined, changedSinceMerge: false, pendingLand: undefined, feedback: [], earlierFeedback: [], lastWork: undefined, fingerprints: [], events: [],
+        extraAttempts: 0, costUsd: 0, reason: undefined, changedSinceMerge: false, pendingLand: undefined, feedback: [], earlierFeedback: [], lastWork: undefined, fingerprints: [],
+        ...(history ? { events: [] } : {}),
       };
       packets.set(id, found);
     }
@@ -89,7 +106,7 @@ export function foldLedger(events: readonly LedgerEvent[]): LedgerState {
   };
 
   for (const event of events) {
-    if ("packet" in event) record(event.packet).events.push(event);
+    if (history && "packet" in event) (record(event.packet) as PacketHistory).events.push(event);
     switch (event.kind) {
       case "run-started":
         runs.set(event.run, { run: event.run, pid: event.pid, host: event.host, startedAt: event.ts, costUsd: 0 });
@@ -141,7 +158,7 @@ export function foldLedger(events: readonly LedgerEvent[]): LedgerState {
       case "agent-finished": {
         const cost = event.costUsd ?? event.estimatedUsd ?? 0;
         record(event.packet).costUsd += cost;
-        costUsd += cost;
+        state.costUsd += cost;
         const running = record(event.packet).status;
         if (running.state === "running") {
           const run = runs.get(running.owner.run);
@@ -232,5 +249,5 @@ export function foldLedger(events: readonly LedgerEvent[]): LedgerState {
         unreachable(event);
     }
   }
-  return { packets, runs: [...runs.values()], costUsd };
+  return state;
 }

@@ -1,11 +1,10 @@
-import { createHash } from "node:crypto";
-import { mkdir, open, readFile, type FileHandle } from "node:fs/promises";
+import { mkdir, open, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
 import lockfile from "proper-lockfile";
-import { EVENT_KINDS, SCHEMA_VERSION, stamp, type EventBody, type LedgerEvent } from "./events.js";
+import { stamp, type EventBody, type LedgerEvent } from "./events.js";
+import { chainHash, LedgerScanner, LineSplitter, SCAN_START, STATE_DIR, LEDGER_FILE, type ChainBreak } from "./scan.js";
 
-export const STATE_DIR = ".factory/state";
-export const LEDGER_FILE = "ledger.jsonl";
+export { chainHash, STATE_DIR, LEDGER_FILE, type ChainBreak };
 
 export interface LedgerRead {
   events: LedgerEvent[];
@@ -13,11 +12,6 @@ export interface LedgerRead {
   warnings: string[];
   /** Where the hash chain first breaks: a line edited, removed or written by something other than the factory. */
   broken?: ChainBreak;
-}
-
-export interface ChainBreak {
-  line: number;
-  reason: string;
 }
 
 export function ledgerPath(root: string): string {
@@ -92,11 +86,6 @@ export async function appendUnlocked(root: string, events: readonly LedgerEvent[
   }
 }
 
-/** The hash a line's successor names: sha256 of the line's exact text; "" for the start of the ledger. */
-export function chainHash(line: string): string {
-  return line === "" ? "" : createHash("sha256").update(line).digest("hex");
-}
-
 /** The ledger's last non-empty line (possibly torn), read from the end in growing chunks. */
 async function lastLine(handle: FileHandle, size: number): Promise<{ text: string; endedWithNewline: boolean }> {
   if (size === 0) return { text: "", endedWithNewline: true };
@@ -112,80 +101,55 @@ async function lastLine(handle: FileHandle, size: number): Promise<{ text: strin
   }
 }
 
+/** Reads the whole ledger as a stream of chunks (never as one string), with every event. */
 export async function readLedger(root: string): Promise<LedgerRead> {
-  let text: string;
+  const events: LedgerEvent[] = [];
+  const scanner = new LedgerScanner(SCAN_START, (event) => events.push(event));
+  await scanFile(ledgerPath(root), scanner, 0);
+  const broken = scanner.at.broken;
+  return { events, warnings: [...scanner.warnings, ...scanner.tornWarnings], ...(broken ? { broken } : {}) };
+}
+
+/**
+ * Feeds the ledger file from byte `from` on to `scanner`, a chunk at a time.
+ * A missing file reads as empty.
+ */
+export async function scanFile(path: string, scanner: LedgerScanner, from: number): Promise<void> {
+  let handle: FileHandle;
   try {
-    text = await readFile(ledgerPath(root), "utf8");
+    handle = await open(path, "r");
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return { events: [], warnings: [] };
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return;
     throw error;
   }
-  return parseLedger(text);
+  try {
+    const splitter = new LineSplitter(scanner, from);
+    const buffer = Buffer.alloc(1024 * 1024);
+    for (let at = from; ;) {
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, at);
+      if (bytesRead === 0) break;
+      splitter.push(buffer.subarray(0, bytesRead));
+      at += bytesRead;
+    }
+    splitter.end();
+  } finally {
+    await handle.close();
+  }
 }
 
 /** Pure: the events of a ledger file's text, skipping (and naming) lines that cannot be read. */
 export function parseLedger(text: string): LedgerRead {
   const events: LedgerEvent[] = [];
-  const warnings: string[] = [];
-  const lines = text.split("\n");
-  const lastIndex = text.endsWith("\n") ? lines.length - 2 : lines.length - 1;
-  let broken: ChainBreak | undefined;
-  let chained = false;
-  let previous = "";
-  lines.forEach((line, index) => {
-    if (line === "") return;
-    const expected = chainHash(previous);
-    previous = line;
-    const where = `${STATE_DIR}/${LEDGER_FILE}:${index + 1}`;
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch {
-      const torn = index === lastIndex && !text.endsWith("\n");
-      warnings.push(
-        torn
-          ? `${where}: the last line was cut off mid-write (a crash?); it is ignored`
-          : `${where}: not a JSON event (an earlier write was cut off?); it is ignored`,
-      );
-      return;
-    }
-    if (!isEvent(value)) {
-      warnings.push(`${where}: not a ledger event; it is ignored`);
-      return;
-    }
-    // Lines before the first chained one were written by a factory before the chain existed.
-    const link = (value as { prev?: unknown }).prev;
-    if (typeof link === "string") chained = true;
-    if (!broken && chained && link !== expected) {
-      broken = {
-        line: index + 1,
-        reason: typeof link === "string"
-          ? "it does not name the hash of the line before it (a line was edited, removed or inserted here)"
-          : "it carries no link to the line before it (it was not written by the factory)",
-      };
-    }
-    if (value.v > SCHEMA_VERSION) {
-      warnings.push(`${where}: written by a newer factory (schema ${value.v}); it is ignored — upgrade factory`);
-      return;
-    }
-    if (!EVENT_KINDS.includes(value.kind)) {
-      warnings.push(`${where}: unknown event kind "${value.kind}"; it is ignored`);
-      return;
-    }
-    const { prev: _prev, ...event } = value as LedgerEvent & { prev?: string };
-    events.push(event as LedgerEvent);
-  });
-  return { events, warnings, ...(broken ? { broken } : {}) };
-}
-
-function isEvent(value: unknown): value is LedgerEvent {
-  if (typeof value !== "object" || value === null) return false;
-  const record = value as Record<string, unknown>;
-  return typeof record.v === "number" && typeof record.ts === "string" && typeof record.kind === "string";
+  const scanner = new LedgerScanner(SCAN_START, (event) => events.push(event));
+  const splitter = new LineSplitter(scanner, 0);
+  splitter.push(Buffer.from(text, "utf8"));
+  splitter.end();
+  const broken = scanner.at.broken;
+  return { events, warnings: [...scanner.warnings, ...scanner.tornWarnings], ...(broken ? { broken } : {}) };
 }
 
 /** The one-line report of a broken chain, with what to do; undefined when the chain holds. */
-export function describeBreak(read: LedgerRead): string | undefined {
+export function describeBreak(read: { broken?: ChainBreak }): string | undefined {
   if (!read.broken) return undefined;
   return `${STATE_DIR}/${LEDGER_FILE}:${read.broken.line}: the ledger's hash chain breaks here: ${read.broken.reason}. ` +
     `Its history cannot be trusted from this line on. Inspect it; to start a fresh ledger, move it aside ` +

@@ -4,7 +4,6 @@ import { dirname, join } from "node:path";
 import { parseJsonFile } from "../agents/result.js";
 import type { AgentAdapter, AgentOutcome, Role } from "../agents/types.js";
 import { UNKNOWN_COST_ESTIMATE_USD, type Surface } from "../config/types.js";
-import { appendEvents } from "../ledger/store.js";
 import { formatSize } from "../util/size.js";
 import { BudgetExhausted } from "./budget.js";
 import { checkInterrupted, type RunContext } from "./context.js";
@@ -92,7 +91,7 @@ async function runAndRecord(
   const estimatedUsd = outcome.costUsd === undefined && outcome.status !== "rate-limited" ? how.estimateUsd : undefined;
   ctx.budget.add(outcome.costUsd ?? estimatedUsd);
   const version = await how.adapter.version?.();
-  await appendEvents(ctx.root, [{
+  await ctx.ledger.append([{
     kind: "agent-finished", packet: call.packet, attempt: call.attempt, role: call.role, outcome: outcome.status,
     durationMs: outcome.durationMs,
     ...(outcome.costUsd !== undefined ? { costUsd: outcome.costUsd } : {}),

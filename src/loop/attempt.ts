@@ -14,7 +14,6 @@ import { unearnedLockFiles } from "../gates/lock-files.js";
 import { isTestFile, plantedCases, type PlantedCases } from "../gates/test-compare.js";
 import { AGENT_OUTPUTS } from "../gates/paths.js";
 import { isGreen, type GateReport } from "../gates/types.js";
-import { appendEvents } from "../ledger/store.js";
 import type { Packet } from "../packet/types.js";
 import { callAgent, surfaceCommands } from "./agent-call.js";
 import { measureBaseline, runTests } from "./baseline.js";
@@ -90,7 +89,7 @@ export async function runAttempt(ctx: RunContext, input: AttemptInput): Promise<
     if (!measured.ok) return { ...withTree, end: { kind: "environment-error", reason: `baseline: ${measured.reason}` } };
     baseline = measured.results;
     const all = [...baseline.values()].flat();
-    await appendEvents(ctx.root, [{
+    await ctx.ledger.append([{
       kind: "baseline-measured", packet: packet.id, commit: tip, cached: measured.cached,
       passed: all.filter((test) => test.outcome === "passed").length, failed: all.filter((test) => test.outcome === "failed").length,
     }]);
@@ -109,7 +108,7 @@ export async function runAttempt(ctx: RunContext, input: AttemptInput): Promise<
   }
   const withPlanting = { ...withTree, planting };
   if (planting.files.length > 0) {
-    await appendEvents(ctx.root, [{
+    await ctx.ledger.append([{
       kind: "planted", packet: packet.id, attempt, commit: planting.commit, files: planting.files, ...(planting.cases ? { cases: planting.cases } : {}),
     }]);
     step("planted", planting.files.join(", "));
@@ -121,7 +120,7 @@ export async function runAttempt(ctx: RunContext, input: AttemptInput): Promise<
     const last = input.continueFrom;
     if (await carryWork(ctx.root, worktree, last)) {
       continued = last.attempt;
-      await appendEvents(ctx.root, [{ kind: "continued", packet: packet.id, attempt, fromAttempt: last.attempt, commit: last.commit }]);
+      await ctx.ledger.append([{ kind: "continued", packet: packet.id, attempt, fromAttempt: last.attempt, commit: last.commit }]);
       step("continues", `from attempt ${last.attempt}'s work (${last.commit.slice(0, 10)}), uncommitted in the worktree`);
     } else {
       step("continues", `attempt ${last.attempt}'s work does not apply at ${ctx.branch} @ ${tip.slice(0, 10)}; starting from the tip`);
@@ -157,7 +156,7 @@ export async function runAttempt(ctx: RunContext, input: AttemptInput): Promise<
   const withGates = { ...withPlanting, commit: gated.commit, gates: gated.reports };
   if (gated.commit !== attemptCommit) step("gates", `ran on ${gated.commit.slice(0, 10)} (after auto-fixes)`);
   for (const report of gated.reports) {
-    await appendEvents(ctx.root, [{
+    await ctx.ledger.append([{
       kind: "gate-finished", packet: packet.id, attempt, gate: report.name, result: report.status, durationMs: report.durationMs,
       ...(report.command ? { command: report.command } : {}), ...(report.exitCode !== undefined ? { exitCode: report.exitCode } : {}),
       detail: report.summary,

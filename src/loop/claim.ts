@@ -1,8 +1,7 @@
 import { crashPoint } from "../util/crash-point.js";
 import { existsSync } from "node:fs";
-import { foldLedger } from "../ledger/fold.js";
 import { stamp, type Owner } from "../ledger/events.js";
-import { appendUnlocked, readLedger, withLedgerLock } from "../ledger/store.js";
+import type { Ledger } from "../ledger/ledger.js";
 import type { Packet } from "../packet/types.js";
 import { attemptDir } from "./context.js";
 
@@ -13,9 +12,9 @@ export type Claim = { ok: true; attempt: number } | { ok: false; reason: string 
  * packet must still be queued. A new version of the packet file is
  * registered first, so nothing ruled on the old version counts.
  */
-export async function claimPacket(root: string, packet: Packet, owner: Owner): Promise<Claim> {
-  return withLedgerLock(root, async () => {
-    const state = foldLedger((await readLedger(root)).events);
+export async function claimPacket(root: string, ledger: Ledger, packet: Packet, owner: Owner): Promise<Claim> {
+  return ledger.transaction(async (tx) => {
+    const { state } = await tx.read();
     const record = state.packets.get(packet.id);
     const events = [];
     if (record?.sha256 !== packet.sha256) {
@@ -30,7 +29,7 @@ export async function claimPacket(root: string, packet: Packet, owner: Owner): P
     let attempt = (record?.lastAttempt ?? 0) + 1;
     while (existsSync(attemptDir(root, packet.id, attempt))) attempt++;
     events.push(stamp({ kind: "claimed", packet: packet.id, attempt, sha256: packet.sha256, ...owner }));
-    await appendUnlocked(root, events);
+    await tx.append(events);
     crashPoint("run-after-claim");
     return { ok: true, attempt };
   });

@@ -2,6 +2,7 @@ import { join } from "node:path";
 import type { AgentAdapter } from "../agents/types.js";
 import type { Config, Surface } from "../config/types.js";
 import type { Owner } from "../ledger/events.js";
+import type { Ledger } from "../ledger/ledger.js";
 import type { Emit } from "../log/progress.js";
 import type { Packet } from "../packet/types.js";
 import type { Budget } from "./budget.js";
@@ -10,6 +11,8 @@ import type { AgentWaits } from "./rate-limits.js";
 /** What every step of a run needs; passed explicitly, never global. */
 export interface RunContext {
   root: string;
+  /** Every event of the run goes through it. */
+  ledger: Ledger;
   config: Config;
   branch: string;
   owner: Owner;

@@ -5,7 +5,7 @@ import { resolveCommit, treeOf } from "../git/repo.js";
 import { deleteBranch, removeWorktree } from "../git/worktree.js";
 import type { EventBody } from "../ledger/events.js";
 import type { PacketRecord } from "../ledger/fold.js";
-import { appendEvents, withLandLock } from "../ledger/store.js";
+import { withLandLock } from "../ledger/store.js";
 import { land, type LandResult } from "../merge/land.js";
 import type { Packet } from "../packet/types.js";
 import { runAttempt, type AttemptReport } from "./attempt.js";
@@ -26,7 +26,7 @@ export type PacketOutcome =
 
 /** One attempt of one packet, and everything that follows from it, recorded in the ledger. */
 export async function processPacket(ctx: RunContext, packet: Packet, record: PacketRecord | undefined): Promise<PacketOutcome> {
-  const claim = await claimPacket(ctx.root, packet, ctx.owner);
+  const claim = await claimPacket(ctx.root, ctx.ledger, packet, ctx.owner);
   if (!claim.ok) return { kind: "not-claimed", reason: claim.reason };
   const { attempt } = claim;
   const runDir = attemptDir(ctx.root, packet.id, attempt);
@@ -44,7 +44,7 @@ export async function processPacket(ctx: RunContext, packet: Packet, record: Pac
     const reason = error instanceof Interrupted ? "the run was interrupted"
       : error instanceof BudgetExhausted ? error.message
       : `internal error: ${error instanceof Error ? error.message : String(error)}`;
-    await appendEvents(ctx.root, [{ kind: "attempt-interrupted", packet: packet.id, attempt, reason, worktree: worktreePath(ctx.root, packet.id) }]);
+    await ctx.ledger.append([{ kind: "attempt-interrupted", packet: packet.id, attempt, reason, worktree: worktreePath(ctx.root, packet.id) }]);
     if (error instanceof Interrupted || error instanceof BudgetExhausted) return { kind: "interrupted", reason };
     throw error;
   }
@@ -92,18 +92,18 @@ async function applyDecision(ctx: RunContext, input: Applied): Promise<PacketOut
     case "hold": {
       if (!report.commit) throw new Error("a held attempt has a gated commit");
       const tree = await treeOf(ctx.root, report.commit);
-      await appendEvents(ctx.root, [decided, { kind: "held", packet: packet.id, attempt, tree, branch: taskBranch(packet.id), commit: report.commit, fork: report.forkCommit }]);
+      await ctx.ledger.append([decided, { kind: "held", packet: packet.id, attempt, tree, branch: taskBranch(packet.id), commit: report.commit, fork: report.forkCommit }]);
       ctx.emit({ kind: "outcome", packet: packet.id, attempt, outcome: "awaiting_human", reasons: [`factory approve ${packet.id}`] });
       return { kind: "held" };
     }
     case "block": {
       const reason = decision.reasons.join("; ");
-      await appendEvents(ctx.root, [decided, { kind: "blocked", packet: packet.id, attempt, reason }]);
+      await ctx.ledger.append([decided, { kind: "blocked", packet: packet.id, attempt, reason }]);
       ctx.emit({ kind: "outcome", packet: packet.id, attempt, outcome: "blocked", reasons: decision.reasons });
       return { kind: "blocked", reason };
     }
     case "retry": {
-      await appendEvents(ctx.root, [decided]);
+      await ctx.ledger.append([decided]);
       ctx.emit({ kind: "outcome", packet: packet.id, attempt, outcome: decision.refund ? "retry (attempt not counted)" : "retry", reasons: decision.reasons });
       const end = report.end;
       const rateLimited = end.kind === "rate-limited" ? { role: end.role, ...(end.resetsAt ? { resetsAt: end.resetsAt } : {}) } : undefined;
@@ -124,13 +124,13 @@ export async function applyLanding(
   crashPoint("after-land"); // the target moved (or did not), nothing recorded yet
   switch (landed.kind) {
     case "merged":
-      await appendEvents(ctx.root, [decided, { kind: "merged", packet: packet.id, attempt, commit: landed.commit, tree: landed.tree }]);
+      await ctx.ledger.append([decided, { kind: "merged", packet: packet.id, attempt, commit: landed.commit, tree: landed.tree }]);
       await removeWorktree(ctx.root, worktreePath(ctx.root, packet.id));
       await deleteBranch(ctx.root, taskBranch(packet.id));
       ctx.emit({ kind: "outcome", packet: packet.id, attempt, outcome: "merged", reasons: [`${ctx.branch} @ ${landed.commit.slice(0, 10)}`] });
       return { kind: "merged", commit: landed.commit };
     case "merge-blocked":
-      await appendEvents(ctx.root, [decided, {
+      await ctx.ledger.append([decided, {
         kind: "merge-blocked", packet: packet.id, attempt, reason: landed.reason,
         commit: report.commit ?? report.forkCommit, fork: report.forkCommit,
       }]);
@@ -156,7 +156,8 @@ export async function applyLanding(
 export async function landPending(ctx: RunContext, packet: Packet, record: PacketRecord): Promise<PacketOutcome | undefined> {
   const pending = record.pendingLand;
   if (!pending) return undefined;
-  const { planted, gates, counts } = recordedAttempt(record, pending.attempt);
+  const history = (await ctx.ledger.history()).state.packets.get(packet.id);
+  const { planted, gates, counts } = history ? recordedAttempt(history, pending.attempt) : { planted: undefined, gates: [], counts: undefined };
   return withLandLock(ctx.root, async () => {
     const landed = await land(ctx, {
       packet, attempt: pending.attempt, commit: pending.commit, fork: pending.fork,

@@ -3,7 +3,7 @@ import { deleteBranch, removeWorktree } from "../git/worktree.js";
 import { landedPackets, landedVersion } from "../git/trailers.js";
 import type { EventBody } from "../ledger/events.js";
 import type { LedgerState } from "../ledger/fold.js";
-import { appendEvents } from "../ledger/store.js";
+import type { Ledger } from "../ledger/ledger.js";
 import type { Packet } from "../packet/types.js";
 import { taskBranch, worktreePath } from "./context.js";
 
@@ -14,7 +14,7 @@ import { taskBranch, worktreePath } from "./context.js";
  * the target and recording the merge. Returns the ids it recorded. No packet
  * version lands twice.
  */
-export async function recordLandedVersions(root: string, branch: string, packets: readonly Packet[], state: LedgerState): Promise<string[]> {
+export async function recordLandedVersions(root: string, ledger: Ledger, branch: string, packets: readonly Packet[], state: LedgerState): Promise<string[]> {
   const landed = await landedPackets(root, branch);
   const events: EventBody[] = [];
   for (const packet of packets) {
@@ -25,7 +25,7 @@ export async function recordLandedVersions(root: string, branch: string, packets
     events.push({ kind: "merged", packet: packet.id, attempt: record?.lastAttempt ?? 0, commit: found.commit, tree: await treeOf(root, found.commit) });
   }
   if (events.length === 0) return [];
-  await appendEvents(root, events);
+  await ledger.append(events);
   const recorded = [...new Set(events.map((event) => ("packet" in event ? event.packet : "")))];
   // What the landing would have removed, had it been recorded: the task worktree and branch.
   for (const id of recorded) {

@@ -1,6 +1,6 @@
 import type { PlantedCases } from "../gates/test-compare.js";
 import type { GateReport } from "../gates/types.js";
-import type { PacketRecord } from "../ledger/fold.js";
+import type { PacketHistory } from "../ledger/fold.js";
 
 export interface RecordedAttempt {
   planted: { commit: string; files: string[]; cases: Record<string, PlantedCases> } | undefined;
@@ -9,7 +9,7 @@ export interface RecordedAttempt {
 }
 
 /** What the ledger says about one attempt: enough to land its gated commit later (approve, merge-blocked). */
-export function recordedAttempt(record: PacketRecord, attempt: number): RecordedAttempt {
+export function recordedAttempt(record: PacketHistory, attempt: number): RecordedAttempt {
   let planted: RecordedAttempt["planted"];
   let counts: RecordedAttempt["counts"];
   const gates: GateReport[] = [];

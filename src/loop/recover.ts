@@ -1,5 +1,4 @@
-import { foldLedger } from "../ledger/fold.js";
-import { appendEvents, readLedger } from "../ledger/store.js";
+import type { Ledger } from "../ledger/ledger.js";
 
 /**
  * Called while holding the run lock: any packet the ledger shows in flight
@@ -7,13 +6,13 @@ import { appendEvents, readLedger } from "../ledger/store.js";
  * interrupted (not counted) and the packet becomes claimable again; its
  * worktree is kept for inspection until the next attempt replaces it.
  */
-export async function recoverInFlight(root: string, currentRun: string): Promise<string[]> {
-  const state = foldLedger((await readLedger(root)).events);
+export async function recoverInFlight(ledger: Ledger, currentRun: string): Promise<string[]> {
+  const { state } = await ledger.read();
   const recovered: string[] = [];
   for (const record of state.packets.values()) {
     if (record.status.state !== "running" || record.status.owner.run === currentRun) continue;
     const { owner, attempt } = record.status;
-    await appendEvents(root, [{
+    await ledger.append([{
       kind: "attempt-interrupted", packet: record.id, attempt,
       reason: `the run that owned it (pid ${owner.pid} on ${owner.host}) ended without finishing it`,
     }]);

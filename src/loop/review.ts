@@ -5,7 +5,6 @@ import { gitRun, readFileAt } from "../git/repo.js";
 import { worktreeStatus } from "../git/worktree.js";
 import { AGENT_OUTPUTS, matchesAny } from "../gates/paths.js";
 import type { GateReport } from "../gates/types.js";
-import { appendEvents } from "../ledger/store.js";
 import type { Packet } from "../packet/types.js";
 import { parseEvidence, validateReview, type Review } from "../review/contract.js";
 import { effectiveVerdict, rulingCounts } from "../review/verdict.js";
@@ -116,7 +115,7 @@ async function recordReview(ctx: RunContext, input: ReviewInput, review: Review,
   const { packet } = input;
   const verdict = effectiveVerdict({ review, invariants: packet.invariants, gatesGreen: true, unresolvedEvidence: unresolved });
   const counts = rulingCounts(review);
-  await appendEvents(ctx.root, [{
+  await ctx.ledger.append([{
     kind: "review-recorded", packet: packet.id, attempt: input.attempt, verdict: review.verdict,
     effective: verdict.verdict, overrides: verdict.overrides, ...counts,
     rulings: review.invariants.map((ruling) => ({ id: ruling.id, status: ruling.status, ...(ruling.evidence ? { evidence: clip(ruling.evidence) } : {}) })),

@@ -1,6 +1,6 @@
 import PQueue from "p-queue";
-import { foldLedger, type LedgerState, type PacketRecord } from "../ledger/fold.js";
-import { appendEvents, describeBreak, readLedger } from "../ledger/store.js";
+import type { LedgerState, PacketRecord } from "../ledger/fold.js";
+import { describeBreak } from "../ledger/store.js";
 import { orderQueue } from "../packet/graph.js";
 import type { Packet } from "../packet/types.js";
 import type { RunContext } from "./context.js";
@@ -89,14 +89,14 @@ export async function drainQueue(ctx: RunContext, options: SchedulerOptions): Pr
     const canClaim = !halt && !(options.once && attempts >= 1) && inFlight.size < options.concurrency;
     let next: Next | undefined;
     if (canClaim) {
-      const read = await readLedger(ctx.root);
+      const read = await ctx.ledger.read();
       const broken = describeBreak(read);
       if (broken) {
         // Something other than the factory wrote the ledger during this run: nothing more is decided on it.
         halt ??= { outcome: "halted", reason: broken };
         continue;
       }
-      const picked = await pickNext(ctx, options, foldLedger(read.events), inFlight, tried, (packet) => agentsOf(ctx, packet).some((agent) => waits.waiting(agent, Date.now())));
+      const picked = await pickNext(ctx, options, read.state, inFlight, tried, (packet) => agentsOf(ctx, packet).some((agent) => waits.waiting(agent, Date.now())));
       next = picked.next;
       if (!next && picked.waiting && running.size === 0) {
         // Only packets whose agent waits out a rate limit are left: sleep until the first wait ends.
@@ -180,7 +180,7 @@ async function pickNext(
     if (status !== "queued" && !changed) continue;
     const allowed = packet.maxAttempts + (changed ? 0 : (record?.extraAttempts ?? 0));
     if (!changed && !record?.pendingLand && (record?.attemptsUsed ?? 0) >= allowed) {
-      await appendEvents(ctx.root, [{ kind: "blocked", packet: packet.id, reason: `out of attempts (${record?.attemptsUsed}/${allowed}); factory unblock ${packet.id} gives it more` }]);
+      await ctx.ledger.append([{ kind: "blocked", packet: packet.id, reason: `out of attempts (${record?.attemptsUsed}/${allowed}); factory unblock ${packet.id} gives it more` }]);
       continue;
     }
     if (rateLimited(packet)) {

@@ -119,6 +119,6 @@ function round(value: number): number {
 function emptyRecord(id: string): PacketRecord {
   return {
     id, sha256: undefined, status: { state: "queued" }, attemptsUsed: 0, lastAttempt: 0, extraAttempts: 0, costUsd: 0,
-    reason: undefined, changedSinceMerge: false, pendingLand: undefined, feedback: [], earlierFeedback: [], lastWork: undefined, fingerprints: [], events: [],
+    reason: undefined, changedSinceMerge: false, pendingLand: undefined, feedback: [], earlierFeedback: [], lastWork: undefined, fingerprints: [],
   };
 }

@@ -1,5 +1,5 @@
 import type { LedgerEvent } from "../ledger/events.js";
-import type { LedgerState } from "../ledger/fold.js";
+import type { LedgerState, PacketHistory } from "../ledger/fold.js";
 import type { Board } from "./board.js";
 import { spendByRole, type RoleSpend } from "./spend.js";
 
@@ -33,7 +33,7 @@ export interface Report {
 
 export interface ReportInput {
   board: Board;
-  ledger: LedgerState;
+  ledger: LedgerState<PacketHistory>;
   /** The window: events at or after `since` (and before `until`). */
   since: string;
   until: string;

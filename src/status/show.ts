@@ -1,5 +1,5 @@
 import type { LedgerEvent } from "../ledger/events.js";
-import type { PacketRecord } from "../ledger/fold.js";
+import type { PacketHistory } from "../ledger/fold.js";
 import { describeSpend, spendByRole } from "./spend.js";
 
 /** What `factory show ID` reads besides the ledger: the tail of a gate's log in an attempt's run directory. */
@@ -12,7 +12,7 @@ export type GateTail = (attempt: number, gate: string) => string | undefined;
  * decided and why. Everything comes from the ledger, never from a file an
  * agent wrote, except the gate tails, which are the factory's own logs.
  */
-export function showPacket(input: { id: string; goal?: string; record: PacketRecord | undefined; state: string; tail: GateTail; tailLines?: number }): string[] {
+export function showPacket(input: { id: string; goal?: string; record: PacketHistory | undefined; state: string; tail: GateTail; tailLines?: number }): string[] {
   const { record } = input;
   const lines = [`${input.id}  ${input.state}${input.goal ? `  ${input.goal}` : ""}`];
   if (!record || record.events.length === 0) return [...lines, "", "It has not run yet."];

@@ -10,6 +10,7 @@ import { Budget } from "../../src/loop/budget.js";
 import type { RunContext } from "../../src/loop/context.js";
 import { AgentWaits } from "../../src/loop/rate-limits.js";
 import { readLedger } from "../../src/ledger/store.js";
+import { fileLedger } from "../../src/ledger/file-ledger.js";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -41,7 +42,7 @@ function context(adapter: AgentAdapter, rateLimitWaitMs: number, estimateUsd?: n
     limits: { rateLimitWaitMs, agentTimeoutMs: 10_000, agentIdleTimeoutMs: 10_000, maxResultSizeBytes: 1_000_000 },
   } as unknown as Config;
   const ctx: RunContext = {
-    root, config, branch: "main", owner: { run: "r", pid: process.pid, host: "h" }, signal: new AbortController().signal,
+    root, ledger: fileLedger(root), config, branch: "main", owner: { run: "r", pid: process.pid, host: "h" }, signal: new AbortController().signal,
     emit: (event) => void (event.kind === "notice" && notices.push(event.message)), adapters: new Map([["a", adapter]]), budget: new Budget(undefined), waits: new AgentWaits(),
   };
   return { ctx, notices };

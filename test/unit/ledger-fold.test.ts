@@ -29,7 +29,7 @@ describe("foldLedger", () => {
     expect(packet?.attemptsUsed).toBe(2);
     expect(packet?.costUsd).toBe(1);
     expect(state.costUsd).toBe(1);
-    expect(state.runs).toEqual([expect.objectContaining({ run: "r1", costUsd: 1, ended: expect.objectContaining({ outcome: "drained" }) })]);
+    expect([...state.runs.values()]).toEqual([expect.objectContaining({ run: "r1", costUsd: 1, ended: expect.objectContaining({ outcome: "drained" }) })]);
   });
 
   it("records the retry's reasons while queued", () => {

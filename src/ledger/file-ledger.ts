@@ -1,0 +1,180 @@
+import { open, rename, stat, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { stamp, type EventBody, type LedgerEvent } from "./events.js";
+import { emptyState, foldInto, type LedgerState, type PacketHistory, type PacketRecord, type RunRecord } from "./fold.js";
+import type { Ledger, LedgerView } from "./ledger.js";
+import { chainHash, LedgerScanner, SCAN_START, STATE_DIR, type ScanPosition } from "./scan.js";
+import { appendUnlocked, ledgerPath, scanFile, withLedgerLock } from "./store.js";
+
+export const SNAPSHOT_FILE = "ledger.snapshot.json";
+/**
+ * Bump when fold.ts changes what it computes: a snapshot folded by another
+ * version of the fold is then ignored and rebuilt, never trusted.
+ */
+export const FOLD_VERSION = 1;
+/** A read that had to fold at least this many events leaves a snapshot for the next process. */
+export const SNAPSHOT_AFTER_EVENTS = 500;
+
+/** A fold up to a point of the file: its state and the warnings of the lines it covers. */
+interface Checkpoint {
+  position: ScanPosition;
+  state: LedgerState;
+  warnings: string[];
+}
+
+interface SnapshotFile {
+  format: "factory-ledger-snapshot";
+  fold: number;
+  position: ScanPosition;
+  warnings: string[];
+  packets: PacketRecord[];
+  runs: RunRecord[];
+  costUsd: number;
+}
+
+export function snapshotPath(root: string): string {
+  return join(root, STATE_DIR, SNAPSHOT_FILE);
+}
+
+/**
+ * The ledger as an append-only JSONL file under `.factory/state/`, read as a
+ * stream and folded incrementally: a process remembers how far it has
+ * folded, and a snapshot beside the file (state, byte offset, and the hash of
+ * the last line it covers, which the chain ties to everything before it)
+ * lets a new process start there. A snapshot or memory that no longer
+ * matches the file (the bytes at its offset hash differently, the file is
+ * shorter) is dropped and the file folded from the start.
+ */
+export function fileLedger(root: string): Ledger {
+  let memory: Checkpoint | undefined;
+
+  const read = async (trustSnapshot = true): Promise<LedgerView> => {
+    const path = ledgerPath(root);
+    let size: number;
+    try {
+      size = (await stat(path)).size;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+      memory = undefined;
+      return { state: emptyState(), warnings: [] };
+    }
+    let base = memory && (await matches(path, memory.position, size)) ? memory : undefined;
+    if (!base && trustSnapshot) {
+      const saved = await loadSnapshot(root);
+      base = saved && (await matches(path, saved.position, size)) ? saved : undefined;
+    }
+    base ??= { position: SCAN_START, state: emptyState(), warnings: [] };
+    const { checkpoint, folded, torn } = await foldTail(path, base);
+    memory = checkpoint;
+    if (folded >= SNAPSHOT_AFTER_EVENTS || (!trustSnapshot && folded > 0)) await saveSnapshot(root, checkpoint);
+    let state = checkpoint.state;
+    if (torn.events.length > 0) state = foldInto(structuredClone(state), torn.events);
+    const broken = torn.broken ?? checkpoint.position.broken;
+    return { state, warnings: [...checkpoint.warnings, ...torn.warnings], ...(broken ? { broken } : {}) };
+  };
+
+  return {
+    async append(bodies: readonly EventBody[]): Promise<LedgerEvent[]> {
+      const events = bodies.map((body) => stamp(body));
+      await withLedgerLock(root, () => appendUnlocked(root, events));
+      return events;
+    },
+    read: () => read(),
+    verify: () => {
+      memory = undefined;
+      return read(false);
+    },
+    async history(): Promise<LedgerView<PacketHistory>> {
+      const events: LedgerEvent[] = [];
+      const scanner = new LedgerScanner(SCAN_START, (event) => events.push(event));
+      await scanFile(ledgerPath(root), scanner, 0);
+      const state = foldInto(emptyState(), events, true) as LedgerState<PacketHistory>;
+      const broken = scanner.at.broken;
+      return { state, warnings: [...scanner.warnings, ...scanner.tornWarnings], ...(broken ? { broken } : {}) };
+    },
+    transaction(action) {
+      return withLedgerLock(root, () => action({ read: () => read(), append: (events) => appendUnlocked(root, events) }));
+    },
+  };
+}
+
+/**
+ * Folds the file from the checkpoint on. The state of the checkpoint is not
+ * changed (a caller may still hold it). A last line without its newline (a
+ * write cut off, or one still under way) is folded into the view but not
+ * into the new checkpoint, which ends at the last complete line.
+ */
+async function foldTail(path: string, base: Checkpoint): Promise<{
+  checkpoint: Checkpoint;
+  folded: number;
+  torn: { events: LedgerEvent[]; warnings: string[]; broken?: ScanPosition["broken"] };
+}> {
+  const events: LedgerEvent[] = [];
+  let tornEvent: LedgerEvent | undefined;
+  const scanner = new LedgerScanner(base.position, (event, complete) => {
+    if (complete) events.push(event);
+    else tornEvent = event;
+  });
+  await scanFile(path, scanner, base.position.offset);
+  const position = scanner.complete;
+  const state = events.length > 0 ? foldInto(structuredClone(base.state), events) : base.state;
+  const warnings = scanner.warnings.length > 0 ? [...base.warnings, ...scanner.warnings] : base.warnings;
+  const broken = scanner.at.broken;
+  return {
+    checkpoint: { position, state, warnings },
+    folded: events.length,
+    torn: { events: tornEvent ? [tornEvent] : [], warnings: scanner.tornWarnings, ...(broken && !position.broken ? { broken } : {}) },
+  };
+}
+
+/** Whether the file still holds, at the checkpoint's offset, the line the checkpoint ended on. */
+async function matches(path: string, position: ScanPosition, size: number): Promise<boolean> {
+  if (position.offset === 0) return true;
+  if (position.offset > size || position.lastLineStart >= position.offset) return false;
+  const handle = await open(path, "r");
+  try {
+    const length = position.offset - position.lastLineStart;
+    const buffer = Buffer.alloc(length);
+    const { bytesRead } = await handle.read(buffer, 0, length, position.lastLineStart);
+    if (bytesRead !== length || buffer[length - 1] !== 0x0a) return false;
+    return chainHash(buffer.subarray(0, length - 1).toString("utf8")) === position.lastHash;
+  } finally {
+    await handle.close();
+  }
+}
+
+async function loadSnapshot(root: string): Promise<Checkpoint | undefined> {
+  let value: SnapshotFile;
+  try {
+    const handle = await open(snapshotPath(root), "r");
+    try {
+      value = JSON.parse(await handle.readFile("utf8")) as SnapshotFile;
+    } finally {
+      await handle.close();
+    }
+  } catch {
+    return undefined; // none yet, or unreadable: fold from the start
+  }
+  if (value?.format !== "factory-ledger-snapshot" || value.fold !== FOLD_VERSION || typeof value.position?.offset !== "number") return undefined;
+  return {
+    position: value.position,
+    warnings: value.warnings,
+    state: {
+      packets: new Map(value.packets.map((record) => [record.id, record])),
+      runs: new Map(value.runs.map((run) => [run.run, run])),
+      costUsd: value.costUsd,
+    },
+  };
+}
+
+/** Written beside the ledger by rename, so a reader sees a whole snapshot or the old one. */
+async function saveSnapshot(root: string, checkpoint: Checkpoint): Promise<void> {
+  const value: SnapshotFile = {
+    format: "factory-ledger-snapshot", fold: FOLD_VERSION, position: checkpoint.position, warnings: checkpoint.warnings,
+    packets: [...checkpoint.state.packets.values()], runs: [...checkpoint.state.runs.values()], costUsd: checkpoint.state.costUsd,
+  };
+  const path = snapshotPath(root);
+  const temporary = `${path}.${process.pid}.tmp`;
+  await writeFile(temporary, JSON.stringify(value), "utf8");
+  await rename(temporary, path);
+}

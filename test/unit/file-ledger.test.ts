@@ -1,0 +1,165 @@
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { EventBody } from "../../src/ledger/events.js";
+import { fileLedger, SNAPSHOT_AFTER_EVENTS, snapshotPath } from "../../src/ledger/file-ledger.js";
+import { foldLedger, type LedgerState } from "../../src/ledger/fold.js";
+import { LedgerScanner, LineSplitter } from "../../src/ledger/scan.js";
+import { appendEvents, ledgerPath, readLedger } from "../../src/ledger/store.js";
+
+let root: string;
+beforeEach(() => {
+  root = mkdtempSync(join(tmpdir(), "factory-file-ledger-"));
+});
+afterEach(() => rmSync(root, { recursive: true, force: true }));
+
+const owner = { run: "r1", pid: 1, host: "h" };
+/** Enough packets (six events each) for a fold long enough to leave a snapshot. */
+const PACKETS = Math.ceil(SNAPSHOT_AFTER_EVENTS / 6) + 1;
+/** A packet's life: registered, claimed, spent, retried, claimed again, merged. */
+const life = (packet: string): EventBody[] => [
+  { kind: "packet-registered", packet, sha256: `sha-${packet}`, file: `packets/${packet}.toml` },
+  { kind: "claimed", packet, attempt: 1, sha256: `sha-${packet}`, ...owner },
+  { kind: "agent-finished", packet, attempt: 1, role: "implementer", outcome: "ok", costUsd: 0.25, durationMs: 5 },
+  { kind: "decided", packet, attempt: 1, decision: "retry", reasons: ["tests failed"], feedback: ["fix the test"] },
+  { kind: "claimed", packet, attempt: 2, sha256: `sha-${packet}`, ...owner },
+  { kind: "merged", packet, attempt: 2, commit: `c-${packet}`, tree: `t-${packet}` },
+];
+
+/** The state as the whole file folds it, without the per-packet event lists. */
+async function fullFold(): Promise<LedgerState> {
+  const state = foldLedger((await readLedger(root)).events);
+  for (const record of state.packets.values()) delete (record as { events?: unknown }).events;
+  return state;
+}
+
+describe("file ledger", () => {
+  it("folds incrementally to the same state as a fold of the whole file", async () => {
+    const ledger = fileLedger(root);
+    expect((await ledger.read()).state.packets.size).toBe(0);
+    await ledger.append([{ kind: "run-started", options: {}, ...owner }, ...life("A")]);
+    expect((await ledger.read()).state).toEqual(await fullFold());
+    await ledger.append([...life("B"), { kind: "blocked", packet: "A", reason: "by hand" }]);
+    // Another process appends too: this reader folds only what it has not seen.
+    await appendEvents(root, [{ kind: "run-ended", run: "r1", outcome: "drained" }]);
+    const view = await ledger.read();
+    expect(view.state).toEqual(await fullFold());
+    expect(view.state.packets.get("A")?.status).toEqual({ state: "blocked", reason: "by hand" });
+    expect(view.state.costUsd).toBeCloseTo(0.5);
+    expect(view.state.runs.get("r1")?.ended?.outcome).toBe("drained");
+  });
+
+  it("leaves a snapshot after a long fold, and a new process starts from it", async () => {
+    const bodies = Array.from({ length: PACKETS }, (_, at) => life(`P${at}`)).flat();
+    await appendEvents(root, bodies);
+    expect((await fileLedger(root).read()).state).toEqual(await fullFold());
+    expect(existsSync(snapshotPath(root))).toBe(true);
+
+    // Proof that the snapshot is what a new process reads: a value planted in it comes back.
+    const snapshot = JSON.parse(readFileSync(snapshotPath(root), "utf8"));
+    snapshot.costUsd = 1234;
+    writeFileSync(snapshotPath(root), JSON.stringify(snapshot));
+    await appendEvents(root, life("Z"));
+    const view = await fileLedger(root).read();
+    expect(view.state.costUsd).toBeCloseTo(1234.25); // the snapshot's total plus the events after it
+    expect(view.state.packets.get("Z")?.status.state).toBe("merged");
+  });
+
+  it("ignores a snapshot that does not match the ledger and folds from the start", async () => {
+    await appendEvents(root, Array.from({ length: PACKETS }, (_, at) => life(`P${at}`)).flat());
+    await fileLedger(root).read();
+    const snapshot = JSON.parse(readFileSync(snapshotPath(root), "utf8"));
+    snapshot.costUsd = 1234;
+    writeFileSync(snapshotPath(root), JSON.stringify(snapshot));
+    // The ledger is moved aside and a new one started: the snapshot's offset no longer holds its last line.
+    rmSync(ledgerPath(root));
+    await appendEvents(root, [...life("A"), ...life("B")]);
+    const view = await fileLedger(root).read();
+    expect(view.state).toEqual(await fullFold());
+    expect(view.state.costUsd).toBeCloseTo(0.5);
+    expect([...view.state.packets.keys()]).toEqual(["A", "B"]);
+  });
+
+  it("ignores a snapshot folded by another version of the fold", async () => {
+    await appendEvents(root, Array.from({ length: PACKETS }, (_, at) => life(`P${at}`)).flat());
+    await fileLedger(root).read();
+    const snapshot = JSON.parse(readFileSync(snapshotPath(root), "utf8"));
+    writeFileSync(snapshotPath(root), JSON.stringify({ ...snapshot, fold: snapshot.fold + 1, costUsd: 1234 }));
+    expect((await fileLedger(root).read()).state.costUsd).toBeCloseTo((PACKETS) * 0.25);
+  });
+
+  it("verify folds the whole file, trusting no snapshot, and replaces a forged one", async () => {
+    await appendEvents(root, Array.from({ length: PACKETS }, (_, at) => life(`P${at}`)).flat());
+    await fileLedger(root).read();
+    const snapshot = JSON.parse(readFileSync(snapshotPath(root), "utf8"));
+    snapshot.packets[0].status = { state: "queued" }; // a forged state at a matching offset
+    writeFileSync(snapshotPath(root), JSON.stringify(snapshot));
+    expect((await fileLedger(root).read()).state.packets.get("P0")?.status.state).toBe("queued"); // a reader that trusts it is fooled
+    const ledger = fileLedger(root);
+    expect((await ledger.verify()).state.packets.get("P0")?.status.state).toBe("merged");
+    expect((await fileLedger(root).read()).state.packets.get("P0")?.status.state).toBe("merged"); // the snapshot was rewritten
+  });
+
+  it("reports an edit after the remembered point as a broken chain", async () => {
+    const ledger = fileLedger(root);
+    await ledger.append(life("A"));
+    await ledger.read();
+    await ledger.append(life("B"));
+    const lines = readFileSync(ledgerPath(root), "utf8").trimEnd().split("\n");
+    lines[8] = (lines[8] as string).replace('"costUsd":0.25', '"costUsd":0.01');
+    writeFileSync(ledgerPath(root), `${lines.join("\n")}\n`);
+    expect((await ledger.read()).broken).toMatchObject({ line: 10 });
+  });
+
+  it("shows a torn last line as a warning without remembering it, and goes on once it is closed", async () => {
+    const ledger = fileLedger(root);
+    await ledger.append(life("A"));
+    appendFileSync(ledgerPath(root), '{"v":1,"ts":"2026');
+    const torn = await ledger.read();
+    expect(torn.warnings).toEqual([expect.stringContaining(":7: the last line was cut off mid-write")]);
+    await ledger.append(life("B"));
+    const after = await ledger.read();
+    expect(after.warnings).toEqual([expect.stringContaining(":7: not a JSON event")]);
+    expect(after.broken).toBeUndefined();
+    expect(after.state.packets.get("B")?.status.state).toBe("merged");
+    expect(after.state).toEqual(await fullFold());
+  });
+
+  it("claims under the lock: a transaction reads and appends with nothing in between", async () => {
+    const ledger = fileLedger(root);
+    const seen: number[] = [];
+    const claim = (packet: string) => ledger.transaction(async (tx) => {
+      seen.push((await tx.read()).state.packets.size);
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      await tx.append(life(packet).map((body) => ({ ...body, v: 1, ts: new Date().toISOString() }) as never));
+    });
+    await Promise.all([claim("A"), fileLedger(root).transaction(async (tx) => {
+      seen.push((await tx.read()).state.packets.size);
+      await tx.append([{ kind: "reset", packet: "B", by: "t", v: 1, ts: new Date().toISOString() } as never]);
+    })]);
+    expect(seen.sort()).toEqual([0, 1]); // the second saw the first's append, whichever came first
+    expect((await ledger.read()).broken).toBeUndefined();
+  });
+
+  it("gives each packet's history in order for the commands that show it", async () => {
+    const ledger = fileLedger(root);
+    await ledger.append([...life("A"), ...life("B")]);
+    const history = await ledger.history();
+    expect(history.state.packets.get("A")?.events.map((event) => event.kind)).toEqual(["packet-registered", "claimed", "agent-finished", "decided", "claimed", "merged"]);
+  });
+});
+
+describe("reading the ledger as a stream", () => {
+  it("keeps lines and byte offsets exact when a character straddles two chunks", () => {
+    const lines: string[] = [];
+    const scanner = new LedgerScanner(undefined, (event) => lines.push("packet" in event ? event.packet : ""));
+    const text = `${JSON.stringify({ v: 1, ts: "t", kind: "reset", packet: "Ä→😀", by: "x" })}\n${JSON.stringify({ v: 1, ts: "t", kind: "reset", packet: "B", by: "x" })}\n`;
+    const bytes = Buffer.from(text, "utf8");
+    const splitter = new LineSplitter(scanner, 0);
+    for (let at = 0; at < bytes.length; at += 3) splitter.push(bytes.subarray(at, at + 3));
+    splitter.end();
+    expect(lines).toEqual(["Ä→😀", "B"]);
+    expect(scanner.complete.offset).toBe(bytes.length);
+  });
+});
