@@ -1,5 +1,4 @@
 import { execa } from "execa";
-import { simpleGit } from "simple-git";
 
 /**
  * The only module family that talks to git. Every function takes the
@@ -21,9 +20,6 @@ export function serialize<T>(action: () => Promise<T>): Promise<T> {
  */
 const HARDENED = ["-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false"];
 
-/** simple-git refuses `-c core.hooksPath`, `core.fsmonitor` and `filter.*` unless told: here they switch hooks, fsmonitor and filters off, never on. */
-const UNSAFE = { allowUnsafeHooksPath: true, allowUnsafeFsMonitor: true, allowUnsafeFilter: true };
-
 /** Subcommands that run filter drivers (clean on staging, smudge on checkout). */
 const FILTERING = new Set(["add", "read-tree", "merge", "restore", "checkout", "commit"]);
 
@@ -33,12 +29,9 @@ const FILTERING = new Set(["add", "read-tree", "merge", "restore", "checkout", "
  * the tree's exact bytes, whatever `.gitattributes` asks for.
  */
 async function filterOverrides(cwd: string): Promise<string[]> {
-  let out: string;
-  try {
-    out = await simpleGit({ baseDir: cwd, trimmed: false, errors: failOnExitCode, unsafe: UNSAFE }).raw([...HARDENED, "config", "--get-regexp", "^filter\\."]);
-  } catch {
-    return []; // no filter configured: `git config --get-regexp` exits 1
-  }
+  const result = await spawnGit(cwd, [...HARDENED, "config", "--get-regexp", "^filter\\."]);
+  if (!result.ok) return []; // no filter configured: `git config --get-regexp` exits 1
+  const out = result.out;
   const names = new Set([...out.matchAll(/^filter\.(.+)\.[^.\s]+ /gm)].map((match) => match[1] as string));
   return [...names].flatMap((name) => ["clean", "smudge", "process"].flatMap((key) => ["-c", `filter.${name}.${key}=`]).concat(["-c", `filter.${name}.required=false`]));
 }
@@ -58,27 +51,25 @@ export interface GitOptions {
 }
 
 /**
- * simple-git treats a non-zero exit with nothing on stderr as success; the
- * `--quiet` and `--is-ancestor` forms answer only by exit code, so every
- * non-zero exit is a failure here.
+ * One git process. Every non-zero exit is a failure (the `--quiet` and
+ * `--is-ancestor` forms answer only by exit code), reported with what git
+ * printed. Run through execa rather than simple-git: simple-git waits a
+ * fixed 50 ms after every command that prints nothing (add, commit --quiet,
+ * restore, read-tree, a clean status), which was most of a packet's git time.
  */
-function failOnExitCode(error: Buffer | Error | undefined, result: { exitCode: number; stdOut: Buffer[]; stdErr: Buffer[] }): Buffer | Error | undefined {
-  if (error || result.exitCode === 0) return error;
-  const text = Buffer.concat([...result.stdErr, ...result.stdOut]);
-  return text.length > 0 ? text : Buffer.from(`git exited with code ${result.exitCode}`);
+async function spawnGit(cwd: string, args: string[]): Promise<GitResult> {
+  const result = await execa("git", args, { cwd, reject: false, stripFinalNewline: false, maxBuffer: 1024 ** 3, stdin: "ignore" });
+  if (result.exitCode === 0 && !result.failed) return { ok: true, out: result.stdout ?? "" };
+  const text = `${result.stderr ?? ""}${result.stdout ?? ""}`.trim();
+  return { ok: false, message: text || (result.exitCode === undefined ? (result.message ?? "git could not be started") : `git exited with code ${result.exitCode}`) };
 }
 
 /** Runs `git <args>` in `cwd`; failures come back as data. */
 export function gitTry(cwd: string, args: string[], options: GitOptions = {}): Promise<GitResult> {
   return serialize(async () => {
-    try {
-      const subcommand = args.find((arg, at) => !arg.startsWith("-") && args[at - 1] !== "-c");
-      const filters = subcommand && FILTERING.has(subcommand) ? await filterOverrides(cwd) : [];
-      const out = await simpleGit({ baseDir: cwd, trimmed: false, errors: failOnExitCode, unsafe: UNSAFE }).raw([...HARDENED, ...filters, ...(options.identity ? FACTORY_IDENTITY : []), ...(options.identity && !options.signed ? NO_SIGNING : []), ...args]);
-      return { ok: true, out };
-    } catch (error) {
-      return { ok: false, message: error instanceof Error ? error.message.trim() : String(error) };
-    }
+    const subcommand = args.find((arg, at) => !arg.startsWith("-") && args[at - 1] !== "-c");
+    const filters = subcommand && FILTERING.has(subcommand) ? await filterOverrides(cwd) : [];
+    return spawnGit(cwd, [...HARDENED, ...filters, ...(options.identity ? FACTORY_IDENTITY : []), ...(options.identity && !options.signed ? NO_SIGNING : []), ...args]);
   });
 }
 
