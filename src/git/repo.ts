@@ -1,3 +1,7 @@
+import { createHash } from "node:crypto";
+import { readFile, stat } from "node:fs/promises";
+import { homedir } from "node:os";
+import { join, resolve } from "node:path";
 import { execa } from "execa";
 
 /**
@@ -26,14 +30,66 @@ const FILTERING = new Set(["add", "read-tree", "merge", "restore", "checkout", "
 /**
  * `-c` overrides that switch off every filter driver the configuration
  * declares, so the factory commits the worktree's exact bytes and checks out
- * the tree's exact bytes, whatever `.gitattributes` asks for.
+ * the tree's exact bytes, whatever `.gitattributes` asks for. The lookup is
+ * remembered per exact content of every configuration file git reads here,
+ * so an agent that adds a filter anywhere is seen at the next command.
  */
 async function filterOverrides(cwd: string): Promise<string[]> {
+  const key = await configFingerprint(cwd);
+  const known = key === undefined ? undefined : filterCache.get(key);
+  if (known) return known;
   const result = await spawnGit(cwd, [...HARDENED, "config", "--get-regexp", "^filter\\."]);
-  if (!result.ok) return []; // no filter configured: `git config --get-regexp` exits 1
-  const out = result.out;
+  const out = result.ok ? result.out : ""; // no filter configured: `git config --get-regexp` exits 1
   const names = new Set([...out.matchAll(/^filter\.(.+)\.[^.\s]+ /gm)].map((match) => match[1] as string));
-  return [...names].flatMap((name) => ["clean", "smudge", "process"].flatMap((key) => ["-c", `filter.${name}.${key}=`]).concat(["-c", `filter.${name}.required=false`]));
+  const overrides = [...names].flatMap((name) => ["clean", "smudge", "process"].flatMap((key) => ["-c", `filter.${name}.${key}=`]).concat(["-c", `filter.${name}.required=false`]));
+  if (key !== undefined) filterCache.set(key, overrides);
+  return overrides;
+}
+
+const filterCache = new Map<string, string[]>();
+
+/** Where git looks for its system-wide configuration, depending on how it was built. */
+const SYSTEM_CONFIGS = ["/etc/gitconfig", "/usr/etc/gitconfig", "/usr/local/etc/gitconfig", "/opt/homebrew/etc/gitconfig"];
+
+/**
+ * A digest of every configuration file git reads in `cwd` (system, global,
+ * the repository's, the worktree's), or undefined when that set cannot be
+ * known for sure: git's environment variables choose other files, or a file
+ * includes another (whose content could change without this one changing).
+ */
+async function configFingerprint(cwd: string): Promise<string | undefined> {
+  if (Object.keys(process.env).some((name) => /^GIT_(CONFIG|DIR$|COMMON_DIR$)/.test(name))) return undefined;
+  let gitDir = join(cwd, ".git");
+  try {
+    if (!(await stat(gitDir)).isDirectory()) {
+      const pointer = /^gitdir: (.+)$/m.exec(await readFile(gitDir, "utf8"));
+      if (!pointer) return undefined;
+      gitDir = resolve(cwd, (pointer[1] as string).trim());
+    }
+  } catch {
+    return undefined; // not the top of a work tree: ask git
+  }
+  const commonDir = resolve(gitDir, (await readText(join(gitDir, "commondir")))?.trim() || ".");
+  const home = process.env.HOME ?? homedir();
+  const files = [
+    ...SYSTEM_CONFIGS, join(home, ".gitconfig"), join(process.env.XDG_CONFIG_HOME || join(home, ".config"), "git", "config"),
+    join(commonDir, "config"), join(gitDir, "config.worktree"),
+  ];
+  const hash = createHash("sha256");
+  for (const file of files) {
+    const text = await readText(file);
+    if (text !== undefined && /\[\s*include/i.test(text)) return undefined;
+    hash.update(`${file}\0${text ?? "\u0000missing"}\0`);
+  }
+  return hash.digest("hex");
+}
+
+async function readText(path: string): Promise<string | undefined> {
+  try {
+    return await readFile(path, "utf8");
+  } catch {
+    return undefined;
+  }
 }
 
 /** Identity for commits the factory itself makes (planting, attempts, fixes, merges). */
