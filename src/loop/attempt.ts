@@ -46,6 +46,8 @@ export interface AttemptReport {
   /** The gated commit: HEAD of the task branch after the attempt and its fixes. */
   commit?: string;
   gates?: GateReport[];
+  /** The tests gates' per-test results on the gated commit. */
+  tests?: Map<string, TestResult[]>;
   planting?: Planting;
 }
 
@@ -153,7 +155,7 @@ export async function runAttempt(ctx: RunContext, input: AttemptInput): Promise<
   });
   writeFileSync(join(input.runDir, "diff.patch"), await diffText(worktree, tip, gated.commit));
   crashPoint("run-after-gates");
-  const withGates = { ...withPlanting, commit: gated.commit, gates: gated.reports };
+  const withGates = { ...withPlanting, commit: gated.commit, gates: gated.reports, tests: gated.tests };
   if (gated.commit !== attemptCommit) step("gates", `ran on ${gated.commit.slice(0, 10)} (after auto-fixes)`);
   for (const report of gated.reports) {
     await ctx.ledger.append([{

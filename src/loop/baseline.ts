@@ -43,8 +43,8 @@ export async function measureBaseline(
   ctx: Pick<RunContext, "root" | "config" | "signal">,
   input: { surface: Surface; commit: string; runDir: string; checkout?: string },
 ): Promise<Baseline> {
-  const cacheFile = join(ctx.root, STATE_DIR, "baselines", `${input.commit}-${input.surface.name}.json`);
-  const key = input.surface.gates.filter((gate) => gate.tests).map((gate) => gate.run).join("\n");
+  const cacheFile = baselineFile(ctx.root, input.commit, input.surface);
+  const key = baselineKey(input.surface);
   try {
     const cached = JSON.parse(readFileSync(cacheFile, "utf8")) as CacheFile;
     if (cached.key === key && cached.commit === input.commit) return { ok: true, results: new Map(Object.entries(cached.results)), cached: true };
@@ -56,10 +56,38 @@ export async function measureBaseline(
     ? await measureIn(ctx, { ...input, worktree: input.checkout, runDir })
     : await measureInScratch(ctx, { ...input, runDir });
   if (!measured.ok) return measured;
-  mkdirSync(join(ctx.root, STATE_DIR, "baselines"), { recursive: true });
-  const file: CacheFile = { commit: input.commit, key, results: Object.fromEntries(measured.results) };
-  writeFileSync(cacheFile, JSON.stringify(file));
+  writeBaseline(ctx.root, input.commit, input.surface, measured.results);
   return { ...measured, cached: false };
+}
+
+function baselineFile(root: string, commit: string, surface: Surface): string {
+  return join(root, STATE_DIR, "baselines", `${commit}-${surface.name}.json`);
+}
+
+/** The cache holds for these exact gate commands. */
+function baselineKey(surface: Surface): string {
+  return surface.gates.filter((gate) => gate.tests).map((gate) => gate.run).join("\n");
+}
+
+function writeBaseline(root: string, commit: string, surface: Surface, results: ReadonlyMap<string, TestResult[]>): void {
+  mkdirSync(join(root, STATE_DIR, "baselines"), { recursive: true });
+  const file: CacheFile = { commit, key: baselineKey(surface), results: Object.fromEntries(results) };
+  writeFileSync(baselineFile(root, commit, surface), JSON.stringify(file));
+}
+
+/**
+ * The gate results of landed work as the baseline of the commit it landed
+ * as: the squash has exactly the gated tree, so the next packet at that tip
+ * need not run the suite again. Only a full-suite run of every tests gate
+ * seeds (a `{files}` run saw part of it), and only one a baseline would
+ * accept. Returns whether it seeded.
+ */
+export function seedBaseline(root: string, input: { commit: string; surface: Surface; results: ReadonlyMap<string, TestResult[]> }): boolean {
+  const gates = input.surface.gates.filter((gate) => gate.tests);
+  if (gates.length === 0 || gates.some((gate) => gate.run.includes("{files}") || !input.results.has(gate.name))) return false;
+  if (gates.some((gate) => baselineProblem({ results: input.results.get(gate.name) ?? [], exitCode: 0, tail: undefined }))) return false;
+  writeBaseline(root, input.commit, input.surface, input.results);
+  return true;
 }
 
 async function measureIn(ctx: Pick<RunContext, "root" | "config" | "signal">, input: { surface: Surface; commit: string; runDir: string; worktree: string }): Promise<Baseline> {

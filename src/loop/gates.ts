@@ -45,6 +45,8 @@ export interface GateRun {
   reports: GateReport[];
   /** HEAD after auto-fixes: the exact tree the reports are about. */
   commit: string;
+  /** Per-test results of each tests gate's run of the suite on that tree (what seeds the next baseline once it lands). */
+  tests: Map<string, TestResult[]>;
 }
 
 /**
@@ -63,8 +65,9 @@ export async function runGates(ctx: RunContext, input: GateRunInput): Promise<Ga
   if (input.combined) reports.push(...input.combined.builtins);
   else reports.push(...await builtinReports({ ...input, commit, changes, allowed: packet.allowedPaths, deletable: packet.deletablePaths, forbidden, maxFileSize: ctx.config.limits.maxFileSizeBytes }));
   const changed = changes.filter((change) => change.kind !== "deleted").map((change) => change.path);
+  const tests = new Map<string, TestResult[]>();
   for (const gate of surface?.gates ?? []) {
-    const { report } = await runCommandGate({
+    const { report, results } = await runCommandGate({
       gate, surface: surface as Surface, worktree: input.worktree, changed, runDir: input.runDir,
       timeoutMs: gate.timeoutMs ?? ctx.config.limits.gateTimeoutMs,
       baseline: gate.tests ? (input.baseline.get(gate.name) ?? []) : undefined,
@@ -74,6 +77,7 @@ export async function runGates(ctx: RunContext, input: GateRunInput): Promise<Ga
       ...sandboxed(ctx, input.worktree, (surface as Surface).network),
     });
     checkInterrupted(ctx.signal); // a gate killed by Ctrl-C says nothing about the work
+    if (gate.tests && results) tests.set(gate.name, results);
     reports.push(!gate.tests && report.status === "fail" && gate.run.includes("{files}") ? await againstBefore(ctx, input, gate, changed, report) : report);
     const planted = input.plantedCases[gate.name];
     if (gate.tests && new RegExp(TESTS_PLACEHOLDER.source).test(gate.run) && planted?.files.length) reports.push(await plantedOnly(ctx, input, gate, planted));
@@ -82,7 +86,7 @@ export async function runGates(ctx: RunContext, input: GateRunInput): Promise<Ga
     ctx.emit({ kind: "gate", packet: packet.id, attempt: input.attempt, gate: report.name, status: report.status, summary: report.summary, durationMs: report.durationMs });
   }
   writeFileSync(join(input.runDir, `gates-${commit.slice(0, 12)}.json`), JSON.stringify(reports, null, 2));
-  return { reports, commit };
+  return { reports, commit, tests };
 }
 
 /**

@@ -61,6 +61,7 @@ export async function processPacket(ctx: RunContext, packet: Packet, record: Pac
       packet, attempt, commit, fork: report.forkCommit, runDir,
       planted: report.planting?.files ?? [], plantedCases: report.planting?.cases ?? {}, plantedCommit: report.planting?.commit ?? report.forkCommit,
       provenance: { attempt, gates, counts: report.end.kind === "reviewed" ? report.end.counts : undefined },
+      ...(report.tests ? { tests: report.tests } : {}),
     });
     return applyLanding(ctx, { packet, attempt, landed, report, attemptsUsed: attemptsBefore + 1, maxAttempts, previousFingerprint });
   });

@@ -7,7 +7,8 @@ import type { PlantedCases } from "../gates/test-compare.js";
 import { checkSpecDrift } from "../loop/spec-drift.js";
 import { landedPackets, landedVersion } from "../git/trailers.js";
 import { isGreen, type GateReport } from "../gates/types.js";
-import { measureBaseline } from "../loop/baseline.js";
+import type { TestResult } from "../gates/junit.js";
+import { measureBaseline, seedBaseline } from "../loop/baseline.js";
 import { surfaceOf, taskBranch, worktreePath, type RunContext } from "../loop/context.js";
 import { BUILTIN_GATES, runGates } from "../loop/gates.js";
 import type { Packet } from "../packet/types.js";
@@ -33,6 +34,8 @@ export interface LandInput {
   plantedCommit: string;
   provenance: Provenance;
   runDir: string;
+  /** The tests gates' per-test results on `commit`: the landing commit's baseline when it lands that exact tree. */
+  tests?: ReadonlyMap<string, TestResult[]>;
 }
 
 const MAX_RACES = 5;
@@ -52,6 +55,7 @@ export async function land(ctx: RunContext, input: LandInput): Promise<LandResul
   if (finished) ctx.emit({ kind: "notice", packet: input.packet.id, message: finished });
   let commit = input.commit;
   let gates = input.provenance.gates;
+  let tests = input.tests;
   for (let race = 0; race < MAX_RACES; race++) {
     const tip = await resolveCommit(ctx.root, ctx.branch);
     if (!tip) return { kind: "environment-error", reason: `the target branch ${ctx.branch} no longer exists` };
@@ -78,6 +82,7 @@ export async function land(ctx: RunContext, input: LandInput): Promise<LandResul
         if (!isGreen(regated.reports)) return { kind: "regate-failed", reports: regated.reports };
         gates = regated.reports;
         commit = regated.commit;
+        tests = regated.tests;
       } else {
         commit = updated.commit;
       }
@@ -93,6 +98,9 @@ export async function land(ctx: RunContext, input: LandInput): Promise<LandResul
     const moved = await moveTarget(ctx, tip, squash);
     if (moved.kind === "moved") {
       if (moved.notice) ctx.emit({ kind: "notice", packet: input.packet.id, message: moved.notice });
+      const surface = surfaceOf(ctx.config, input.packet);
+      // The squash has exactly the gated tree: its gate results are the next packets' baseline there.
+      if (surface && tests) seedBaseline(ctx.root, { commit: squash, surface, results: tests });
       return { kind: "merged", commit: squash, tree };
     }
     if (moved.kind === "dirty") return { kind: "merge-blocked", reason: moved.reason };

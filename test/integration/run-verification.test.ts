@@ -1,6 +1,7 @@
 import { spawnSync } from "node:child_process";
 import { afterEach, describe, expect, it } from "vitest";
-import { readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
 import { approve } from "../../src/commands/approve.js";
 import { status } from "../../src/commands/status.js";
 import { bufferOutput } from "../../src/log/output.js";
@@ -64,6 +65,22 @@ describe("test ids", () => {
     const baselines = (await target.events("P02")).filter((event) => event.kind === "baseline-measured");
     expect(baselines).toMatchObject([{ cached: true }]); // measured in P01's worktree, used in P02's
     expect(out).toMatch(/P02#1 {3}gate test: pass — 1\/2 passed; 1 already failing at the baseline/);
+  });
+});
+
+describe("the baseline after a landing", () => {
+  it("is the landing's own gate results (no second run of the suite), and still catches the next packet's regression", async () => {
+    // P02 may touch src/double.js, which P01 brings: breaking it is a regression against the seeded baseline.
+    const target = setUp({ script: { P01: { implementer: [honest] }, P02: { implementer: [{ write: { "src/double.js": "export const double = (n) => n;\n" } }] } } });
+    addPacket(target, "P02", `allowed_paths = ["src/double.js"]\nrequires = ["P01"]\nmax_attempts = 1`);
+    target.commit("a second packet");
+    const { out } = await target.run();
+    expect(out).toContain("P01#1 → merged");
+    expect(out).toMatch(/P02#1 {3}gate test: fail — 1 regression\(s\) of 2/);
+    const landed = target.git("rev-parse", "main").trim();
+    const baselines = (await target.events("P02")).filter((event) => event.kind === "baseline-measured");
+    expect(baselines).toMatchObject([{ commit: landed, cached: true, passed: 2, failed: 0 }]);
+    expect(existsSync(join(target.dir, ".factory/runs/P02/attempt-1", `baseline-${landed.slice(0, 10)}`))).toBe(false); // never measured
   });
 });
 
