@@ -1,15 +1,43 @@
 #!/usr/bin/env node
 // Measures how `factory lint`, `plan` and `status` scale with the size of the
 // queue: a throwaway repository with N packets in dependency chains, timed
-// end to end through the built CLI. Usage: node bench/queue.mjs [N ...]
-import { execFileSync } from "node:child_process";
+// end to end through the built CLI, with wall time and the peak memory of
+// the factory process; with --events E, each queue also gets a ledger of E
+// events (a packet's life: registered, claimed, calls, gates, decided),
+// written through the factory's own append so the hash chain holds.
+// Usage: node bench/queue.mjs [--events E] [N ...]
+import { execFileSync, spawnSync } from "node:child_process";
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const bin = fileURLToPath(new URL("../bin/factory.js", import.meta.url));
-const sizes = process.argv.slice(2).map(Number).filter((n) => n > 0);
+const args = process.argv.slice(2);
+const eventsAt = args.indexOf("--events");
+const eventCount = eventsAt >= 0 ? Number(args.splice(eventsAt, 2)[1]) : 0;
+const sizes = args.map(Number).filter((n) => n > 0);
+const { appendEvents } = await import(new URL("../dist/ledger/store.js", import.meta.url).href);
+// Printed by the factory process itself as it exits: its peak resident memory.
+const PEAK = `--import=data:text/javascript,process.on("exit",()=>process.stderr.write("\\npeak-rss-kb "+process.resourceUsage().maxRSS+"\\n"))`;
+
+/** E events spread over the packets, each packet's life in order. */
+function ledgerEvents(ids, count) {
+  const owner = { run: "bench", pid: 1, host: "bench" };
+  const life = (packet, attempt) => [
+    { kind: "packet-registered", packet, sha256: "0".repeat(64), file: `packets/${packet}-task.toml` },
+    { kind: "claimed", packet, attempt, sha256: "0".repeat(64), ...owner },
+    { kind: "agent-finished", packet, attempt, role: "implementer", outcome: "ok", costUsd: 0.02, durationMs: 1000 },
+    { kind: "gate-finished", packet, attempt, gate: "test", result: "fail", durationMs: 500, detail: "1 regression(s) of 40" },
+    { kind: "decided", packet, attempt, decision: "retry", reasons: ["gate test failed"], feedback: ["fix the test"] },
+  ];
+  const events = [];
+  for (let round = 1; events.length < count; round++) for (const id of ids) {
+    if (events.length >= count) break;
+    events.push(...life(id, round).slice(0, count - events.length));
+  }
+  return events;
+}
 
 for (const size of sizes.length ? sizes : [10, 100, 500]) {
   const dir = mkdtempSync(join(tmpdir(), "factory-bench-"));
@@ -32,11 +60,20 @@ for (const size of sizes.length ? sizes : [10, 100, 500]) {
     }
     git("add", "-A");
     git("commit", "-qm", "queue");
-    const row = [`${size} packets`];
-    for (const command of ["lint", "plan", "status"]) {
+    if (eventCount > 0) {
+      const ids = Array.from({ length: size }, (_, i) => `P${String(i).padStart(4, "0")}`);
+      const events = ledgerEvents(ids, eventCount);
+      for (let at = 0; at < events.length; at += 50_000) await appendEvents(dir, events.slice(at, at + 50_000));
+    }
+    const row = [`${size} packets, ${eventCount} events:`];
+    // status twice: the second starts from the ledger snapshot the first left.
+    for (const [at, command] of ["lint", "plan", "status", "status"].entries()) {
       const start = process.hrtime.bigint();
-      execFileSync(process.execPath, [bin, command, "--json"], { cwd: dir, stdio: "pipe", env: { ...process.env, NO_COLOR: "1" } });
-      row.push(`${command} ${(Number(process.hrtime.bigint() - start) / 1e6).toFixed(0)} ms`);
+      const result = spawnSync(process.execPath, [PEAK, bin, command, "--json"], { cwd: dir, encoding: "utf8", maxBuffer: 1024 ** 3, env: { ...process.env, NO_COLOR: "1" } });
+      const ms = Number(process.hrtime.bigint() - start) / 1e6;
+      if (result.status !== 0 && command !== "lint") throw new Error(`${command} exited ${result.status}: ${result.stderr}`);
+      const peak = Number(/peak-rss-kb (\d+)/.exec(result.stderr)?.[1] ?? 0) / 1024;
+      row.push(`${at === 3 ? "status again" : command} ${ms.toFixed(0)} ms ${peak.toFixed(0)} MB`);
     }
     console.log(row.join("  "));
   } finally {

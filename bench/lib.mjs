@@ -1,0 +1,90 @@
+// Shared by the benchmarks: a throwaway repository with N independent
+// packets, an instant agent (a shell one-liner, optionally sleeping) and one
+// gate, and a runner that times the built CLI on it.
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, mkdirSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const BIN = fileURLToPath(new URL("../bin/factory.js", import.meta.url));
+
+// The implementer writes src/<packet>.py; the reviewer holds the one invariant, citing that file.
+const agentScript = (sleep) => `${sleep ? `sleep ${sleep}\n` : ""}if [ "$FACTORY_ROLE" = implementer ]; then
+  mkdir -p src && printf 'VALUE = 1\\n' > "src/$FACTORY_PACKET.py"
+  printf '{"packet":"%s","status":"complete","summary":"done","verification":{}}' "$FACTORY_PACKET" > "$FACTORY_OUTPUT"
+else
+  printf '{"packet":"%s","verdict":"accept","invariants":[{"id":"i","status":"held","evidence":"src/%s.py:1"}],"findings":[]}' "$FACTORY_PACKET" "$FACTORY_PACKET" > "$FACTORY_OUTPUT"
+fi
+echo '{"cost_usd":0}'`;
+
+export const GATES = {
+  true: `[[surfaces.app.gates]]\nname = "check"\nrun = "true"\n`,
+  pytest: `[[surfaces.app.gates]]\nname = "tests"\nrun = "python3 -m pytest -q -p no:cacheprovider --junitxml={junit} tests"\ntests = true\n`,
+};
+const PLANTED = { true: (id) => `tests/${id}.txt`, pytest: (id) => `tests/test_${id}.py` };
+export const GATE_COMMAND = { true: "true", pytest: "python3 -m pytest -q -p no:cacheprovider --junitxml=$RUNDIR/junit.xml tests >/dev/null" };
+
+/** A fresh repository with `packets` independent packets; `sleep` seconds per agent call. */
+export function makeRepo({ gate, packets, sleep = 0 }) {
+  const dir = mkdtempSync(join(tmpdir(), "factory-bench-overhead-"));
+  const git = (...args) => execFileSync("git", args, { cwd: dir, stdio: "pipe" });
+  git("init", "-q", "-b", "main");
+  git("config", "user.name", "bench");
+  git("config", "user.email", "bench@factory.invalid");
+  git("config", "gc.auto", "0");
+  mkdirSync(join(dir, ".factory"));
+  mkdirSync(join(dir, "src"));
+  mkdirSync(join(dir, "tests"));
+  writeFileSync(join(dir, "agent.sh"), agentScript(sleep));
+  writeFileSync(join(dir, "SPEC.md"), "# spec\n");
+  writeFileSync(join(dir, "src/__init__.py"), "");
+  writeFileSync(join(dir, "tests/test_base.py"), "def test_base():\n    assert 1 + 1 == 2\n");
+  writeFileSync(join(dir, ".gitignore"), ".factory/state/\n.factory/runs/\n.factory/worktrees/\n");
+  writeFileSync(join(dir, ".factory/config.toml"), `target_branch = "main"
+[agents.instant]
+kind = "command"
+run = "sh ${join(dir, "agent.sh")}"
+[tiers]
+basic = { agent = "instant", model = "m" }
+standard = { agent = "instant", model = "m" }
+advanced = { agent = "instant", model = "m" }
+[sandbox]
+kind = "none"
+[surfaces.app]
+dir = "."
+${GATES[gate]}`);
+  git("add", "-A");
+  git("commit", "-qm", "spec");
+  const spec = execFileSync("git", ["rev-parse", "HEAD"], { cwd: dir, encoding: "utf8" }).trim();
+  mkdirSync(join(dir, "packets/supplied"), { recursive: true });
+  for (let i = 0; i < packets; i++) {
+    const id = `P${String(i).padStart(2, "0")}`;
+    writeFileSync(join(dir, "packets", `${id}-task.toml`), `id = "${id}"\ngoal = "task ${i}"\nspec_commit = "${spec}"\nspec_path = "SPEC.md"\nallowed_paths = ["src/${id}.py"]\nbrief = "write src/${id}.py"\n[[invariants]]\nid = "i"\nassert = "holds"\n`);
+    // Planted: a test for the pytest gate; a data file for the true gate (a planted test needs a tests gate).
+    mkdirSync(join(dir, "packets/supplied", id, "tests"), { recursive: true });
+    writeFileSync(join(dir, "packets/supplied", id, PLANTED[gate](id)), gate === "pytest" ? `from src.${id} import VALUE\n\ndef test_${id}():\n    assert VALUE == 1\n` : "data\n");
+  }
+  git("add", "-A");
+  git("commit", "-qm", "queue");
+  return dir;
+}
+
+
+/** Seconds `action` took; a failure shows what the command printed. */
+export function time(action) {
+  const start = process.hrtime.bigint();
+  try {
+    action();
+  } catch (error) {
+    throw new Error(`${error.message.split("\n")[0]}\n${error.stderr?.toString() ?? ""}${error.stdout?.toString() ?? ""}`);
+  }
+  return Number(process.hrtime.bigint() - start) / 1e9;
+}
+
+/** How many packets landed on main (by their commit subjects). */
+export function mergedCount(dir) {
+  return execFileSync("git", ["log", "--format=%s", "main"], { cwd: dir, encoding: "utf8" }).split("\n").filter((line) => /P\d\d/.test(line)).length;
+}
+
+export const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
