@@ -1,3 +1,4 @@
+import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
 import { readFile, stat } from "node:fs/promises";
 import { homedir } from "node:os";
@@ -6,14 +7,24 @@ import { execa } from "execa";
 
 /**
  * The only module family that talks to git. Every function takes the
- * directory explicitly and returns data, never prints. All calls in this
- * process run one at a time: worktrees share one `.git` and its lock files.
+ * directory explicitly and returns data, never prints. Calls in one
+ * directory run one at a time, in order (a checkout has one index and one
+ * HEAD); calls in different worktrees run side by side, as git allows: each
+ * worktree has its own index and HEAD, and what they share (objects, refs,
+ * packed-refs, the worktree list) git guards with its own lock files and
+ * atomic renames. The user's checkout and the shared refs are written from
+ * the repository root only, so those writes stay one at a time.
  */
-let chain: Promise<unknown> = Promise.resolve();
+const chains = new Map<string, Promise<unknown>>();
 
-export function serialize<T>(action: () => Promise<T>): Promise<T> {
-  const next = chain.then(action, action);
-  chain = next.catch(() => undefined);
+export function serialize<T>(cwd: string, action: () => Promise<T>): Promise<T> {
+  const key = resolve(cwd);
+  const next = (chains.get(key) ?? Promise.resolve()).then(action, action);
+  const settled = next.then(() => undefined, () => undefined);
+  chains.set(key, settled);
+  void settled.then(() => {
+    if (chains.get(key) === settled) chains.delete(key);
+  });
   return next;
 }
 
@@ -109,20 +120,25 @@ export interface GitOptions {
 /**
  * One git process. Every non-zero exit is a failure (the `--quiet` and
  * `--is-ancestor` forms answer only by exit code), reported with what git
- * printed. Run through execa rather than simple-git: simple-git waits a
- * fixed 50 ms after every command that prints nothing (add, commit --quiet,
- * restore, read-tree, a clean status), which was most of a packet's git time.
+ * printed. Started with node's own execFile: a packet costs about a hundred
+ * git processes, and execa's extra work per call (about 5 ms of CPU) and
+ * simple-git's fixed 50 ms wait after a command that prints nothing (add,
+ * commit --quiet, restore, read-tree) were most of what the factory added.
  */
-async function spawnGit(cwd: string, args: string[]): Promise<GitResult> {
-  const result = await execa("git", args, { cwd, reject: false, stripFinalNewline: false, maxBuffer: 1024 ** 3, stdin: "ignore" });
-  if (result.exitCode === 0 && !result.failed) return { ok: true, out: result.stdout ?? "" };
-  const text = `${result.stderr ?? ""}${result.stdout ?? ""}`.trim();
-  return { ok: false, message: text || (result.exitCode === undefined ? (result.message ?? "git could not be started") : `git exited with code ${result.exitCode}`) };
+function spawnGit(cwd: string, args: string[]): Promise<GitResult> {
+  return new Promise((done) => {
+    execFile("git", args, { cwd, encoding: "utf8", maxBuffer: 1024 ** 3 }, (error, stdout, stderr) => {
+      if (!error) return done({ ok: true, out: stdout });
+      const text = `${stderr}${stdout}`.trim();
+      const code = (error as NodeJS.ErrnoException & { code?: unknown }).code;
+      done({ ok: false, message: text || (typeof code === "number" ? `git exited with code ${code}` : error.message) });
+    }).stdin?.end();
+  });
 }
 
 /** Runs `git <args>` in `cwd`; failures come back as data. */
 export function gitTry(cwd: string, args: string[], options: GitOptions = {}): Promise<GitResult> {
-  return serialize(async () => {
+  return serialize(cwd, async () => {
     const subcommand = args.find((arg, at) => !arg.startsWith("-") && args[at - 1] !== "-c");
     const filters = subcommand && FILTERING.has(subcommand) ? await filterOverrides(cwd) : [];
     return spawnGit(cwd, [...HARDENED, ...filters, ...(options.identity ? FACTORY_IDENTITY : []), ...(options.identity && !options.signed ? NO_SIGNING : []), ...args]);
@@ -195,7 +211,7 @@ export async function readFileAt(cwd: string, ref: string, path: string): Promis
  */
 export function readFilesAt(cwd: string, ref: string, paths: readonly string[]): Promise<(string | undefined)[]> {
   if (paths.length === 0) return Promise.resolve([]);
-  return serialize(async () => {
+  return serialize(cwd, async () => {
     const input = paths.map((path) => `${ref}:${path}`).join("\n") + "\n";
     const { stdout } = await execa("git", [...HARDENED, "cat-file", "--batch"], { cwd, input, encoding: "buffer", stripFinalNewline: false });
     return parseBatch(Buffer.from(stdout), paths.length);
