@@ -106,7 +106,9 @@ export async function land(ctx: RunContext, input: LandInput): Promise<LandResul
     if (moved.kind === "dirty") return { kind: "merge-blocked", reason: moved.reason };
     // The tip moved under us: go round again with the new tip.
   }
-  return { kind: "environment-error", reason: `${ctx.branch} kept moving while landing (${MAX_RACES} tries)` };
+  // Landings in this process and other factory processes take turns under the landing lock, so only
+  // something else (a person, a script) moved the target: the gated work waits for the next run, unspent.
+  return { kind: "merge-blocked", reason: `${ctx.branch} kept moving while landing (${MAX_RACES} tries), moved by something other than the factory` };
 }
 
 type UpToDate = { kind: "ok"; commit: string; treeChanged: boolean } | LandResult;
