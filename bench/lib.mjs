@@ -41,7 +41,9 @@ export function makeRepo({ gate, packets, sleep = 0 }) {
   writeFileSync(join(dir, "src/__init__.py"), "");
   writeFileSync(join(dir, "tests/test_base.py"), "def test_base():\n    assert 1 + 1 == 2\n");
   writeFileSync(join(dir, ".gitignore"), ".factory/state/\n.factory/runs/\n.factory/worktrees/\n");
-  writeFileSync(join(dir, ".factory/config.toml"), `target_branch = "main"
+  writeFileSync(
+    join(dir, ".factory/config.toml"),
+    `target_branch = "main"
 [agents.instant]
 kind = "command"
 run = "sh ${join(dir, "agent.sh")}"
@@ -53,14 +55,18 @@ advanced = { agent = "instant", model = "m" }
 kind = "none"
 [surfaces.app]
 dir = "."
-${GATES[gate]}`);
+${GATES[gate]}`,
+  );
   git("add", "-A");
   git("commit", "-qm", "spec");
   const spec = execFileSync("git", ["rev-parse", "HEAD"], { cwd: dir, encoding: "utf8" }).trim();
   mkdirSync(join(dir, "packets/supplied"), { recursive: true });
   for (let i = 0; i < packets; i++) {
     const id = `P${String(i).padStart(2, "0")}`;
-    writeFileSync(join(dir, "packets", `${id}-task.toml`), `id = "${id}"\ngoal = "task ${i}"\nspec_commit = "${spec}"\nspec_path = "SPEC.md"\nallowed_paths = ["src/${id}.py"]\nbrief = "write src/${id}.py"\n[[invariants]]\nid = "i"\nassert = "holds"\n`);
+    writeFileSync(
+      join(dir, "packets", `${id}-task.toml`),
+      `id = "${id}"\ngoal = "task ${i}"\nspec_commit = "${spec}"\nspec_path = "SPEC.md"\nallowed_paths = ["src/${id}.py"]\nbrief = "write src/${id}.py"\n[[invariants]]\nid = "i"\nassert = "holds"\n`,
+    );
     // Planted: a test for the pytest gate; a data file for the true gate (a planted test needs a tests gate).
     mkdirSync(join(dir, "packets/supplied", id, "tests"), { recursive: true });
     writeFileSync(join(dir, "packets/supplied", id, PLANTED[gate](id)), gate === "pytest" ? `from src.${id} import VALUE\n\ndef test_${id}():\n    assert VALUE == 1\n` : "data\n");
@@ -69,7 +75,6 @@ ${GATES[gate]}`);
   git("commit", "-qm", "queue");
   return dir;
 }
-
 
 /** Seconds `action` took; a failure shows what the command printed. */
 export function time(action) {
@@ -84,7 +89,9 @@ export function time(action) {
 
 /** How many packets landed on main (by their commit subjects). */
 export function mergedCount(dir) {
-  return execFileSync("git", ["log", "--format=%s", "main"], { cwd: dir, encoding: "utf8" }).split("\n").filter((line) => /P\d\d/.test(line)).length;
+  return execFileSync("git", ["log", "--format=%s", "main"], { cwd: dir, encoding: "utf8" })
+    .split("\n")
+    .filter((line) => /P\d\d/.test(line)).length;
 }
 
 export const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];

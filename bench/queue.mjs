@@ -32,10 +32,11 @@ function ledgerEvents(ids, count) {
     { kind: "decided", packet, attempt, decision: "retry", reasons: ["gate test failed"], feedback: ["fix the test"] },
   ];
   const events = [];
-  for (let round = 1; events.length < count; round++) for (const id of ids) {
-    if (events.length >= count) break;
-    events.push(...life(id, round).slice(0, count - events.length));
-  }
+  for (let round = 1; events.length < count; round++)
+    for (const id of ids) {
+      if (events.length >= count) break;
+      events.push(...life(id, round).slice(0, count - events.length));
+    }
   return events;
 }
 
@@ -56,7 +57,10 @@ for (const size of sizes.length ? sizes : [10, 100, 500]) {
     for (let i = 0; i < size; i++) {
       const id = `P${String(i).padStart(4, "0")}`;
       const requires = i % 10 === 0 ? "[]" : `["P${String(i - 1).padStart(4, "0")}"]`;
-      writeFileSync(join(dir, "packets", `${id}-task.toml`), `id = "${id}"\ngoal = "task ${i}"\nspec_commit = "${spec}"\nspec_path = "SPEC.md"\nrequires = ${requires}\nbrief = "do task ${i}"\n[[invariants]]\nid = "i"\nassert = "holds"\n`);
+      writeFileSync(
+        join(dir, "packets", `${id}-task.toml`),
+        `id = "${id}"\ngoal = "task ${i}"\nspec_commit = "${spec}"\nspec_path = "SPEC.md"\nrequires = ${requires}\nbrief = "do task ${i}"\n[[invariants]]\nid = "i"\nassert = "holds"\n`,
+      );
     }
     git("add", "-A");
     git("commit", "-qm", "queue");

@@ -15,7 +15,9 @@ const installed = (name) => {
     return undefined;
   }
 };
-const stale = Object.entries(wanted).filter(([name, version]) => installed(name) !== version).map(([name]) => name);
+const stale = Object.entries(wanted)
+  .filter(([name, version]) => installed(name) !== version)
+  .map(([name]) => name);
 if (stale.length === 0 && ["claude", "codex", "gemini"].every((bin) => existsSync(`${dir}node_modules/.bin/${bin}`))) process.exit(0);
 
 console.error(`installing the agent CLIs for the end-to-end tests into agent-clis/ (${stale.join(", ") || "binaries missing"})`);

@@ -31,16 +31,14 @@ export function buildProgram(): Command {
     .description("validate the config and packets; every problem at once; writes nothing")
     .argument("[ids...]", "packet ids to check (default: all)")
     .option("--json", "print a JSON report")
-    .action(async (ids: string[], opts: { json?: boolean }) =>
-      finish(await (await import("./commands/lint.js")).lint({ cwd, ids, json: Boolean(opts.json), output })));
+    .action(async (ids: string[], opts: { json?: boolean }) => finish(await (await import("./commands/lint.js")).lint({ cwd, ids, json: Boolean(opts.json), output })));
 
   program
     .command("plan")
     .addHelpText("after", "\nExample:\n  factory plan")
     .description("print the order the queue would run in; nothing is executed")
     .option("--json", "print JSON")
-    .action(async (opts: { json?: boolean }) =>
-      finish(await (await import("./commands/plan.js")).plan({ cwd, json: Boolean(opts.json), output })));
+    .action(async (opts: { json?: boolean }) => finish(await (await import("./commands/plan.js")).plan({ cwd, json: Boolean(opts.json), output })));
 
   program
     .command("status")
@@ -48,8 +46,7 @@ export function buildProgram(): Command {
     .description("the board: state, attempts, cost and reason of every packet; with an id, its history")
     .argument("[id]", "a packet id")
     .option("--json", "print JSON (a stable shape, see the README)")
-    .action(async (id: string | undefined, opts: { json?: boolean }) =>
-      finish(await (await import("./commands/status.js")).status({ cwd, id, json: Boolean(opts.json), output })));
+    .action(async (id: string | undefined, opts: { json?: boolean }) => finish(await (await import("./commands/status.js")).status({ cwd, id, json: Boolean(opts.json), output })));
 
   program
     .command("run")
@@ -58,15 +55,24 @@ export function buildProgram(): Command {
     .option("--packet <id>", "run only this packet")
     .option("--max-cost <usd>", "stop claiming once this run has spent this much", (value: string) => parseNumber(value, { min: 0 }))
     .option("--concurrency <n>", "packets in flight at once", (value: string) => parseNumber(value, { min: 1, max: 32, integer: true }))
-    .option("--keep-going", "a blocked packet holds only its dependents; the rest of the queue runs ([limits] on_block = \"continue\")")
+    .option("--keep-going", 'a blocked packet holds only its dependents; the rest of the queue runs ([limits] on_block = "continue")')
     .option("--json", "stream the run's events on stdout, one JSON object per line (everything else goes to stderr)")
     .addHelpText("after", "\nExamples:\n  factory run\n  factory run --keep-going --max-cost 25\n  factory run --json | jq -c 'select(.kind == \"outcome\")'")
     .action(async (opts: { once?: boolean; packet?: string; maxCost?: number; concurrency?: number; keepGoing?: boolean; json?: boolean }) => {
       const controller = interruptible();
-      finish(await (await import("./commands/run.js")).run({
-        cwd, once: Boolean(opts.once), packet: opts.packet, maxCost: opts.maxCost, concurrency: opts.concurrency, keepGoing: Boolean(opts.keepGoing),
-        json: Boolean(opts.json), output, signal: controller.signal,
-      }));
+      finish(
+        await (await import("./commands/run.js")).run({
+          cwd,
+          once: Boolean(opts.once),
+          packet: opts.packet,
+          maxCost: opts.maxCost,
+          concurrency: opts.concurrency,
+          keepGoing: Boolean(opts.keepGoing),
+          json: Boolean(opts.json),
+          output,
+          signal: controller.signal,
+        }),
+      );
     });
 
   program
@@ -77,20 +83,29 @@ export function buildProgram(): Command {
     .option("--yes", "approve without typing the id (for a person scripting it)")
     .action(async (id: string, opts: { yes?: boolean }) => {
       const controller = interruptible();
-      finish(await (await import("./commands/approve.js")).approve({
-        cwd, id, yes: Boolean(opts.yes), output, signal: controller.signal, input: process.stdin, env: process.env,
-      }));
+      finish(
+        await (await import("./commands/approve.js")).approve({
+          cwd,
+          id,
+          yes: Boolean(opts.yes),
+          output,
+          signal: controller.signal,
+          input: process.stdin,
+          env: process.env,
+        }),
+      );
     });
 
   program
     .command("reject")
-    .addHelpText("after", "\nExample:\n  factory reject P01 --reason \"name it twice(), as the spec says\"")
+    .addHelpText("after", '\nExample:\n  factory reject P01 --reason "name it twice(), as the spec says"')
     .description("send a held packet back, with the reason as feedback for the next attempt")
     .argument("<id>", "a packet awaiting_human")
     .requiredOption("--reason <text>", "why: the next attempt is told")
     .option("--yes", "without typing the id (for a person scripting it)")
     .action(async (id: string, opts: { reason: string; yes?: boolean }) =>
-      finish(await (await import("./commands/reject.js")).reject({ cwd, id, reason: opts.reason, output, env: process.env, yes: Boolean(opts.yes), input: process.stdin })));
+      finish(await (await import("./commands/reject.js")).reject({ cwd, id, reason: opts.reason, output, env: process.env, yes: Boolean(opts.yes), input: process.stdin })),
+    );
 
   program
     .command("reset")
@@ -99,7 +114,8 @@ export function buildProgram(): Command {
     .argument("<id>")
     .option("--yes", "without typing the id (for a person scripting it)")
     .action(async (id: string, opts: { yes?: boolean }) =>
-      finish(await (await import("./commands/reset.js")).reset({ cwd, id, output, env: process.env, yes: Boolean(opts.yes), input: process.stdin })));
+      finish(await (await import("./commands/reset.js")).reset({ cwd, id, output, env: process.env, yes: Boolean(opts.yes), input: process.stdin })),
+    );
 
   program
     .command("unblock")
@@ -109,7 +125,8 @@ export function buildProgram(): Command {
     .option("--attempts <n>", "how many more attempts", (value: string) => parseNumber(value, { min: 1, max: 10, integer: true }), 1)
     .option("--yes", "without typing the id (for a person scripting it)")
     .action(async (id: string, opts: { attempts: number; yes?: boolean }) =>
-      finish(await (await import("./commands/unblock.js")).unblock({ cwd, id, attempts: opts.attempts, output, env: process.env, yes: Boolean(opts.yes), input: process.stdin })));
+      finish(await (await import("./commands/unblock.js")).unblock({ cwd, id, attempts: opts.attempts, output, env: process.env, yes: Boolean(opts.yes), input: process.stdin })),
+    );
 
   program
     .command("diff")
@@ -125,7 +142,8 @@ export function buildProgram(): Command {
     .option("--html <file>", "also write the brief as a self-contained HTML page (a new file)")
     .addHelpText("after", "\nExamples:\n  factory report\n  factory report --since 2026-11-30 --html brief.html")
     .action(async (opts: { since?: string; html?: string }) =>
-      finish(await (await import("./commands/report.js")).report({ cwd, output, ...(opts.since !== undefined ? { since: opts.since } : {}), ...(opts.html !== undefined ? { html: opts.html } : {}) })));
+      finish(await (await import("./commands/report.js")).report({ cwd, output, ...(opts.since !== undefined ? { since: opts.since } : {}), ...(opts.html !== undefined ? { html: opts.html } : {}) })),
+    );
 
   program
     .command("show")

@@ -68,8 +68,11 @@ function result(step) {
   if (step.result === null) return null;
   if (typeof step.result === "string") return step.result;
   return {
-    packet, status: "complete", summary: `Scripted work on ${packet}, attempt ${attempt}.`,
-    verification: { tests: "all pass, trust me" }, ...(step.result ?? {}),
+    packet,
+    status: "complete",
+    summary: `Scripted work on ${packet}, attempt ${attempt}.`,
+    verification: { tests: "all pass, trust me" },
+    ...(step.result ?? {}),
   };
 }
 
@@ -81,7 +84,7 @@ function review(step) {
   const template = JSON.parse(blocks.at(-1)?.[1] ?? "{}");
   const changed = [...prompt.matchAll(/^\+\+\+ b\/(.+)$/gm)].map((match) => match[1]).filter((path) => !/test/.test(path));
   const evidence = step.evidence ?? `${changed[0] ?? "README.md"}:1`;
-  const statusOf = (id) => (typeof step.invariants === "object" && step.invariants !== null ? step.invariants[id] ?? "held" : step.invariants ?? "held");
+  const statusOf = (id) => (typeof step.invariants === "object" && step.invariants !== null ? (step.invariants[id] ?? "held") : (step.invariants ?? "held"));
   return {
     packet,
     verdict: step.verdict ?? "accept",

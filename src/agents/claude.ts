@@ -54,7 +54,11 @@ export function claudeAdapter(agent: Agent): AgentAdapter {
       const args = ["-p", "--output-format", "stream-json", "--verbose", "--model", input.model, "--max-turns", "1", "--disallowedTools", [...EDIT_TOOLS, "Bash"].join(",")];
       const outcome = await runCommand({
         command: [bin, ...args].map(shellQuote).join(" "),
-        cwd: input.cwd, env: agentEnv(agent, QUIET), input: "Reply with the single word: ready", timeoutMs: input.timeoutMs, logFile: input.logFile,
+        cwd: input.cwd,
+        env: agentEnv(agent, QUIET),
+        input: "Reply with the single word: ready",
+        timeoutMs: input.timeoutMs,
+        logFile: input.logFile,
       });
       const result = toOutcome(outcome, input.model, input.logFile);
       if (result.status !== "ok" && result.status !== "agent-error") return { ok: false, reason: `${result.status}: ${result.detail ?? ""}` };
@@ -88,7 +92,9 @@ function toOutcome(outcome: RunOutcome, configured: string, rawPath: string): Ag
     return { ...base, ...reported, status: "agent-error", detail: `ran model ${foreign.join(", ")}, but the tier is configured with ${configured}` };
   }
   return {
-    ...base, ...reported, status: status.status,
+    ...base,
+    ...reported,
+    status: status.status,
     ...(status.detail || retries ? { detail: `${status.detail ?? "ok"}${retries}` } : {}),
     ...(status.resetsAt ? { resetsAt: status.resetsAt } : {}),
   };

@@ -39,11 +39,16 @@ export function commandAdapter(agent: Agent): AgentAdapter {
       });
       const base = { rawPath, durationMs: outcome.durationMs, costSource: "unknown" as const };
       switch (outcome.kind) {
-        case "spawn-error": return { ...base, status: "crashed", detail: outcome.message };
-        case "timed-out": return { ...base, status: "timed-out", detail: "the agent ran past agent_timeout and was killed" };
-        case "stalled": return { ...base, status: "stalled", detail: "the agent printed nothing for agent_idle_timeout and was killed" };
-        case "aborted": return { ...base, status: "crashed", detail: "interrupted" };
-        case "signalled": return { ...base, status: "crashed", detail: `killed by ${outcome.signal}` };
+        case "spawn-error":
+          return { ...base, status: "crashed", detail: outcome.message };
+        case "timed-out":
+          return { ...base, status: "timed-out", detail: "the agent ran past agent_timeout and was killed" };
+        case "stalled":
+          return { ...base, status: "stalled", detail: "the agent printed nothing for agent_idle_timeout and was killed" };
+        case "aborted":
+          return { ...base, status: "crashed", detail: "interrupted" };
+        case "signalled":
+          return { ...base, status: "crashed", detail: `killed by ${outcome.signal}` };
         case "exited": {
           const report = lastJsonLine(outcome.stdout);
           const reported = {

@@ -30,17 +30,15 @@ export function geminiPolicy(request: Pick<AgentRequest, "role" | "outputRelativ
   const rule = (fields: Record<string, string | string[]>): string =>
     ["[[rule]]", ...Object.entries(fields).map(([key, value]) => `${key} = ${JSON.stringify(value)}`), 'decision = "allow"', "priority = 100", ""].join("\n");
   if (request.role === "implementer") {
-    return [
-      rule({ toolName: [...READ_TOOLS, ...EDIT_TOOLS] }),
-      ...(request.allowedCommands.length ? [rule({ toolName: "run_shell_command", commandPrefix: [...request.allowedCommands] })] : []),
-    ].join("\n");
+    return [rule({ toolName: [...READ_TOOLS, ...EDIT_TOOLS] }), ...(request.allowedCommands.length ? [rule({ toolName: "run_shell_command", commandPrefix: [...request.allowedCommands] })] : [])].join(
+      "\n",
+    );
   }
   // The review file by its relative or absolute path, spelled out: the CLI refuses patterns with open-ended repetition.
   const paths = [request.outputRelative, join(request.worktree, request.outputRelative)];
-  return [
-    rule({ toolName: READ_TOOLS }),
-    ...paths.map((path) => rule({ toolName: "write_file", argsPattern: `"file_path":${JSON.stringify(path).replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}` })),
-  ].join("\n");
+  return [rule({ toolName: READ_TOOLS }), ...paths.map((path) => rule({ toolName: "write_file", argsPattern: `"file_path":${JSON.stringify(path).replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}` }))].join(
+    "\n",
+  );
 }
 
 /** Pure: the command line; the prompt goes on stdin (`-p ""` makes the run headless and appends nothing). */
@@ -80,7 +78,11 @@ export function geminiAdapter(agent: Agent): AgentAdapter {
       writeFileSync(policyFile, "");
       const outcome = await runCommand({
         command: [bin, ...geminiArgs(agent, { model: input.model }, policyFile)].map(shellQuote).join(" "),
-        cwd: input.cwd, env: agentEnv(agent), input: "Reply with the single word: ready", timeoutMs: input.timeoutMs, logFile: input.logFile,
+        cwd: input.cwd,
+        env: agentEnv(agent),
+        input: "Reply with the single word: ready",
+        timeoutMs: input.timeoutMs,
+        logFile: input.logFile,
       });
       const result = toOutcome(agent, outcome, input.model, input.logFile);
       if (result.status !== "ok" && result.status !== "agent-error") return { ok: false, reason: `${result.status}: ${result.detail ?? ""}` };

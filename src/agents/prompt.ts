@@ -28,7 +28,10 @@ export function implementerPrompt(input: ImplementerPromptInput, template: strin
   const { packet } = input;
   const rules = ["- Work only in this repository (your working directory). Do not commit; the factory commits for you."];
   if (input.planted.length) rules.push(`- These files were written in advance and must not change (not edited, moved or deleted): ${input.planted.map((p) => `\`${p}\``).join(", ")}.`);
-  if (input.plantedTests?.length) rules.push(`- The planted tests ${input.plantedTests.map((p) => `\`${p}\``).join(", ")} fail now, before your work; they must all pass after it, run with the rest of the suite and on their own, without being edited.`);
+  if (input.plantedTests?.length)
+    rules.push(
+      `- The planted tests ${input.plantedTests.map((p) => `\`${p}\``).join(", ")} fail now, before your work; they must all pass after it, run with the rest of the suite and on their own, without being edited.`,
+    );
   if (packet.allowedPaths) rules.push(`- Change only paths matching: ${packet.allowedPaths.map((p) => `\`${p}\``).join(", ")}.`);
   if (packet.forbiddenPaths.length) rules.push(`- Never touch: ${packet.forbiddenPaths.map((p) => `\`${p}\``).join(", ")}.`);
   rules.push(
@@ -37,32 +40,49 @@ export function implementerPrompt(input: ImplementerPromptInput, template: strin
     "- The factory runs the checks itself; what you say you ran is recorded and not used.",
   );
   const checks = input.gates?.length
-    ? block([
-      `## How the work will be checked (in \`${input.surfaceDir ?? "."}\`, after your last change)`,
-      "- The factory's own gates: planted files untouched, every change inside the allowed paths, no weakened tests or runner configuration, and at least one change.",
-      ...input.gates.map((gate) => `- \`${gate.name}\`: \`${gate.run}\`${gate.tests ? " — per test, against the tests' results before your work: a test that passed must still pass" : ""}`),
-      "({files} is the changed files, {junit} a report path, {tests} empty or the planted tests; the planted tests also run on their own.)",
-    ], "before")
+    ? block(
+        [
+          `## How the work will be checked (in \`${input.surfaceDir ?? "."}\`, after your last change)`,
+          "- The factory's own gates: planted files untouched, every change inside the allowed paths, no weakened tests or runner configuration, and at least one change.",
+          ...input.gates.map((gate) => `- \`${gate.name}\`: \`${gate.run}\`${gate.tests ? " — per test, against the tests' results before your work: a test that passed must still pass" : ""}`),
+          "({files} is the changed files, {junit} a report path, {tests} empty or the planted tests; the planted tests also run on their own.)",
+        ],
+        "before",
+      )
     : "";
-  const feedback = input.feedback.length || input.continued
-    ? block([
-      `## Attempt ${input.attempt}: what failed last time`,
-      "",
-      ...(input.continued ? [`The work of attempt ${input.continued} is already in your working directory (uncommitted). Fix what failed; do not start over.`, ""] : []),
-      ...input.feedback.map((item) => `- ${item.replaceAll("\n", "\n  ")}`),
-    ], "before")
-    : "";
+  const feedback =
+    input.feedback.length || input.continued
+      ? block(
+          [
+            `## Attempt ${input.attempt}: what failed last time`,
+            "",
+            ...(input.continued ? [`The work of attempt ${input.continued} is already in your working directory (uncommitted). Fix what failed; do not start over.`, ""] : []),
+            ...input.feedback.map((item) => `- ${item.replaceAll("\n", "\n  ")}`),
+          ],
+          "before",
+        )
+      : "";
   return fillTemplate(template, {
-    id: packet.id, goal: packet.goal, brief: packet.brief,
+    id: packet.id,
+    goal: packet.goal,
+    brief: packet.brief,
     invariants: invariantLines(packet).join("\n"),
     rules: rules.join("\n"),
     checks,
     output: input.outputPath,
-    result_contract: JSON.stringify({
-      packet: packet.id, status: "complete | blocked | failed", summary: "one paragraph",
-      deviations: [{ from_packet: "what the brief said", reason: "why not" }], files_deleted: [],
-      blocked_reason: "required when status is blocked", verification: { "free-form": "what you ran" },
-    }, null, 2),
+    result_contract: JSON.stringify(
+      {
+        packet: packet.id,
+        status: "complete | blocked | failed",
+        summary: "one paragraph",
+        deviations: [{ from_packet: "what the brief said", reason: "why not" }],
+        files_deleted: [],
+        blocked_reason: "required when status is blocked",
+        verification: { "free-form": "what you ran" },
+      },
+      null,
+      2,
+    ),
     conventions: input.conventions?.trim() ? block(["## The project's conventions", "", input.conventions.trim()], "before") : "",
     feedback,
   });
@@ -84,18 +104,23 @@ export interface ReviewerPromptInput {
 export function reviewerPrompt(input: ReviewerPromptInput, template: string = bundledTemplate("reviewer")): string {
   const { packet } = input;
   const claims = input.result
-    ? block([
-      "## What the implementer says it did (a claim: check it against the change)",
-      input.result.summary,
-      "",
-      input.result.deviations.length
-        ? `Declared deviations from the brief:\n${input.result.deviations.map((deviation) => `- from "${deviation.from_packet}": ${deviation.reason}`).join("\n")}`
-        : "It declares no deviation from the brief.",
-      "A deviation from the brief that it did not declare is at least a major finding.",
-    ], "after")
+    ? block(
+        [
+          "## What the implementer says it did (a claim: check it against the change)",
+          input.result.summary,
+          "",
+          input.result.deviations.length
+            ? `Declared deviations from the brief:\n${input.result.deviations.map((deviation) => `- from "${deviation.from_packet}": ${deviation.reason}`).join("\n")}`
+            : "It declares no deviation from the brief.",
+          "A deviation from the brief that it did not declare is at least a major finding.",
+        ],
+        "after",
+      )
     : "";
   return fillTemplate(template, {
-    id: packet.id, goal: packet.goal, brief: packet.brief,
+    id: packet.id,
+    goal: packet.goal,
+    brief: packet.brief,
     invariants: invariantLines(packet).join("\n"),
     gates: input.gates.length ? input.gates.map((gate) => `- ${gate.name}: ${gate.status} — ${gate.summary}`).join("\n") : "- (none)",
     claims,
@@ -122,11 +147,16 @@ export function reviewContract(packet: Packet, outputPath: string): string[] {
     `Write this JSON to \`${outputPath}\`. Rule on every invariant exactly once.`,
     "`held` and `violated` need evidence `path:line` pointing at an existing line of the repository.",
     "```json",
-    JSON.stringify({
-      packet: packet.id, verdict: "accept | revise | reject",
-      invariants: packet.invariants.map((invariant) => ({ id: invariant.id, status: "held | violated | unverifiable", evidence: "path/to/file:42" })),
-      findings: [{ severity: "blocker | major | minor", file: "path", line: 1, claim: "what is wrong", fix: "what to do" }],
-    }, null, 2),
+    JSON.stringify(
+      {
+        packet: packet.id,
+        verdict: "accept | revise | reject",
+        invariants: packet.invariants.map((invariant) => ({ id: invariant.id, status: "held | violated | unverifiable", evidence: "path/to/file:42" })),
+        findings: [{ severity: "blocker | major | minor", file: "path", line: 1, claim: "what is wrong", fix: "what to do" }],
+      },
+      null,
+      2,
+    ),
     "```",
   ];
 }

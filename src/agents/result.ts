@@ -23,7 +23,10 @@ export function validateResult(value: unknown, packet: string): ResultCheck {
   }
   if (typeof record.summary !== "string" || record.summary.trim() === "") errors.push(`"summary" must be a non-empty string`);
   const deviations = record.deviations ?? [];
-  if (!Array.isArray(deviations) || !deviations.every((d) => typeof d === "object" && d !== null && typeof (d as Record<string, unknown>).from_packet === "string" && typeof (d as Record<string, unknown>).reason === "string")) {
+  if (
+    !Array.isArray(deviations) ||
+    !deviations.every((d) => typeof d === "object" && d !== null && typeof (d as Record<string, unknown>).from_packet === "string" && typeof (d as Record<string, unknown>).reason === "string")
+  ) {
     errors.push(`"deviations" must be a list of { "from_packet": string, "reason": string }`);
   }
   const deleted = record.files_deleted ?? [];

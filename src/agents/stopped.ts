@@ -8,10 +8,15 @@ import type { AgentStatus } from "./types.js";
  */
 export function stoppedCall(outcome: Exclude<RunOutcome, { kind: "exited" }>): { status: AgentStatus; detail: string } {
   switch (outcome.kind) {
-    case "spawn-error": return { status: "crashed", detail: outcome.message };
-    case "timed-out": return { status: "timed-out", detail: "killed at agent_timeout" };
-    case "stalled": return { status: "stalled", detail: "no output for agent_idle_timeout; killed with its process group" };
-    case "aborted": return { status: "crashed", detail: "interrupted" };
-    case "signalled": return { status: "crashed", detail: `killed by ${outcome.signal}` };
+    case "spawn-error":
+      return { status: "crashed", detail: outcome.message };
+    case "timed-out":
+      return { status: "timed-out", detail: "killed at agent_timeout" };
+    case "stalled":
+      return { status: "stalled", detail: "no output for agent_idle_timeout; killed with its process group" };
+    case "aborted":
+      return { status: "crashed", detail: "interrupted" };
+    case "signalled":
+      return { status: "crashed", detail: `killed by ${outcome.signal}` };
   }
 }

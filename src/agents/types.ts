@@ -3,9 +3,7 @@ import type { SandboxRequest } from "../process/sandbox.js";
 export type Role = "implementer" | "reviewer";
 
 /** DESIGN §7: what any agent run comes down to. Derived from the output, never from the exit code alone. */
-export type AgentStatus =
-  | "ok" | "agent-error" | "permission-denied" | "max-turns" | "budget-exhausted"
-  | "rate-limited" | "stalled" | "timed-out" | "crashed";
+export type AgentStatus = "ok" | "agent-error" | "permission-denied" | "max-turns" | "budget-exhausted" | "rate-limited" | "stalled" | "timed-out" | "crashed";
 
 export interface AgentOutcome {
   status: AgentStatus;

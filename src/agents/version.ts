@@ -9,8 +9,9 @@ const versions = new Map<string, Promise<string | undefined>>();
 export function cliVersion(bin: string, agent: Agent): Promise<string | undefined> {
   let version = versions.get(bin);
   if (!version) {
-    version = runCommand({ command: `${shellQuote(bin)} --version`, cwd: process.cwd(), env: agentEnv(agent), timeoutMs: 30_000 })
-      .then((outcome) => (outcome.kind === "exited" && outcome.code === 0 ? outcome.stdout.trim().split("\n")[0]?.slice(0, 120) || undefined : undefined));
+    version = runCommand({ command: `${shellQuote(bin)} --version`, cwd: process.cwd(), env: agentEnv(agent), timeoutMs: 30_000 }).then((outcome) =>
+      outcome.kind === "exited" && outcome.code === 0 ? outcome.stdout.trim().split("\n")[0]?.slice(0, 120) || undefined : undefined,
+    );
     versions.set(bin, version);
   }
   return version;

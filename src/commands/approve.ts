@@ -50,7 +50,9 @@ export async function approve(options: ApproveOptions): Promise<ExitCode> {
   const landed = packet ? landedVersion(await landedPackets(workspace.root, workspace.tip), id, packet.sha256) : undefined;
   if (packet && landed && record?.status.state !== "merged") {
     await withLandLock(workspace.root, async () => recordLandedVersions(workspace.root, workspace.ledger, workspace.branch, [packet], (await workspace.ledger.read()).state));
-    output.err(`${id} is merged already (${landed.commit.slice(0, 10)}, by its Factory-Packet trailers), by an approval or run that was stopped before recording it; it is recorded as merged now, nothing to do.`);
+    output.err(
+      `${id} is merged already (${landed.commit.slice(0, 10)}, by its Factory-Packet trailers), by an approval or run that was stopped before recording it; it is recorded as merged now, nothing to do.`,
+    );
     return EXIT.invalid;
   }
   const status = record?.status;
@@ -95,19 +97,26 @@ export async function approve(options: ApproveOptions): Promise<ExitCode> {
   return withLandLock(workspace.root, async () => {
     const now = (await workspace.ledger.read()).state.packets.get(id)?.status;
     if (now?.state !== "awaiting_human" || now.commit !== status.commit) {
-      output.err(now?.state === "merged"
-        ? `${id} is merged already (${now.commit.slice(0, 10)}), by an approval or run that came first; nothing to do.`
-        : `${id} is ${now?.state ?? "queued"} now, no longer the held attempt you saw; nothing was approved.`);
+      output.err(
+        now?.state === "merged"
+          ? `${id} is merged already (${now.commit.slice(0, 10)}), by an approval or run that came first; nothing to do.`
+          : `${id} is ${now?.state ?? "queued"} now, no longer the held attempt you saw; nothing was approved.`,
+      );
       return EXIT.invalid;
     }
     return approveLocked({ ...options, workspace, packet, record, status, config });
   });
 }
 
-async function approveLocked(input: ApproveOptions & {
-  workspace: Workspace; packet: Packet; record: PacketHistory; config: Config;
-  status: Extract<PacketRecord["status"], { state: "awaiting_human" }>;
-}): Promise<ExitCode> {
+async function approveLocked(
+  input: ApproveOptions & {
+    workspace: Workspace;
+    packet: Packet;
+    record: PacketHistory;
+    config: Config;
+    status: Extract<PacketRecord["status"], { state: "awaiting_human" }>;
+  },
+): Promise<ExitCode> {
   const { output, id, workspace, packet, record, status, config, signal } = input;
   const by = await personName(workspace.root);
   await workspace.ledger.append([{ kind: "approved", packet: id, by, tree: status.tree }]);
@@ -115,18 +124,35 @@ async function approveLocked(input: ApproveOptions & {
   const progress = createProgress(output, undefined);
   const ctx: RunContext = {
     ledger: workspace.ledger,
-    root: workspace.root, config, branch: workspace.branch, emit: progress.emit, signal,
-    owner: { run: `approve-${Date.now()}`, pid: process.pid, host: "" }, adapters: new Map(), budget: new Budget(undefined), waits: new AgentWaits(),
+    root: workspace.root,
+    config,
+    branch: workspace.branch,
+    emit: progress.emit,
+    signal,
+    owner: { run: `approve-${Date.now()}`, pid: process.pid, host: "" },
+    adapters: new Map(),
+    budget: new Budget(undefined),
+    waits: new AgentWaits(),
   };
   const { planted, gates, counts } = recordedAttempt(record, status.attempt);
   const landed = await land(ctx, {
-    packet, attempt: status.attempt, commit: status.commit, fork: status.fork, runDir: attemptDir(workspace.root, id, status.attempt),
-    planted: planted?.files ?? [], plantedCases: planted?.cases ?? {}, plantedCommit: planted?.commit ?? status.fork,
+    packet,
+    attempt: status.attempt,
+    commit: status.commit,
+    fork: status.fork,
+    runDir: attemptDir(workspace.root, id, status.attempt),
+    planted: planted?.files ?? [],
+    plantedCases: planted?.cases ?? {},
+    plantedCommit: planted?.commit ?? status.fork,
     provenance: { attempt: status.attempt, gates, counts, approvedBy: by },
   });
   const outcome = await applyLanding(ctx, {
-    packet, attempt: status.attempt, landed, report: { end: { kind: "environment-error", reason: "" }, forkCommit: status.fork, commit: status.commit, gates },
-    attemptsUsed: record.attemptsUsed, maxAttempts: packet.maxAttempts + record.extraAttempts,
+    packet,
+    attempt: status.attempt,
+    landed,
+    report: { end: { kind: "environment-error", reason: "" }, forkCommit: status.fork, commit: status.commit, gates },
+    attemptsUsed: record.attemptsUsed,
+    maxAttempts: packet.maxAttempts + record.extraAttempts,
   });
   if (outcome.kind === "merged") {
     output.out(`Approved by ${by} and merged into ${workspace.branch} as ${outcome.commit.slice(0, 10)}.`);
@@ -139,7 +165,7 @@ async function approveLocked(input: ApproveOptions & {
 /** The review of the held attempt as the factory recorded it in the ledger when it read it. */
 function reviewSummary(record: PacketHistory, attempt: number): string {
   const recorded = record.events.filter((event) => event.kind === "review-recorded" && event.attempt === attempt).pop();
-  if (!recorded || recorded.kind !== "review-recorded") return "(no review was recorded for this attempt)";
+  if (recorded?.kind !== "review-recorded") return "(no review was recorded for this attempt)";
   return [
     `Review: ${recorded.verdict}${recorded.effective !== recorded.verdict ? ` (the factory's verdict: ${recorded.effective}; ${recorded.overrides.join("; ")})` : ""}`,
     ...(recorded.rulings ?? []).map((ruling) => `  ${ruling.status.padEnd(12)} ${ruling.id}${ruling.evidence ? `  (${ruling.evidence})` : ""}`),

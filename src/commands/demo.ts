@@ -41,7 +41,9 @@ export async function demo(options: DemoOptions): Promise<ExitCode> {
   await setUpSample(dir, sandbox.ok ? "bwrap" : "none");
   output.out(paint(output, "bold", `Sample repository: ${dir}`));
   if (!sandbox.ok) {
-    output.err(`note: the sandbox cannot start here (${sandbox.reason}), so the demo runs its bundled scripted agent without it ([sandbox] kind = "none"). Before running real agents: ${SANDBOX_HELP.split(", or set")[0]}.`);
+    output.err(
+      `note: the sandbox cannot start here (${sandbox.reason}), so the demo runs its bundled scripted agent without it ([sandbox] kind = "none"). Before running real agents: ${SANDBOX_HELP.split(", or set")[0]}.`,
+    );
   }
   output.out("It holds a small JavaScript library, its spec, and four packets in packets/, run by a scripted agent.\n");
 
@@ -61,16 +63,18 @@ export async function demo(options: DemoOptions): Promise<ExitCode> {
       return code === EXIT.ok ? EXIT.halted : code;
     }
   }
-  output.out([
-    "What happened: D01 merged first time; D02's first attempt failed its planted test and merged on the retry;",
-    "D03 passed everything and waits for a person (gate = \"human\"); D04's agent edited its planted test and",
-    "claimed success, so the untouched gate failed both attempts and D04 is blocked, which halted the queue.",
-    "",
-    `Try it yourself: cd ${dir}`,
-    `  node ${FACTORY_BIN} status D04       # why it is blocked, event by event`,
-    `  node ${FACTORY_BIN} approve D03      # the human gate: type D03 to merge it`,
-    "  git log --format='%s%n%b' main     # one commit per merged packet, with its trailers",
-  ].join("\n"));
+  output.out(
+    [
+      "What happened: D01 merged first time; D02's first attempt failed its planted test and merged on the retry;",
+      'D03 passed everything and waits for a person (gate = "human"); D04\'s agent edited its planted test and',
+      "claimed success, so the untouched gate failed both attempts and D04 is blocked, which halted the queue.",
+      "",
+      `Try it yourself: cd ${dir}`,
+      `  node ${FACTORY_BIN} status D04       # why it is blocked, event by event`,
+      `  node ${FACTORY_BIN} approve D03      # the human gate: type D03 to merge it`,
+      "  git log --format='%s%n%b' main     # one commit per merged packet, with its trailers",
+    ].join("\n"),
+  );
   return EXIT.ok;
 }
 

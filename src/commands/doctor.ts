@@ -38,7 +38,11 @@ export async function doctor(options: DoctorOptions): Promise<ExitCode> {
   let checked: Awaited<ReturnType<typeof preflight>>;
   try {
     checked = await preflight({
-      root: workspace.root, config: workspace.config as NonNullable<typeof workspace.config>, tip: workspace.tip, packets: await openPackets(workspace), models: options.models,
+      root: workspace.root,
+      config: workspace.config as NonNullable<typeof workspace.config>,
+      tip: workspace.tip,
+      packets: await openPackets(workspace),
+      models: options.models,
       // The guard proof measures the suite itself; without it, the preflight does.
       ...(options.guards ? {} : { baseline: { signal: options.signal } }),
     });

@@ -99,14 +99,26 @@ async function nodeSurface(path: string, name: string, dir: string): Promise<Det
   const locks = { pnpm: "pnpm-lock.yaml", yarn: "yarn.lock", npm: "package-lock.json" } as const;
   const packageManager = (["pnpm", "yarn", "npm"] as const).find((manager) => existsSync(join(path, locks[manager]))) ?? "npm";
   return {
-    name, dir, kind: "node", scripts: manifest.scripts ?? {}, testRunner, packageManager, jestJunit: "jest-junit" in deps,
-    lockfile: existsSync(join(path, locks[packageManager])), testPaths: nodeTestPaths(test, path),
+    name,
+    dir,
+    kind: "node",
+    scripts: manifest.scripts ?? {},
+    testRunner,
+    packageManager,
+    jestJunit: "jest-junit" in deps,
+    lockfile: existsSync(join(path, locks[packageManager])),
+    testPaths: nodeTestPaths(test, path),
   };
 }
 
 /** The paths `node --test` is given in the test script, else the test directory that exists. */
 function nodeTestPaths(script: string, path: string): string[] {
-  const args = /\bnode\s+--test\b(.*)/.exec(script)?.[1]?.split(/&&|\|\||;/)[0]?.trim().split(/\s+/) ?? [];
+  const args =
+    /\bnode\s+--test\b(.*)/
+      .exec(script)?.[1]
+      ?.split(/&&|\|\||;/)[0]
+      ?.trim()
+      .split(/\s+/) ?? [];
   const paths = args.filter((arg) => arg !== "" && !arg.startsWith("-") && !arg.includes("="));
   if (paths.length) return paths;
   const dir = ["test", "tests", "__tests__"].find((candidate) => existsSync(join(path, candidate)));
@@ -117,10 +129,13 @@ async function pythonSurface(path: string, name: string, dir: string): Promise<D
   const read = async (file: string): Promise<string> => (existsSync(join(path, file)) ? await readFile(join(path, file), "utf8") : "");
   const manifests = `${await read("pyproject.toml")}\n${await read("setup.cfg")}\n${await read("requirements.txt")}\n${await read("requirements-dev.txt")}`;
   const ruff = existsSync(join(path, "ruff.toml")) || existsSync(join(path, ".ruff.toml")) || /\[tool\.ruff\b|["'\s]ruff\b/.test(manifests);
-  const install = existsSync(join(path, "uv.lock")) ? "uv sync"
-    : existsSync(join(path, "poetry.lock")) ? "poetry install"
-    : existsSync(join(path, "requirements.txt")) ? "python3 -m pip install -r requirements.txt"
-    : "";
+  const install = existsSync(join(path, "uv.lock"))
+    ? "uv sync"
+    : existsSync(join(path, "poetry.lock"))
+      ? "poetry install"
+      : existsSync(join(path, "requirements.txt"))
+        ? "python3 -m pip install -r requirements.txt"
+        : "";
   return { name, dir, kind: "python", ruff, install };
 }
 

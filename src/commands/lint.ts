@@ -45,18 +45,12 @@ export async function lint(options: LintOptions): Promise<ExitCode> {
 }
 
 /** The files of the named packets: valid ones by id, invalid ones by their file-name prefix. */
-function selectFiles(
-  packets: readonly { id: string; file: string }[],
-  problems: readonly { file: string }[],
-  ids: readonly string[],
-): { files: Set<string>; unknown: string[] } {
+function selectFiles(packets: readonly { id: string; file: string }[], problems: readonly { file: string }[], ids: readonly string[]): { files: Set<string>; unknown: string[] } {
   const files = new Set<string>();
   const unknown: string[] = [];
   for (const id of ids) {
     const valid = packets.find((packet) => packet.id === id);
-    const invalid = problems
-      .map((problem) => problem.file)
-      .filter((file) => file === `packets/${id}.toml` || file === `packets/${id}.md` || file.startsWith(`packets/${id}-`));
+    const invalid = problems.map((problem) => problem.file).filter((file) => file === `packets/${id}.toml` || file === `packets/${id}.md` || file.startsWith(`packets/${id}-`));
     if (valid) files.add(valid.file);
     for (const file of invalid) files.add(file);
     if (!valid && invalid.length === 0) unknown.push(id);

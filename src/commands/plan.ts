@@ -69,7 +69,9 @@ function renderPlan(branch: string, steps: PlanStep[], done: string[], unreachab
       step.gate === "human" ? paint(output, "yellow", "[human gate]") : "",
       step.requires.length ? `after ${step.requires.join(", ")}` : "",
       step.state !== "queued" ? `(${step.state})` : "",
-    ].filter(Boolean).join("  ");
+    ]
+      .filter(Boolean)
+      .join("  ");
     lines.push(`  ${String(step.position).padStart(2)}. ${step.id}  ${step.goal}${marks ? `  ${marks}` : ""}`);
   }
   if (done.length > 0) lines.push(`Already merged: ${done.join(", ")}`);

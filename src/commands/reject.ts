@@ -47,6 +47,8 @@ export async function reject(options: RejectOptions): Promise<ExitCode> {
   }
   const record = loaded.record;
   const left = loaded.packet && record ? loaded.packet.maxAttempts + record.extraAttempts - record.attemptsUsed : 0;
-  output.out(`${id} sent back by ${by}. The next \`factory run\` retries it with your reason as feedback${left <= 0 ? ` — but it has no attempts left, so it will block; \`factory unblock ${id}\` gives it more` : ""}.`);
+  output.out(
+    `${id} sent back by ${by}. The next \`factory run\` retries it with your reason as feedback${left <= 0 ? ` — but it has no attempts left, so it will block; \`factory unblock ${id}\` gives it more` : ""}.`,
+  );
   return EXIT.ok;
 }

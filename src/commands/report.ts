@@ -57,7 +57,11 @@ export async function buildBrief(workspace: Workspace, since: string | undefined
     held.set(id, await heldDetail(workspace.root, id, record.status, record.events));
   }
   return buildReport({
-    board, ledger, held, since: since ?? run?.startedAt ?? new Date(0).toISOString(), until: run?.ended?.at ?? until,
+    board,
+    ledger,
+    held,
+    since: since ?? run?.startedAt ?? new Date(0).toISOString(),
+    until: run?.ended?.at ?? until,
     ...(run ? { run: { id: run.run, ...(run.ended ? { outcome: run.ended.outcome, ...(run.ended.reason ? { reason: run.ended.reason } : {}) } : {}) } } : {}),
     ...(workspace.config?.limits.maxCostUsd !== undefined ? { capUsd: workspace.config.limits.maxCostUsd } : {}),
   });

@@ -25,7 +25,9 @@ export async function reset(options: ResetOptions): Promise<ExitCode> {
   if (!loaded) return EXIT.invalid;
   const landed = loaded.packet ? landedVersion(await landedPackets(loaded.workspace.root, loaded.workspace.branch), id, loaded.packet.sha256) : undefined;
   if (landed) {
-    output.err(`${id} is merged on ${loaded.workspace.branch} (${landed.commit.slice(0, 10)}, by its Factory-Packet trailers); a reset would land it twice. Change the packet (a new version) to run it again.`);
+    output.err(
+      `${id} is merged on ${loaded.workspace.branch} (${landed.commit.slice(0, 10)}, by its Factory-Packet trailers); a reset would land it twice. Change the packet (a new version) to run it again.`,
+    );
     return EXIT.invalid;
   }
   const status = loaded.record?.status;

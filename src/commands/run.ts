@@ -104,10 +104,22 @@ export async function run(options: RunOptions): Promise<ExitCode> {
     await workspace.ledger.append([{ kind: "run-started", options: { once: options.once, packet: options.packet ?? null, maxCost: budget.capUsd ?? null }, ...owner }]);
     progress.emit({ kind: "run-start", packets: packets.length, run: owner.run });
     const ctx: RunContext = {
-      root: workspace.root, ledger: workspace.ledger, config, branch: workspace.branch, owner, emit: progress.emit, signal: options.signal, adapters, budget, waits: new AgentWaits(),
+      root: workspace.root,
+      ledger: workspace.ledger,
+      config,
+      branch: workspace.branch,
+      owner,
+      emit: progress.emit,
+      signal: options.signal,
+      adapters,
+      budget,
+      waits: new AgentWaits(),
     };
     const end = await drainQueue(ctx, {
-      packets, once: options.once, only: options.packet, concurrency: options.concurrency ?? config.limits.concurrency,
+      packets,
+      once: options.once,
+      only: options.packet,
+      concurrency: options.concurrency ?? config.limits.concurrency,
       keepGoing: options.keepGoing === true || config.limits.onBlock === "continue",
     });
     await workspace.ledger.append([{ kind: "run-ended", run: owner.run, outcome: end.outcome, ...(end.reason ? { reason: end.reason } : {}) }]);
@@ -134,6 +146,7 @@ async function printNextSteps(ledger: Ledger, output: Output): Promise<void> {
   const { state } = await ledger.read();
   for (const record of state.packets.values()) {
     if (record.status.state === "awaiting_human") output.out(`${record.id} awaits a person: factory approve ${record.id}  (or: factory reject ${record.id} --reason "…")`);
-    if (record.status.state === "blocked") output.out(`${record.id} is blocked: ${record.status.reason}\n  see: factory status ${record.id}; then factory unblock ${record.id} or factory reset ${record.id}`);
+    if (record.status.state === "blocked")
+      output.out(`${record.id} is blocked: ${record.status.reason}\n  see: factory status ${record.id}; then factory unblock ${record.id} or factory reset ${record.id}`);
   }
 }

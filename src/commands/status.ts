@@ -43,9 +43,11 @@ export async function status(options: StatusOptions): Promise<ExitCode> {
   for (const warning of warnings) output.err(`${paint(output, "yellow", "warning")}: ${warning}`);
   output.out(renderBoard(board, output));
   if (run) {
-    output.out(run.alive
-      ? `A run is in progress: pid ${run.pid} on ${run.host}, started ${run.startedAt}.`
-      : `A run lock from pid ${run.pid} (no longer running) is left; the next \`factory run\` takes it over.`);
+    output.out(
+      run.alive
+        ? `A run is in progress: pid ${run.pid} on ${run.host}, started ${run.startedAt}.`
+        : `A run lock from pid ${run.pid} (no longer running) is left; the next \`factory run\` takes it over.`,
+    );
   }
   if (board.problems.length > 0) output.out(`${board.problems.length} packet/config problem(s): run \`factory lint\` to see them.`);
   return EXIT.ok;
@@ -58,8 +60,13 @@ export async function loadBoard<R extends PacketRecord = PacketRecord>(workspace
   const broken = describeBreak(ledgerRead);
   const warnings = [...(broken ? [broken] : []), ...workspace.warnings, ...ledgerRead.warnings];
   const board = buildBoard({
-    branch: workspace.branch, tip: workspace.tip, packets: workspace.queue.packets,
-    invalid: workspace.queue.invalid, ledger, problems: workspace.problems, warnings,
+    branch: workspace.branch,
+    tip: workspace.tip,
+    packets: workspace.queue.packets,
+    invalid: workspace.queue.invalid,
+    ledger,
+    problems: workspace.problems,
+    warnings,
     landed: await landedPackets(workspace.root, workspace.tip),
     ownerAlive: (owner) => owner.host !== hostname() || isAlive(owner.pid),
   });
@@ -83,7 +90,9 @@ function renderBoard(board: Board, output: Output): string {
     row.gate ?? "-",
     truncate([row.reason ?? row.goal ?? "", row.note ?? ""].filter(Boolean).join(" — "), 100),
   ]);
-  const counts = Object.entries(board.counts).filter(([, count]) => count > 0).map(([state, count]) => `${count} ${state}`);
+  const counts = Object.entries(board.counts)
+    .filter(([, count]) => count > 0)
+    .map(([state, count]) => `${count} ${state}`);
   return [
     renderTable(["ID", "STATE", "ATTEMPTS", "COST", "GATE", "REASON / GOAL"], rows),
     "",
@@ -131,11 +140,17 @@ export function describeEvent(event: LedgerEvent): string {
 
 function stateColor(state: string): "green" | "red" | "yellow" | "blue" | "dim" {
   switch (state) {
-    case "merged": return "green";
-    case "blocked": case "invalid": return "red";
-    case "awaiting_human": return "yellow";
-    case "running": return "blue";
-    default: return "dim";
+    case "merged":
+      return "green";
+    case "blocked":
+    case "invalid":
+      return "red";
+    case "awaiting_human":
+      return "yellow";
+    case "running":
+      return "blue";
+    default:
+      return "dim";
   }
 }
 

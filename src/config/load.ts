@@ -35,21 +35,24 @@ export async function loadConfig(root: string): Promise<ConfigLoad> {
   const tip = await resolveCommit(root, branch);
   if (!tip) {
     return {
-      ...fallback, branch, tip,
+      ...fallback,
+      branch,
+      tip,
       problems: [noCommitsProblem(branch)],
     };
   }
   const committed = await readFileAt(root, tip, CONFIG_PATH);
   if (committed === undefined) {
-    return { ...fallback, branch, tip, problems: [{ file: CONFIG_PATH, message: `is not committed on ${branch}; commit it: the factory reads its config from git at the tip of ${branch}, like the packets` }] };
+    return {
+      ...fallback,
+      branch,
+      tip,
+      problems: [{ file: CONFIG_PATH, message: `is not committed on ${branch}; commit it: the factory reads its config from git at the tip of ${branch}, like the packets` }],
+    };
   }
   const parsed = parseConfig(committed, CONFIG_PATH);
-  const warnings = working !== undefined && working !== committed
-    ? [`${CONFIG_PATH} has uncommitted edits; the version committed on ${branch} is used`]
-    : [];
-  return parsed.ok
-    ? { config: parsed.config, problems: [], warnings, branch, tip }
-    : { ...fallback, branch, tip, warnings, problems: [...parsed.problems] };
+  const warnings = working !== undefined && working !== committed ? [`${CONFIG_PATH} has uncommitted edits; the version committed on ${branch} is used`] : [];
+  return parsed.ok ? { config: parsed.config, problems: [], warnings, branch, tip } : { ...fallback, branch, tip, warnings, problems: [...parsed.problems] };
 }
 
 /** The target branch has nothing to read the config and the queue from. */

@@ -5,8 +5,20 @@ import { parseDuration } from "../util/duration.js";
 import { sortProblems, type Problem } from "../util/problem.js";
 import { MAX_ATTEMPTS, MIN_ATTEMPTS } from "../packet/normalize.js";
 import {
-  AGENT_KINDS, CONFIG_PATH, DEFAULT_LIMITS, DEFAULT_MERGE_MESSAGE, DEFAULT_SANDBOX, SANDBOX_KINDS,
-  type Agent, type AgentKind, type Config, type GateConfig, type Limits, type SandboxConfig, type Surface, type Tier,
+  AGENT_KINDS,
+  CONFIG_PATH,
+  DEFAULT_LIMITS,
+  DEFAULT_MERGE_MESSAGE,
+  DEFAULT_SANDBOX,
+  SANDBOX_KINDS,
+  type Agent,
+  type AgentKind,
+  type Config,
+  type GateConfig,
+  type Limits,
+  type SandboxConfig,
+  type Surface,
+  type Tier,
 } from "./types.js";
 
 export type ConfigParse = { ok: true; config: Config } | { ok: false; problems: Problem[] };
@@ -45,7 +57,11 @@ export function parseConfig(source: string, file = CONFIG_PATH): ConfigParse {
   return {
     ok: true,
     config: {
-      targetBranch, surfaces, agents, tiers, limits,
+      targetBranch,
+      surfaces,
+      agents,
+      tiers,
+      limits,
       merge: { message },
       notify: { command: notifyCommand?.trim() ? notifyCommand : undefined },
       sandbox,

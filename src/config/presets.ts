@@ -28,7 +28,7 @@ export function renderSurface(surface: DetectedSurface): string {
   const atRoot = surface.dir === ".";
   const lines = [`[${key}]`, `dir = "${surface.dir}"`];
   if (surface.kind === "python") {
-    lines.push(`install = "${surface.install ?? ""}"${surface.install ? "" : "                     # e.g. \"uv sync\" or \"pip install -e .[test]\""}   # run once per fresh worktree`);
+    lines.push(`install = "${surface.install ?? ""}"${surface.install ? "" : '                     # e.g. "uv sync" or "pip install -e .[test]"'}   # run once per fresh worktree`);
     if (surface.ruff) {
       // {files}: only what the attempt changed, so the project's existing findings never block a packet.
       lines.push(
@@ -70,10 +70,11 @@ export function renderSurface(surface: DetectedSurface): string {
     lines.push(
       ``,
       ...(surface.testRunner === "jest"
-        ? [`  # jest writes no JUnit XML by itself: add jest-junit to devDependencies and run \`factory init\` again`,
-          `  # (a tests gate compares results per test and checks the planted tests), or make it write to {junit} and set tests = true.`]
-        : [`  # No JUnit reporter is known for this test runner, so results are not compared per test.`,
-          `  # Make it write JUnit XML to {junit} and set tests = true.`]),
+        ? [
+            `  # jest writes no JUnit XML by itself: add jest-junit to devDependencies and run \`factory init\` again`,
+            `  # (a tests gate compares results per test and checks the planted tests), or make it write to {junit} and set tests = true.`,
+          ]
+        : [`  # No JUnit reporter is known for this test runner, so results are not compared per test.`, `  # Make it write JUnit XML to {junit} and set tests = true.`]),
       `  [[${key}.gates]]`,
       `  name = "test"`,
       `  run = "npm test"`,
@@ -92,13 +93,17 @@ const EXEC = { npm: "npx", pnpm: "pnpm exec", yarn: "yarn" } as const;
 
 function testGate(surface: DetectedSurface, atRoot: boolean): string | undefined {
   switch (surface.testRunner) {
-    case "vitest": return `${EXEC[surface.packageManager ?? "npm"]} vitest run${atRoot ? " --exclude 'packets/**'" : ""} --reporter=default --reporter=junit --outputFile.junit={junit} {tests}`;
+    case "vitest":
+      return `${EXEC[surface.packageManager ?? "npm"]} vitest run${atRoot ? " --exclude 'packets/**'" : ""} --reporter=default --reporter=junit --outputFile.junit={junit} {tests}`;
     // node --test without paths would also collect the planted copies under packets/supplied/: name the test paths.
-    case "node": return `node --test --test-reporter=spec --test-reporter-destination=stdout --test-reporter=junit --test-reporter-destination={junit} {tests|${(surface.testPaths ?? ["test/"]).join(" ")}}`;
-    case "jest": return surface.jestJunit
-      ? `JEST_JUNIT_OUTPUT_FILE={junit} JEST_JUNIT_ADD_FILE_ATTRIBUTE=true ${EXEC[surface.packageManager ?? "npm"]} jest --ci${atRoot ? " --testPathIgnorePatterns=/packets/" : ""} --reporters=default --reporters=jest-junit {tests}`
-      : undefined;
-    case undefined: return undefined;
+    case "node":
+      return `node --test --test-reporter=spec --test-reporter-destination=stdout --test-reporter=junit --test-reporter-destination={junit} {tests|${(surface.testPaths ?? ["test/"]).join(" ")}}`;
+    case "jest":
+      return surface.jestJunit
+        ? `JEST_JUNIT_OUTPUT_FILE={junit} JEST_JUNIT_ADD_FILE_ATTRIBUTE=true ${EXEC[surface.packageManager ?? "npm"]} jest --ci${atRoot ? " --testPathIgnorePatterns=/packets/" : ""} --reporters=default --reporters=jest-junit {tests}`
+        : undefined;
+    case undefined:
+      return undefined;
   }
 }
 

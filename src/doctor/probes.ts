@@ -94,8 +94,7 @@ export function filesRunBy(results: readonly TestResult[], files: readonly { pat
   for (const file of files) {
     const names = new Set(testNamesIn(file.text));
     const nameOf = (result: TestResult): string => (result.id.split("::").pop() ?? "").replace(/\[.*\]$/, "");
-    const mine = results.filter((result) => !result.collectionError
-      && (aliases(file.path).some((alias) => resultOfFile(result, alias)) || (!result.file && names.has(nameOf(result)))));
+    const mine = results.filter((result) => !result.collectionError && (aliases(file.path).some((alias) => resultOfFile(result, alias)) || (!result.file && names.has(nameOf(result)))));
     if (mine.length > 0) found.push({ path: file.path, passing: mine.filter((result) => result.outcome === "passed").length });
   }
   return found;
@@ -103,7 +102,7 @@ export function filesRunBy(results: readonly TestResult[], files: readonly { pat
 
 /** Pure: the proof line of a guard that must fail on a violation (`fired`) and pass on honest work (`quiet`). */
 export function provenBy(what: string, fired: GateReport | undefined, quiet: GateReport | undefined, violation: string): ProofLine {
-  if (!fired || fired.status !== "fail") {
+  if (fired?.status !== "fail") {
     return { what, notArmed: `it ${fired ? `gave "${fired.status}"` : "did not run"} on ${violation}${fired?.summary ? ` (${fired.summary})` : ""}` };
   }
   if (quiet && quiet.status !== "pass" && quiet.status !== "skipped") return { what, notArmed: `it fails on honest work too: ${quiet.summary}` };

@@ -81,7 +81,8 @@ export async function runCommandGate(input: CommandGateInput): Promise<CommandGa
   if (ended.kind === "environment") return { report: { ...base, status: "error", summary: ended.summary, findings: [] } };
   if (ended.kind === "hung") {
     // It finished on the baseline, so a hang or a kill now is the candidate's doing.
-    if (input.finishedOnBaseline) return { report: { ...base, status: "fail", summary: `${ended.summary} on this change; it finished on the baseline, so the change hangs or crashes it`, findings: [] } };
+    if (input.finishedOnBaseline)
+      return { report: { ...base, status: "fail", summary: `${ended.summary} on this change; it finished on the baseline, so the change hangs or crashes it`, findings: [] } };
     return { report: { ...base, status: "error", summary: ended.summary, findings: [] } };
   }
   const exitCode = ended.code;
@@ -142,7 +143,9 @@ export function judgeTests(input: Judged): GateReport {
       plantedFindings.length ? `${plantedFindings.length} planted test(s) not passing` : "",
       comparison.regressions.length ? `${comparison.regressions.length} regression(s)` : "",
       comparison.newFailures.length ? `${comparison.newFailures.length} new test(s) failing` : "",
-    ].filter(Boolean).join(", ");
+    ]
+      .filter(Boolean)
+      .join(", ");
     return fail(`${counts} of ${comparison.total}${notBlamed}`, findings);
   }
   return { ...base, exitCode, status: "pass", summary: `${comparison.passed}/${comparison.total} passed${notBlamed}`, findings: [] };
@@ -153,11 +156,15 @@ type Ended = { kind: "exited"; code: number } | { kind: "environment"; summary: 
 /** How the command ended: the toolchain's fault (cannot start, missing), a hang or kill (whose fault depends on the baseline), or an exit. */
 function endOf(outcome: RunOutcome, timeoutMs: number): Ended {
   switch (outcome.kind) {
-    case "spawn-error": return { kind: "environment", summary: `could not start: ${outcome.message}` };
-    case "aborted": return { kind: "environment", summary: describeOutcome(outcome) };
-    case "timed-out": return { kind: "hung", summary: `timed out after ${formatDuration(timeoutMs)}` };
+    case "spawn-error":
+      return { kind: "environment", summary: `could not start: ${outcome.message}` };
+    case "aborted":
+      return { kind: "environment", summary: describeOutcome(outcome) };
+    case "timed-out":
+      return { kind: "hung", summary: `timed out after ${formatDuration(timeoutMs)}` };
     case "stalled":
-    case "signalled": return { kind: "hung", summary: describeOutcome(outcome) };
+    case "signalled":
+      return { kind: "hung", summary: describeOutcome(outcome) };
     case "exited":
       if (outcome.code === 127) return { kind: "environment", summary: "command not found (exit 127): is the tool installed?" };
       if (outcome.code === 126) return { kind: "environment", summary: "command not executable (exit 126)" };

@@ -60,11 +60,11 @@ export function parseUnifiedDiff(text: string): FileDiff[] {
 /** `a/x b/y` or `"a/x" "b/y"` from a `diff --git` line; for unquoted names with spaces, the split in the middle. */
 function headerPaths(rest: string): [string, string] {
   if (rest.startsWith('"')) {
-    const quoted = [...rest.matchAll(/"((?:[^"\\]|\\.)*)"|(\S+)/g)].map((match) => (match[1] !== undefined ? unquote(match[1]) : match[2] ?? ""));
+    const quoted = [...rest.matchAll(/"((?:[^"\\]|\\.)*)"|(\S+)/g)].map((match) => (match[1] !== undefined ? unquote(match[1]) : (match[2] ?? "")));
     return [(quoted[0] ?? "").replace(/^a\//, ""), (quoted[1] ?? "").replace(/^b\//, "")];
   }
   const half = (rest.length - 1) / 2;
-  const [left, right] = Number.isInteger(half) && rest.slice(2, half) === rest.slice(half + 3) ? [rest.slice(0, half), rest.slice(half + 1)] : rest.split(" b/", 2) as [string, string];
+  const [left, right] = Number.isInteger(half) && rest.slice(2, half) === rest.slice(half + 3) ? [rest.slice(0, half), rest.slice(half + 1)] : (rest.split(" b/", 2) as [string, string]);
   return [left.replace(/^a\//, ""), (right ?? "").replace(/^b\//, "")];
 }
 

@@ -12,9 +12,7 @@ export interface TestResult {
   collectionError?: true;
 }
 
-export type JunitParse =
-  | { ok: true; results: TestResult[] }
-  | { ok: false; reason: "junit-unparseable"; detail: string };
+export type JunitParse = { ok: true; results: TestResult[] } | { ok: false; reason: "junit-unparseable"; detail: string };
 
 const parser = new XMLParser({
   ignoreAttributes: false,
@@ -64,7 +62,8 @@ function toResult(testcase: unknown): TestResult {
   const error = record.error;
   const collectionError = typeof error === "object" && error !== null && (error as Record<string, unknown>)["@message"] === "collection failure";
   return {
-    id, outcome: failed ? "failed" : skipped ? "skipped" : "passed",
+    id,
+    outcome: failed ? "failed" : skipped ? "skipped" : "passed",
     ...(typeof file === "string" && file !== "" ? { file } : {}),
     ...(collectionError ? { collectionError: true as const } : {}),
   };
@@ -80,5 +79,3 @@ export function normalizeResults(results: readonly TestResult[], worktree: strin
   const strip = (text: string): string => text.replaceAll(`file://${prefix}`, "").replaceAll(prefix, "");
   return results.map((result) => ({ ...result, id: strip(result.id), ...(result.file ? { file: strip(result.file) } : {}) }));
 }
-
-

@@ -34,7 +34,7 @@ export function checkScope(input: ScopeInput): GateReport {
     }
     // A name like "--extend-exclude=*.py" would reach a gate's {files} as an option.
     if (change.path.split("/").some((segment) => segment.startsWith("-"))) {
-      findings.push({ file: change.path, message: "a path starting with \"-\" could pass as an option to a gate command; rename it" });
+      findings.push({ file: change.path, message: 'a path starting with "-" could pass as an option to a gate command; rename it' });
     }
     const target = input.links?.get(change.path);
     if (target !== undefined && leavesRepository(change.path, target)) {

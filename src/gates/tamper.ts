@@ -4,15 +4,21 @@ import { STDLIB_MODULES, TEST_TOOL_MODULES } from "./python-modules.js";
 import { builtinReport, type Finding, type GateReport } from "./types.js";
 
 /** Files that hold tests, by the conventions of pytest, unittest, jest, vitest, mocha and node:test. */
-const TEST_FILES = [
-  "**/test_*.py", "**/*_test.py", "**/tests/**", "**/test/**", "**/__tests__/**",
-  "**/*.test.*", "**/*.spec.*", "**/conftest.py",
-];
+const TEST_FILES = ["**/test_*.py", "**/*_test.py", "**/tests/**", "**/test/**", "**/__tests__/**", "**/*.test.*", "**/*.spec.*", "**/conftest.py"];
 
 /** Test-runner configuration: editing it can switch tests off wholesale. */
 const RUNNER_CONFIG = [
-  "**/conftest.py", "**/pytest.ini", "**/.pytest.ini", "**/tox.ini", "**/.mocharc*", "**/karma.conf*",
-  "**/vitest.config.*", "**/vitest.workspace.*", "**/vite.config.*", "**/jest.config.*", "**/jest.setup.*",
+  "**/conftest.py",
+  "**/pytest.ini",
+  "**/.pytest.ini",
+  "**/tox.ini",
+  "**/.mocharc*",
+  "**/karma.conf*",
+  "**/vitest.config.*",
+  "**/vitest.workspace.*",
+  "**/vite.config.*",
+  "**/jest.config.*",
+  "**/jest.setup.*",
 ];
 
 const SKIP_MARKERS: [RegExp, string][] = [
@@ -41,10 +47,7 @@ const FAKE_SETUP: [RegExp, string][] = [
   [/\b(globalSetup|setupFiles|setupFilesAfterEnv)\b/, "adds global test setup"],
 ];
 
-const TEST_DEFINITION = [
-  /^\s*(async\s+)?def\s+(test\w*)\s*\(/,
-  /\b(it|test)\s*\(\s*(["'`])(.+?)\2/,
-];
+const TEST_DEFINITION = [/^\s*(async\s+)?def\s+(test\w*)\s*\(/, /\b(it|test)\s*\(\s*(["'`])(.+?)\2/];
 
 const ASSERTION = /\bassert\b|\bexpect\s*\(|\bassert\w*\s*\(|\.should\b/g;
 

@@ -95,9 +95,9 @@ export function plantedCases(input: PlantedCheckInput): PlantedCases & { passing
     const fileLevel = isFileLevel(result, input.files, input.surfaceDir);
     // A passing entry named by the file (node:test) means the file ran no test of its own: it did not run.
     if (fileLevel && result.outcome !== "failed") continue;
-    if (owners.length > 0) owners.forEach((file) => files.add(file));
+    if (owners.length > 0) for (const file of owners) files.add(file);
     else if (attributable || fileLevel || before.has(result.id)) continue;
-    else input.files.forEach((file) => files.add(file)); // new since the baseline, runner names no files
+    else for (const file of input.files) files.add(file); // new since the baseline, runner names no files
     if (!fileLevel) cases.add(result.id);
   }
   const outcomes = outcomesById(input.now);
@@ -127,13 +127,13 @@ export function checkPlanted(input: { planted: PlantedCases; surfaceDir: string;
       // node:test names a file by its path when it failed to load, or when it ran no test of its own (it exited early).
       const failed = fileLevel.some((result) => result.outcome === "failed");
       findings.push({ id: file, message: failed ? "planted test file could not be collected or loaded" : "planted test file ran no test of its own: something ended it early" });
-      fileLevel.forEach((result) => covered.add(result.id));
+      for (const result of fileLevel) covered.add(result.id);
       continue;
     }
     const owned = now.filter((result) => belongsTo(result, file, surfaceDir));
     // A runner that names no files: the file's cases are those new since the baseline (never another file's own entry).
     const cases = owned.length > 0 ? owned : now.filter((result) => !before.has(result.id) && !isFileLevel(result, planted.files, surfaceDir));
-    cases.forEach((result) => covered.add(result.id));
+    for (const result of cases) covered.add(result.id);
     if (cases.length === 0) findings.push({ id: file, message: "planted test file yields no test case now: it did not run" });
     else if (!cases.some((result) => result.outcome === "passed")) findings.push({ id: file, message: "no test of this planted file passes" });
   }
@@ -152,9 +152,16 @@ function belongsTo(result: TestResult, file: string, surfaceDir: string): boolea
     const stem = form.replace(/\.[^./]+$/, "");
     const dotted = stem.replaceAll("/", ".");
     const [classname, name] = splitId(result.id);
-    return result.file === form || result.file?.endsWith(`/${form}`) === true
-      || classname === form || classname === stem || classname === dotted || classname.startsWith(`${dotted}.`)
-      || name === form || (classname === "" && (name === dotted || name === form));
+    return (
+      result.file === form ||
+      result.file?.endsWith(`/${form}`) === true ||
+      classname === form ||
+      classname === stem ||
+      classname === dotted ||
+      classname.startsWith(`${dotted}.`) ||
+      name === form ||
+      (classname === "" && (name === dotted || name === form))
+    );
   });
 }
 

@@ -20,7 +20,10 @@ const chains = new Map<string, Promise<unknown>>();
 export function serialize<T>(cwd: string, action: () => Promise<T>): Promise<T> {
   const key = resolve(cwd);
   const next = (chains.get(key) ?? Promise.resolve()).then(action, action);
-  const settled = next.then(() => undefined, () => undefined);
+  const settled = next.then(
+    () => undefined,
+    () => undefined,
+  );
   chains.set(key, settled);
   void settled.then(() => {
     if (chains.get(key) === settled) chains.delete(key);
@@ -82,10 +85,7 @@ async function configFingerprint(cwd: string): Promise<string | undefined> {
   }
   const commonDir = resolve(gitDir, (await readText(join(gitDir, "commondir")))?.trim() || ".");
   const home = process.env.HOME ?? homedir();
-  const files = [
-    ...SYSTEM_CONFIGS, join(home, ".gitconfig"), join(process.env.XDG_CONFIG_HOME || join(home, ".config"), "git", "config"),
-    join(commonDir, "config"), join(gitDir, "config.worktree"),
-  ];
+  const files = [...SYSTEM_CONFIGS, join(home, ".gitconfig"), join(process.env.XDG_CONFIG_HOME || join(home, ".config"), "git", "config"), join(commonDir, "config"), join(gitDir, "config.worktree")];
   const hash = createHash("sha256");
   for (const file of files) {
     const text = await readText(file);
@@ -212,7 +212,7 @@ export async function readFileAt(cwd: string, ref: string, path: string): Promis
 export function readFilesAt(cwd: string, ref: string, paths: readonly string[]): Promise<(string | undefined)[]> {
   if (paths.length === 0) return Promise.resolve([]);
   return serialize(cwd, async () => {
-    const input = paths.map((path) => `${ref}:${path}`).join("\n") + "\n";
+    const input = `${paths.map((path) => `${ref}:${path}`).join("\n")}\n`;
     const { stdout } = await execa("git", [...HARDENED, "cat-file", "--batch"], { cwd, input, encoding: "buffer", stripFinalNewline: false });
     return parseBatch(Buffer.from(stdout), paths.length);
   });

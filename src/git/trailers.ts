@@ -15,11 +15,17 @@ export interface Landed {
  */
 export async function landedPackets(root: string, ref: string): Promise<Landed[]> {
   const out = await gitRun(root, [
-    "log", "--grep=^Factory-Packet:", "--format=%H%x1f%(trailers:key=Factory-Packet,valueonly,separator=%x2c)%x1f%(trailers:key=Factory-Packet-Sha256,valueonly,separator=%x2c)%x1e", ref,
+    "log",
+    "--grep=^Factory-Packet:",
+    "--format=%H%x1f%(trailers:key=Factory-Packet,valueonly,separator=%x2c)%x1f%(trailers:key=Factory-Packet-Sha256,valueonly,separator=%x2c)%x1e",
+    ref,
   ]);
   const landed: Landed[] = [];
   for (const record of out.split("\x1e")) {
-    const [commit, id, sha256] = record.trim().split("\x1f").map((part) => part.trim());
+    const [commit, id, sha256] = record
+      .trim()
+      .split("\x1f")
+      .map((part) => part.trim());
     if (commit && id && sha256) landed.push({ id, sha256, commit });
   }
   return landed;

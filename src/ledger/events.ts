@@ -25,12 +25,20 @@ export type EventBody =
   | { kind: "baseline-measured"; packet: string; commit: string; passed: number; failed: number; cached: boolean }
   | { kind: "planted"; packet: string; attempt: number; commit: string; files: string[]; cases?: Record<string, { cases: string[]; files: string[] }> }
   | {
-      kind: "agent-finished"; packet: string; attempt: number; role: "implementer" | "reviewer";
+      kind: "agent-finished";
+      packet: string;
+      attempt: number;
+      role: "implementer" | "reviewer";
       /** The cost counted for a call whose cost is unknown: the tier's estimate_usd. */
       estimatedUsd?: number;
       /** sha256 of the prompt the agent was given. */
       promptSha256?: string;
-      outcome: string; costUsd?: number; model?: string; sessionId?: string; durationMs: number; detail?: string;
+      outcome: string;
+      costUsd?: number;
+      model?: string;
+      sessionId?: string;
+      durationMs: number;
+      detail?: string;
       /** Where costUsd came from: the CLI reported it, the factory computed it from tokens and prices, or unknown. */
       costSource?: "reported" | "computed" | "unknown";
       turns?: number;
@@ -40,19 +48,39 @@ export type EventBody =
       tier?: string;
     }
   | {
-      kind: "gate-finished"; packet: string; attempt: number; gate: string; result: GateResult;
-      durationMs: number; command?: string; exitCode?: number; detail?: string;
+      kind: "gate-finished";
+      packet: string;
+      attempt: number;
+      gate: string;
+      result: GateResult;
+      durationMs: number;
+      command?: string;
+      exitCode?: number;
+      detail?: string;
     }
   | {
-      kind: "review-recorded"; packet: string; attempt: number; verdict: string; effective: string;
-      overrides: string[]; held: number; violated: number; unverifiable: number;
+      kind: "review-recorded";
+      packet: string;
+      attempt: number;
+      verdict: string;
+      effective: string;
+      overrides: string[];
+      held: number;
+      violated: number;
+      unverifiable: number;
       /** The rulings and findings as the factory read them: what `approve` shows a person (never a file an agent could rewrite). */
       rulings?: { id: string; status: string; evidence?: string }[];
       findings?: { severity: string; claim: string; where?: string }[];
     }
   | {
-      kind: "decided"; packet: string; attempt: number; decision: Decision; reasons: string[];
-      refund?: boolean; feedback?: string[]; fingerprint?: string;
+      kind: "decided";
+      packet: string;
+      attempt: number;
+      decision: Decision;
+      reasons: string[];
+      refund?: boolean;
+      feedback?: string[];
+      fingerprint?: string;
       /** A retry's work the next attempt may continue: the gated commit and the planted commit it was made on. */
       work?: { commit: string; from: string };
     }
@@ -76,7 +104,25 @@ export function stamp(body: EventBody, now: Date = new Date()): LedgerEvent {
 }
 
 export const EVENT_KINDS: readonly EventKind[] = [
-  "run-started", "run-ended", "run-lock-taken-over", "packet-registered", "claimed", "attempt-interrupted",
-  "baseline-measured", "planted", "agent-finished", "gate-finished", "review-recorded", "decided",
-  "continued", "merge-blocked", "merged", "held", "approved", "rejected", "blocked", "unblocked", "reset",
+  "run-started",
+  "run-ended",
+  "run-lock-taken-over",
+  "packet-registered",
+  "claimed",
+  "attempt-interrupted",
+  "baseline-measured",
+  "planted",
+  "agent-finished",
+  "gate-finished",
+  "review-recorded",
+  "decided",
+  "continued",
+  "merge-blocked",
+  "merged",
+  "held",
+  "approved",
+  "rejected",
+  "blocked",
+  "unblocked",
+  "reset",
 ];

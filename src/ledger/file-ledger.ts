@@ -104,7 +104,10 @@ export function fileLedger(root: string): Ledger {
  * write cut off, or one still under way) is folded into the view but not
  * into the new checkpoint, which ends at the last complete line.
  */
-async function foldTail(path: string, base: Checkpoint): Promise<{
+async function foldTail(
+  path: string,
+  base: Checkpoint,
+): Promise<{
   checkpoint: Checkpoint;
   folded: number;
   torn: { events: LedgerEvent[]; warnings: string[]; broken?: ScanPosition["broken"] };
@@ -170,8 +173,13 @@ async function loadSnapshot(root: string): Promise<Checkpoint | undefined> {
 /** Written beside the ledger by rename, so a reader sees a whole snapshot or the old one. */
 async function saveSnapshot(root: string, checkpoint: Checkpoint): Promise<void> {
   const value: SnapshotFile = {
-    format: "factory-ledger-snapshot", fold: FOLD_VERSION, position: checkpoint.position, warnings: checkpoint.warnings,
-    packets: [...checkpoint.state.packets.values()], runs: [...checkpoint.state.runs.values()], costUsd: checkpoint.state.costUsd,
+    format: "factory-ledger-snapshot",
+    fold: FOLD_VERSION,
+    position: checkpoint.position,
+    warnings: checkpoint.warnings,
+    packets: [...checkpoint.state.packets.values()],
+    runs: [...checkpoint.state.runs.values()],
+    costUsd: checkpoint.state.costUsd,
   };
   const path = snapshotPath(root);
   const temporary = `${path}.${process.pid}.tmp`;

@@ -96,8 +96,20 @@ export function foldInto(state: LedgerState, events: readonly LedgerEvent[], his
     let found = packets.get(id);
     if (!found) {
       found = {
-        id, sha256: undefined, status: { state: "queued" }, attemptsUsed: 0, lastAttempt: 0,
-        extraAttempts: 0, costUsd: 0, reason: undefined, changedSinceMerge: false, pendingLand: undefined, feedback: [], earlierFeedback: [], lastWork: undefined, fingerprints: [],
+        id,
+        sha256: undefined,
+        status: { state: "queued" },
+        attemptsUsed: 0,
+        lastAttempt: 0,
+        extraAttempts: 0,
+        costUsd: 0,
+        reason: undefined,
+        changedSinceMerge: false,
+        pendingLand: undefined,
+        feedback: [],
+        earlierFeedback: [],
+        lastWork: undefined,
+        fingerprints: [],
         ...(history ? { events: [] } : {}),
       };
       packets.set(id, found);
@@ -202,7 +214,12 @@ export function foldInto(state: LedgerState, events: readonly LedgerEvent[], his
       case "held": {
         const packet = record(event.packet);
         packet.status = {
-          state: "awaiting_human", attempt: event.attempt, tree: event.tree, branch: event.branch, commit: event.commit, fork: event.fork,
+          state: "awaiting_human",
+          attempt: event.attempt,
+          tree: event.tree,
+          branch: event.branch,
+          commit: event.commit,
+          fork: event.fork,
         };
         packet.reason = `waiting for a person: factory approve ${event.packet}`;
         break;

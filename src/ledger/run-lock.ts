@@ -40,14 +40,17 @@ export async function acquireRunLock(root: string, now = new Date()): Promise<Ru
       if (isAlive(holder.pid)) return { ok: false, reason: "held", holder };
       tookOverFrom = holder;
       await appendUnlocked(root, [
-        stamp({
-          kind: "run-lock-taken-over",
-          run: lock.run,
-          previous: { pid: holder.pid, host: holder.host, startedAt: holder.startedAt },
-        }, now),
+        stamp(
+          {
+            kind: "run-lock-taken-over",
+            run: lock.run,
+            previous: { pid: holder.pid, host: holder.host, startedAt: holder.startedAt },
+          },
+          now,
+        ),
       ]);
     }
-    await writeFile(path, JSON.stringify(lock) + "\n", "utf8");
+    await writeFile(path, `${JSON.stringify(lock)}\n`, "utf8");
     const release = async (): Promise<void> => {
       await withLedgerLock(root, async () => {
         const current = await readRunLock(root);

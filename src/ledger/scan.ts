@@ -49,7 +49,10 @@ export class LedgerScanner {
   private position: ScanPosition;
   private tornBroken: ChainBreak | undefined;
 
-  constructor(from: ScanPosition = SCAN_START, private readonly onEvent: (event: LedgerEvent, complete: boolean) => void = () => undefined) {
+  constructor(
+    from: ScanPosition = SCAN_START,
+    private readonly onEvent: (event: LedgerEvent, complete: boolean) => void = () => undefined,
+  ) {
     this.position = { ...from };
   }
 
@@ -89,11 +92,7 @@ export class LedgerScanner {
     try {
       value = JSON.parse(text);
     } catch {
-      warnings.push(
-        complete
-          ? `${where}: not a JSON event (an earlier write was cut off?); it is ignored`
-          : `${where}: the last line was cut off mid-write (a crash?); it is ignored`,
-      );
+      warnings.push(complete ? `${where}: not a JSON event (an earlier write was cut off?); it is ignored` : `${where}: the last line was cut off mid-write (a crash?); it is ignored`);
       return;
     }
     if (!isEvent(value)) {
@@ -106,9 +105,10 @@ export class LedgerScanner {
     if (!position.broken && (position.chained || typeof link === "string") && link !== expected) {
       const broken = {
         line: number,
-        reason: typeof link === "string"
-          ? "it does not name the hash of the line before it (a line was edited, removed or inserted here)"
-          : "it carries no link to the line before it (it was not written by the factory)",
+        reason:
+          typeof link === "string"
+            ? "it does not name the hash of the line before it (a line was edited, removed or inserted here)"
+            : "it carries no link to the line before it (it was not written by the factory)",
       };
       if (complete) position.broken = broken;
       else this.tornBroken = broken;
@@ -141,7 +141,10 @@ export class LineSplitter {
   private pending: Buffer[] = [];
   private pendingBytes = 0;
 
-  constructor(private readonly scanner: LedgerScanner, private offset: number) {}
+  constructor(
+    private readonly scanner: LedgerScanner,
+    private offset: number,
+  ) {}
 
   push(chunk: Buffer): void {
     let from = 0;

@@ -78,7 +78,7 @@ export async function appendUnlocked(root: string, events: readonly LedgerEvent[
       lines.push(line);
       prev = chainHash(line);
     }
-    const text = prefix + lines.join("\n") + "\n";
+    const text = `${prefix + lines.join("\n")}\n`;
     await handle.appendFile(text, "utf8");
     await handle.sync();
   } finally {
@@ -125,7 +125,7 @@ export async function scanFile(path: string, scanner: LedgerScanner, from: numbe
   try {
     const splitter = new LineSplitter(scanner, from);
     const buffer = Buffer.alloc(1024 * 1024);
-    for (let at = from; ;) {
+    for (let at = from; ; ) {
       const { bytesRead } = await handle.read(buffer, 0, buffer.length, at);
       if (bytesRead === 0) break;
       splitter.push(buffer.subarray(0, bytesRead));
@@ -151,7 +151,9 @@ export function parseLedger(text: string): LedgerRead {
 /** The one-line report of a broken chain, with what to do; undefined when the chain holds. */
 export function describeBreak(read: { broken?: ChainBreak }): string | undefined {
   if (!read.broken) return undefined;
-  return `${STATE_DIR}/${LEDGER_FILE}:${read.broken.line}: the ledger's hash chain breaks here: ${read.broken.reason}. ` +
+  return (
+    `${STATE_DIR}/${LEDGER_FILE}:${read.broken.line}: the ledger's hash chain breaks here: ${read.broken.reason}. ` +
     `Its history cannot be trusted from this line on. Inspect it; to start a fresh ledger, move it aside ` +
-    `(what merged is recovered from the Factory-Packet trailers on the target branch)`;
+    `(what merged is recovered from the Factory-Packet trailers on the target branch)`
+  );
 }

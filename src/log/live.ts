@@ -16,10 +16,18 @@ export function track(inFlight: Map<string, InFlight>, event: ProgressEvent, now
   const current = inFlight.get(event.packet);
   const entry = current && current.attempt === event.attempt ? current : { attempt: event.attempt, step: "", since: now, spentUsd: 0 };
   switch (event.kind) {
-    case "step": entry.step = event.step; break;
-    case "gate": entry.step = `gate ${event.gate}`; break;
-    case "agent": entry.spentUsd += event.costUsd ?? 0; break;
-    case "outcome": inFlight.delete(event.packet); return;
+    case "step":
+      entry.step = event.step;
+      break;
+    case "gate":
+      entry.step = `gate ${event.gate}`;
+      break;
+    case "agent":
+      entry.spentUsd += event.costUsd ?? 0;
+      break;
+    case "outcome":
+      inFlight.delete(event.packet);
+      return;
   }
   inFlight.set(event.packet, entry);
 }

@@ -25,7 +25,8 @@ export function bufferOutput(): Output & { stdout: string[]; stderr: string[]; t
   const stdout: string[] = [];
   const stderr: string[] = [];
   return {
-    stdout, stderr,
+    stdout,
+    stderr,
     out: (text) => void stdout.push(text),
     err: (text) => void stderr.push(text),
     color: false,

@@ -51,8 +51,10 @@ export function createProgress(output: Output, logFile: string | undefined, opti
 export function renderProgress(event: ProgressEvent, output: Output): string | undefined {
   const tag = (packet: string, attempt: number): string => paint(output, "bold", `${packet}#${attempt}`);
   switch (event.kind) {
-    case "run-start": return `factory run: ${event.packets} packet(s) in the queue`;
-    case "step": return `${tag(event.packet, event.attempt)} ${event.step}${event.detail ? `: ${event.detail}` : ""}`;
+    case "run-start":
+      return `factory run: ${event.packets} packet(s) in the queue`;
+    case "step":
+      return `${tag(event.packet, event.attempt)} ${event.step}${event.detail ? `: ${event.detail}` : ""}`;
     case "gate": {
       const color = event.status === "pass" ? "green" : event.status === "skipped" ? "dim" : "red";
       return `${tag(event.packet, event.attempt)}   gate ${event.gate}: ${paint(output, color, event.status)} — ${event.summary} (${formatDuration(event.durationMs)})`;
@@ -65,7 +67,8 @@ export function renderProgress(event: ProgressEvent, output: Output): string | u
       const color = event.outcome === "merged" ? "green" : event.outcome === "blocked" ? "red" : "yellow";
       return `${tag(event.packet, event.attempt)} → ${paint(output, color, event.outcome)}${event.reasons.length ? `: ${event.reasons.join("; ")}` : ""}`;
     }
-    case "notice": return `${event.packet ? `${event.packet}: ` : ""}${event.message}`;
+    case "notice":
+      return `${event.packet ? `${event.packet}: ` : ""}${event.message}`;
     case "run-end":
       return `run ${event.outcome}${event.reason ? `: ${event.reason}` : ""} (${formatDuration(event.elapsedMs)}, $${event.costUsd.toFixed(2)})`;
   }

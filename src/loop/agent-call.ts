@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { copyFileSync, lstatSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { copyFileSync, lstatSync, mkdirSync, readFileSync, rmSync, type Stats } from "node:fs";
 import { dirname, join } from "node:path";
 import { parseJsonFile } from "../agents/result.js";
 import type { AgentAdapter, AgentOutcome, Role } from "../agents/types.js";
@@ -61,7 +61,11 @@ export async function callAgent(ctx: RunContext, call: AgentCall): Promise<Agent
     const wait = ctx.waits.limit(tier.agent, outcome.resetsAt, Date.now(), limits.rateLimitWaitMs);
     if ("halt" in wait || waitedMs + (wait.until - Date.now()) > limits.rateLimitWaitMs) break;
     const source = outcome.resetsAt ? "the reset it reported" : "backing off";
-    ctx.emit({ kind: "notice", packet: call.packet, message: `rate-limited: agent "${tier.agent}" waits until ${new Date(wait.until).toISOString()} (${source}; no attempt spent); every packet on it waits too` });
+    ctx.emit({
+      kind: "notice",
+      packet: call.packet,
+      message: `rate-limited: agent "${tier.agent}" waits until ${new Date(wait.until).toISOString()} (${source}; no attempt spent); every packet on it waits too`,
+    });
     waitedMs += Math.max(0, wait.until - Date.now());
     await sleepUntil(wait.until, ctx.signal);
   }
@@ -73,17 +77,30 @@ export async function callAgent(ctx: RunContext, call: AgentCall): Promise<Agent
 
 /** One call of the agent, its outcome recorded in the ledger and the budget. */
 async function runAndRecord(
-  ctx: RunContext, call: AgentCall, how: { agent: string; model: string; estimateUsd: number; adapter: AgentAdapter; outputPath: string; repeat: number },
+  ctx: RunContext,
+  call: AgentCall,
+  how: { agent: string; model: string; estimateUsd: number; adapter: AgentAdapter; outputPath: string; repeat: number },
 ): Promise<AgentOutcome> {
   const exhausted = ctx.budget.exhausted();
   if (exhausted) throw new BudgetExhausted(exhausted);
   ctx.emit({ kind: "step", packet: call.packet, attempt: call.attempt, step: `${call.role}${call.round && !call.fresh ? " (correction)" : ""}`, detail: `${how.agent} ${how.model}` });
   const outcome = await how.adapter.run({
-    role: call.role, packet: call.packet, attempt: call.attempt, model: how.model, prompt: call.prompt,
-    worktree: call.worktree, runDir: call.runDir, outputPath: how.outputPath, outputRelative: call.output, round: call.round, repeat: how.repeat,
+    role: call.role,
+    packet: call.packet,
+    attempt: call.attempt,
+    model: how.model,
+    prompt: call.prompt,
+    worktree: call.worktree,
+    runDir: call.runDir,
+    outputPath: how.outputPath,
+    outputRelative: call.output,
+    round: call.round,
+    repeat: how.repeat,
     allowedCommands: call.allowedCommands ?? [],
     ...(call.resumeSession ? { resumeSession: call.resumeSession } : {}),
-    timeoutMs: ctx.config.limits.agentTimeoutMs, idleTimeoutMs: ctx.config.limits.agentIdleTimeoutMs, signal: ctx.signal,
+    timeoutMs: ctx.config.limits.agentTimeoutMs,
+    idleTimeoutMs: ctx.config.limits.agentIdleTimeoutMs,
+    signal: ctx.signal,
     // Each role of an attempt keeps its own HOME, never shared with the other.
     ...agentSandboxed(ctx, call.worktree, join(call.runDir, `${call.role}-home`)),
   });
@@ -91,22 +108,36 @@ async function runAndRecord(
   const estimatedUsd = outcome.costUsd === undefined && outcome.status !== "rate-limited" ? how.estimateUsd : undefined;
   ctx.budget.add(outcome.costUsd ?? estimatedUsd);
   const version = await how.adapter.version?.();
-  await ctx.ledger.append([{
-    kind: "agent-finished", packet: call.packet, attempt: call.attempt, role: call.role, outcome: outcome.status,
+  await ctx.ledger.append([
+    {
+      kind: "agent-finished",
+      packet: call.packet,
+      attempt: call.attempt,
+      role: call.role,
+      outcome: outcome.status,
+      durationMs: outcome.durationMs,
+      ...(outcome.costUsd !== undefined ? { costUsd: outcome.costUsd } : {}),
+      ...(outcome.model ? { model: outcome.model } : {}),
+      ...(outcome.sessionId ? { sessionId: outcome.sessionId } : {}),
+      ...(outcome.detail ? { detail: outcome.detail } : {}),
+      costSource: outcome.costSource,
+      tier: call.tier,
+      promptSha256: createHash("sha256").update(call.prompt).digest("hex"),
+      ...(estimatedUsd !== undefined ? { estimatedUsd } : {}),
+      ...(outcome.turns !== undefined ? { turns: outcome.turns } : {}),
+      ...(outcome.tokens ? { tokens: outcome.tokens } : {}),
+      ...(version ? { version } : {}),
+    },
+  ]);
+  ctx.emit({
+    kind: "agent",
+    packet: call.packet,
+    attempt: call.attempt,
+    role: call.role,
+    status: outcome.status,
     durationMs: outcome.durationMs,
     ...(outcome.costUsd !== undefined ? { costUsd: outcome.costUsd } : {}),
-    ...(outcome.model ? { model: outcome.model } : {}),
-    ...(outcome.sessionId ? { sessionId: outcome.sessionId } : {}),
     ...(outcome.detail ? { detail: outcome.detail } : {}),
-    costSource: outcome.costSource, tier: call.tier, promptSha256: createHash("sha256").update(call.prompt).digest("hex"),
-    ...(estimatedUsd !== undefined ? { estimatedUsd } : {}),
-    ...(outcome.turns !== undefined ? { turns: outcome.turns } : {}),
-    ...(outcome.tokens ? { tokens: outcome.tokens } : {}),
-    ...(version ? { version } : {}),
-  }]);
-  ctx.emit({
-    kind: "agent", packet: call.packet, attempt: call.attempt, role: call.role, status: outcome.status, durationMs: outcome.durationMs,
-    ...(outcome.costUsd !== undefined ? { costUsd: outcome.costUsd } : {}), ...(outcome.detail ? { detail: outcome.detail } : {}),
   });
   return outcome;
 }
@@ -119,7 +150,7 @@ type OutputRead = { kind: "missing" } | { kind: "text"; text: string } | { kind:
  * exhaust its memory.
  */
 function readAgentOutput(path: string, maxBytes: number): OutputRead {
-  let stat;
+  let stat: Stats;
   try {
     stat = lstatSync(path);
   } catch {
@@ -134,6 +165,6 @@ function readAgentOutput(path: string, maxBytes: number): OutputRead {
 export function surfaceCommands(surface: Surface | undefined): string[] {
   if (!surface) return [];
   const lines = [surface.install, ...surface.gates.flatMap((gate) => [gate.run, gate.fix])].filter((line): line is string => Boolean(line));
-  const programs = lines.map((line) => line.trim().split(/\s+/)[0] ?? "").filter((program) => /^[A-Za-z0-9_.\/-]+$/.test(program));
+  const programs = lines.map((line) => line.trim().split(/\s+/)[0] ?? "").filter((program) => /^[A-Za-z0-9_./-]+$/.test(program));
   return [...new Set(programs)];
 }

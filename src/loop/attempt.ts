@@ -81,7 +81,9 @@ export async function runAttempt(ctx: RunContext, input: AttemptInput): Promise<
   const outside = await fingerprintOutside(watched);
   const reachedOutside = async (who: string): Promise<AttemptEnd | undefined> => {
     const changed = await changedOutside(watched, outside);
-    return changed.length ? { kind: "reached-outside", reason: `${who} reached outside its worktree: ${changed.slice(0, 5).join(", ")}${changed.length > 5 ? ` and ${changed.length - 5} more` : ""}` } : undefined;
+    return changed.length
+      ? { kind: "reached-outside", reason: `${who} reached outside its worktree: ${changed.slice(0, 5).join(", ")}${changed.length > 5 ? ` and ${changed.length - 5} more` : ""}` }
+      : undefined;
   };
 
   let baseline = new Map<string, TestResult[]>();
@@ -91,10 +93,16 @@ export async function runAttempt(ctx: RunContext, input: AttemptInput): Promise<
     if (!measured.ok) return { ...withTree, end: { kind: "environment-error", reason: `baseline: ${measured.reason}` } };
     baseline = measured.results;
     const all = [...baseline.values()].flat();
-    await ctx.ledger.append([{
-      kind: "baseline-measured", packet: packet.id, commit: tip, cached: measured.cached,
-      passed: all.filter((test) => test.outcome === "passed").length, failed: all.filter((test) => test.outcome === "failed").length,
-    }]);
+    await ctx.ledger.append([
+      {
+        kind: "baseline-measured",
+        packet: packet.id,
+        commit: tip,
+        cached: measured.cached,
+        passed: all.filter((test) => test.outcome === "passed").length,
+        failed: all.filter((test) => test.outcome === "failed").length,
+      },
+    ]);
   }
   // The implementer starts from exactly the planted tree: nothing install or the baseline left is its work.
   await restoreWorktree(worktree);
@@ -110,9 +118,16 @@ export async function runAttempt(ctx: RunContext, input: AttemptInput): Promise<
   }
   const withPlanting = { ...withTree, planting };
   if (planting.files.length > 0) {
-    await ctx.ledger.append([{
-      kind: "planted", packet: packet.id, attempt, commit: planting.commit, files: planting.files, ...(planting.cases ? { cases: planting.cases } : {}),
-    }]);
+    await ctx.ledger.append([
+      {
+        kind: "planted",
+        packet: packet.id,
+        attempt,
+        commit: planting.commit,
+        files: planting.files,
+        ...(planting.cases ? { cases: planting.cases } : {}),
+      },
+    ]);
     step("planted", planting.files.join(", "));
   }
   checkInterrupted(ctx.signal);
@@ -134,7 +149,11 @@ export async function runAttempt(ctx: RunContext, input: AttemptInput): Promise<
   if (!templates.implementer.ok) return { ...withPlanting, end: { kind: "environment-error", reason: templates.implementer.problem } };
   if (!templates.reviewer.ok) return { ...withPlanting, end: { kind: "environment-error", reason: templates.reviewer.problem } };
   const implemented = await implement(ctx, {
-    ...input, worktree, planted: planting.files, ...(conventions ? { conventions } : {}), ...(continued ? { continued } : {}),
+    ...input,
+    worktree,
+    planted: planting.files,
+    ...(conventions ? { conventions } : {}),
+    ...(continued ? { continued } : {}),
     ...(templates.implementer.template ? { template: templates.implementer.template } : {}),
   });
   const implementerOutside = await reachedOutside("the implementer");
@@ -142,7 +161,10 @@ export async function runAttempt(ctx: RunContext, input: AttemptInput): Promise<
   if ("end" in implemented) return { ...withPlanting, end: implemented.end };
   checkInterrupted(ctx.signal);
 
-  const dropped = unearnedLockFiles((await worktreeStatus(worktree, { task: true })).map((entry) => entry.path), packet.allowedPaths);
+  const dropped = unearnedLockFiles(
+    (await worktreeStatus(worktree, { task: true })).map((entry) => entry.path),
+    packet.allowedPaths,
+  );
   if (dropped.length > 0) {
     await discardPaths(worktree, dropped);
     step("commit", `not committed: ${dropped.join(", ")} (a lock file is committed only with its manifest, both in scope)`);
@@ -151,18 +173,34 @@ export async function runAttempt(ctx: RunContext, input: AttemptInput): Promise<
   crashPoint("run-after-implementer");
   step("gates");
   const gated = await runGates(ctx, {
-    packet, attempt, surface, worktree, plantedCommit: planting.commit, planted: planting.files, plantedCases: planting.cases ?? {}, baseline, runDir: input.runDir,
+    packet,
+    attempt,
+    surface,
+    worktree,
+    plantedCommit: planting.commit,
+    planted: planting.files,
+    plantedCases: planting.cases ?? {},
+    baseline,
+    runDir: input.runDir,
   });
   writeFileSync(join(input.runDir, "diff.patch"), await diffText(worktree, tip, gated.commit));
   crashPoint("run-after-gates");
   const withGates = { ...withPlanting, commit: gated.commit, gates: gated.reports, tests: gated.tests };
   if (gated.commit !== attemptCommit) step("gates", `ran on ${gated.commit.slice(0, 10)} (after auto-fixes)`);
   for (const report of gated.reports) {
-    await ctx.ledger.append([{
-      kind: "gate-finished", packet: packet.id, attempt, gate: report.name, result: report.status, durationMs: report.durationMs,
-      ...(report.command ? { command: report.command } : {}), ...(report.exitCode !== undefined ? { exitCode: report.exitCode } : {}),
-      detail: report.summary,
-    }]);
+    await ctx.ledger.append([
+      {
+        kind: "gate-finished",
+        packet: packet.id,
+        attempt,
+        gate: report.name,
+        result: report.status,
+        durationMs: report.durationMs,
+        ...(report.command ? { command: report.command } : {}),
+        ...(report.exitCode !== undefined ? { exitCode: report.exitCode } : {}),
+        detail: report.summary,
+      },
+    ]);
   }
   const gatesOutside = await reachedOutside("the code run by the gates");
   if (gatesOutside) return { ...withGates, end: gatesOutside };
@@ -170,8 +208,16 @@ export async function runAttempt(ctx: RunContext, input: AttemptInput): Promise<
   checkInterrupted(ctx.signal);
 
   const end = await review(ctx, {
-    packet, attempt, worktree, runDir: input.runDir, forkCommit: tip, commit: gated.commit, gates: gated.reports,
-    result: implemented.result, lastFeedback: input.feedback, ...(conventions ? { conventions } : {}),
+    packet,
+    attempt,
+    worktree,
+    runDir: input.runDir,
+    forkCommit: tip,
+    commit: gated.commit,
+    gates: gated.reports,
+    result: implemented.result,
+    lastFeedback: input.feedback,
+    ...(conventions ? { conventions } : {}),
     ...(templates.reviewer.template ? { template: templates.reviewer.template } : {}),
   });
   return { ...withGates, end: (await reachedOutside("the reviewer")) ?? end };
@@ -197,7 +243,7 @@ async function checkPlantedTests(
     const found = plantedCases({ files: input.testFiles, surfaceDir: input.surface.dir, baseline: input.baseline.get(gate) ?? [], now: measured.results });
     if (found.files.length === 0) continue;
     cases[gate] = { cases: found.cases, files: found.files };
-    found.files.forEach((file) => ran.add(file));
+    for (const file of found.files) ran.add(file);
     passing.push(...found.passing);
   }
   const neverRan = input.testFiles.filter((file) => !ran.has(file));
@@ -212,19 +258,35 @@ async function checkPlantedTests(
 
 /** The implementer and its result file: how the attempt ended, or its valid `complete` result. */
 async function implement(
-  ctx: RunContext, input: AttemptInput & { worktree: string; planted: string[]; conventions?: string; continued?: number; template?: string },
+  ctx: RunContext,
+  input: AttemptInput & { worktree: string; planted: string[]; conventions?: string; continued?: number; template?: string },
 ): Promise<{ end: AttemptEnd } | { result: ImplementerResult }> {
   const { packet, attempt } = input;
   const surface = surfaceOf(ctx.config, packet);
   const call = {
-    role: "implementer" as const, packet: packet.id, attempt, tier: packet.tier, worktree: input.worktree, runDir: input.runDir,
-    output: RESULT_OUTPUT, allowedCommands: surfaceCommands(surface),
+    role: "implementer" as const,
+    packet: packet.id,
+    attempt,
+    tier: packet.tier,
+    worktree: input.worktree,
+    runDir: input.runDir,
+    output: RESULT_OUTPUT,
+    allowedCommands: surfaceCommands(surface),
   };
-  const prompt = implementerPrompt({
-    packet, attempt, planted: input.planted, plantedTests: input.planted.filter(isTestFile), feedback: input.feedback, outputPath: RESULT_OUTPUT,
-    ...(surface ? { gates: surface.gates, surfaceDir: surface.dir } : {}), ...(input.conventions ? { conventions: input.conventions } : {}),
-    ...(input.continued ? { continued: input.continued } : {}),
-  }, input.template);
+  const prompt = implementerPrompt(
+    {
+      packet,
+      attempt,
+      planted: input.planted,
+      plantedTests: input.planted.filter(isTestFile),
+      feedback: input.feedback,
+      outputPath: RESULT_OUTPUT,
+      ...(surface ? { gates: surface.gates, surfaceDir: surface.dir } : {}),
+      ...(input.conventions ? { conventions: input.conventions } : {}),
+      ...(input.continued ? { continued: input.continued } : {}),
+    },
+    input.template,
+  );
   let result = await callAgent(ctx, { ...call, round: 0, prompt });
   if (result.outcome.status !== "ok") return { end: agentCallEnd("implementer", result.outcome) };
   let check = validateResult(result.json, packet.id);

@@ -11,9 +11,7 @@ import { STATE_DIR } from "../ledger/store.js";
 import { checkInterrupted, WORKTREES_DIR, type RunContext } from "./context.js";
 import { installSurface } from "./prepare.js";
 
-export type Baseline =
-  | { ok: true; results: Map<string, TestResult[]>; cached: boolean }
-  | { ok: false; reason: string };
+export type Baseline = { ok: true; results: Map<string, TestResult[]>; cached: boolean } | { ok: false; reason: string };
 
 /** One tests gate's raw run: its per-test results (repository-relative ids) and how the runner exited. */
 export interface TestGateRun {
@@ -22,9 +20,7 @@ export interface TestGateRun {
   tail: string | undefined;
 }
 
-export type TestRun =
-  | { ok: true; runs: Map<string, TestGateRun> }
-  | { ok: false; reason: string };
+export type TestRun = { ok: true; runs: Map<string, TestGateRun> } | { ok: false; reason: string };
 
 interface CacheFile {
   commit: string;
@@ -39,10 +35,7 @@ interface CacheFile {
  * task worktree before planting); otherwise a scratch worktree is made for it.
  * A baseline that cannot run the suite is an error, never an empty baseline.
  */
-export async function measureBaseline(
-  ctx: Pick<RunContext, "root" | "config" | "signal">,
-  input: { surface: Surface; commit: string; runDir: string; checkout?: string },
-): Promise<Baseline> {
+export async function measureBaseline(ctx: Pick<RunContext, "root" | "config" | "signal">, input: { surface: Surface; commit: string; runDir: string; checkout?: string }): Promise<Baseline> {
   const cacheFile = baselineFile(ctx.root, input.commit, input.surface);
   const key = baselineKey(input.surface);
   try {
@@ -52,9 +45,7 @@ export async function measureBaseline(
     // no usable cache: measure
   }
   const runDir = join(input.runDir, `baseline-${input.commit.slice(0, 10)}`);
-  const measured = input.checkout
-    ? await measureIn(ctx, { ...input, worktree: input.checkout, runDir })
-    : await measureInScratch(ctx, { ...input, runDir });
+  const measured = input.checkout ? await measureIn(ctx, { ...input, worktree: input.checkout, runDir }) : await measureInScratch(ctx, { ...input, runDir });
   if (!measured.ok) return measured;
   writeBaseline(ctx.root, input.commit, input.surface, measured.results);
   return { ...measured, cached: false };
@@ -66,7 +57,10 @@ function baselineFile(root: string, commit: string, surface: Surface): string {
 
 /** The cache holds for these exact gate commands. */
 function baselineKey(surface: Surface): string {
-  return surface.gates.filter((gate) => gate.tests).map((gate) => gate.run).join("\n");
+  return surface.gates
+    .filter((gate) => gate.tests)
+    .map((gate) => gate.run)
+    .join("\n");
 }
 
 function writeBaseline(root: string, commit: string, surface: Surface, results: ReadonlyMap<string, TestResult[]>): void {
@@ -142,12 +136,19 @@ export async function runTests(ctx: Pick<RunContext, "root" | "config" | "signal
   const runs = new Map<string, TestGateRun>();
   for (const gate of input.surface.gates.filter((candidate) => candidate.tests)) {
     const { report, results, exitCode } = await runCommandGate({
-      gate, surface: input.surface, worktree: input.worktree, changed: [], runDir: input.runDir,
-      timeoutMs: gate.timeoutMs ?? ctx.config.limits.gateTimeoutMs, baseline: undefined, signal: ctx.signal,
+      gate,
+      surface: input.surface,
+      worktree: input.worktree,
+      changed: [],
+      runDir: input.runDir,
+      timeoutMs: gate.timeoutMs ?? ctx.config.limits.gateTimeoutMs,
+      baseline: undefined,
+      signal: ctx.signal,
       ...sandboxed(ctx, input.worktree, input.surface.network),
     });
     checkInterrupted(ctx.signal);
-    if (!results || exitCode === undefined) return { ok: false, reason: `test gate "${gate.name}" (${report.command ?? gate.run}) could not be measured: ${report.summary}${report.tail ? `; its last lines:\n${report.tail}` : ""}` };
+    if (!results || exitCode === undefined)
+      return { ok: false, reason: `test gate "${gate.name}" (${report.command ?? gate.run}) could not be measured: ${report.summary}${report.tail ? `; its last lines:\n${report.tail}` : ""}` };
     runs.set(gate.name, { results, exitCode, tail: report.tail });
   }
   return { ok: true, runs };

@@ -126,13 +126,16 @@ function decideEnd(input: DecisionInput): AttemptDecision {
         return { decision: "retry", reasons: errors.map((r) => `gate ${r.name} could not run: ${r.summary}`), refund: true, environment: true, feedback: [] };
       }
       const reasons = failed.map((report) => `gate ${report.name} failed: ${report.summary}`);
-      const feedback = failed.map((report) => [
-        `Gate "${report.name}" failed: ${report.summary}`,
-        // builtinReport's summary already is the first finding; list them only when there are more.
-        ...(report.findings.length > 1 || !report.summary.startsWith(report.findings[0]?.file ?? "\u0000")
-          ? report.findings.map((f) => `  ${f.file}${f.line ? `:${f.line}` : ""}: ${f.message}`) : []),
-        ...(report.tail ? ["  Output (tail):", ...report.tail.split("\n").map((line) => `    ${line}`)] : []),
-      ].join("\n"));
+      const feedback = failed.map((report) =>
+        [
+          `Gate "${report.name}" failed: ${report.summary}`,
+          // builtinReport's summary already is the first finding; list them only when there are more.
+          ...(report.findings.length > 1 || !report.summary.startsWith(report.findings[0]?.file ?? "\u0000")
+            ? report.findings.map((f) => `  ${f.file}${f.line ? `:${f.line}` : ""}: ${f.message}`)
+            : []),
+          ...(report.tail ? ["  Output (tail):", ...report.tail.split("\n").map((line) => `    ${line}`)] : []),
+        ].join("\n"),
+      );
       return retry(reasons, feedback);
     }
     case "reviewed": {

@@ -18,12 +18,12 @@ export function fingerprintOf(end: AttemptEnd): string | undefined {
 function findingsOf(end: AttemptEnd): string[] | undefined {
   switch (end.kind) {
     case "gates-red":
-      return end.reports.filter((report) => report.status === "fail").flatMap((report) => [
-        `gate ${report.name}`,
-        ...(report.findings.length
-          ? report.findings.map((finding) => `${finding.file}${finding.line ? `:${finding.line}` : ""} ${finding.message}`).sort()
-          : [report.summary]),
-      ]);
+      return end.reports
+        .filter((report) => report.status === "fail")
+        .flatMap((report) => [
+          `gate ${report.name}`,
+          ...(report.findings.length ? report.findings.map((finding) => `${finding.file}${finding.line ? `:${finding.line}` : ""} ${finding.message}`).sort() : [report.summary]),
+        ]);
     case "reviewed":
       return end.verdict.verdict === "revise" ? [...end.verdict.overrides, ...end.feedback] : undefined;
     case "result-contract":

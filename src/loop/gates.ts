@@ -63,12 +63,17 @@ export async function runGates(ctx: RunContext, input: GateRunInput): Promise<Ga
   const changes = await changedPaths(input.worktree, input.plantedCommit, input.combined?.agentCommit ?? commit);
   const reports: GateReport[] = [];
   if (input.combined) reports.push(...input.combined.builtins);
-  else reports.push(...await builtinReports({ ...input, commit, changes, allowed: packet.allowedPaths, deletable: packet.deletablePaths, forbidden, maxFileSize: ctx.config.limits.maxFileSizeBytes }));
+  else
+    reports.push(...(await builtinReports({ ...input, commit, changes, allowed: packet.allowedPaths, deletable: packet.deletablePaths, forbidden, maxFileSize: ctx.config.limits.maxFileSizeBytes })));
   const changed = changes.filter((change) => change.kind !== "deleted").map((change) => change.path);
   const tests = new Map<string, TestResult[]>();
   for (const gate of surface?.gates ?? []) {
     const { report, results } = await runCommandGate({
-      gate, surface: surface as Surface, worktree: input.worktree, changed, runDir: input.runDir,
+      gate,
+      surface: surface as Surface,
+      worktree: input.worktree,
+      changed,
+      runDir: input.runDir,
       timeoutMs: gate.timeoutMs ?? ctx.config.limits.gateTimeoutMs,
       baseline: gate.tests ? (input.baseline.get(gate.name) ?? []) : undefined,
       ...(gate.tests && input.plantedCases[gate.name] ? { planted: input.plantedCases[gate.name] } : {}),
@@ -100,9 +105,15 @@ async function plantedOnly(ctx: RunContext, input: GateRunInput, gate: GateConfi
   const prefix = surface.dir === "." ? "" : `${surface.dir}/`;
   const name = `${gate.name} (planted only)`;
   const { report, results } = await runCommandGate({
-    gate: { ...gate, name }, surface, worktree: input.worktree, changed: [], runDir: input.runDir,
-    timeoutMs: gate.timeoutMs ?? ctx.config.limits.gateTimeoutMs, baseline: undefined,
-    tests: planted.files.map((file) => file.slice(prefix.length)), signal: ctx.signal,
+    gate: { ...gate, name },
+    surface,
+    worktree: input.worktree,
+    changed: [],
+    runDir: input.runDir,
+    timeoutMs: gate.timeoutMs ?? ctx.config.limits.gateTimeoutMs,
+    baseline: undefined,
+    tests: planted.files.map((file) => file.slice(prefix.length)),
+    signal: ctx.signal,
     ...sandboxed(ctx, input.worktree, surface.network),
   });
   checkInterrupted(ctx.signal);
@@ -111,7 +122,9 @@ async function plantedOnly(ctx: RunContext, input: GateRunInput, gate: GateConfi
   const passing = realCases(results).filter((result) => result.outcome === "passed").length;
   if (findings.length === 0) return { ...report, status: "pass", summary: `${passing} planted test(s) pass on their own`, findings: [] };
   return {
-    ...report, status: "fail", findings: findings.map((finding) => ({ file: finding.id, message: finding.message })),
+    ...report,
+    status: "fail",
+    findings: findings.map((finding) => ({ file: finding.id, message: finding.message })),
     summary: `${findings.length} planted test(s) do not pass when run on their own: something else collected beside them changes their outcome`,
   };
 }
@@ -140,10 +153,17 @@ export async function builtinReports(input: BuiltinInput): Promise<GateReport[]>
     if (after.get(change.path)?.mode !== "120000") continue;
     links.set(change.path, (await readFileAt(input.worktree, commit, change.path)) ?? "");
   }
-  reports.push(checkScope({
-    changes, allowed: input.allowed, deletable: input.deletable, planted: input.planted, links,
-    sizes: new Map([...after].map(([path, entry]) => [path, entry.size])), maxFileSize: input.maxFileSize,
-  }));
+  reports.push(
+    checkScope({
+      changes,
+      allowed: input.allowed,
+      deletable: input.deletable,
+      planted: input.planted,
+      links,
+      sizes: new Map([...after].map(([path, entry]) => [path, entry.size])),
+      maxFileSize: input.maxFileSize,
+    }),
+  );
   reports.push(await tamperReport(input, commit));
   if (changes.length === 0) reports.push({ name: "changed", status: "fail", summary: "the attempt changed nothing", findings: [], durationMs: 0 });
   return reports;
@@ -170,8 +190,14 @@ async function againstBefore(ctx: RunContext, input: GateRunInput, gate: GateCon
   let then: GateReport;
   try {
     ({ report: then } = await runCommandGate({
-      gate: { ...gate, name: `${gate.name} (before the change)` }, surface, worktree: input.worktree, changed: [...before.keys()].map((file) => `${prefix}${file}`),
-      runDir: input.runDir, timeoutMs: gate.timeoutMs ?? ctx.config.limits.gateTimeoutMs, baseline: undefined, signal: ctx.signal,
+      gate: { ...gate, name: `${gate.name} (before the change)` },
+      surface,
+      worktree: input.worktree,
+      changed: [...before.keys()].map((file) => `${prefix}${file}`),
+      runDir: input.runDir,
+      timeoutMs: gate.timeoutMs ?? ctx.config.limits.gateTimeoutMs,
+      baseline: undefined,
+      signal: ctx.signal,
       ...sandboxed(ctx, input.worktree, surface.network),
     }));
   } finally {
@@ -181,7 +207,11 @@ async function againstBefore(ctx: RunContext, input: GateRunInput, gate: GateCon
   if (then.status !== "pass" && then.status !== "fail") return report;
   const fresh = newFindings({ now, before: readLog(join(input.runDir, `gate-${then.name}.log`)), files });
   if (fresh.length > 0) {
-    return { ...report, summary: `${fresh.length} new finding(s) in the changed files: ${fresh[0]}`, findings: fresh.map((message) => ({ file: files.find((file) => message.includes(file)) ?? "", message })) };
+    return {
+      ...report,
+      summary: `${fresh.length} new finding(s) in the changed files: ${fresh[0]}`,
+      findings: fresh.map((message) => ({ file: files.find((file) => message.includes(file)) ?? "", message })),
+    };
   }
   return { ...report, status: "pass", summary: "its findings in the changed files were all there before this change" };
 }
@@ -224,8 +254,14 @@ async function tamperReport(input: Pick<BuiltinInput, "worktree" | "plantedCommi
   for (const file of files) {
     if (!/(^|\/)(pyproject\.toml|setup\.cfg|tox\.ini)$/.test(file.path)) continue;
     sections.set(file.path, {
-      added: pytestSectionLines(await readFileAt(input.worktree, commit, file.path), file.added.map((line) => line.line)),
-      removed: pytestSectionLines(await readFileAt(input.worktree, input.plantedCommit, file.path), file.removed.map((line) => line.line)),
+      added: pytestSectionLines(
+        await readFileAt(input.worktree, commit, file.path),
+        file.added.map((line) => line.line),
+      ),
+      removed: pytestSectionLines(
+        await readFileAt(input.worktree, input.plantedCommit, file.path),
+        file.removed.map((line) => line.line),
+      ),
     });
   }
   return checkTamper({ files, allowed: input.allowed, pytestSectionLines: sections, ...(input.surface ? { surfaceDir: input.surface.dir } : {}) });

@@ -68,7 +68,9 @@ async function proveBuiltins(ctx: ProofContext, input: { worktree: string; tip: 
   write(worktree, planted, "planted by factory doctor\n");
   const plantedCommit = await commitPaths(worktree, [planted], "factory doctor: a planted file");
   const packet = {
-    planted: [planted], allowed: [`${probe}/allowed/**`, ...(testFile ? [testFile] : [])], deletable: [],
+    planted: [planted],
+    allowed: [`${probe}/allowed/**`, ...(testFile ? [testFile] : [])],
+    deletable: [],
     forbidden: [...ALWAYS_FORBIDDEN, `${probe}/forbidden/**`],
   };
   const attempt = async (change: () => void): Promise<GateReport[]> => {
@@ -132,8 +134,16 @@ async function proveTestGates(ctx: ProofContext, input: { worktree: string; tip:
       await resetWorktreeTo(worktree, input.tip);
       change();
       const { report } = await runCommandGate({
-        gate, surface, worktree, changed: [], runDir: input.runDir, timeoutMs: gate.timeoutMs ?? ctx.config.limits.gateTimeoutMs,
-        baseline: baseline.results, finishedOnBaseline: true, signal: ctx.signal, ...sandboxed(ctx, worktree, surface.network),
+        gate,
+        surface,
+        worktree,
+        changed: [],
+        runDir: input.runDir,
+        timeoutMs: gate.timeoutMs ?? ctx.config.limits.gateTimeoutMs,
+        baseline: baseline.results,
+        finishedOnBaseline: true,
+        signal: ctx.signal,
+        ...sandboxed(ctx, worktree, surface.network),
       });
       return report;
     };

@@ -41,7 +41,11 @@ export function commandProgram(line: string): string | undefined {
  * tier's model answers as configured.
  */
 export async function preflight(input: {
-  root: string; config: Config; tip: string; packets: readonly Packet[]; models: boolean;
+  root: string;
+  config: Config;
+  tip: string;
+  packets: readonly Packet[];
+  models: boolean;
   /** Measure each used surface's baseline at the tip (cached there, so the first packets reuse it). */
   baseline?: { signal: AbortSignal };
 }): Promise<Preflight> {
@@ -84,10 +88,18 @@ export async function preflight(input: {
       const exists = type.ok && type.out.trim() === "tree";
       checks.push({
         what: `surface "${surface.name}": dir "${surface.dir}" exists`,
-        ...(exists ? {} : { problem: `surface "${surface.name}": dir "${surface.dir}" is not a directory at the tip of ${config.targetBranch}; fix [surfaces.${surface.name}] dir in .factory/config.toml` }),
+        ...(exists
+          ? {}
+          : { problem: `surface "${surface.name}": dir "${surface.dir}" is not a directory at the tip of ${config.targetBranch}; fix [surfaces.${surface.name}] dir in .factory/config.toml` }),
       });
     }
-    const lines: [string, string | undefined][] = [["install", surface.install], ...surface.gates.flatMap((gate): [string, string | undefined][] => [[`gate "${gate.name}"`, gate.run], [`gate "${gate.name}" fix`, gate.fix]])];
+    const lines: [string, string | undefined][] = [
+      ["install", surface.install],
+      ...surface.gates.flatMap((gate): [string, string | undefined][] => [
+        [`gate "${gate.name}"`, gate.run],
+        [`gate "${gate.name}" fix`, gate.fix],
+      ]),
+    ];
     for (const [what, line] of lines) {
       const program = line ? commandProgram(line) : undefined;
       if (!program) continue;

@@ -33,9 +33,10 @@ export async function checkModels(input: { root: string; config: Config; tiers: 
       } else {
         costUsd += result.costUsd ?? 0;
         const foreign = result.models.filter((model) => !modelMatches(tier.model, model));
-        probed.set(key, foreign.length
-          ? `tier "${tier.name}" is configured with model ${tier.model}, but ${foreign.join(", ")} answered (agent ${tier.agent}); fix the tier or the agent's setup`
-          : undefined);
+        probed.set(
+          key,
+          foreign.length ? `tier "${tier.name}" is configured with model ${tier.model}, but ${foreign.join(", ")} answered (agent ${tier.agent}); fix the tier or the agent's setup` : undefined,
+        );
       }
     }
     const refusal = probed.get(key);
@@ -55,7 +56,7 @@ export function missingAgentPrograms(input: { config: Config; agents: ReadonlySe
   for (const name of input.agents) {
     const agent = input.config.agents[name];
     if (!agent) continue;
-    const program = agent.kind === "command" ? (agent.run ?? "").trim().split(/\s+/)[0] ?? "" : (agent.bin ?? agent.kind);
+    const program = agent.kind === "command" ? ((agent.run ?? "").trim().split(/\s+/)[0] ?? "") : (agent.bin ?? agent.kind);
     if (program === "" || findProgram(program, input.path, input.root)) continue;
     const key = agent.kind === "command" ? "run" : "bin";
     refusals.push(`agent "${name}": its program "${program}" was not found ${program.includes("/") ? "at that path" : "on PATH"}; install it, or fix [agents.${name}] ${key} in .factory/config.toml`);

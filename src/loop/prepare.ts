@@ -14,7 +14,8 @@ import { taskBranch, worktreePath, type RunContext } from "./context.js";
 export async function prepareWorktree(ctx: RunContext, packet: Packet, tip: string): Promise<string> {
   const path = worktreePath(ctx.root, packet.id);
   const created = await createWorktree(ctx.root, { path, branch: taskBranch(packet.id), start: tip });
-  if (created.movedAside) ctx.emit({ kind: "notice", packet: packet.id, message: `something that was not this packet's worktree was at ${path}; moved aside to ${created.movedAside} (nothing deleted)` });
+  if (created.movedAside)
+    ctx.emit({ kind: "notice", packet: packet.id, message: `something that was not this packet's worktree was at ${path}; moved aside to ${created.movedAside} (nothing deleted)` });
   return path;
 }
 

@@ -41,9 +41,8 @@ export async function processPacket(ctx: RunContext, packet: Packet, record: Pac
     const lastWork = sameVersion && ctx.config.limits.retryFrom === "last" ? record?.lastWork : undefined;
     report = await runAttempt(ctx, { packet, attempt, tip, feedback: sameVersion && record ? feedbackFor(record) : [], runDir, ...(lastWork ? { continueFrom: lastWork } : {}) });
   } catch (error) {
-    const reason = error instanceof Interrupted ? "the run was interrupted"
-      : error instanceof BudgetExhausted ? error.message
-      : `internal error: ${error instanceof Error ? error.message : String(error)}`;
+    const reason =
+      error instanceof Interrupted ? "the run was interrupted" : error instanceof BudgetExhausted ? error.message : `internal error: ${error instanceof Error ? error.message : String(error)}`;
     await ctx.ledger.append([{ kind: "attempt-interrupted", packet: packet.id, attempt, reason, worktree: worktreePath(ctx.root, packet.id) }]);
     if (error instanceof Interrupted || error instanceof BudgetExhausted) return { kind: "interrupted", reason };
     throw error;
@@ -58,8 +57,14 @@ export async function processPacket(ctx: RunContext, packet: Packet, record: Pac
   // One landing at a time (approve, reject and other runs wait): the target moves and the ledger records it together.
   return withLandLock(ctx.root, async () => {
     const landed = await land(ctx, {
-      packet, attempt, commit, fork: report.forkCommit, runDir,
-      planted: report.planting?.files ?? [], plantedCases: report.planting?.cases ?? {}, plantedCommit: report.planting?.commit ?? report.forkCommit,
+      packet,
+      attempt,
+      commit,
+      fork: report.forkCommit,
+      runDir,
+      planted: report.planting?.files ?? [],
+      plantedCases: report.planting?.cases ?? {},
+      plantedCommit: report.planting?.commit ?? report.forkCommit,
       provenance: { attempt, gates, counts: report.end.kind === "reviewed" ? report.end.counts : undefined },
       ...(report.tests ? { tests: report.tests } : {}),
     });
@@ -84,8 +89,13 @@ export function feedbackFor(record: Pick<PacketRecord, "feedback" | "earlierFeed
 async function applyDecision(ctx: RunContext, input: Applied): Promise<PacketOutcome> {
   const { packet, attempt, decision, report } = input;
   const decided: EventBody = {
-    kind: "decided", packet: packet.id, attempt, decision: decision.decision, reasons: decision.reasons,
-    ...(decision.refund ? { refund: true } : {}), ...(decision.feedback.length ? { feedback: decision.feedback } : {}),
+    kind: "decided",
+    packet: packet.id,
+    attempt,
+    decision: decision.decision,
+    reasons: decision.reasons,
+    ...(decision.refund ? { refund: true } : {}),
+    ...(decision.feedback.length ? { feedback: decision.feedback } : {}),
     ...(decision.fingerprint ? { fingerprint: decision.fingerprint } : {}),
     ...(decision.decision === "retry" && input.carry && report.commit ? { work: { commit: report.commit, from: report.planting?.commit ?? report.forkCommit } } : {}),
   };
@@ -131,10 +141,17 @@ export async function applyLanding(
       ctx.emit({ kind: "outcome", packet: packet.id, attempt, outcome: "merged", reasons: [`${ctx.branch} @ ${landed.commit.slice(0, 10)}`] });
       return { kind: "merged", commit: landed.commit };
     case "merge-blocked":
-      await ctx.ledger.append([decided, {
-        kind: "merge-blocked", packet: packet.id, attempt, reason: landed.reason,
-        commit: report.commit ?? report.forkCommit, fork: report.forkCommit,
-      }]);
+      await ctx.ledger.append([
+        decided,
+        {
+          kind: "merge-blocked",
+          packet: packet.id,
+          attempt,
+          reason: landed.reason,
+          commit: report.commit ?? report.forkCommit,
+          fork: report.forkCommit,
+        },
+      ]);
       ctx.emit({ kind: "outcome", packet: packet.id, attempt, outcome: "merge-blocked", reasons: [landed.reason] });
       return { kind: "merge-blocked", reason: landed.reason };
     case "spec-drift": {
@@ -144,9 +161,12 @@ export async function applyLanding(
     case "conflict":
     case "regate-failed":
     case "environment-error": {
-      const end: AttemptEnd = landed.kind === "conflict" ? { kind: "merge-conflict", reason: landed.reason }
-        : landed.kind === "regate-failed" ? { kind: "gates-red", reports: landed.reports }
-        : { kind: "environment-error", reason: landed.reason };
+      const end: AttemptEnd =
+        landed.kind === "conflict"
+          ? { kind: "merge-conflict", reason: landed.reason }
+          : landed.kind === "regate-failed"
+            ? { kind: "gates-red", reports: landed.reports }
+            : { kind: "environment-error", reason: landed.reason };
       const decision = decide({ end, attemptsUsed: input.attemptsUsed, maxAttempts: input.maxAttempts, gate: packet.gate, previousFingerprint: input.previousFingerprint });
       return applyDecision(ctx, { packet, attempt, decision, report });
     }
@@ -161,9 +181,14 @@ export async function landPending(ctx: RunContext, packet: Packet, record: Packe
   const { planted, gates, counts } = history ? recordedAttempt(history, pending.attempt) : { planted: undefined, gates: [], counts: undefined };
   return withLandLock(ctx.root, async () => {
     const landed = await land(ctx, {
-      packet, attempt: pending.attempt, commit: pending.commit, fork: pending.fork,
+      packet,
+      attempt: pending.attempt,
+      commit: pending.commit,
+      fork: pending.fork,
       runDir: attemptDir(ctx.root, packet.id, pending.attempt),
-      planted: planted?.files ?? [], plantedCases: planted?.cases ?? {}, plantedCommit: planted?.commit ?? pending.fork,
+      planted: planted?.files ?? [],
+      plantedCases: planted?.cases ?? {},
+      plantedCommit: planted?.commit ?? pending.fork,
       provenance: { attempt: pending.attempt, gates, counts },
     });
     const report: AttemptReport = { end: { kind: "environment-error", reason: "" }, forkCommit: pending.fork, commit: pending.commit, gates };

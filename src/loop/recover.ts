@@ -12,10 +12,14 @@ export async function recoverInFlight(ledger: Ledger, currentRun: string): Promi
   for (const record of state.packets.values()) {
     if (record.status.state !== "running" || record.status.owner.run === currentRun) continue;
     const { owner, attempt } = record.status;
-    await ledger.append([{
-      kind: "attempt-interrupted", packet: record.id, attempt,
-      reason: `the run that owned it (pid ${owner.pid} on ${owner.host}) ended without finishing it`,
-    }]);
+    await ledger.append([
+      {
+        kind: "attempt-interrupted",
+        packet: record.id,
+        attempt,
+        reason: `the run that owned it (pid ${owner.pid} on ${owner.host}) ended without finishing it`,
+      },
+    ]);
     recovered.push(record.id);
   }
   return recovered;

@@ -40,10 +40,18 @@ export interface ReviewInput {
 export async function review(ctx: RunContext, input: ReviewInput): Promise<AttemptEnd> {
   const { packet } = input;
   const diff = await diffText(input.worktree, input.forkCommit, input.commit);
-  const prompt = reviewerPrompt({
-    packet, diff, gates: input.gates, outputPath: REVIEW_OUTPUT,
-    ...(input.result ? { result: input.result } : {}), ...(input.lastFeedback ? { lastFeedback: input.lastFeedback } : {}), ...(input.conventions ? { conventions: input.conventions } : {}),
-  }, input.template);
+  const prompt = reviewerPrompt(
+    {
+      packet,
+      diff,
+      gates: input.gates,
+      outputPath: REVIEW_OUTPUT,
+      ...(input.result ? { result: input.result } : {}),
+      ...(input.lastFeedback ? { lastFeedback: input.lastFeedback } : {}),
+      ...(input.conventions ? { conventions: input.conventions } : {}),
+    },
+    input.template,
+  );
   // A reviewer's mistakes cost review calls, never the implementer's attempt:
   // a correction round, then the next tier once, then the packet blocks.
   const tiers = [packet.reviewer, ...escalationTier(ctx, packet.reviewer)];
@@ -68,18 +76,20 @@ function escalationTier(ctx: RunContext, reviewer: string): string[] {
   return next ? [next.name] : [];
 }
 
-type ReviewCall =
-  | { kind: "end"; end: AttemptEnd }
-  | { kind: "unusable"; problem: string }
-  | { kind: "usable"; review: Review; unresolved: Map<string, string> };
+type ReviewCall = { kind: "end"; end: AttemptEnd } | { kind: "unusable"; problem: string } | { kind: "usable"; review: Review; unresolved: Map<string, string> };
 
 /** One tier's review: its call and at most one correction round, for a broken contract or evidence that does not resolve. */
 async function reviewWith(ctx: RunContext, input: ReviewInput, options: { tier: string; prompt: string; firstRound: number }): Promise<ReviewCall> {
   const { packet } = input;
   const before = await snapshot(input.worktree);
   const call = {
-    role: "reviewer" as const, packet: packet.id, attempt: input.attempt, tier: options.tier,
-    worktree: input.worktree, runDir: input.runDir, output: REVIEW_OUTPUT,
+    role: "reviewer" as const,
+    packet: packet.id,
+    attempt: input.attempt,
+    tier: options.tier,
+    worktree: input.worktree,
+    runDir: input.runDir,
+    output: REVIEW_OUTPUT,
   };
   let result = await callAgent(ctx, { ...call, round: options.firstRound, fresh: true, prompt: options.prompt });
   const failed = (): ReviewCall | undefined => {
@@ -97,7 +107,12 @@ async function reviewWith(ctx: RunContext, input: ReviewInput, options: { tier: 
   let got = await read();
   if (got.errors.length > 0) {
     const sessionId = result.outcome.sessionId;
-    result = await callAgent(ctx, { ...call, round: options.firstRound + 1, prompt: correctionPrompt("review", REVIEW_OUTPUT, got.errors, reviewContract(packet, REVIEW_OUTPUT)), ...(sessionId ? { resumeSession: sessionId } : {}) });
+    result = await callAgent(ctx, {
+      ...call,
+      round: options.firstRound + 1,
+      prompt: correctionPrompt("review", REVIEW_OUTPUT, got.errors, reviewContract(packet, REVIEW_OUTPUT)),
+      ...(sessionId ? { resumeSession: sessionId } : {}),
+    });
     const again = failed();
     if (again) return again;
     got = await read();
@@ -115,17 +130,28 @@ async function recordReview(ctx: RunContext, input: ReviewInput, review: Review,
   const { packet } = input;
   const verdict = effectiveVerdict({ review, invariants: packet.invariants, gatesGreen: true, unresolvedEvidence: unresolved });
   const counts = rulingCounts(review);
-  await ctx.ledger.append([{
-    kind: "review-recorded", packet: packet.id, attempt: input.attempt, verdict: review.verdict,
-    effective: verdict.verdict, overrides: verdict.overrides, ...counts,
-    rulings: review.invariants.map((ruling) => ({ id: ruling.id, status: ruling.status, ...(ruling.evidence ? { evidence: clip(ruling.evidence) } : {}) })),
-    findings: review.findings.slice(0, MAX_RECORDED_FINDINGS).map((finding) => ({
-      severity: finding.severity, claim: clip(finding.claim),
-      ...(finding.file ? { where: `${finding.file}${finding.line ? `:${finding.line}` : ""}` } : {}),
-    })),
-  }]);
+  await ctx.ledger.append([
+    {
+      kind: "review-recorded",
+      packet: packet.id,
+      attempt: input.attempt,
+      verdict: review.verdict,
+      effective: verdict.verdict,
+      overrides: verdict.overrides,
+      ...counts,
+      rulings: review.invariants.map((ruling) => ({ id: ruling.id, status: ruling.status, ...(ruling.evidence ? { evidence: clip(ruling.evidence) } : {}) })),
+      findings: review.findings.slice(0, MAX_RECORDED_FINDINGS).map((finding) => ({
+        severity: finding.severity,
+        claim: clip(finding.claim),
+        ...(finding.file ? { where: `${finding.file}${finding.line ? `:${finding.line}` : ""}` } : {}),
+      })),
+    },
+  ]);
   ctx.emit({
-    kind: "step", packet: packet.id, attempt: input.attempt, step: "review",
+    kind: "step",
+    packet: packet.id,
+    attempt: input.attempt,
+    step: "review",
     detail: `${review.verdict}${verdict.verdict !== review.verdict ? ` → overridden to ${verdict.verdict}` : ""} (held ${counts.held}, violated ${counts.violated}, unverifiable ${counts.unverifiable})`,
   });
   return { kind: "reviewed", verdict, feedback: reviewFeedback(review, unresolved), counts };
@@ -153,7 +179,10 @@ function reviewFeedback(review: Review, unresolved: ReadonlyMap<string, string>)
   return [
     ...review.invariants.filter((ruling) => ruling.status !== "held").map((ruling) => `Invariant "${ruling.id}" was ruled ${ruling.status}${ruling.evidence ? ` (${ruling.evidence})` : ""}.`),
     ...[...unresolved.values()].map((problem) => `Reviewer ${problem}.`),
-    ...review.findings.map((finding) => `Reviewer finding (${finding.severity})${finding.file ? ` at ${finding.file}${finding.line ? `:${finding.line}` : ""}` : ""}: ${finding.claim}${finding.fix ? ` — fix: ${finding.fix}` : ""}`),
+    ...review.findings.map(
+      (finding) =>
+        `Reviewer finding (${finding.severity})${finding.file ? ` at ${finding.file}${finding.line ? `:${finding.line}` : ""}` : ""}: ${finding.claim}${finding.fix ? ` — fix: ${finding.fix}` : ""}`,
+    ),
   ];
 }
 
@@ -171,7 +200,10 @@ async function snapshot(worktree: string): Promise<string> {
 
 function describeChange(before: string, after: string): string {
   const was = new Set(before.split("\n"));
-  const changed = after.split("\n").filter((line) => !was.has(line) && line.includes("\t")).map((line) => line.split("\t")[0]);
+  const changed = after
+    .split("\n")
+    .filter((line) => !was.has(line) && line.includes("\t"))
+    .map((line) => line.split("\t")[0]);
   return changed.slice(0, 3).join(", ") || "it moved HEAD or reverted a change";
 }
 

@@ -55,9 +55,22 @@ export async function reviewerCanary(
       mkdirSync(runDir, { recursive: true });
       const outputPath = join(worktree, REVIEW_OUTPUT);
       const outcome = await adapter.run({
-        role: "reviewer", packet: packet.id, attempt: 1, model: tier.model, prompt, worktree, runDir, outputPath, outputRelative: REVIEW_OUTPUT,
-        round: 0, repeat: 0, allowedCommands: [], timeoutMs: ctx.config.limits.agentTimeoutMs, idleTimeoutMs: ctx.config.limits.agentIdleTimeoutMs,
-        signal: ctx.signal, ...agentSandboxed(ctx, worktree, join(runDir, "home")),
+        role: "reviewer",
+        packet: packet.id,
+        attempt: 1,
+        model: tier.model,
+        prompt,
+        worktree,
+        runDir,
+        outputPath,
+        outputRelative: REVIEW_OUTPUT,
+        round: 0,
+        repeat: 0,
+        allowedCommands: [],
+        timeoutMs: ctx.config.limits.agentTimeoutMs,
+        idleTimeoutMs: ctx.config.limits.agentIdleTimeoutMs,
+        signal: ctx.signal,
+        ...agentSandboxed(ctx, worktree, join(runDir, "home")),
       });
       checkInterrupted(ctx.signal);
       const cost = outcome.costUsd !== undefined ? { costUsd: outcome.costUsd } : {};
@@ -73,7 +86,8 @@ export async function reviewerCanary(
       }
       const rulings = check.review.invariants;
       results.push({
-        tier: name, ...cost,
+        tier: name,
+        ...cost,
         held: rulings.filter((ruling) => ruling.status === "held").map((ruling) => ruling.id),
         violated: rulings.filter((ruling) => ruling.status === "violated").length,
         unverifiable: rulings.filter((ruling) => ruling.status === "unverifiable").length,

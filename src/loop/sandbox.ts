@@ -1,4 +1,4 @@
-import { readdirSync } from "node:fs";
+import { type Dirent, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { matchesAny } from "../gates/paths.js";
 import { DEPENDENCY_PATTERNS } from "../git/worktree.js";
@@ -49,7 +49,7 @@ export function agentSandboxed(ctx: Pick<RunContext, "root" | "config">, worktre
 function dependencyDirs(worktree: string): string[] {
   const found: string[] = [];
   const scan = (dir: string, depth: number): void => {
-    let entries;
+    let entries: Dirent[];
     try {
       entries = readdirSync(dir, { withFileTypes: true });
     } catch {

@@ -17,10 +17,7 @@ export interface SchedulerOptions {
   keepGoing: boolean;
 }
 
-export type RunEnd =
-  | { outcome: "drained"; reason?: string }
-  | { outcome: "halted"; reason: string }
-  | { outcome: "interrupted"; reason: string };
+export type RunEnd = { outcome: "drained"; reason?: string } | { outcome: "halted"; reason: string } | { outcome: "interrupted"; reason: string };
 
 /**
  * Drains the queue: claims the next runnable packet in plan order, runs one
@@ -49,7 +46,8 @@ export async function drainQueue(ctx: RunContext, options: SchedulerOptions): Pr
         blocked.push({ id: packet.id, reason: outcome.reason });
         const same = blockKey(outcome.reason);
         if (!options.keepGoing) halt ??= { outcome: "halted", reason: `${packet.id} is blocked: ${outcome.reason}` };
-        else if (lastBlock === same) halt ??= { outcome: "halted", reason: `two packets in a row blocked for the same reason (the machine or the spec, not the work): ${packet.id}: ${outcome.reason}` };
+        else if (lastBlock === same)
+          halt ??= { outcome: "halted", reason: `two packets in a row blocked for the same reason (the machine or the spec, not the work): ${packet.id}: ${outcome.reason}` };
         lastBlock = same;
         await notify(ctx.root, ctx.config, { event: "blocked", packet: packet.id, reason: outcome.reason });
         break;
@@ -66,7 +64,11 @@ export async function drainQueue(ctx: RunContext, options: SchedulerOptions): Pr
           if ("halt" in wait) halt ??= { outcome: "halted", reason: wait.halt };
           else {
             const source = outcome.rateLimited.resetsAt ? "the reset it reported" : "backing off";
-            ctx.emit({ kind: "notice", packet: packet.id, message: `rate-limited: agent "${agent}" waits until ${new Date(wait.until).toISOString()} (${source}; no attempt spent); every packet on it waits too` });
+            ctx.emit({
+              kind: "notice",
+              packet: packet.id,
+              message: `rate-limited: agent "${agent}" waits until ${new Date(wait.until).toISOString()} (${source}; no attempt spent); every packet on it waits too`,
+            });
           }
         }
         break;
@@ -107,15 +109,17 @@ export async function drainQueue(ctx: RunContext, options: SchedulerOptions): Pr
     if (next) {
       inFlight.add(next.packet.id);
       attempts++;
-      const task = queue.add(async () => {
-        const outcome = next.record?.pendingLand
-          ? ((await landPending(ctx, next.packet, next.record)) ?? { kind: "not-claimed", reason: "nothing to land" } as const)
-          : await processPacket(ctx, next.packet, next.record);
-        await handle(next.packet, outcome);
-      }).finally(() => {
-        inFlight.delete(next.packet.id);
-        running.delete(task);
-      });
+      const task = queue
+        .add(async () => {
+          const outcome = next.record?.pendingLand
+            ? ((await landPending(ctx, next.packet, next.record)) ?? ({ kind: "not-claimed", reason: "nothing to land" } as const))
+            : await processPacket(ctx, next.packet, next.record);
+          await handle(next.packet, outcome);
+        })
+        .finally(() => {
+          inFlight.delete(next.packet.id);
+          running.delete(task);
+        });
       running.add(task);
       continue;
     }
@@ -135,7 +139,10 @@ export async function drainQueue(ctx: RunContext, options: SchedulerOptions): Pr
 
 /** Pure: a block reason with packet ids, numbers and shas taken out, so the same cause on two packets compares equal. */
 export function blockKey(reason: string): string {
-  return reason.replace(/\b[0-9a-f]{7,40}\b/g, "<sha>").replace(/\d+/g, "<n>").replace(/\b[A-Z]+[-_]?<n>/g, "<id>");
+  return reason
+    .replace(/\b[0-9a-f]{7,40}\b/g, "<sha>")
+    .replace(/\d+/g, "<n>")
+    .replace(/\b[A-Z]+[-_]?<n>/g, "<id>");
 }
 
 /** Pure: the packets that depend, directly or not, on a blocked one. */
@@ -162,7 +169,12 @@ interface Next {
 
 /** The first packet in plan order that is queued, has its dependencies merged and attempts left. */
 async function pickNext(
-  ctx: RunContext, options: SchedulerOptions, state: LedgerState, inFlight: ReadonlySet<string>, tried: ReadonlySet<string>, rateLimited: (packet: Packet) => boolean,
+  ctx: RunContext,
+  options: SchedulerOptions,
+  state: LedgerState,
+  inFlight: ReadonlySet<string>,
+  tried: ReadonlySet<string>,
+  rateLimited: (packet: Packet) => boolean,
 ): Promise<{ next?: Next; waiting: boolean }> {
   let waiting = false;
   const byId = new Map(options.packets.map((packet) => [packet.id, packet]));

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { existsSync, lstatSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
+import { existsSync, lstatSync, readdirSync, readFileSync, readlinkSync, type Stats } from "node:fs";
 import { join, relative } from "node:path";
 import { gitRun, gitTry } from "../git/repo.js";
 import { HIDDEN_STATE } from "../process/sandbox.js";
@@ -36,7 +36,7 @@ export async function fingerprintOutside(watched: Watched): Promise<Fingerprint>
   const own = (await gitRun(watched.worktree, ["rev-parse", "--absolute-git-dir"])).trim();
   const fingerprint: Fingerprint = new Map();
   const add = (label: (path: string) => string, path: string, content: boolean): void => {
-    let stat;
+    let stat: Stats;
     try {
       stat = lstatSync(path);
     } catch {

@@ -70,13 +70,18 @@ export async function land(ctx: RunContext, input: LandInput): Promise<LandResul
         mkdirSync(runDir, { recursive: true });
         const surface = surfaceOf(ctx.config, input.packet);
         // The tip's own baseline, never the combined tree's: what the combination breaks must show as a regression.
-        const baseline = surface?.gates.some((gate) => gate.tests)
-          ? await measureBaseline(ctx, { surface, commit: tip, runDir })
-          : { ok: true as const, results: new Map(), cached: true };
+        const baseline = surface?.gates.some((gate) => gate.tests) ? await measureBaseline(ctx, { surface, commit: tip, runDir }) : { ok: true as const, results: new Map(), cached: true };
         if (!baseline.ok) return { kind: "environment-error", reason: `baseline at ${tip.slice(0, 10)}: ${baseline.reason}` };
         const regated = await runGates(ctx, {
-          packet: input.packet, attempt: input.attempt, surface, worktree, plantedCommit: input.plantedCommit,
-          planted: input.planted, plantedCases: input.plantedCases, baseline: baseline.results, runDir,
+          packet: input.packet,
+          attempt: input.attempt,
+          surface,
+          worktree,
+          plantedCommit: input.plantedCommit,
+          planted: input.planted,
+          plantedCases: input.plantedCases,
+          baseline: baseline.results,
+          runDir,
           combined: { agentCommit: input.commit, builtins: input.provenance.gates.filter((gate) => BUILTIN_GATES.includes(gate.name)) },
         });
         if (!isGreen(regated.reports)) return { kind: "regate-failed", reports: regated.reports };

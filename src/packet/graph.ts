@@ -58,9 +58,7 @@ export function findCycles(nodes: readonly Node[]): string[][] {
   return cycles;
 }
 
-export type Placement =
-  | { kind: "ready"; id: string }
-  | { kind: "unreachable"; id: string; reason: string };
+export type Placement = { kind: "ready"; id: string } | { kind: "unreachable"; id: string; reason: string };
 
 /**
  * The order a queue runs in: a packet comes after everything it requires,
@@ -119,13 +117,7 @@ export function orderQueue(nodes: readonly Node[], options: OrderOptions = {}): 
   return order;
 }
 
-function whyUnreachable(
-  node: Node,
-  byId: ReadonlyMap<string, Node>,
-  inCycle: ReadonlyMap<string, string[]>,
-  placed: ReadonlySet<string>,
-  stuck: ReadonlyMap<string, string>,
-): string {
+function whyUnreachable(node: Node, byId: ReadonlyMap<string, Node>, inCycle: ReadonlyMap<string, string[]>, placed: ReadonlySet<string>, stuck: ReadonlyMap<string, string>): string {
   const cycle = inCycle.get(node.id);
   if (cycle) return `dependency cycle: ${[...cycle, cycle[0]].join(" → ")}`;
   const unknown = node.requires.filter((dependency) => !byId.has(dependency) && !placed.has(dependency) && !stuck.has(dependency));
@@ -141,7 +133,7 @@ class MinHeap {
   push(value: number): void {
     const items = this.items;
     items.push(value);
-    for (let at = items.length - 1; at > 0;) {
+    for (let at = items.length - 1; at > 0; ) {
       const parent = (at - 1) >> 1;
       if ((items[parent] as number) <= value) break;
       items[at] = items[parent] as number;
@@ -156,7 +148,7 @@ class MinHeap {
     const last = items.pop();
     if (items.length === 0 || last === undefined) return top;
     items[0] = last;
-    for (let at = 0; ;) {
+    for (let at = 0; ; ) {
       const left = 2 * at + 1;
       const right = left + 1;
       let smallest = at;

@@ -35,12 +35,10 @@ export function normalizePacket(input: NormalizeInput): Packet | undefined {
       fields.report("id", `"${id}" does not match the file name "${input.fileName}" (expected "${id}-<slug>.toml")`);
     }
   }
-  const slug =
-    fields.string("slug", { nonEmpty: true }) ??
-    (id !== undefined && stem.startsWith(`${id}-`) ? stem.slice(id.length + 1) : stem);
+  const slug = fields.string("slug", { nonEmpty: true }) ?? (id !== undefined && stem.startsWith(`${id}-`) ? stem.slice(id.length + 1) : stem);
 
   const goal = fields.string("goal", { required: true, nonEmpty: true });
-  if (goal !== undefined && goal.includes("\n")) fields.report("goal", "must be one line");
+  if (goal?.includes("\n")) fields.report("goal", "must be one line");
 
   const specCommit = fields.string("spec_commit", { required: true, nonEmpty: true });
   if (specCommit !== undefined && !SHA.test(specCommit)) {
@@ -69,8 +67,7 @@ export function normalizePacket(input: NormalizeInput): Packet | undefined {
     if (dependency === id) fields.report(["requires", index], "a packet cannot require itself");
   });
 
-  const maxAttempts =
-    fields.number("max_attempts", { min: MIN_ATTEMPTS, max: MAX_ATTEMPTS, integer: true }) ?? context.defaultMaxAttempts;
+  const maxAttempts = fields.number("max_attempts", { min: MIN_ATTEMPTS, max: MAX_ATTEMPTS, integer: true }) ?? context.defaultMaxAttempts;
 
   const forbiddenPaths = readPaths(fields, "forbidden_paths") ?? [];
   const allowedPaths = readPaths(fields, "allowed_paths");
@@ -82,15 +79,29 @@ export function normalizePacket(input: NormalizeInput): Packet | undefined {
 
   fields.rejectUnknown();
 
-  if (
-    id === undefined || goal === undefined || specCommit === undefined || specPath === undefined ||
-    tier === undefined || reviewer === undefined || brief === undefined || invariants === undefined
-  ) {
+  if (id === undefined || goal === undefined || specCommit === undefined || specPath === undefined || tier === undefined || reviewer === undefined || brief === undefined || invariants === undefined) {
     return undefined;
   }
   return {
-    id, slug, goal, specCommit, specPath, surface, tier, reviewer, gate, requires, maxAttempts,
-    forbiddenPaths, allowedPaths, deletablePaths, brief, invariants, file: input.file, sha256: input.sha256, planted: [],
+    id,
+    slug,
+    goal,
+    specCommit,
+    specPath,
+    surface,
+    tier,
+    reviewer,
+    gate,
+    requires,
+    maxAttempts,
+    forbiddenPaths,
+    allowedPaths,
+    deletablePaths,
+    brief,
+    invariants,
+    file: input.file,
+    sha256: input.sha256,
+    planted: [],
   };
 }
 
@@ -130,7 +141,7 @@ function readReviewer(fields: Fields, context: PacketContext, tier: string | und
 
 function readPaths(fields: Fields, key: string): string[] | undefined {
   const paths = fields.stringArray(key);
-  paths?.forEach((path, index) => checkRepoPath(fields, [key, index], path));
+  for (const [index, path] of (paths ?? []).entries()) checkRepoPath(fields, [key, index], path);
   return paths;
 }
 
@@ -146,9 +157,7 @@ function checkRepoPath(fields: Fields, key: string | (string | number)[], path: 
 
 function checkForbiddenDeletable(fields: Fields, forbidden: string[], deletable: string[]): void {
   deletable.forEach((path, index) => {
-    const clash = forbidden.find(
-      (pattern) => pattern === path || picomatch(pattern, { dot: true })(path) || picomatch(path, { dot: true })(pattern),
-    );
+    const clash = forbidden.find((pattern) => pattern === path || picomatch(pattern, { dot: true })(path) || picomatch(path, { dot: true })(pattern));
     if (clash !== undefined) {
       fields.report(["deletable_paths", index], `"${path}" is also forbidden (forbidden_paths has "${clash}"); a path cannot be both`);
     }

@@ -7,9 +7,7 @@ import { normalizePacket } from "./normalize.js";
 import { isTestFile } from "../gates/test-compare.js";
 import type { Packet, PacketContext, PacketSource, SuppliedFile } from "./types.js";
 
-export type PacketParse =
-  | { ok: true; packet: Packet }
-  | { ok: false; file: string; problems: Problem[] };
+export type PacketParse = { ok: true; packet: Packet } | { ok: false; file: string; problems: Problem[] };
 
 const FRONT_MATTER = /^\+\+\+[ \t]*\r?\n([\s\S]*?)\r?\n\+\+\+[ \t]*(?:\r?\n|$)([\s\S]*)$/;
 

@@ -53,9 +53,7 @@ export async function runCommand(request: RunRequest): Promise<RunOutcome> {
   }
 }
 
-async function runChild(
-  request: RunRequest, file: string, args: string[] | undefined, env: Record<string, string | undefined>, started: number, log: WriteStream | undefined,
-): Promise<RunOutcome> {
+async function runChild(request: RunRequest, file: string, args: string[] | undefined, env: Record<string, string | undefined>, started: number, log: WriteStream | undefined): Promise<RunOutcome> {
   let stopReason: "timed-out" | "stalled" | "aborted" | undefined;
   const options = {
     shell: args === undefined,
@@ -186,12 +184,18 @@ export function stripTerminalEscapes(text: string): string {
 /** One line describing how a process ended, for reports and feedback. */
 export function describeOutcome(outcome: RunOutcome): string {
   switch (outcome.kind) {
-    case "exited": return `exited with code ${outcome.code}`;
-    case "signalled": return `killed by ${outcome.signal}`;
-    case "timed-out": return "timed out and was killed";
-    case "stalled": return "printed nothing for too long and was killed";
-    case "aborted": return "was interrupted";
-    case "spawn-error": return `could not start: ${outcome.message}`;
+    case "exited":
+      return `exited with code ${outcome.code}`;
+    case "signalled":
+      return `killed by ${outcome.signal}`;
+    case "timed-out":
+      return "timed out and was killed";
+    case "stalled":
+      return "printed nothing for too long and was killed";
+    case "aborted":
+      return "was interrupted";
+    case "spawn-error":
+      return `could not start: ${outcome.message}`;
   }
 }
 

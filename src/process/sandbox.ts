@@ -55,17 +55,22 @@ export function openSandbox(request: SandboxRequest, command: string, cwd: strin
     cpSync(source, join(privateHome, path), { recursive: true, dereference: true });
     seeded.push(join(privateHome, path));
   }
-  const args = bwrapArgs({
-    home, privateHome, privateTmp,
-    homeKeep: homeKeepDirs(home, env.PATH, request.homeKeep ?? []).filter((dir) => existsSync(dir)),
-    root: request.root,
-    hidden: HIDDEN_STATE.map((dir) => join(request.root, dir)).filter((dir) => existsSync(dir)),
-    readable: request.readable ?? [],
-    writable: request.writable,
-    readOnly: (request.readOnly ?? []).filter((path) => existsSync(path)),
-    network: request.network,
-    cwd,
-  }, command);
+  const args = bwrapArgs(
+    {
+      home,
+      privateHome,
+      privateTmp,
+      homeKeep: homeKeepDirs(home, env.PATH, request.homeKeep ?? []).filter((dir) => existsSync(dir)),
+      root: request.root,
+      hidden: HIDDEN_STATE.map((dir) => join(request.root, dir)).filter((dir) => existsSync(dir)),
+      readable: request.readable ?? [],
+      writable: request.writable,
+      readOnly: (request.readOnly ?? []).filter((path) => existsSync(path)),
+      network: request.network,
+      cwd,
+    },
+    command,
+  );
   return {
     file: "bwrap",
     args,
@@ -83,11 +88,22 @@ export async function checkSandbox(root: string): Promise<{ ok: true } | { ok: f
   try {
     const result = await execa(opened.file, opened.args, { env: opened.env, extendEnv: false, reject: false, timeout: 30_000, stdin: "ignore" });
     if (result.failed && result.exitCode === undefined) return { ok: false, reason: `bwrap could not start (${result.shortMessage ?? "not found"})` };
-    if (result.exitCode !== 0) return { ok: false, reason: `bwrap could not build a sandbox: ${String(result.stderr ?? "").trim().split("\n").slice(-2).join(" | ") || `exit ${result.exitCode}`}` };
+    if (result.exitCode !== 0)
+      return {
+        ok: false,
+        reason: `bwrap could not build a sandbox: ${
+          String(result.stderr ?? "")
+            .trim()
+            .split("\n")
+            .slice(-2)
+            .join(" | ") || `exit ${result.exitCode}`
+        }`,
+      };
     return { ok: true };
   } finally {
     opened.close();
   }
 }
 
-export const SANDBOX_HELP = 'install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap), or set [sandbox] kind = "none" in .factory/config.toml to run agents and gates without containment (not recommended)';
+export const SANDBOX_HELP =
+  'install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap), or set [sandbox] kind = "none" in .factory/config.toml to run agents and gates without containment (not recommended)';

@@ -60,15 +60,26 @@ export function validateReview(value: unknown, packet: string, invariants: reado
       const id = ruling.id;
       const status = ruling.status;
       const evidence = typeof ruling.evidence === "string" ? ruling.evidence : undefined;
-      if (typeof id !== "string") return void errors.push(`invariants[${index}]: "id" is missing`);
-      if (!declared.has(id)) return void errors.push(`invariants[${index}]: unknown invariant "${id}"`);
-      if (seen.has(id)) return void errors.push(`invariants[${index}]: "${id}" is ruled on twice`);
+      if (typeof id !== "string") {
+        errors.push(`invariants[${index}]: "id" is missing`);
+        return;
+      }
+      if (!declared.has(id)) {
+        errors.push(`invariants[${index}]: unknown invariant "${id}"`);
+        return;
+      }
+      if (seen.has(id)) {
+        errors.push(`invariants[${index}]: "${id}" is ruled on twice`);
+        return;
+      }
       seen.add(id);
       if (status !== "held" && status !== "violated" && status !== "unverifiable") {
-        return void errors.push(`invariant "${id}": "status" must be "held", "violated" or "unverifiable", not ${JSON.stringify(status)}`);
+        errors.push(`invariant "${id}": "status" must be "held", "violated" or "unverifiable", not ${JSON.stringify(status)}`);
+        return;
       }
       if (status !== "unverifiable" && (evidence === undefined || !parseEvidence(evidence))) {
-        return void errors.push(`invariant "${id}": "${status}" needs evidence of the form path:line, not ${JSON.stringify(ruling.evidence)}`);
+        errors.push(`invariant "${id}": "${status}" needs evidence of the form path:line, not ${JSON.stringify(ruling.evidence)}`);
+        return;
       }
       rulings.push({ id, status, evidence });
     });
@@ -86,9 +97,13 @@ export function validateReview(value: unknown, packet: string, invariants: reado
       const finding = (typeof item === "object" && item !== null ? item : {}) as Record<string, unknown>;
       const severity = finding.severity;
       if (severity !== "blocker" && severity !== "major" && severity !== "minor") {
-        return void errors.push(`findings[${index}]: "severity" must be "blocker", "major" or "minor"`);
+        errors.push(`findings[${index}]: "severity" must be "blocker", "major" or "minor"`);
+        return;
       }
-      if (typeof finding.claim !== "string" || finding.claim.trim() === "") return void errors.push(`findings[${index}]: "claim" is required`);
+      if (typeof finding.claim !== "string" || finding.claim.trim() === "") {
+        errors.push(`findings[${index}]: "claim" is required`);
+        return;
+      }
       findings.push({
         severity,
         file: typeof finding.file === "string" ? finding.file : undefined,

@@ -60,9 +60,15 @@ export function buildBoard(input: BoardInput): Board {
     const landed = landedVersion(input.landed ?? [], packet.id, packet.sha256);
     const ledgerRecord = input.ledger.packets.get(packet.id);
     // Git vouches for a landed version even when the ledger is lost or lags behind (a crash after the move).
-    const record = landed && ledgerRecord?.status.state !== "merged"
-      ? { ...(ledgerRecord ?? emptyRecord(packet.id)), sha256: packet.sha256, status: { state: "merged" as const, attempt: ledgerRecord?.lastAttempt ?? 0, commit: landed.commit }, reason: undefined }
-      : ledgerRecord;
+    const record =
+      landed && ledgerRecord?.status.state !== "merged"
+        ? {
+            ...(ledgerRecord ?? emptyRecord(packet.id)),
+            sha256: packet.sha256,
+            status: { state: "merged" as const, attempt: ledgerRecord?.lastAttempt ?? 0, commit: landed.commit },
+            reason: undefined,
+          }
+        : ledgerRecord;
     const changed = record !== undefined && record.sha256 !== undefined && record.sha256 !== packet.sha256;
     const merged = record?.status.state === "merged";
     rows.push({
@@ -77,10 +83,12 @@ export function buildBoard(input: BoardInput): Board {
       requires: packet.requires,
       reason: changed && !merged ? "the packet file changed; the new version has not run" : (record?.reason ?? null),
       sha256: packet.sha256,
-      note: changed && merged ? "the packet file changed after it merged; the change is not run (factory reset to run it again)"
-        : record?.status.state === "running" && input.ownerAlive && !input.ownerAlive(record.status.owner)
-          ? `its run (pid ${record.status.owner.pid} on ${record.status.owner.host}) is gone; the next factory run recovers it`
-          : null,
+      note:
+        changed && merged
+          ? "the packet file changed after it merged; the change is not run (factory reset to run it again)"
+          : record?.status.state === "running" && input.ownerAlive && !input.ownerAlive(record.status.owner)
+            ? `its run (pid ${record.status.owner.pid} on ${record.status.owner.host}) is gone; the next factory run recovers it`
+            : null,
       commit: record?.status.state === "merged" ? record.status.commit : null,
     });
   }
@@ -89,17 +97,35 @@ export function buildBoard(input: BoardInput): Board {
     seen.add(id);
     const record = input.ledger.packets.get(id);
     rows.push({
-      id, file, goal: null, state: "invalid",
-      attempts_used: record?.attemptsUsed ?? 0, max_attempts: null, cost_usd: round(record?.costUsd ?? 0),
-      gate: null, requires: [], reason: `${problem} (factory lint shows every problem)`, sha256: null, note: null, commit: null,
+      id,
+      file,
+      goal: null,
+      state: "invalid",
+      attempts_used: record?.attemptsUsed ?? 0,
+      max_attempts: null,
+      cost_usd: round(record?.costUsd ?? 0),
+      gate: null,
+      requires: [],
+      reason: `${problem} (factory lint shows every problem)`,
+      sha256: null,
+      note: null,
+      commit: null,
     });
   }
   for (const record of input.ledger.packets.values()) {
     if (seen.has(record.id)) continue;
     rows.push({
-      id: record.id, file: null, goal: null, state: record.status.state,
-      attempts_used: record.attemptsUsed, max_attempts: null, cost_usd: round(record.costUsd),
-      gate: null, requires: [], reason: record.reason ?? null, sha256: record.sha256 ?? null,
+      id: record.id,
+      file: null,
+      goal: null,
+      state: record.status.state,
+      attempts_used: record.attemptsUsed,
+      max_attempts: null,
+      cost_usd: round(record.costUsd),
+      gate: null,
+      requires: [],
+      reason: record.reason ?? null,
+      sha256: record.sha256 ?? null,
       note: `no packet file for ${record.id} on ${input.branch} any more`,
       commit: record.status.state === "merged" ? record.status.commit : null,
     });
@@ -107,8 +133,14 @@ export function buildBoard(input: BoardInput): Board {
   const counts: Record<BoardState, number> = { queued: 0, running: 0, awaiting_human: 0, merged: 0, blocked: 0, invalid: 0 };
   for (const row of rows) counts[row.state] += 1;
   return {
-    schema: BOARD_SCHEMA, branch: input.branch, tip: input.tip, cost_usd: round(input.ledger.costUsd),
-    counts, packets: rows, problems: input.problems, warnings: input.warnings,
+    schema: BOARD_SCHEMA,
+    branch: input.branch,
+    tip: input.tip,
+    cost_usd: round(input.ledger.costUsd),
+    counts,
+    packets: rows,
+    problems: input.problems,
+    warnings: input.warnings,
   };
 }
 
@@ -118,7 +150,19 @@ function round(value: number): number {
 
 function emptyRecord(id: string): PacketRecord {
   return {
-    id, sha256: undefined, status: { state: "queued" }, attemptsUsed: 0, lastAttempt: 0, extraAttempts: 0, costUsd: 0,
-    reason: undefined, changedSinceMerge: false, pendingLand: undefined, feedback: [], earlierFeedback: [], lastWork: undefined, fingerprints: [],
+    id,
+    sha256: undefined,
+    status: { state: "queued" },
+    attemptsUsed: 0,
+    lastAttempt: 0,
+    extraAttempts: 0,
+    costUsd: 0,
+    reason: undefined,
+    changedSinceMerge: false,
+    pendingLand: undefined,
+    feedback: [],
+    earlierFeedback: [],
+    lastWork: undefined,
+    fingerprints: [],
   };
 }

@@ -20,7 +20,13 @@ export interface Report {
   run?: { id: string; outcome?: string; reason?: string };
   merged: { id: string; goal: string; commit: string; attempts: number; costUsd: number; wallMs: number }[];
   held: {
-    id: string; goal: string; attempt: number; commit: string; costUsd: number; wallMs: number; detail: HeldDetail;
+    id: string;
+    goal: string;
+    attempt: number;
+    commit: string;
+    costUsd: number;
+    wallMs: number;
+    detail: HeldDetail;
     rulings: { id: string; status: string; evidence?: string }[];
     findings: { severity: string; claim: string; where?: string }[];
   }[];
@@ -46,8 +52,16 @@ export interface ReportInput {
 export function buildReport(input: ReportInput): Report {
   const inWindow = (event: LedgerEvent): boolean => event.ts >= input.since && event.ts <= input.until;
   const report: Report = {
-    since: input.since, until: input.until, ...(input.run ? { run: input.run } : {}), merged: [], held: [], blocked: [], notAttempted: [],
-    spend: [], totalUsd: 0, ...(input.capUsd !== undefined ? { capUsd: input.capUsd } : {}),
+    since: input.since,
+    until: input.until,
+    ...(input.run ? { run: input.run } : {}),
+    merged: [],
+    held: [],
+    blocked: [],
+    notAttempted: [],
+    spend: [],
+    totalUsd: 0,
+    ...(input.capUsd !== undefined ? { capUsd: input.capUsd } : {}),
   };
   const windowEvents: LedgerEvent[] = [];
   for (const row of input.board.packets) {
@@ -68,10 +82,15 @@ export function buildReport(input: ReportInput): Report {
     } else if (status?.state === "awaiting_human") {
       const reviewed = [...events].reverse().find((event) => event.kind === "review-recorded" && event.attempt === status.attempt);
       report.held.push({
-        id: row.id, goal, attempt: status.attempt, commit: status.commit, costUsd, wallMs,
+        id: row.id,
+        goal,
+        attempt: status.attempt,
+        commit: status.commit,
+        costUsd,
+        wallMs,
         detail: input.held.get(row.id) ?? { diffStat: "", snippets: {} },
-        rulings: reviewed?.kind === "review-recorded" ? reviewed.rulings ?? [] : [],
-        findings: reviewed?.kind === "review-recorded" ? reviewed.findings ?? [] : [],
+        rulings: reviewed?.kind === "review-recorded" ? (reviewed.rulings ?? []) : [],
+        findings: reviewed?.kind === "review-recorded" ? (reviewed.findings ?? []) : [],
       });
     } else if (status?.state === "blocked") {
       report.blocked.push({ id: row.id, goal, reason: status.reason, ...(record?.fingerprints.length ? { fingerprint: record.fingerprints.at(-1) } : {}), costUsd, wallMs });
@@ -95,13 +114,21 @@ function notAttemptedWhy(state: string, reason: string | null, requires: readonl
 
 /** Pure: the brief as text, for the terminal. */
 export function reportText(report: Report): string[] {
-  const lines = [`Morning brief: ${report.since} to ${report.until}${report.run ? ` (run ${report.run.id}${report.run.outcome ? `, ${report.run.outcome}` : ""}${report.run.reason ? `: ${report.run.reason}` : ""})` : ""}`];
+  const lines = [
+    `Morning brief: ${report.since} to ${report.until}${report.run ? ` (run ${report.run.id}${report.run.outcome ? `, ${report.run.outcome}` : ""}${report.run.reason ? `: ${report.run.reason}` : ""})` : ""}`,
+  ];
   lines.push("", `Merged (${report.merged.length})`);
   for (const row of report.merged) lines.push(`  ${row.id}  ${row.commit.slice(0, 10)}  ${row.attempts} attempt(s)  $${row.costUsd.toFixed(2)}  ${minutes(row.wallMs)}  ${row.goal}`);
   lines.push("", `Held for you (${report.held.length})`);
   for (const row of report.held) {
     lines.push(`  ${row.id}  attempt ${row.attempt}  $${row.costUsd.toFixed(2)}  ${minutes(row.wallMs)}  ${row.goal}`);
-    if (row.detail.diffStat) lines.push(...row.detail.diffStat.trimEnd().split("\n").map((line) => `    ${line.trim()}`));
+    if (row.detail.diffStat)
+      lines.push(
+        ...row.detail.diffStat
+          .trimEnd()
+          .split("\n")
+          .map((line) => `    ${line.trim()}`),
+      );
     if (row.detail.summary) lines.push(`    the agent says: ${row.detail.summary}`);
     for (const deviation of row.detail.deviations ?? []) lines.push(`    deviation from "${deviation.from_packet}": ${deviation.reason}`);
     for (const ruling of row.rulings) {
@@ -118,7 +145,10 @@ export function reportText(report: Report): string[] {
   }
   lines.push("", `Not attempted (${report.notAttempted.length})`);
   for (const row of report.notAttempted) lines.push(`  ${row.id}  ${row.why}`);
-  lines.push("", `Spend: $${report.totalUsd.toFixed(2)}${report.capUsd !== undefined ? ` of a $${report.capUsd.toFixed(2)} cap` : ""}${report.spend.length ? ` — ${report.spend.map((spend) => `${spend.role} $${spend.usd.toFixed(2)}`).join(", ")}` : ""}`);
+  lines.push(
+    "",
+    `Spend: $${report.totalUsd.toFixed(2)}${report.capUsd !== undefined ? ` of a $${report.capUsd.toFixed(2)} cap` : ""}${report.spend.length ? ` — ${report.spend.map((spend) => `${spend.role} $${spend.usd.toFixed(2)}`).join(", ")}` : ""}`,
+  );
   return lines;
 }
 
@@ -127,22 +157,36 @@ export function reportHtml(report: Report): string {
   const e = escapeHtml;
   const section = (title: string, count: number, body: string): string => `<section><h2>${e(title)} (${count})</h2>${count ? body : "<p class=none>none</p>"}</section>`;
   const merged = `<table><tr><th>packet</th><th>commit</th><th>attempts</th><th>cost</th><th>wall time</th><th>goal</th></tr>${report.merged
-    .map((row) => `<tr><td>${e(row.id)}</td><td><code>${e(row.commit.slice(0, 10))}</code></td><td>${row.attempts}</td><td>$${row.costUsd.toFixed(2)}</td><td>${e(minutes(row.wallMs))}</td><td>${e(row.goal)}</td></tr>`).join("")}</table>`;
-  const held = report.held.map((row) => `<article id="${e(row.id)}"><h3>${e(row.id)}: ${e(row.goal)}</h3>
+    .map(
+      (row) =>
+        `<tr><td>${e(row.id)}</td><td><code>${e(row.commit.slice(0, 10))}</code></td><td>${row.attempts}</td><td>$${row.costUsd.toFixed(2)}</td><td>${e(minutes(row.wallMs))}</td><td>${e(row.goal)}</td></tr>`,
+    )
+    .join("")}</table>`;
+  const held = report.held
+    .map(
+      (row) => `<article id="${e(row.id)}"><h3>${e(row.id)}: ${e(row.goal)}</h3>
 <p>attempt ${row.attempt}, $${row.costUsd.toFixed(2)}, ${e(minutes(row.wallMs))}</p>
 ${row.detail.diffStat ? `<pre>${e(row.detail.diffStat.trimEnd())}</pre>` : ""}
 ${row.detail.summary ? `<p><b>The agent says</b> (a claim): ${e(row.detail.summary)}</p>` : ""}
 ${(row.detail.deviations ?? []).length ? `<ul>${(row.detail.deviations ?? []).map((d) => `<li>deviation from “${e(d.from_packet)}”: ${e(d.reason)}</li>`).join("")}</ul>` : ""}
-<table><tr><th>invariant</th><th>ruling</th><th>evidence</th></tr>${row.rulings.map((ruling) => {
-    const snippet = ruling.evidence ? row.detail.snippets[ruling.evidence] : undefined;
-    return `<tr><td>${e(ruling.id)}</td><td class="${e(ruling.status)}">${e(ruling.status)}</td><td>${ruling.evidence ? `<code>${e(ruling.evidence)}</code>` : ""}${snippet !== undefined ? `<pre>${e(snippet.trim())}</pre>` : ""}</td></tr>`;
-  }).join("")}</table>
+<table><tr><th>invariant</th><th>ruling</th><th>evidence</th></tr>${row.rulings
+        .map((ruling) => {
+          const snippet = ruling.evidence ? row.detail.snippets[ruling.evidence] : undefined;
+          return `<tr><td>${e(ruling.id)}</td><td class="${e(ruling.status)}">${e(ruling.status)}</td><td>${ruling.evidence ? `<code>${e(ruling.evidence)}</code>` : ""}${snippet !== undefined ? `<pre>${e(snippet.trim())}</pre>` : ""}</td></tr>`;
+        })
+        .join("")}</table>
 ${row.findings.length ? `<ul>${row.findings.map((f) => `<li>${e(f.severity)}${f.where ? ` <code>${e(f.where)}</code>` : ""}: ${e(f.claim)}</li>`).join("")}</ul>` : ""}
 <pre class=cmd>factory diff ${e(row.id)}
 factory approve ${e(row.id)}
-factory reject ${e(row.id)} --reason "…"</pre></article>`).join("");
-  const blocked = `<ul>${report.blocked.map((row) => `<li><b>${e(row.id)}</b> ${e(row.reason)}${row.fingerprint ? ` <code>${e(row.fingerprint)}</code>` : ""}<pre class=cmd>factory show ${e(row.id)}
-factory unblock ${e(row.id)}</pre></li>`).join("")}</ul>`;
+factory reject ${e(row.id)} --reason "…"</pre></article>`,
+    )
+    .join("");
+  const blocked = `<ul>${report.blocked
+    .map(
+      (row) => `<li><b>${e(row.id)}</b> ${e(row.reason)}${row.fingerprint ? ` <code>${e(row.fingerprint)}</code>` : ""}<pre class=cmd>factory show ${e(row.id)}
+factory unblock ${e(row.id)}</pre></li>`,
+    )
+    .join("")}</ul>`;
   const notAttempted = `<ul>${report.notAttempted.map((row) => `<li><b>${e(row.id)}</b> ${e(row.why)}</li>`).join("")}</ul>`;
   const spend = `<p>$${report.totalUsd.toFixed(2)}${report.capUsd !== undefined ? ` of a $${report.capUsd.toFixed(2)} cap` : ""}</p><ul>${report.spend.map((s) => `<li>${e(s.role)}: $${s.usd.toFixed(2)} (${s.calls} calls)</li>`).join("")}</ul>`;
   return `<!doctype html>

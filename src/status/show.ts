@@ -70,7 +70,13 @@ function describe(event: LedgerEvent, tail: GateTail, tailLines: number): string
       return [
         `  decided: ${event.decision}${event.refund ? " (not counted)" : ""}${event.reasons.length ? ` — ${event.reasons.join("; ")}` : ""}`,
         // What the next attempt was told: the failing tests, the findings.
-        ...(event.feedback ?? []).flatMap((item) => item.trimEnd().split("\n").slice(0, tailLines).map((row, at) => `    ${at === 0 ? ">" : " "} ${row}`)),
+        ...(event.feedback ?? []).flatMap((item) =>
+          item
+            .trimEnd()
+            .split("\n")
+            .slice(0, tailLines)
+            .map((row, at) => `    ${at === 0 ? ">" : " "} ${row}`),
+        ),
       ];
     case "merged":
       return [`  merged: ${event.commit.slice(0, 10)}`];
@@ -89,10 +95,15 @@ function describe(event: LedgerEvent, tail: GateTail, tailLines: number): string
 
 function personLine(event: LedgerEvent): string {
   switch (event.kind) {
-    case "approved": return `approved by ${event.by}`;
-    case "rejected": return `rejected by ${event.by}: ${event.reason}`;
-    case "unblocked": return `unblocked by ${event.by} with ${event.extraAttempts} more attempt(s)`;
-    case "reset": return `reset by ${event.by}`;
-    default: return event.kind;
+    case "approved":
+      return `approved by ${event.by}`;
+    case "rejected":
+      return `rejected by ${event.by}: ${event.reason}`;
+    case "unblocked":
+      return `unblocked by ${event.by} with ${event.extraAttempts} more attempt(s)`;
+    case "reset":
+      return `reset by ${event.by}`;
+    default:
+      return event.kind;
   }
 }

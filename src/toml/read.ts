@@ -3,9 +3,7 @@ import type { Problem } from "../util/problem.js";
 
 export type TomlTable = Record<string, unknown>;
 
-export type TomlRead =
-  | { ok: true; table: TomlTable }
-  | { ok: false; problem: Problem };
+export type TomlRead = { ok: true; table: TomlTable } | { ok: false; problem: Problem };
 
 /**
  * Parses TOML text. `lineOffset` shifts reported lines, for TOML that starts

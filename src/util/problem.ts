@@ -19,7 +19,5 @@ export function formatProblem(problem: Problem): string {
 }
 
 export function sortProblems(problems: readonly Problem[]): Problem[] {
-  return [...problems].sort(
-    (a, b) => a.file.localeCompare(b.file) || (a.line ?? 0) - (b.line ?? 0),
-  );
+  return [...problems].sort((a, b) => a.file.localeCompare(b.file) || (a.line ?? 0) - (b.line ?? 0));
 }

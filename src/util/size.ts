@@ -12,7 +12,11 @@ export function parseSize(value: unknown): number | undefined {
 
 /** Pure: a size for people, e.g. "10 MB". */
 export function formatSize(bytes: number): string {
-  for (const [unit, factor] of [["GB", 1024 ** 3], ["MB", 1024 ** 2], ["KB", 1024]] as const) {
+  for (const [unit, factor] of [
+    ["GB", 1024 ** 3],
+    ["MB", 1024 ** 2],
+    ["KB", 1024],
+  ] as const) {
     if (bytes >= factor) return `${Number((bytes / factor).toFixed(1))} ${unit}`;
   }
   return `${bytes} B`;

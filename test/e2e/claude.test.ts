@@ -24,7 +24,10 @@ afterEach(async () => {
 async function withClaude(script: ModelScript, options: { maxTurns?: number; idleTimeout?: string } = {}) {
   const server: AnthropicServer = await startAnthropicServer(script);
   const home = mkdtempSync(join(tmpdir(), "factory-claude-home-"));
-  cleanups.push(() => server.close(), () => rmSync(home, { recursive: true, force: true }));
+  cleanups.push(
+    () => server.close(),
+    () => rmSync(home, { recursive: true, force: true }),
+  );
   const target = setUp({
     script: {},
     ...(options.idleTimeout ? { idleTimeout: options.idleTimeout } : {}),
@@ -78,10 +81,19 @@ describe.skipIf(!available)("factory run with the real Claude Code", () => {
     const events = await target.events("P01");
     expect(gateResults(events, 1)).toEqual({ untouched: "pass", scope: "pass", tamper: "pass", syntax: "pass", test: "pass" });
     const agents = events.filter((event) => event.kind === "agent-finished");
-    expect(agents.map((event) => [event.kind === "agent-finished" && event.role, event.kind === "agent-finished" && event.outcome])).toEqual([["implementer", "ok"], ["reviewer", "ok"]]);
+    expect(agents.map((event) => [event.kind === "agent-finished" && event.role, event.kind === "agent-finished" && event.outcome])).toEqual([
+      ["implementer", "ok"],
+      ["reviewer", "ok"],
+    ]);
     expect(agents[0]).toMatchObject({ model: MODEL, costUsd: expect.any(Number), sessionId: expect.any(String) });
     // The per-call record: where the cost came from, turns, tokens (3 turns of 100 in, 20 out) and the CLI's version.
-    expect(agents[0]).toMatchObject({ costSource: "reported", turns: expect.any(Number), tokens: { input: 300, output: 60, cached: 0 }, version: expect.stringContaining("2.1.332"), tier: "standard" });
+    expect(agents[0]).toMatchObject({
+      costSource: "reported",
+      turns: expect.any(Number),
+      tokens: { input: 300, output: 60, cached: 0 },
+      version: expect.stringContaining("2.1.332"),
+      tier: "standard",
+    });
     expect(server.requests.map((request) => request.role)).toEqual(["probe", "implementer", "implementer", "implementer", "reviewer", "reviewer", "reviewer"]);
     expect(existsSync(join(target.dir, ".factory/runs/P01/attempt-1/implementer-stream.jsonl"))).toBe(true);
     expect(target.git("log", "-1", "--format=%B", "main")).toContain("Factory-Invariants: held=1 violated=0 unverifiable=0");

@@ -31,13 +31,19 @@ describe("the built CLI", () => {
 
     const board = JSON.parse(runCli(["status", "--json"], dir).stdout) as { packets: { id: string; state: string; attempts_used: number }[] };
     expect(board.packets.map((p) => [p.id, p.state, p.attempts_used])).toEqual([
-      ["D01", "merged", 1], ["D02", "merged", 2], ["D03", "awaiting_human", 1], ["D04", "blocked", 2],
+      ["D01", "merged", 1],
+      ["D02", "merged", 2],
+      ["D03", "awaiting_human", 1],
+      ["D04", "blocked", 2],
     ]);
 
     // A process whose parent is an agent (FACTORY_ROLE set) is refused, even when it drops the variable itself.
-    const stripped = (command: string) => spawnSync("sh", ["-c", `env -u FACTORY_ROLE "${process.execPath}" "${FACTORY_BIN}" ${command}; exit $?`], {
-      cwd: dir, encoding: "utf8", env: { ...process.env, NO_COLOR: "1", FACTORY_ROLE: "implementer" },
-    });
+    const stripped = (command: string) =>
+      spawnSync("sh", ["-c", `env -u FACTORY_ROLE "${process.execPath}" "${FACTORY_BIN}" ${command}; exit $?`], {
+        cwd: dir,
+        encoding: "utf8",
+        env: { ...process.env, NO_COLOR: "1", FACTORY_ROLE: "implementer" },
+      });
     for (const command of ["approve D03 --yes", "reset D04", "unblock D04", "reject D03 --reason x"]) {
       const refused = stripped(command);
       expect(refused.status).toBe(2);
@@ -48,11 +54,7 @@ describe("the built CLI", () => {
     expect(approve.code).toBe(0);
     expect(approve.stdout).toContain("merged into main");
     const log = execFileSync("git", ["log", "--format=%s|%(trailers:key=Factory-Packet,valueonly,separator=)", "main"], { cwd: dir, encoding: "utf8" });
-    expect(log.trim().split("\n").slice(0, 3)).toEqual([
-      "feat: One-line report of a column [D03]|D03",
-      "feat: Sum one column of a table [D02]|D02",
-      "feat: Parse European-style amounts [D01]|D01",
-    ]);
+    expect(log.trim().split("\n").slice(0, 3)).toEqual(["feat: One-line report of a column [D03]|D03", "feat: Sum one column of a table [D02]|D02", "feat: Parse European-style amounts [D01]|D01"]);
     // Only gated trees landed: the target's own tests pass, and the user's checkout followed cleanly.
     expect(execFileSync("git", ["status", "--porcelain"], { cwd: dir, encoding: "utf8" })).toBe("");
     const tests = spawnSync(process.execPath, ["--test", "test/"], { cwd: dir, encoding: "utf8" });
@@ -104,12 +106,20 @@ describe("the built CLI", () => {
     repo.write(".factory/config.toml", MINIMAL_CONFIG);
     for (let at = 0; at < 400; at++) repo.write(`packets/A${at}-a.toml`, packetToml(`A${at}`));
     repo.commit("a long queue");
-    for (const args of [["run", "--concurrency", "0"], ["run", "--max-cost", "-1"], ["unblock", "A1", "--attempts", "1.5"]]) {
+    for (const args of [
+      ["run", "--concurrency", "0"],
+      ["run", "--max-cost", "-1"],
+      ["unblock", "A1", "--attempts", "1.5"],
+    ]) {
       const result = runCli(args, repo.dir);
       expect(result.code).toBe(2);
       expect(result.stderr).toMatch(/argument .* is invalid/);
     }
-    const piped = spawnSync("sh", ["-c", `"${process.execPath}" "${FACTORY_BIN}" status --json | head -c 10 > /dev/null; exit 0`], { cwd: repo.dir, encoding: "utf8", env: { ...process.env, NO_COLOR: "1" } });
+    const piped = spawnSync("sh", ["-c", `"${process.execPath}" "${FACTORY_BIN}" status --json | head -c 10 > /dev/null; exit 0`], {
+      cwd: repo.dir,
+      encoding: "utf8",
+      env: { ...process.env, NO_COLOR: "1" },
+    });
     expect(piped.stderr).not.toMatch(/EPIPE|internal error|at /);
   }, 60_000);
 

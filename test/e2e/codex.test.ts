@@ -26,7 +26,10 @@ async function withCodex(script: CodexScript, providerArgs = "", config = "") {
   const server = await startOpenAIServer(script);
   const home = mkdtempSync(join(tmpdir(), "factory-codex-home-"));
   mkdirSync(join(home, ".codex"), { recursive: true });
-  cleanups.push(() => server.close(), () => rmSync(home, { recursive: true, force: true }));
+  cleanups.push(
+    () => server.close(),
+    () => rmSync(home, { recursive: true, force: true }),
+  );
   const target = setUp({
     script: {},
     config,
@@ -46,16 +49,8 @@ advanced = { agent = "codex", model = "${MODEL}" }`,
 }
 
 const heredoc = (path: string, text: string) => `mkdir -p "$(dirname ${path})" && cat > ${path} <<'FACTORY_EOF'\n${text.trimEnd()}\nFACTORY_EOF`;
-const implementHonestly: CodexTurn[] = [
-  { commands: [heredoc("src/double.js", DOUBLE_JS)] },
-  { commands: [heredoc(".factory/result.json", JSON.stringify(HONEST_RESULT))] },
-  { text: "Done." },
-];
-const reviewHonestly: CodexTurn[] = [
-  { commands: ["cat src/double.js"] },
-  { commands: [heredoc(".factory/review.json", JSON.stringify(HONEST_REVIEW))] },
-  { text: "Reviewed." },
-];
+const implementHonestly: CodexTurn[] = [{ commands: [heredoc("src/double.js", DOUBLE_JS)] }, { commands: [heredoc(".factory/result.json", JSON.stringify(HONEST_RESULT))] }, { text: "Done." }];
+const reviewHonestly: CodexTurn[] = [{ commands: ["cat src/double.js"] }, { commands: [heredoc(".factory/review.json", JSON.stringify(HONEST_REVIEW))] }, { text: "Reviewed." }];
 
 describe.skipIf(!available)("factory run with the real Codex CLI", () => {
   it("merges work Codex wrote through its own shell tool, with cost computed from tokens", async () => {

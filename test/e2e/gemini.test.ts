@@ -29,7 +29,10 @@ async function withGemini(script: GeminiScript) {
   const home = mkdtempSync(join(tmpdir(), "factory-gemini-home-"));
   mkdirSync(join(home, ".gemini"), { recursive: true });
   writeFileSync(join(home, ".gemini", "settings.json"), JSON.stringify({ security: { auth: { selectedType: "gemini-api-key" } } }));
-  cleanups.push(() => server.close(), () => rmSync(home, { recursive: true, force: true }));
+  cleanups.push(
+    () => server.close(),
+    () => rmSync(home, { recursive: true, force: true }),
+  );
   const target = setUp({
     script: {},
     agents: `[agents.gemini]
@@ -69,7 +72,10 @@ describe.skipIf(!available)("factory run with the real Gemini CLI", () => {
     expect(finished[0]).toMatchObject({ costSource: "computed", turns: 3, tokens: { input: 3000, output: 300, cached: 600 }, version: expect.stringContaining("0.61.0") });
     expect(finished[0]?.kind === "agent-finished" && finished[0].costUsd).toBeCloseTo(3 * perRequest, 10);
     expect(finished[1]).toMatchObject({ role: "reviewer", outcome: "ok" });
-    expect(server.sessions).toEqual([{ role: "implementer", resumed: false }, { role: "reviewer", resumed: false }]);
+    expect(server.sessions).toEqual([
+      { role: "implementer", resumed: false },
+      { role: "reviewer", resumed: false },
+    ]);
   }, 120_000);
 
   it("a shell command outside the surface's programs is refused by the CLI's policy and reported as a denial", async () => {
@@ -92,7 +98,12 @@ describe.skipIf(!available)("factory run with the real Gemini CLI", () => {
 
   it("a quota error is waited out at the reset the API gave, without an attempt spent or a second claim, then merges", async () => {
     const limited: GeminiTurn = {
-      http: { status: 429, status_text: "RESOURCE_EXHAUSTED", message: "You exceeded your current quota. Please retry in 1.5s.", details: [{ "@type": "type.googleapis.com/google.rpc.QuotaFailure", violations: [{ quotaId: "GenerateRequestsPerDayPerProjectPerModel" }] }] },
+      http: {
+        status: 429,
+        status_text: "RESOURCE_EXHAUSTED",
+        message: "You exceeded your current quota. Please retry in 1.5s.",
+        details: [{ "@type": "type.googleapis.com/google.rpc.QuotaFailure", violations: [{ quotaId: "GenerateRequestsPerDayPerProjectPerModel" }] }],
+      },
     };
     const { target } = await withGemini({ implementer: [[limited], implementHonestly], reviewer: [reviewHonestly] });
     const { code, out } = await target.run();
@@ -111,6 +122,10 @@ describe.skipIf(!available)("factory run with the real Gemini CLI", () => {
     expect(code).toBe(0);
     const reviewers = (await target.events("P01")).filter((event) => event.kind === "agent-finished" && event.role === "reviewer");
     expect(reviewers).toHaveLength(2);
-    expect(server.sessions).toEqual([{ role: "implementer", resumed: false }, { role: "reviewer", resumed: false }, { role: "reviewer", resumed: true }]);
+    expect(server.sessions).toEqual([
+      { role: "implementer", resumed: false },
+      { role: "reviewer", resumed: false },
+      { role: "reviewer", resumed: true },
+    ]);
   }, 120_000);
 });

@@ -45,8 +45,10 @@ export interface AnthropicServer {
 
 export async function startAnthropicServer(script: ModelScript): Promise<AnthropicServer> {
   const queues: Record<Role, Turn[][]> = {
-    implementer: [...(script.implementer ?? [])], reviewer: [...(script.reviewer ?? [])],
-    correction: [...(script.correction ?? [])], probe: [...(script.probe ?? [])],
+    implementer: [...(script.implementer ?? [])],
+    reviewer: [...(script.reviewer ?? [])],
+    correction: [...(script.correction ?? [])],
+    probe: [...(script.probe ?? [])],
   };
   const sessions = new Map<string, { role: Role; turns: Turn[]; next: number; cwd: string }>();
   const requests: RecordedRequest[] = [];
@@ -64,9 +66,13 @@ export async function startAnthropicServer(script: ModelScript): Promise<Anthrop
       let session = sessions.get(sessionId);
       if (!session) {
         const text = JSON.stringify(request.messages[0]?.content ?? "");
-        const role: Role = text.includes("Reply with the single word: ready") ? "probe"
-          : text.includes("# Review of task") ? "reviewer"
-          : text.includes("was not usable") ? "correction" : "implementer";
+        const role: Role = text.includes("Reply with the single word: ready")
+          ? "probe"
+          : text.includes("# Review of task")
+            ? "reviewer"
+            : text.includes("was not usable")
+              ? "correction"
+              : "implementer";
         const cwd = /Primary working directory: ([^\s\\]+)/.exec(text)?.[1] ?? "/nonexistent";
         session = { role, turns: queues[role].shift() ?? [], next: 0, cwd };
         sessions.set(sessionId, session);
@@ -87,10 +93,11 @@ export async function startAnthropicServer(script: ModelScript): Promise<Anthrop
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
@@ -109,7 +116,9 @@ function respond(res: ServerResponse, turn: Turn, request: { model: string; stre
   }
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
   const send = (event: string, data: object): void => void res.write(`event: ${event}\ndata: ${JSON.stringify({ type: event, ...data })}\n\n`);
-  send("message_start", { message: { id: `msg_${id}`, type: "message", role: "assistant", model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: usage.input_tokens, output_tokens: 1 } } });
+  send("message_start", {
+    message: { id: `msg_${id}`, type: "message", role: "assistant", model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: usage.input_tokens, output_tokens: 1 } },
+  });
   blocks.forEach((block, index) => {
     if (block.type === "text") {
       send("content_block_start", { index, content_block: { type: "text", text: "" } });

@@ -74,10 +74,11 @@ export async function startGeminiServer(script: GeminiScript): Promise<GeminiSer
   return {
     url: `http://127.0.0.1:${port}`,
     sessions: opened,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 

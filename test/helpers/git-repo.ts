@@ -16,8 +16,7 @@ export interface TestRepo {
 
 export function makeRepo(options: { initialCommit?: boolean } = {}): TestRepo {
   const dir = mkdtempSync(join(tmpdir(), "factory-test-"));
-  const git = (...args: string[]): string =>
-    execFileSync("git", args, { cwd: dir, encoding: "utf8", env: { ...process.env, GIT_CONFIG_NOSYSTEM: "1" } });
+  const git = (...args: string[]): string => execFileSync("git", args, { cwd: dir, encoding: "utf8", env: { ...process.env, GIT_CONFIG_NOSYSTEM: "1" } });
   git("init", "--quiet", "--initial-branch", "main");
   git("config", "user.name", "Test User");
   git("config", "user.email", "test@factory.invalid");

@@ -37,7 +37,15 @@ export interface LoopRepo extends TestRepo {
   spec: string;
   scriptFile: string;
   setScript(script: Script): void;
-  run(options?: { once?: boolean; packet?: string; maxCost?: number; concurrency?: number; keepGoing?: boolean; json?: boolean; signal?: AbortSignal }): Promise<{ code: number; out: string; stdout: string[] }>;
+  run(options?: {
+    once?: boolean;
+    packet?: string;
+    maxCost?: number;
+    concurrency?: number;
+    keepGoing?: boolean;
+    json?: boolean;
+    signal?: AbortSignal;
+  }): Promise<{ code: number; out: string; stdout: string[] }>;
   events(packet?: string): Promise<LedgerEvent[]>;
   record(packet: string): Promise<PacketRecord | undefined>;
   subjects(): string[];
@@ -81,31 +89,42 @@ export function makeLoopRepo(options: LoopRepoOptions): LoopRepo {
   const scriptFile = join(repo.dir, "..", `${repo.dir.split("/").pop()}-script.json`);
   repo.write("docs/SPEC.md", "# spec\n\nDouble things.\n");
   repo.write("src/calc.js", "export function add(a, b) {\n  return a + b;\n}\n");
-  repo.write("test/calc.test.js", `import assert from "node:assert/strict";\nimport test from "node:test";\nimport { add } from "../src/calc.js";\n\ntest("adds", () => {\n  assert.equal(add(2, 2), 4);\n});\n`);
+  repo.write(
+    "test/calc.test.js",
+    `import assert from "node:assert/strict";\nimport test from "node:test";\nimport { add } from "../src/calc.js";\n\ntest("adds", () => {\n  assert.equal(add(2, 2), 4);\n});\n`,
+  );
   repo.write("package.json", JSON.stringify({ name: "target", private: true, type: "module" }));
   repo.write(".gitignore", ".factory/state/\n.factory/worktrees/\n.factory/runs/\n");
-  repo.write(".factory/config.toml", `target_branch = "main"
+  repo.write(
+    ".factory/config.toml",
+    `target_branch = "main"
 
 [surfaces.app]
 dir = "."
 ${options.gates ?? DEFAULT_GATES}
-${options.agents ?? `[agents.scripted]
+${
+  options.agents ??
+  `[agents.scripted]
 kind = "command"
 run = "node ${SCRIPTED_AGENT} ${scriptFile}"
 
 [tiers]
 basic = { agent = "scripted", model = "m-basic" }
 standard = { agent = "scripted", model = "m-standard" }
-advanced = { agent = "scripted", model = "m-advanced" }`}
+advanced = { agent = "scripted", model = "m-advanced" }`
+}
 
 [limits]
 agent_timeout = "60s"
 agent_idle_timeout = "${options.idleTimeout ?? "30s"}"
 gate_timeout = "60s"
 max_attempts = 2
-${options.config ?? ""}`);
+${options.config ?? ""}`,
+  );
   const spec = repo.commit("project and spec");
-  repo.write("packets/P01-double.toml", `id = "P01"
+  repo.write(
+    "packets/P01-double.toml",
+    `id = "P01"
 goal = "Add double"
 spec_commit = "${spec}"
 spec_path = "docs/SPEC.md"
@@ -119,7 +138,8 @@ Add src/double.js exporting double(n), which returns n * 2.
 [[invariants]]
 id = "doubles"
 assert = "double(n) is n * 2"
-`);
+`,
+  );
   if (options.planted !== null) repo.write("packets/supplied/P01/test/double.test.js", options.planted ?? DOUBLE_TEST);
   repo.commit("queue");
   writeFileSync(scriptFile, JSON.stringify(options.script));
@@ -136,9 +156,15 @@ assert = "double(n) is n * 2"
     async run(runOptions = {}) {
       const output = bufferOutput();
       const code = await run({
-        cwd: repo.dir, once: runOptions.once ?? false, packet: runOptions.packet, maxCost: runOptions.maxCost,
-        concurrency: runOptions.concurrency, output, signal: runOptions.signal ?? new AbortController().signal,
-        ...(runOptions.keepGoing ? { keepGoing: true } : {}), ...(runOptions.json ? { json: true } : {}),
+        cwd: repo.dir,
+        once: runOptions.once ?? false,
+        packet: runOptions.packet,
+        maxCost: runOptions.maxCost,
+        concurrency: runOptions.concurrency,
+        output,
+        signal: runOptions.signal ?? new AbortController().signal,
+        ...(runOptions.keepGoing ? { keepGoing: true } : {}),
+        ...(runOptions.json ? { json: true } : {}),
       });
       return { code, out: output.text(), stdout: output.stdout };
     },

@@ -60,17 +60,23 @@ export async function startOpenAIServer(script: CodexScript): Promise<OpenAIServ
   return {
     url: `http://127.0.0.1:${port}/v1`,
     roles,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
 function respond(res: ServerResponse, turn: CodexTurn, model: string, id: number): void {
   const items = [
     ...(turn.commands ?? []).map((cmd, index) => ({
-      id: `fc_${id}_${index}`, type: "function_call", status: "completed", call_id: `call_${id}_${index}`, name: "exec_command", arguments: JSON.stringify({ cmd }),
+      id: `fc_${id}_${index}`,
+      type: "function_call",
+      status: "completed",
+      call_id: `call_${id}_${index}`,
+      name: "exec_command",
+      arguments: JSON.stringify({ cmd }),
     })),
     ...(turn.text !== undefined || !turn.commands?.length
       ? [{ id: `msg_${id}`, type: "message", role: "assistant", status: "completed", content: [{ type: "output_text", text: turn.text ?? "Done.", annotations: [] }] }]
@@ -86,7 +92,12 @@ function respond(res: ServerResponse, turn: CodexTurn, model: string, id: number
   });
   send({
     type: "response.completed",
-    response: { ...response, status: "completed", output: items, usage: { input_tokens: 1000, input_tokens_details: { cached_tokens: 200 }, output_tokens: 100, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 1100 } },
+    response: {
+      ...response,
+      status: "completed",
+      output: items,
+      usage: { input_tokens: 1000, input_tokens_details: { cached_tokens: 200 }, output_tokens: 100, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 1100 },
+    },
   });
   res.end();
 }

@@ -19,8 +19,13 @@ type Options = { changed?: string[]; baseline?: { id: string; outcome: "passed" 
 
 async function runGate(config: GateConfig, options: Options = {}) {
   const { report } = await runCommandGate({
-    gate: config, surface: surface([config]), worktree: dir, changed: options.changed ?? [], runDir: dir,
-    timeoutMs: options.timeoutMs ?? 10_000, baseline: config.tests && !options.measuring ? (options.baseline ?? []) : undefined,
+    gate: config,
+    surface: surface([config]),
+    worktree: dir,
+    changed: options.changed ?? [],
+    runDir: dir,
+    timeoutMs: options.timeoutMs ?? 10_000,
+    baseline: config.tests && !options.measuring ? (options.baseline ?? []) : undefined,
     finishedOnBaseline: options.finishedOnBaseline ?? false,
   });
   return report;
@@ -34,7 +39,19 @@ describe("command gates", () => {
 
   it("substitute {tests} with the planted tests when they run on their own, else nothing, or the default {tests|…} names", async () => {
     const run = async (line: string, tests?: string[]) =>
-      (await runCommandGate({ gate: gate(line), surface: surface([gate(line)]), worktree: dir, changed: [], runDir: dir, timeoutMs: 10_000, baseline: undefined, finishedOnBaseline: false, ...(tests ? { tests } : {}) })).report.command;
+      (
+        await runCommandGate({
+          gate: gate(line),
+          surface: surface([gate(line)]),
+          worktree: dir,
+          changed: [],
+          runDir: dir,
+          timeoutMs: 10_000,
+          baseline: undefined,
+          finishedOnBaseline: false,
+          ...(tests ? { tests } : {}),
+        })
+      ).report.command;
     expect(await run("echo {tests}")).toBe("echo ");
     expect(await run("echo {tests}", ["test/a b.test.js"])).toBe("echo 'test/a b.test.js'");
     expect(await run("node --test {tests|test/ spec/}")).toBe("node --test test/ spec/");
@@ -76,7 +93,12 @@ describe("command gates", () => {
 
   it("a tests gate passes despite a non-zero exit when every failure already failed at the baseline", async () => {
     const cases = `<testcase name="old"><failure/></testcase><testcase name="ok"/>`;
-    const report = await runGate(gate(`${junit(cases)}; exit 1`, { tests: true }), { baseline: [{ id: "old", outcome: "failed" }, { id: "ok", outcome: "passed" }] });
+    const report = await runGate(gate(`${junit(cases)}; exit 1`, { tests: true }), {
+      baseline: [
+        { id: "old", outcome: "failed" },
+        { id: "ok", outcome: "passed" },
+      ],
+    });
     expect(report).toMatchObject({ status: "pass", summary: "1/2 passed; 1 already failing at the baseline (not blamed)" });
   });
 });

@@ -37,8 +37,14 @@ function cli(target: LoopRepo, args: string[], crashAt?: string): { code: number
 
 function expectRecovered(target: LoopRepo, packets: string[]): void {
   const subjects = target.subjects();
-  for (const [id, goal] of [["P01", "Add double"], ["P02", "Add triple"]].filter(([id]) => packets.includes(id ?? ""))) {
-    expect(subjects.filter((subject) => subject === `feat: ${goal} [${id}]`), `${id} lands once`).toHaveLength(1);
+  for (const [id, goal] of [
+    ["P01", "Add double"],
+    ["P02", "Add triple"],
+  ].filter(([id]) => packets.includes(id ?? ""))) {
+    expect(
+      subjects.filter((subject) => subject === `feat: ${goal} [${id}]`),
+      `${id} lands once`,
+    ).toHaveLength(1);
   }
   expect(target.git("rev-parse", "HEAD")).toBe(target.git("rev-parse", "main"));
   expect(target.git("status", "--porcelain", "--untracked-files=all").split("\n").filter(Boolean).sort()).toEqual([" M src/calc.js", "?? notes.txt"]);
@@ -61,14 +67,19 @@ describe("a run killed with SIGKILL at a step boundary, then run again", { timeo
       expect(killed.code, killed.out).toBeNull(); // killed, not exited
       const again = cli(target, ["run"]);
       expect(again.code, again.out).toBe(0);
-      if (point === "land-after-move") expect(again.out).toMatch(/your checkout of main at .* was left half-way to [0-9a-f]{10} by a run that was stopped; it is brought forward now \(your own changes kept\)/);
+      if (point === "land-after-move")
+        expect(again.out).toMatch(/your checkout of main at .* was left half-way to [0-9a-f]{10} by a run that was stopped; it is brought forward now \(your own changes kept\)/);
       expectRecovered(target, ["P01", "P02"]);
     });
   }
 });
 
 describe("approve killed with SIGKILL while landing", { timeout: 300_000 }, () => {
-  for (const [point, first] of [["land-after-move", "status"], ["land-after-move", "approve"], ["after-land", "approve"]] as const) {
+  for (const [point, first] of [
+    ["land-after-move", "status"],
+    ["land-after-move", "approve"],
+    ["after-land", "approve"],
+  ] as const) {
     it(`at ${point}, then ${first}: the checkout is brought forward, P01 shows merged, and nothing merges twice`, () => {
       const target = twoPackets({ gate: 'gate = "human"' });
       const ran = cli(target, ["run"]);

@@ -24,7 +24,12 @@ function doctor(dir: string, ...flags: string[]): { code: number | null; out: st
 /** Nothing of the proof is left: one worktree (the user's), a clean checkout, no probe file anywhere. */
 function expectNothingLeft(repo: TestRepo): void {
   expect(repo.git("worktree", "list", "--porcelain").match(/^worktree /gm)).toHaveLength(1);
-  expect(repo.git("status", "--porcelain", "--untracked-files=all").split("\n").filter((line) => line && !line.includes(".factory/"))).toEqual([]);
+  expect(
+    repo
+      .git("status", "--porcelain", "--untracked-files=all")
+      .split("\n")
+      .filter((line) => line && !line.includes(".factory/")),
+  ).toEqual([]);
   expect(execFileSync("find", [repo.dir, "-name", "*factory-doctor*", "-not", "-path", "*/.factory/runs/*"], { encoding: "utf8" })).toBe("");
 }
 
@@ -42,7 +47,8 @@ describe("factory doctor proves the guards", { timeout: 180_000 }, () => {
       "armed      guard tamper: fails on test/calc.test.js deleted, passes honest work",
       'armed      surface "app": tests gate "test": fails with a failing test added (test/factory-doctor-probe.test.js), passes the untouched tree',
       'armed      surface "app": tests gate "test": fails with a file of passing tests removed (test/calc.test.js), passes the untouched tree',
-    ]) expect(out).toContain(line);
+    ])
+      expect(out).toContain(line);
     expect(out).toContain("Everything proven here is armed.");
     expect(code).toBe(0);
     expectNothingLeft(target);
@@ -57,7 +63,9 @@ describe("factory doctor proves the guards", { timeout: 180_000 }, () => {
 `;
     const target = setUp({ gates, script: {} });
     const { code, out } = doctor(target.dir);
-    expect(out).toMatch(/NOT ARMED {2}surface "app": tests gate "test": fails with a failing test added \(test\/factory-doctor-probe\.test\.js\), passes the untouched tree\n {11}it gave "pass" on a failing test added/);
+    expect(out).toMatch(
+      /NOT ARMED {2}surface "app": tests gate "test": fails with a failing test added \(test\/factory-doctor-probe\.test\.js\), passes the untouched tree\n {11}it gave "pass" on a failing test added/,
+    );
     expect(out).toContain('armed      surface "app": tests gate "test": fails with a file of passing tests removed');
     expect(out).toMatch(/\n1 NOT ARMED: a packet could pass without doing the work/);
     expect(code).toBe(1);
@@ -82,7 +90,9 @@ describe("factory doctor proves the guards", { timeout: 180_000 }, () => {
     repo.write("tests/__init__.py", "");
     repo.write("tests/test_calc.py", "import pytest\nfrom pkg.calc import add\n\n\ndef test_add():\n    assert add(2, 2) == 4\n");
     repo.write(".gitignore", ".factory/state/\n.factory/worktrees/\n.factory/runs/\n");
-    repo.write(".factory/config.toml", `[surfaces.py]
+    repo.write(
+      ".factory/config.toml",
+      `[surfaces.py]
 dir = "."
   [[surfaces.py.gates]]
   name = "pytest"
@@ -93,7 +103,8 @@ kind = "command"
 run = "true"
 [tiers]
 standard = { agent = "a", model = "m" }
-`);
+`,
+    );
     repo.commit("python project");
     const { code, out } = doctor(repo.dir);
     expect(out).toContain("armed      guard tamper: fails on a skip marker added to tests/test_calc.py, passes honest work");

@@ -51,7 +51,10 @@ describe("factory init", () => {
     expect(surface("ui")?.install).toBe("pnpm install --frozen-lockfile");
     expect(surface("ui")?.gates.map((gate) => gate.run)).toEqual(["pnpm run lint", expect.stringMatching(/^node --test .* \{tests\|spec\/\}$/)]);
     expect(surface("cli")?.gates.find((gate) => gate.name === "test")?.run).toMatch(/\{tests\|tests\/\}$/);
-    expect(surface("app")?.gates.find((gate) => gate.name === "test")).toMatchObject({ tests: true, run: "JEST_JUNIT_OUTPUT_FILE={junit} JEST_JUNIT_ADD_FILE_ATTRIBUTE=true npx jest --ci --reporters=default --reporters=jest-junit {tests}" });
+    expect(surface("app")?.gates.find((gate) => gate.name === "test")).toMatchObject({
+      tests: true,
+      run: "JEST_JUNIT_OUTPUT_FILE={junit} JEST_JUNIT_ADD_FILE_ATTRIBUTE=true npx jest --ci --reporters=default --reporters=jest-junit {tests}",
+    });
     expect(surface("old")?.gates.find((gate) => gate.name === "test")).toMatchObject({ tests: false, run: "npm test" });
     expect(repo.read(".factory/config.toml")).toContain("jest writes no JUnit XML by itself: add jest-junit to devDependencies");
   });
@@ -90,10 +93,10 @@ describe("factory init", () => {
   it("never clobbers an edited config", async () => {
     repo = makeRepo();
     await init({ cwd: repo.dir, output: bufferOutput() });
-    repo.write(".factory/config.toml", "# mine\ntarget_branch = \"main\"\n");
+    repo.write(".factory/config.toml", '# mine\ntarget_branch = "main"\n');
     const output = bufferOutput();
     expect(await init({ cwd: repo.dir, output })).toBe(0);
-    expect(repo.read(".factory/config.toml")).toBe("# mine\ntarget_branch = \"main\"\n");
+    expect(repo.read(".factory/config.toml")).toBe('# mine\ntarget_branch = "main"\n');
     expect(output.text()).toContain("exists; left as it is");
   });
 

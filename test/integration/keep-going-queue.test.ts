@@ -21,7 +21,10 @@ describe('on_block = "continue" over a 30-packet queue', () => {
     }
     const target = setUp({ config: 'on_block = "continue"', script });
     for (const id of ids.slice(1)) {
-      target.write(`packets/${id}-p.toml`, `id = "${id}"\ngoal = "Packet ${id}"\nspec_commit = "${target.spec}"\nspec_path = "docs/SPEC.md"\nallowed_paths = ["${fileOf(id)}"]\nforbidden_paths = ["src/calc.js"]\nbrief = "Add ${fileOf(id)}."\n[[invariants]]\nid = "exports"\nassert = "it exports ${id.toLowerCase()}"\n`);
+      target.write(
+        `packets/${id}-p.toml`,
+        `id = "${id}"\ngoal = "Packet ${id}"\nspec_commit = "${target.spec}"\nspec_path = "docs/SPEC.md"\nallowed_paths = ["${fileOf(id)}"]\nforbidden_paths = ["src/calc.js"]\nbrief = "Add ${fileOf(id)}."\n[[invariants]]\nid = "exports"\nassert = "it exports ${id.toLowerCase()}"\n`,
+      );
     }
     target.commit("29 more packets");
 

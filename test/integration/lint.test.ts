@@ -57,7 +57,10 @@ describe("factory lint", () => {
       ["packets/A10-mismatch.toml:1:", 'does not match the file name "A10-mismatch.toml"'],
     ];
     for (const [where, what] of expectations) {
-      expect(lines.some((line) => line.startsWith(where) && line.includes(what)), `${where} … ${what}\n${err}`).toBe(true);
+      expect(
+        lines.some((line) => line.startsWith(where) && line.includes(what)),
+        `${where} … ${what}\n${err}`,
+      ).toBe(true);
     }
     expect(err).not.toContain("A12-fine");
     expect(err).toContain("10 problem(s) in 10 file(s)");

@@ -14,7 +14,10 @@ describe.skipIf(!hasScript)("live progress", { timeout: 120_000 }, () => {
   it("on a terminal (a pseudo-terminal from script(1)): a redrawn line shows the packet, its step, elapsed time and spend", () => {
     const target = setUp({ script: slowHonest });
     const tty = spawnSync("script", ["-qec", `${process.execPath} ${FACTORY_BIN} run`, "/dev/null"], {
-      cwd: target.dir, encoding: "utf8", env: { ...process.env, NO_COLOR: "1" }, timeout: 100_000,
+      cwd: target.dir,
+      encoding: "utf8",
+      env: { ...process.env, NO_COLOR: "1" },
+      timeout: 100_000,
     });
     expect(tty.status, tty.stdout).toBe(0);
     expect(tty.stdout).toMatch(/ {2}⋯ P01#1 {2}implementer {2}\d+(\.\d+)?m?s {2}\$0\.00/); // while the agent works

@@ -26,7 +26,9 @@ function queue(packets: Record<string, string>): TestRepo {
 
 /** The version the ledger records for a committed packet file. */
 function version(file: string): string {
-  return createHash("sha256").update(repo.read(`packets/${file}.toml`)).digest("hex");
+  return createHash("sha256")
+    .update(repo.read(`packets/${file}.toml`))
+    .digest("hex");
 }
 
 async function planJson() {
@@ -38,7 +40,15 @@ async function planJson() {
 async function statusJson() {
   const output = bufferOutput();
   const code = await status({ cwd: repo.dir, id: undefined, json: true, output });
-  return { code, board: JSON.parse(output.stdout.join("\n")) as { packets: { id: string; state: string; attempts_used: number; max_attempts: number; cost_usd: number; reason: string | null; note: string | null }[]; warnings: string[]; cost_usd: number; counts: Record<string, number> } };
+  return {
+    code,
+    board: JSON.parse(output.stdout.join("\n")) as {
+      packets: { id: string; state: string; attempts_used: number; max_attempts: number; cost_usd: number; reason: string | null; note: string | null }[];
+      warnings: string[];
+      cost_usd: number;
+      counts: Record<string, number>;
+    },
+  };
 }
 
 describe("factory plan", () => {
@@ -73,9 +83,9 @@ describe("factory plan", () => {
     const V: Record<string, string> = { A01: version("A01-a"), A03: version("A03-c") };
     const owner = { run: "r", pid: 1, host: "h" };
     await appendEvents(repo.dir, [
-      { kind: "claimed", packet: "A01", attempt: 1, sha256: V["A01"]!, ...owner },
+      { kind: "claimed", packet: "A01", attempt: 1, sha256: V.A01!, ...owner },
       { kind: "merged", packet: "A01", attempt: 1, commit: "c", tree: "t" },
-      { kind: "claimed", packet: "A03", attempt: 1, sha256: V["A03"]!, ...owner },
+      { kind: "claimed", packet: "A03", attempt: 1, sha256: V.A03!, ...owner },
       { kind: "blocked", packet: "A03", attempt: 1, reason: "planted test edited" },
     ]);
     const { report } = await planJson();
@@ -94,7 +104,8 @@ describe("factory status", () => {
     const { code, board } = await statusJson();
     expect(code).toBe(0);
     expect(board.packets.map((p) => [p.id, p.state, p.attempts_used, p.max_attempts, p.cost_usd])).toEqual([
-      ["A01", "queued", 0, 3, 0], ["A02", "queued", 0, 5, 0],
+      ["A01", "queued", 0, 3, 0],
+      ["A02", "queued", 0, 5, 0],
     ]);
   });
 
@@ -103,18 +114,21 @@ describe("factory status", () => {
     const V: Record<string, string> = { A01: version("A01-a"), A02: version("A02-b"), A03: version("A03-c") };
     const owner = { run: "r", pid: 1, host: "h" };
     await appendEvents(repo.dir, [
-      { kind: "claimed", packet: "A01", attempt: 1, sha256: V["A01"]!, ...owner },
+      { kind: "claimed", packet: "A01", attempt: 1, sha256: V.A01!, ...owner },
       { kind: "agent-finished", packet: "A01", attempt: 1, role: "implementer", outcome: "ok", costUsd: 0.4, durationMs: 5 },
       { kind: "merged", packet: "A01", attempt: 1, commit: "abc", tree: "t" },
-      { kind: "claimed", packet: "A02", attempt: 1, sha256: V["A02"]!, ...owner },
+      { kind: "claimed", packet: "A02", attempt: 1, sha256: V.A02!, ...owner },
       { kind: "agent-finished", packet: "A02", attempt: 1, role: "implementer", outcome: "ok", costUsd: 0.1, durationMs: 5 },
       { kind: "blocked", packet: "A02", attempt: 1, reason: "planted file test/a.test.js was edited" },
-      { kind: "claimed", packet: "A03", attempt: 1, sha256: V["A03"]!, ...owner },
+      { kind: "claimed", packet: "A03", attempt: 1, sha256: V.A03!, ...owner },
       { kind: "held", packet: "A03", attempt: 1, tree: "t", branch: "factory/A03", commit: "c", fork: "f" },
     ]);
     const { board } = await statusJson();
     expect(board.packets.map((p) => [p.id, p.state, p.attempts_used, p.cost_usd])).toEqual([
-      ["A01", "merged", 1, 0.4], ["A02", "blocked", 1, 0.1], ["A03", "awaiting_human", 1, 0], ["A04", "invalid", 0, 0],
+      ["A01", "merged", 1, 0.4],
+      ["A02", "blocked", 1, 0.1],
+      ["A03", "awaiting_human", 1, 0],
+      ["A04", "invalid", 0, 0],
     ]);
     expect(board.packets[1]?.reason).toBe("planted file test/a.test.js was edited");
     expect(board.packets[2]?.reason).toBe("waiting for a person: factory approve A03");
@@ -131,7 +145,7 @@ describe("factory status", () => {
   it("still folds a ledger whose last line was cut mid-write, with a warning", async () => {
     queue({ "A01-a": "" });
     const V: Record<string, string> = { A01: version("A01-a") };
-    await appendEvents(repo.dir, [{ kind: "claimed", packet: "A01", attempt: 1, sha256: V["A01"]!, run: "r", pid: 1, host: "h" }]);
+    await appendEvents(repo.dir, [{ kind: "claimed", packet: "A01", attempt: 1, sha256: V.A01!, run: "r", pid: 1, host: "h" }]);
     appendFileSync(ledgerPath(repo.dir), '{"v":1,"ts":"2026-01-01T00:00:00.000Z","kind":"merged","packet":"A0');
     const { code, board } = await statusJson();
     expect(code).toBe(0);
@@ -155,7 +169,7 @@ describe("factory status", () => {
     queue({ "A01-a": "" });
     const V: Record<string, string> = { A01: version("A01-a") };
     await appendEvents(repo.dir, [
-      { kind: "claimed", packet: "A01", attempt: 1, sha256: V["A01"]!, run: "r", pid: 1, host: "h" },
+      { kind: "claimed", packet: "A01", attempt: 1, sha256: V.A01!, run: "r", pid: 1, host: "h" },
       { kind: "gate-finished", packet: "A01", attempt: 1, gate: "pytest", result: "fail", durationMs: 10 },
       { kind: "decided", packet: "A01", attempt: 1, decision: "retry", reasons: ["gate pytest failed"] },
     ]);

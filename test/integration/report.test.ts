@@ -18,16 +18,27 @@ async function night() {
     packet: 'gate = "human"',
     config: `\n[notify]\ncommand = "cat >> ${log}"`,
     script: {
-      P01: { implementer: [{ write: { "src/double.js": DOUBLE_JS }, result: { summary: "Added double <fast>.", deviations: [{ from_packet: "n * 2", reason: "used n + n" }] } }], reviewer: [{ evidence: "src/double.js:2" }] },
+      P01: {
+        implementer: [{ write: { "src/double.js": DOUBLE_JS }, result: { summary: "Added double <fast>.", deviations: [{ from_packet: "n * 2", reason: "used n + n" }] } }],
+        reviewer: [{ evidence: "src/double.js:2" }],
+      },
       P02: { implementer: [{ write: { "src/triple.js": "export function triple(n) {\n  return n;\n}\n" } }] },
     },
   });
-  target.write("packets/P02-triple.toml", target.read("packets/P01-double.toml").replaceAll("P01", "P02").replace("Add double", "Add triple").replace("src/double.js", "src/triple.js").replace('gate = "human"', ""));
+  target.write(
+    "packets/P02-triple.toml",
+    target.read("packets/P01-double.toml").replaceAll("P01", "P02").replace("Add double", "Add triple").replace("src/double.js", "src/triple.js").replace('gate = "human"', ""),
+  );
   target.write("packets/supplied/P02/test/triple.test.js", DOUBLE_TEST_FOR("triple", 7, 21));
   target.write("packets/P03-quad.toml", target.read("packets/P02-triple.toml").replaceAll("P02", "P03").replace("Add triple", "Add quad").replace('id = "P03"', 'id = "P03"\nrequires = ["P02"]'));
   target.commit("two more packets");
   const { code, out } = await target.run({ keepGoing: true });
-  const notified = existsSync(log) ? readFileSync(log, "utf8").trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>) : [];
+  const notified = existsSync(log)
+    ? readFileSync(log, "utf8")
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line) as Record<string, unknown>)
+    : [];
   rmSync(log, { force: true });
   return { target, code, out, notified };
 }
@@ -68,7 +79,11 @@ describe("factory report: the morning brief", () => {
       if (!CHROMIUM) return;
       const rendered = spawnSync(CHROMIUM, ["--headless", "--no-sandbox", "--disable-gpu", "--dump-dom", `file://${file}`], { encoding: "utf8", timeout: 60_000 });
       expect(rendered.status).toBe(0);
-      const shown = rendered.stdout.replace(/<[^>]+>/g, " ").replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/\s+/g, " ");
+      const shown = rendered.stdout
+        .replace(/<[^>]+>/g, " ")
+        .replace(/&lt;/g, "<")
+        .replace(/&gt;/g, ">")
+        .replace(/\s+/g, " ");
       expect(shown).toContain("Held for you (1)");
       expect(shown).toContain("The agent says (a claim): Added double <fast>.");
       expect(shown).toContain("doubles held src/double.js:2 return n * 2;");

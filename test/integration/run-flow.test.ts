@@ -27,8 +27,13 @@ const signal = new AbortController().signal;
 async function approveAs(target: LoopRepo, options: { yes?: boolean; env?: NodeJS.ProcessEnv; cwd?: string } = {}) {
   const output = bufferOutput();
   const code = await approve({
-    cwd: options.cwd ?? target.dir, id: "P01", yes: options.yes ?? true, output, signal,
-    input: Object.assign(Readable.from([]), { isTTY: false }), env: options.env ?? {},
+    cwd: options.cwd ?? target.dir,
+    id: "P01",
+    yes: options.yes ?? true,
+    output,
+    signal,
+    input: Object.assign(Readable.from([]), { isTTY: false }),
+    env: options.env ?? {},
   });
   return { code, out: output.text() };
 }
@@ -293,7 +298,7 @@ describe("the run itself", () => {
     expect(prompt.slice(older)).toContain("planted test(s) not passing");
   }, 60_000);
 
-  it("with retry_from = \"tip\", and after work that broke a guard, a retry starts over", async () => {
+  it('with retry_from = "tip", and after work that broke a guard, a retry starts over', async () => {
     const allowed = ["src/double.js", "src/extra.js"];
     const startsOver = { run: "test ! -e src/extra.js", ...honest }; // fails (the agent crashes) if attempt 1's work is there
     const wrong = { "src/double.js": "export function double(n) {\n  return n * 3;\n}\n", "src/extra.js": "export {};\n" };
@@ -335,7 +340,10 @@ describe("the run itself", () => {
     const target = setUp({ config: `\n[notify]\ncommand = "cat >> ${log}"`, script: { P01: { implementer: [{ write: { "src/double.js": "export const double = (n) => n;\n" } }] } } });
     try {
       await target.run();
-      const lines = readFileSync(log, "utf8").trim().split("\n").map((line) => JSON.parse(line) as { event: string; packet?: string });
+      const lines = readFileSync(log, "utf8")
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line) as { event: string; packet?: string });
       expect(lines.map((line) => line.event)).toEqual(["blocked", "run-ended"]);
       expect(lines[0]).toMatchObject({ packet: "P01", reason: expect.stringContaining("out of attempts") });
     } finally {
@@ -398,7 +406,8 @@ describe("the run itself", () => {
     for (const refusedCommand of [
       () => unblock({ cwd: target.dir, id: "P01", attempts: 1, output, env: {}, yes: false, input: Readable.from([]) }),
       () => reset({ cwd: target.dir, id: "P01", output, env: {}, yes: false, input: Readable.from([]) }),
-    ]) expect(await refusedCommand()).toBe(2);
+    ])
+      expect(await refusedCommand()).toBe(2);
     expect((await target.record("P01"))?.status.state).toBe("blocked");
     expect(await unblock({ cwd: target.dir, id: "P01", attempts: 1, output, env: {}, ...person })).toBe(0);
     expect((await target.run()).code).toBe(0);

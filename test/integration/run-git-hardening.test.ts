@@ -28,7 +28,10 @@ describe("the factory's git calls", () => {
   });
 
   it("read diffs without the repository's external diff or textconv, so the tamper gate still sees a skip marker", async () => {
-    const target = setUp({ allowed: ["src/double.js", "test/calc.test.js"], script: { P01: { implementer: [{ write: { ...honest.write }, append: { "test/calc.test.js": `${SKIP}("later", () => {});\n` } }] } } });
+    const target = setUp({
+      allowed: ["src/double.js", "test/calc.test.js"],
+      script: { P01: { implementer: [{ write: { ...honest.write }, append: { "test/calc.test.js": `${SKIP}("later", () => {});\n` } }] } },
+    });
     target.git("config", "diff.external", "true"); // an external diff that prints nothing
     writeFileSync(`${target.dir}/.git/info/attributes`, "*.js diff=hide\n");
     target.git("config", "diff.hide.textconv", "sh -c 'true'");
@@ -79,7 +82,11 @@ describe("the tripwire on the repository's git state, without the sandbox", () =
 
   it("code run by the gates that writes git configuration is stopped too", async () => {
     const sneakyTest = `import { execSync } from "node:child_process";\nimport test from "node:test";\ntest("configures git", () => { execSync("git config core.hooksPath /tmp/elsewhere"); });\n`;
-    const target = setUp({ config: NO_SANDBOX, allowed: ["src/double.js", "test/sneaky.test.js"], script: { P01: { implementer: [{ write: { ...honest.write, "test/sneaky.test.js": sneakyTest } }] } } });
+    const target = setUp({
+      config: NO_SANDBOX,
+      allowed: ["src/double.js", "test/sneaky.test.js"],
+      script: { P01: { implementer: [{ write: { ...honest.write, "test/sneaky.test.js": sneakyTest } }] } },
+    });
     const { code, out } = await target.run();
     expect(code).toBe(1);
     expect(out).toMatch(/P01#1 → blocked: the code run by the gates reached outside its worktree: \.git\/config changed/);
@@ -106,7 +113,11 @@ describe("the tripwire outside the worktree, without the sandbox", () => {
     ["a commit straight to main", `git -C ../../.. commit -q --allow-empty -m sneaky`, /branch main changed/],
     ["a new tag", "git tag sneaky", /ref refs\/tags\/sneaky appeared/],
     ["an edit to the user's checkout", "echo '// x' >> ../../../src/calc.js", /a change to src\/calc\.js in your checkout appeared/],
-    ["an edit hidden with skip-worktree", "git -C ../../.. update-index --skip-worktree src/calc.js && echo '// x' >> ../../../src/calc.js", /a flag hiding changes to src\/calc\.js in your checkout appeared/],
+    [
+      "an edit hidden with skip-worktree",
+      "git -C ../../.. update-index --skip-worktree src/calc.js && echo '// x' >> ../../../src/calc.js",
+      /a flag hiding changes to src\/calc\.js in your checkout appeared/,
+    ],
   ];
   for (const [what, reach, named] of reaches) {
     it(`${what}: the attempt fails naming it, the packet is blocked and the run halts`, async () => {
@@ -139,7 +150,11 @@ describe("limits", () => {
   });
 
   it("a changed file over max_file_size fails the scope gate", async () => {
-    const target = setUp({ config: `max_file_size = "100KB"`, allowed: ["src/double.js", "src/blob.bin"], script: { P01: { implementer: [{ ...honest, run: "head -c 200000 /dev/urandom > src/blob.bin" }] } } });
+    const target = setUp({
+      config: `max_file_size = "100KB"`,
+      allowed: ["src/double.js", "src/blob.bin"],
+      script: { P01: { implementer: [{ ...honest, run: "head -c 200000 /dev/urandom > src/blob.bin" }] } },
+    });
     const { code, out } = await target.run();
     expect(code).toBe(1);
     expect(out).toMatch(/gate scope: fail — src\/blob\.bin: is 195\.3 KB, over \[limits\] max_file_size \(100 KB\)/);
@@ -150,7 +165,7 @@ describe("the config", () => {
   it("is read from git at the target tip: an uncommitted edit (a notify command, a gate removed) is named and not used", async () => {
     const target = setUp({ script: { P01: { implementer: [{ write: { "src/double.js": "export const double = (n) => n;\n" } }] } } });
     const marker = `${target.dir}/.notified`;
-    const weakened = target.read(".factory/config.toml").replace(/\[\[surfaces\.app\.gates\]\]\s*name = "test"[\s\S]*?tests = true\n/, "") + `\n[notify]\ncommand = "touch ${marker}"\n`;
+    const weakened = `${target.read(".factory/config.toml").replace(/\[\[surfaces\.app\.gates\]\]\s*name = "test"[\s\S]*?tests = true\n/, "")}\n[notify]\ncommand = "touch ${marker}"\n`;
     target.write(".factory/config.toml", weakened);
     expect(weakened).not.toContain('name = "test"');
     const { code, out } = await target.run();
@@ -179,7 +194,8 @@ describe("the ledger's hash chain, without the sandbox", () => {
 describe("an agent killed by a signal", () => {
   it("is the machine's fault, not the work's: the attempt is not counted, and two in a row halt the run", async () => {
     const target = setUp({
-      config: NO_SANDBOX, script: {},
+      config: NO_SANDBOX,
+      script: {},
       agents: `[agents.doomed]
 kind = "command"
 run = "kill -KILL $$"

@@ -64,7 +64,7 @@ describe("factory run: auto-fix", () => {
 `;
 
   it("repairs the agent's files in a commit of its own, spends no attempt, and never touches planted files", async () => {
-    const plantedWithTab = DOUBLE_TEST.replace("test(\"doubles\"", "// keep\ttabs here\ntest(\"doubles\"");
+    const plantedWithTab = DOUBLE_TEST.replace('test("doubles"', '// keep\ttabs here\ntest("doubles"');
     const target = setUp({ gates: tabsGate, planted: plantedWithTab, script: { P01: { implementer: [{ write: { "src/double.js": "export function double(n) {\n\treturn n * 2;\n}\n" } }] } } });
     const { code, out } = await target.run();
     expect(out).toMatch(/P01#1 auto-fix no-tabs: committed/);
@@ -135,7 +135,8 @@ describe("factory run: the guards fire", () => {
 
   it("regression: an agent that breaks a previously passing test is never merged", async () => {
     const target = setUp({
-      allowed: ["src/double.js", "src/calc.js"], forbidden: [],
+      allowed: ["src/double.js", "src/calc.js"],
+      forbidden: [],
       script: { P01: { implementer: [{ write: { ...honest.write, "src/calc.js": "export function add(a, b) {\n  return a - b;\n}\n" } }] } },
     });
     await target.run();
@@ -207,7 +208,9 @@ describe("factory run: the reviewer is overridden", () => {
     expect(reviewers).toHaveLength(4); // the call and its correction, on two tiers
     expect(events.filter((event) => event.kind === "agent-finished" && event.role === "implementer")).toHaveLength(1);
     expect(events.find((event) => event.kind === "decided" && event.attempt === 1)).toMatchObject({
-      decision: "block", refund: true, reasons: [expect.stringMatching(/^the reviewer could not give evidence: tier advanced: .*invariant "doubles" has no ruling/)],
+      decision: "block",
+      refund: true,
+      reasons: [expect.stringMatching(/^the reviewer could not give evidence: tier advanced: .*invariant "doubles" has no ruling/)],
     });
     expect(await target.record("P01")).toMatchObject({ attemptsUsed: 0, status: { state: "blocked" } });
     await expectNeverMerged(target);
@@ -220,7 +223,9 @@ describe("factory run: the reviewer is overridden", () => {
     expect(code).toBe(0);
     const prompts = readdirSync(`${target.dir}/.factory/runs/P01/attempt-1`).filter((name) => name.startsWith("reviewer-correction"));
     expect(prompts).toContain("reviewer-correction-1-prompt.md");
-    expect(target.read(".factory/runs/P01/attempt-1/reviewer-correction-1-prompt.md")).toContain('invariant "doubles": evidence src/double.js:99 cites a line that does not exist (src/double.js has 3 lines); cite an existing line');
+    expect(target.read(".factory/runs/P01/attempt-1/reviewer-correction-1-prompt.md")).toContain(
+      'invariant "doubles": evidence src/double.js:99 cites a line that does not exist (src/double.js has 3 lines); cite an existing line',
+    );
   });
 
   it("evidence that never resolves blocks the packet without spending the implementer's attempt", async () => {

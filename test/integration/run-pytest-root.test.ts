@@ -29,7 +29,9 @@ function pythonTarget(options: { gate?: string; gateTimeout?: string; pyproject?
   repo.write("tests/test_calc.py", "from pkg.calc import add\n\n\ndef test_add():\n    assert add(2, 2) == 4\n");
   if (options.pyproject) repo.write("pyproject.toml", options.pyproject);
   repo.write(".gitignore", ".factory/state/\n.factory/worktrees/\n.factory/runs/\n"); // no __pycache__, no .pytest_cache
-  repo.write(".factory/config.toml", `[surfaces.py]
+  repo.write(
+    ".factory/config.toml",
+    `[surfaces.py]
 dir = "."
   [[surfaces.py.gates]]
   name = "pytest"
@@ -38,7 +40,8 @@ dir = "."
 ${queue.agentConfig}[limits]
 max_attempts = 2
 gate_timeout = "${options.gateTimeout ?? "60s"}"
-`);
+`,
+  );
   const spec = repo.commit("python project");
   repo.write("packets/P01-double.toml", packet("P01", spec, "double"));
   repo.write(`packets/supplied/P01/${options.plantedAt ?? "tests"}/test_double.py`, "from pkg.double import double\n\n\ndef test_double():\n    assert double(21) == 42\n");
@@ -135,14 +138,17 @@ describe.skipIf(!available)("factory run on a Python repository whose pytest run
 
   it("gates judge the commit that lands: bytecode left beside the source is not what lands", async () => {
     const target = pythonTarget();
-    const compiled = { write: { "pkg/good.py": DOUBLE_PY }, run: "python3 -c \"import py_compile; py_compile.compile('pkg/good.py', cfile='pkg/double.pyc')\" && rm pkg/good.py && touch pkg/notes.txt" };
+    const compiled = {
+      write: { "pkg/good.py": DOUBLE_PY },
+      run: "python3 -c \"import py_compile; py_compile.compile('pkg/good.py', cfile='pkg/double.pyc')\" && rm pkg/good.py && touch pkg/notes.txt",
+    };
     const { out } = await runQueue(target, { P01: { implementer: [{ ...compiled, write: { ...compiled.write } }] } });
     expect(out).toMatch(/P01#1 {3}gate pytest: fail/);
     expect(out).not.toContain("→ merged");
   });
 
   it("a planted test outside the runner's testpaths never ran: the packet is defective, before any agent is paid", async () => {
-    const target = pythonTarget({ pyproject: "[tool.pytest.ini_options]\ntestpaths = [\"tests\"]\n", plantedAt: "checks" });
+    const target = pythonTarget({ pyproject: '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n', plantedAt: "checks" });
     const { code, out, events } = await runQueue(target, honest);
     expect(code).toBe(1);
     expect(out).toContain("planted test checks/test_double.py never ran: check the runner's paths");

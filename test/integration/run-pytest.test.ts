@@ -16,7 +16,9 @@ function pythonTarget(): TestRepo {
   repo.write("tests/__init__.py", "");
   repo.write("tests/test_calc.py", "from pkg.calc import add\n\n\ndef test_add():\n    assert add(2, 2) == 4\n");
   repo.write(".gitignore", ".factory/state/\n.factory/worktrees/\n.factory/runs/\n__pycache__/\n");
-  repo.write(".factory/config.toml", `[surfaces.py]
+  repo.write(
+    ".factory/config.toml",
+    `[surfaces.py]
 dir = "."
   [[surfaces.py.gates]]
   name = "pytest"
@@ -24,9 +26,13 @@ dir = "."
   tests = true
 ${queue.agentConfig}[limits]
 max_attempts = 1
-`);
+`,
+  );
   const spec = repo.commit("python project");
-  repo.write("packets/P01-double.toml", `id = "P01"\ngoal = "Add double"\nspec_commit = "${spec}"\nspec_path = "SPEC.md"\nallowed_paths = ["pkg/double.py"]\nbrief = "Add pkg/double.py with double(n) = n * 2."\n[[invariants]]\nid = "doubles"\nassert = "double(n) == n * 2"\n`);
+  repo.write(
+    "packets/P01-double.toml",
+    `id = "P01"\ngoal = "Add double"\nspec_commit = "${spec}"\nspec_path = "SPEC.md"\nallowed_paths = ["pkg/double.py"]\nbrief = "Add pkg/double.py with double(n) = n * 2."\n[[invariants]]\nid = "doubles"\nassert = "double(n) == n * 2"\n`,
+  );
   repo.write("packets/supplied/P01/tests/test_double.py", "from pkg.double import double\n\n\ndef test_double():\n    assert double(21) == 42\n");
   repo.commit("queue");
   return repo;

@@ -112,7 +112,7 @@ describe("the sandbox (bubblewrap, the default)", () => {
   }, 60_000);
 
   it("keeps the install's dependencies read-only for the agent, so it cannot change what the gates import", async () => {
-    const install = 'install = "mkdir -p node_modules/dep && echo \'export default 1;\' > node_modules/dep/index.js"';
+    const install = "install = \"mkdir -p node_modules/dep && echo 'export default 1;' > node_modules/dep/index.js\"";
     const tryWrite = "(echo 'export default 2;' > node_modules/dep/index.js && echo '// wrote' >> src/double.js) 2>/dev/null || echo '// refused' >> src/double.js";
     const target = setUp({ script: { P01: { implementer: [{ write: { "src/double.js": DOUBLE_JS }, run: tryWrite }] } } });
     target.write(".factory/config.toml", target.read(".factory/config.toml").replace('dir = "."', `dir = "."\n${install}`));

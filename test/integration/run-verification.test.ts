@@ -13,22 +13,30 @@ const setUp = useLoopRepos(afterEach);
 const honest = { write: { "src/double.js": DOUBLE_JS } };
 
 function addPacket(target: LoopRepo, id: string, body: string): void {
-  target.write(`packets/${id}-p.toml`, `id = "${id}"\ngoal = "Packet ${id}"\nspec_commit = "${target.spec}"\nspec_path = "docs/SPEC.md"\n${body}\nbrief = "Do ${id}."\n[[invariants]]\nid = "ok"\nassert = "it works"\n`);
+  target.write(
+    `packets/${id}-p.toml`,
+    `id = "${id}"\ngoal = "Packet ${id}"\nspec_commit = "${target.spec}"\nspec_path = "docs/SPEC.md"\n${body}\nbrief = "Do ${id}."\n[[invariants]]\nid = "ok"\nassert = "it works"\n`,
+  );
 }
 
 describe("the merge re-check", () => {
   it("two packets that conflict in meaning, run at once: one lands, the other is caught against the tip's own baseline, and main's tests pass", async () => {
     // P01 adds double() on top of add(); P02 renames add() to sum() (and its test). Each is right alone; together, double() breaks.
     const target = setUp({
-      allowed: ["src/double.js"], forbidden: [],
+      allowed: ["src/double.js"],
+      forbidden: [],
       script: {
         P01: { implementer: [{ write: { "src/double.js": `import { add } from "./calc.js";\nexport function double(n) {\n  return add(n, n);\n}\n` } }] },
-        P02: { implementer: [{
-          write: {
-            "src/calc.js": "export function sum(a, b) {\n  return a + b;\n}\n",
-            "test/calc.test.js": `import assert from "node:assert/strict";\nimport test from "node:test";\nimport { sum } from "../src/calc.js";\n\ntest("adds", () => {\n  assert.equal(sum(2, 2), 4);\n});\n`,
-          },
-        }] },
+        P02: {
+          implementer: [
+            {
+              write: {
+                "src/calc.js": "export function sum(a, b) {\n  return a + b;\n}\n",
+                "test/calc.test.js": `import assert from "node:assert/strict";\nimport test from "node:test";\nimport { sum } from "../src/calc.js";\n\ntest("adds", () => {\n  assert.equal(sum(2, 2), 4);\n});\n`,
+              },
+            },
+          ],
+        },
       },
     });
     addPacket(target, "P02", `allowed_paths = ["src/calc.js", "test/calc.test.js"]`);
@@ -44,7 +52,7 @@ describe("the merge re-check", () => {
 
 describe("planted tests must run, with node:test", () => {
   it("an implementation that ends the planted test file early, beside a passing test of its own, does not land", async () => {
-    const cheat = { write: { "src/double.js": "process.exit(0);\nexport const double = () => 0;\n", "test/mine.test.js": "import test from \"node:test\";\ntest(\"mine\", () => {});\n" } };
+    const cheat = { write: { "src/double.js": "process.exit(0);\nexport const double = () => 0;\n", "test/mine.test.js": 'import test from "node:test";\ntest("mine", () => {});\n' } };
     const target = setUp({ allowed: ["src/double.js", "test/mine.test.js"], script: { P01: { implementer: [cheat] } } });
     const { code, out } = await target.run();
     expect(out).toMatch(/P01#1 {3}gate test: fail — 1 planted test\(s\) not passing/);
@@ -86,7 +94,7 @@ describe("the baseline after a landing", () => {
 
 describe("the queue is out of the agent's reach", () => {
   it("a packet file the agent creates under packets/ fails the untouched gate and never lands", async () => {
-    const sneaky = { write: { ...honest.write, "packets/P09-free.toml": "id = \"P09\"\n", "packets/supplied/P01/test/double.test.js": "// weakened\n" } };
+    const sneaky = { write: { ...honest.write, "packets/P09-free.toml": 'id = "P09"\n', "packets/supplied/P01/test/double.test.js": "// weakened\n" } };
     const target = setUp({ script: { P01: { implementer: [sneaky] } } });
     const { code, out } = await target.run();
     expect(code).toBe(1);
@@ -99,40 +107,48 @@ describe("the queue is out of the agent's reach", () => {
 describe("only the agent's work is committed", () => {
   const npm = spawnSync("npm", ["--version"], { encoding: "utf8" }).status === 0;
 
-  it.skipIf(!npm)("a lock file written by install is not committed; node_modules never is, even when the agent adds a dependency", async () => {
-    const withDependency = {
-      write: {
-        "src/double.js": DOUBLE_JS,
-        "vendor/localdep/package.json": JSON.stringify({ name: "localdep", version: "1.0.0" }),
-        "package.json": JSON.stringify({ name: "target", private: true, type: "module", dependencies: { localdep: "file:./vendor/localdep" } }),
-      },
-      run: "npm install --offline --no-audit --no-fund --silent",
-    };
-    const target = setUp({
-      allowed: ["src/double.js", "vendor/**", "package.json", "package-lock.json"],
-      config: "",
-      script: { P01: { implementer: [withDependency] } },
-    });
-    target.write(".factory/config.toml", target.read(".factory/config.toml").replace(`dir = "."`, `dir = "."\ninstall = "npm install --offline --no-audit --no-fund --silent"`));
-    target.commit("install step");
-    const { code, out } = await target.run();
-    expect(out).toContain("P01#1 → merged");
-    expect(code).toBe(0);
-    const files = target.git("ls-tree", "-r", "--name-only", "main").trim().split("\n");
-    expect(files.filter((file) => file.startsWith("node_modules"))).toEqual([]);
-    expect(files).toContain("package-lock.json"); // the agent changed package.json beside it, both in scope
-    expect(gateResults(await target.events("P01"), 1)).toMatchObject({ scope: "pass" });
-  }, 60_000);
+  it.skipIf(!npm)(
+    "a lock file written by install is not committed; node_modules never is, even when the agent adds a dependency",
+    async () => {
+      const withDependency = {
+        write: {
+          "src/double.js": DOUBLE_JS,
+          "vendor/localdep/package.json": JSON.stringify({ name: "localdep", version: "1.0.0" }),
+          "package.json": JSON.stringify({ name: "target", private: true, type: "module", dependencies: { localdep: "file:./vendor/localdep" } }),
+        },
+        run: "npm install --offline --no-audit --no-fund --silent",
+      };
+      const target = setUp({
+        allowed: ["src/double.js", "vendor/**", "package.json", "package-lock.json"],
+        config: "",
+        script: { P01: { implementer: [withDependency] } },
+      });
+      target.write(".factory/config.toml", target.read(".factory/config.toml").replace(`dir = "."`, `dir = "."\ninstall = "npm install --offline --no-audit --no-fund --silent"`));
+      target.commit("install step");
+      const { code, out } = await target.run();
+      expect(out).toContain("P01#1 → merged");
+      expect(code).toBe(0);
+      const files = target.git("ls-tree", "-r", "--name-only", "main").trim().split("\n");
+      expect(files.filter((file) => file.startsWith("node_modules"))).toEqual([]);
+      expect(files).toContain("package-lock.json"); // the agent changed package.json beside it, both in scope
+      expect(gateResults(await target.events("P01"), 1)).toMatchObject({ scope: "pass" });
+    },
+    60_000,
+  );
 
-  it.skipIf(!npm)("install's own lock file stays out when the agent did not touch the manifest", async () => {
-    const target = setUp({ script: { P01: { implementer: [honest] } } });
-    target.write(".factory/config.toml", target.read(".factory/config.toml").replace(`dir = "."`, `dir = "."\ninstall = "npm install --offline --no-audit --no-fund --silent"`));
-    target.commit("install step");
-    const { code, out } = await target.run();
-    expect(out).toContain("P01#1 → merged");
-    expect(code).toBe(0);
-    expect(target.git("show", "--name-only", "--format=", "main").trim().split("\n").sort()).toEqual(["src/double.js", "test/double.test.js"]);
-  }, 60_000);
+  it.skipIf(!npm)(
+    "install's own lock file stays out when the agent did not touch the manifest",
+    async () => {
+      const target = setUp({ script: { P01: { implementer: [honest] } } });
+      target.write(".factory/config.toml", target.read(".factory/config.toml").replace(`dir = "."`, `dir = "."\ninstall = "npm install --offline --no-audit --no-fund --silent"`));
+      target.commit("install step");
+      const { code, out } = await target.run();
+      expect(out).toContain("P01#1 → merged");
+      expect(code).toBe(0);
+      expect(target.git("show", "--name-only", "--format=", "main").trim().split("\n").sort()).toEqual(["src/double.js", "test/double.test.js"]);
+    },
+    60_000,
+  );
 });
 
 describe("spec drift", () => {
@@ -159,7 +175,10 @@ describe("spec drift", () => {
         P02: { implementer: [{ write: { "docs/SPEC.md": "# spec\n\nTriple things now.\n" } }] },
       },
     });
-    target.write("packets/P02-spec.toml", `id = "P02"\ngoal = "Move the spec"\nspec_commit = "${target.spec}"\nspec_path = "src/calc.js"\nallowed_paths = ["docs/SPEC.md"]\nbrief = "Rewrite the spec."\n[[invariants]]\nid = "ok"\nassert = "it says triple"\n`);
+    target.write(
+      "packets/P02-spec.toml",
+      `id = "P02"\ngoal = "Move the spec"\nspec_commit = "${target.spec}"\nspec_path = "src/calc.js"\nallowed_paths = ["docs/SPEC.md"]\nbrief = "Rewrite the spec."\n[[invariants]]\nid = "ok"\nassert = "it says triple"\n`,
+    );
     target.commit("a packet that moves the spec");
     const { code, out } = await target.run({ concurrency: 2 });
     expect(out).toContain("P01#1 implementer: ok"); // the attempt started before the spec moved

@@ -22,7 +22,18 @@ describe("factory run --json", () => {
 describe("factory show ID", () => {
   it("shows each attempt: the calls and their cost, the gates with the failing one's output, the rulings with evidence, and the decisions", async () => {
     const wrong = "export function double(n) {\n  return n * 3;\n}\n";
-    const target = setUp({ packet: 'gate = "human"', script: { P01: { implementer: [{ write: { "src/double.js": wrong }, cost: 0.25 }, { write: { "src/double.js": DOUBLE_JS }, cost: 0.5 }], reviewer: [{ evidence: "src/double.js:2", cost: 0.1 }] } } });
+    const target = setUp({
+      packet: 'gate = "human"',
+      script: {
+        P01: {
+          implementer: [
+            { write: { "src/double.js": wrong }, cost: 0.25 },
+            { write: { "src/double.js": DOUBLE_JS }, cost: 0.5 },
+          ],
+          reviewer: [{ evidence: "src/double.js:2", cost: 0.1 }],
+        },
+      },
+    });
     expect((await target.run()).code).toBe(0);
     const output = bufferOutput();
     expect(await show({ cwd: target.dir, id: "P01", output })).toBe(0);

@@ -42,8 +42,16 @@ function context(adapter: AgentAdapter, rateLimitWaitMs: number, estimateUsd?: n
     limits: { rateLimitWaitMs, agentTimeoutMs: 10_000, agentIdleTimeoutMs: 10_000, maxResultSizeBytes: 1_000_000 },
   } as unknown as Config;
   const ctx: RunContext = {
-    root, ledger: fileLedger(root), config, branch: "main", owner: { run: "r", pid: process.pid, host: "h" }, signal: new AbortController().signal,
-    emit: (event) => void (event.kind === "notice" && notices.push(event.message)), adapters: new Map([["a", adapter]]), budget: new Budget(undefined), waits: new AgentWaits(),
+    root,
+    ledger: fileLedger(root),
+    config,
+    branch: "main",
+    owner: { run: "r", pid: process.pid, host: "h" },
+    signal: new AbortController().signal,
+    emit: (event) => void (event.kind === "notice" && notices.push(event.message)),
+    adapters: new Map([["a", adapter]]),
+    budget: new Budget(undefined),
+    waits: new AgentWaits(),
   };
   return { ctx, notices };
 }

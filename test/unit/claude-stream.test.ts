@@ -5,7 +5,19 @@ import { claudeStatus, modelMatches, parseClaudeStream } from "../../src/agents/
 const line = (value: object) => JSON.stringify(value);
 const init = line({ type: "system", subtype: "init", session_id: "s1", model: "claude-sonnet-4-5" });
 const assistant = (model: string) => line({ type: "assistant", message: { model, content: [] }, session_id: "s1" });
-const result = (fields: object) => line({ type: "result", subtype: "success", is_error: false, num_turns: 2, total_cost_usd: 0.25, session_id: "s1", usage: { input_tokens: 10, output_tokens: 5 }, modelUsage: { "claude-sonnet-4-5": {} }, permission_denials: [], ...fields });
+const result = (fields: object) =>
+  line({
+    type: "result",
+    subtype: "success",
+    is_error: false,
+    num_turns: 2,
+    total_cost_usd: 0.25,
+    session_id: "s1",
+    usage: { input_tokens: 10, output_tokens: 5 },
+    modelUsage: { "claude-sonnet-4-5": {} },
+    permission_denials: [],
+    ...fields,
+  });
 
 describe("parseClaudeStream and claudeStatus", () => {
   it("reads session, models, cost and turns; ok on a clean success", () => {
@@ -21,7 +33,10 @@ describe("parseClaudeStream and claudeStatus", () => {
 
   it("maps max turns, is_error, budget and rate limits", () => {
     expect(claudeStatus(parseClaudeStream(result({ subtype: "error_max_turns", is_error: true })))?.status).toBe("max-turns");
-    expect(claudeStatus(parseClaudeStream(result({ is_error: true, api_error_status: 400, result: "Prompt is too long" })))).toMatchObject({ status: "agent-error", detail: expect.stringContaining("API 400") });
+    expect(claudeStatus(parseClaudeStream(result({ is_error: true, api_error_status: 400, result: "Prompt is too long" })))).toMatchObject({
+      status: "agent-error",
+      detail: expect.stringContaining("API 400"),
+    });
     expect(claudeStatus(parseClaudeStream(result({ subtype: "error_max_budget_usd", is_error: true })))?.status).toBe("budget-exhausted");
     const retry = line({ type: "system", subtype: "api_retry", error_status: 429, retry_delay_ms: 5000 });
     const limited = claudeStatus(parseClaudeStream([retry, result({ is_error: true, api_error_status: 429 })].join("\n")), Date.parse("2026-01-01T00:00:00Z"));

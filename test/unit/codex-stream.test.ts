@@ -7,11 +7,13 @@ const lines = (...events: object[]) => events.map((event) => JSON.stringify(even
 
 describe("codex stream", () => {
   it("reads the thread, completed turns and usage", () => {
-    const run = parseCodexStream(lines(
-      { type: "thread.started", thread_id: "t1" },
-      { type: "item.completed", item: { type: "error", message: "Model metadata not found" } },
-      { type: "turn.completed", usage: { input_tokens: 1000, cached_input_tokens: 400, output_tokens: 50 } },
-    ));
+    const run = parseCodexStream(
+      lines(
+        { type: "thread.started", thread_id: "t1" },
+        { type: "item.completed", item: { type: "error", message: "Model metadata not found" } },
+        { type: "turn.completed", usage: { input_tokens: 1000, cached_input_tokens: 400, output_tokens: 50 } },
+      ),
+    );
     expect(run).toMatchObject({ threadId: "t1", completed: true, inputTokens: 1000, cachedInputTokens: 400, outputTokens: 50, turns: 1 });
     expect(codexStatus(run)).toEqual({ status: "ok" });
     expect(codexCost(agent, "m", run)).toBeCloseTo((600 * 2 + 400 * 0.5 + 50 * 8) / 1e6, 12);

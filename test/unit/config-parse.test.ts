@@ -23,10 +23,7 @@ describe("parseConfig", () => {
     const bad = parseConfig(`${MINIMAL_CONFIG}\n[sandbox]\nkind = "docker"\nhome = ["../etc"]\n`);
     expect(bad.ok).toBe(false);
     if (bad.ok) return;
-    expect(bad.problems.map((problem) => problem.message)).toEqual([
-      expect.stringContaining('unknown sandbox kind "docker"'),
-      expect.stringContaining('"../etc" must be a path inside HOME'),
-    ]);
+    expect(bad.problems.map((problem) => problem.message)).toEqual([expect.stringContaining('unknown sandbox kind "docker"'), expect.stringContaining('"../etc" must be a path inside HOME')]);
   });
 
   it("reads where a retry starts, and refuses what is not a choice", () => {
@@ -64,7 +61,10 @@ concurrency = 2
     expect(result.ok).toBe(true);
     if (!result.ok) return;
     expect(result.config.surfaces[1]).toEqual({
-      name: "web", dir: "web", install: "npm ci", network: true,
+      name: "web",
+      dir: "web",
+      install: "npm ci",
+      network: true,
       gates: [
         { name: "lint", run: "npm run lint -- {files}", files: "**/*.ts", fix: "npm run lint -- --fix {files}", tests: false, timeoutMs: 90_000 },
         { name: "test", run: "vitest run --outputFile={junit}", files: undefined, fix: undefined, tests: true, timeoutMs: undefined },
@@ -120,7 +120,13 @@ message = "feat: {title}"
   });
 
   it("accepts what `factory init` writes, with and without surfaces", () => {
-    for (const surfaces of [[], [{ name: "api", dir: "api", kind: "python" as const }, { name: "web", dir: "web", kind: "node" as const, scripts: { lint: "x", test: "vitest" }, testRunner: "vitest" as const }]]) {
+    for (const surfaces of [
+      [],
+      [
+        { name: "api", dir: "api", kind: "python" as const },
+        { name: "web", dir: "web", kind: "node" as const, scripts: { lint: "x", test: "vitest" }, testRunner: "vitest" as const },
+      ],
+    ]) {
       const result = parseConfig(renderConfig({ targetBranch: "trunk", surfaces }));
       expect(result.ok ? [] : result.problems).toEqual([]);
       expect(result.ok && result.config.targetBranch).toBe("trunk");

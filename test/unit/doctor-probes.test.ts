@@ -19,7 +19,10 @@ describe("doctor's failing test", () => {
 describe("doctor's skip marker", () => {
   it("is one the tamper gate names, in Python and JavaScript", () => {
     for (const path of ["tests/test_a.py", "test/a.test.ts"]) {
-      const added = (skipMarkerFor(path) ?? "").split("\n").map((line) => `+${line}`).join("\n");
+      const added = (skipMarkerFor(path) ?? "")
+        .split("\n")
+        .map((line) => `+${line}`)
+        .join("\n");
       const lines = added.split("\n").length;
       const diff = `diff --git a/${path} b/${path}\n--- a/${path}\n+++ b/${path}\n@@ -1,0 +2,${lines} @@\n${added}\n`;
       expect(checkTamper({ files: parseUnifiedDiff(diff), allowed: undefined }).status).toBe("fail");

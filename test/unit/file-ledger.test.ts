@@ -86,7 +86,7 @@ describe("file ledger", () => {
     await fileLedger(root).read();
     const snapshot = JSON.parse(readFileSync(snapshotPath(root), "utf8"));
     writeFileSync(snapshotPath(root), JSON.stringify({ ...snapshot, fold: snapshot.fold + 1, costUsd: 1234 }));
-    expect((await fileLedger(root).read()).state.costUsd).toBeCloseTo((PACKETS) * 0.25);
+    expect((await fileLedger(root).read()).state.costUsd).toBeCloseTo(PACKETS * 0.25);
   });
 
   it("verify folds the whole file, trusting no snapshot, and replaces a forged one", async () => {
@@ -129,15 +129,19 @@ describe("file ledger", () => {
   it("claims under the lock: a transaction reads and appends with nothing in between", async () => {
     const ledger = fileLedger(root);
     const seen: number[] = [];
-    const claim = (packet: string) => ledger.transaction(async (tx) => {
-      seen.push((await tx.read()).state.packets.size);
-      await new Promise((resolve) => setTimeout(resolve, 30));
-      await tx.append(life(packet).map((body) => ({ ...body, v: 1, ts: new Date().toISOString() }) as never));
-    });
-    await Promise.all([claim("A"), fileLedger(root).transaction(async (tx) => {
-      seen.push((await tx.read()).state.packets.size);
-      await tx.append([{ kind: "reset", packet: "B", by: "t", v: 1, ts: new Date().toISOString() } as never]);
-    })]);
+    const claim = (packet: string) =>
+      ledger.transaction(async (tx) => {
+        seen.push((await tx.read()).state.packets.size);
+        await new Promise((resolve) => setTimeout(resolve, 30));
+        await tx.append(life(packet).map((body) => ({ ...body, v: 1, ts: new Date().toISOString() }) as never));
+      });
+    await Promise.all([
+      claim("A"),
+      fileLedger(root).transaction(async (tx) => {
+        seen.push((await tx.read()).state.packets.size);
+        await tx.append([{ kind: "reset", packet: "B", by: "t", v: 1, ts: new Date().toISOString() } as never]);
+      }),
+    ]);
     expect(seen.sort()).toEqual([0, 1]); // the second saw the first's append, whichever came first
     expect((await ledger.read()).broken).toBeUndefined();
   });

@@ -8,7 +8,11 @@ import { checkUntouched } from "../../src/gates/untouched.js";
 const entry = (sha: string, mode = "100644") => ({ sha, mode });
 
 describe("untouched", () => {
-  const before = new Map([["tests/test_a.py", entry("a1")], ["api/conftest.py", entry("c1")], ["api/x.py", entry("x1")]]);
+  const before = new Map([
+    ["tests/test_a.py", entry("a1")],
+    ["api/conftest.py", entry("c1")],
+    ["api/x.py", entry("x1")],
+  ]);
   const input = { before, planted: ["tests/test_a.py"], forbidden: ["api/conftest.py", "api/migrations/**"] };
 
   it("stays quiet when planted and forbidden files are byte-identical", () => {
@@ -32,12 +36,25 @@ describe("scope", () => {
   const base = { allowed: ["api/loader/**"], deletable: ["api/old.py"], planted: ["api/tests/test_loader.py"] };
 
   it("stays quiet on changes inside allowed_paths and deletions of deletable_paths", () => {
-    const report = checkScope({ ...base, changes: [{ kind: "added", path: "api/loader/csv.py" }, { kind: "deleted", path: "api/old.py" }, { kind: "modified", path: "api/tests/test_loader.py" }] });
+    const report = checkScope({
+      ...base,
+      changes: [
+        { kind: "added", path: "api/loader/csv.py" },
+        { kind: "deleted", path: "api/old.py" },
+        { kind: "modified", path: "api/tests/test_loader.py" },
+      ],
+    });
     expect(report.status).toBe("pass");
   });
 
   it("fires on a change outside allowed_paths and a deletion not allowed", () => {
-    const report = checkScope({ ...base, changes: [{ kind: "modified", path: "api/app.py" }, { kind: "deleted", path: "api/loader/util.py" }] });
+    const report = checkScope({
+      ...base,
+      changes: [
+        { kind: "modified", path: "api/app.py" },
+        { kind: "deleted", path: "api/loader/util.py" },
+      ],
+    });
     expect(report.findings).toEqual([
       { file: "api/app.py", message: "modified outside allowed_paths" },
       { file: "api/loader/util.py", message: "deleted, but it is not in deletable_paths" },
@@ -51,16 +68,35 @@ describe("scope", () => {
   it("fires on a path that could pass as an option, and on a file over max_file_size; quiet under it", () => {
     const option = checkScope({ ...base, allowed: undefined, changes: [{ kind: "added", path: "--extend-exclude=*.py" }] });
     expect(option.findings[0]?.message).toContain('starting with "-"');
-    const sizes = new Map([["api/loader/big.bin", 11 * 1024 ** 2], ["api/loader/small.py", 100]]);
-    const big = checkScope({ ...base, sizes, maxFileSize: 10 * 1024 ** 2, changes: [{ kind: "added", path: "api/loader/big.bin" }, { kind: "added", path: "api/loader/small.py" }] });
+    const sizes = new Map([
+      ["api/loader/big.bin", 11 * 1024 ** 2],
+      ["api/loader/small.py", 100],
+    ]);
+    const big = checkScope({
+      ...base,
+      sizes,
+      maxFileSize: 10 * 1024 ** 2,
+      changes: [
+        { kind: "added", path: "api/loader/big.bin" },
+        { kind: "added", path: "api/loader/small.py" },
+      ],
+    });
     expect(big.findings).toEqual([{ file: "api/loader/big.bin", message: "is 11 MB, over [limits] max_file_size (10 MB)" }]);
   });
 });
 
 describe("scope: symbolic links", () => {
   it("fires on a link that leaves the repository, stays quiet on one inside it", () => {
-    const changes = [{ kind: "added" as const, path: "src/out" }, { kind: "added" as const, path: "src/abs" }, { kind: "added" as const, path: "src/in" }];
-    const links = new Map([["src/out", "../../home/user/.ssh"], ["src/abs", "/etc/passwd"], ["src/in", "../docs/readme.md"]]);
+    const changes = [
+      { kind: "added" as const, path: "src/out" },
+      { kind: "added" as const, path: "src/abs" },
+      { kind: "added" as const, path: "src/in" },
+    ];
+    const links = new Map([
+      ["src/out", "../../home/user/.ssh"],
+      ["src/abs", "/etc/passwd"],
+      ["src/in", "../docs/readme.md"],
+    ]);
     const report = checkScope({ changes, allowed: undefined, deletable: [], planted: [], links });
     expect(report.findings.map((finding) => finding.file)).toEqual(["src/out", "src/abs"]);
   });
@@ -83,15 +119,13 @@ describe("tamper", () => {
   const tamper = (text: string, allowed?: string[]) => checkTamper({ files: parseUnifiedDiff(text), allowed });
 
   it("stays quiet on honest test additions and source edits", () => {
-    const text = diff("tests/test_loader.py", "@@ -10,0 +11,3 @@\n+def test_new_case():\n+    assert load('1.000') == 1000\n+    assert load('2') == 2")
-      + diff("api/loader.py", "@@ -1 +1 @@\n-x = 1\n+x = 2");
+    const text =
+      diff("tests/test_loader.py", "@@ -10,0 +11,3 @@\n+def test_new_case():\n+    assert load('1.000') == 1000\n+    assert load('2') == 2") + diff("api/loader.py", "@@ -1 +1 @@\n-x = 1\n+x = 2");
     expect(tamper(text).status).toBe("pass");
   });
 
   it("fires on skip and xfail markers, naming file and line", () => {
-    expect(tamper(diff("tests/test_a.py", "@@ -4,0 +5 @@\n+@pytest.mark.skip(reason='later')")).findings).toEqual([
-      { file: "tests/test_a.py", line: 5, message: "adds a pytest skip/xfail marker" },
-    ]);
+    expect(tamper(diff("tests/test_a.py", "@@ -4,0 +5 @@\n+@pytest.mark.skip(reason='later')")).findings).toEqual([{ file: "tests/test_a.py", line: 5, message: "adds a pytest skip/xfail marker" }]);
     expect(tamper(diff("tests/test_a.py", "@@ -4,0 +5 @@\n+@pytest.mark.xfail")).status).toBe("fail");
     const skipCall = ["it", "skip"].join("."); // spelled apart so checks for committed .skip( do not trip on this fixture
     expect(tamper(diff("web/a.test.ts", `@@ -2 +2 @@\n-it('works', () => {\n+${skipCall}('works', () => {`)).findings[0]).toMatchObject({ line: 2, message: "adds a skipped or todo test" });
@@ -119,30 +153,62 @@ describe("tamper", () => {
     const created = "new file mode 100644\nindex 0000000..2";
     const optional = diff("tests/test_yaml.py", "@@ -0,0 +1,4 @@\n+yaml = pytest.importorskip(\"yaml\")\n+\n+def test_load():\n+    assert yaml.safe_load('a: 1') == {'a': 1}", created);
     expect(tamper(optional).status).toBe("pass");
-    const local = diff("tests/test_clock.py", "@@ -0,0 +1,5 @@\n+@pytest.fixture(autouse=True)\n+def frozen(monkeypatch):\n+    monkeypatch.setattr(time, 'time', lambda: 0)\n+\n+def test_now():\n+    assert now() == 0", created);
+    const local = diff(
+      "tests/test_clock.py",
+      "@@ -0,0 +1,5 @@\n+@pytest.fixture(autouse=True)\n+def frozen(monkeypatch):\n+    monkeypatch.setattr(time, 'time', lambda: 0)\n+\n+def test_now():\n+    assert now() == 0",
+      created,
+    );
     expect(tamper(local).status).toBe("pass");
-    const refactor = diff("tests/test_round.py", [
-      "@@ -3,4 +3,3 @@",
-      "-def test_round():", "-    assert r(1.5) == 2", "-    assert r(2.5) == 2", "-    assert r(3.5) == 4",
-      "+@pytest.mark.parametrize('x, want', [(1.5, 2), (2.5, 2), (3.5, 4)])", "+def test_round(x, want):", "+    assert r(x) == want",
-    ].join("\n"));
+    const refactor = diff(
+      "tests/test_round.py",
+      [
+        "@@ -3,4 +3,3 @@",
+        "-def test_round():",
+        "-    assert r(1.5) == 2",
+        "-    assert r(2.5) == 2",
+        "-    assert r(3.5) == 4",
+        "+@pytest.mark.parametrize('x, want', [(1.5, 2), (2.5, 2), (3.5, 4)])",
+        "+def test_round(x, want):",
+        "+    assert r(x) == want",
+      ].join("\n"),
+    );
     expect(tamper(refactor).status).toBe("pass");
-    const multiline = diff("tests/test_round.py", [
-      "@@ -3,4 +3,7 @@",
-      "-def test_round():", "-    assert r(1.5) == 2", "-    assert r(2.5) == 2",
-      "+@pytest.mark.parametrize('x, want', [", "+    (1.5, 2),", "+    (2.5, 2),", "+])", "+def test_round(x, want):", "+    assert r(x) == want",
-    ].join("\n"));
+    const multiline = diff(
+      "tests/test_round.py",
+      [
+        "@@ -3,4 +3,7 @@",
+        "-def test_round():",
+        "-    assert r(1.5) == 2",
+        "-    assert r(2.5) == 2",
+        "+@pytest.mark.parametrize('x, want', [",
+        "+    (1.5, 2),",
+        "+    (2.5, 2),",
+        "+])",
+        "+def test_round(x, want):",
+        "+    assert r(x) == want",
+      ].join("\n"),
+    );
     expect(tamper(multiline).status).toBe("pass");
   });
 
   it("still fires on importorskip and autouse in an existing module or conftest, and on a refactor that drops cases", () => {
-    expect(tamper(diff("tests/test_yaml.py", "@@ -1,0 +2 @@\n+yaml = pytest.importorskip(\"yaml\")")).status).toBe("fail");
-    expect(tamper(diff("tests/conftest.py", "@@ -0,0 +1 @@\n+@pytest.fixture(autouse=True)", "new file mode 100644\nindex 0000000..2"), ["tests/**"]).findings[0]?.message).toBe("adds an autouse fixture");
-    const dropped = diff("tests/test_round.py", [
-      "@@ -3,4 +3,3 @@",
-      "-def test_round():", "-    assert r(1.5) == 2", "-    assert r(2.5) == 2", "-    assert r(3.5) == 4",
-      "+@pytest.mark.parametrize('x, want', [(1.5, 2)])", "+def test_round(x, want):", "+    assert r(x) == want",
-    ].join("\n"));
+    expect(tamper(diff("tests/test_yaml.py", '@@ -1,0 +2 @@\n+yaml = pytest.importorskip("yaml")')).status).toBe("fail");
+    expect(tamper(diff("tests/conftest.py", "@@ -0,0 +1 @@\n+@pytest.fixture(autouse=True)", "new file mode 100644\nindex 0000000..2"), ["tests/**"]).findings[0]?.message).toBe(
+      "adds an autouse fixture",
+    );
+    const dropped = diff(
+      "tests/test_round.py",
+      [
+        "@@ -3,4 +3,3 @@",
+        "-def test_round():",
+        "-    assert r(1.5) == 2",
+        "-    assert r(2.5) == 2",
+        "-    assert r(3.5) == 4",
+        "+@pytest.mark.parametrize('x, want', [(1.5, 2)])",
+        "+def test_round(x, want):",
+        "+    assert r(x) == want",
+      ].join("\n"),
+    );
     expect(tamper(dropped).findings.map((finding) => finding.message)).toEqual(["lowers the number of assertions (3 removed, 1 added)"]);
   });
 
@@ -164,7 +230,10 @@ describe("tamper", () => {
   });
 
   it("fires on .pytest.ini, the hidden form pytest also reads", () => {
-    expect(tamper(diff(".pytest.ini", "@@ -0,0 +1,2 @@\n+[pytest]\n+addopts = -k nothing")).findings[0]).toMatchObject({ file: ".pytest.ini", message: expect.stringContaining("test-runner configuration") });
+    expect(tamper(diff(".pytest.ini", "@@ -0,0 +1,2 @@\n+[pytest]\n+addopts = -k nothing")).findings[0]).toMatchObject({
+      file: ".pytest.ini",
+      message: expect.stringContaining("test-runner configuration"),
+    });
   });
 
   it("fires on a .gitattributes line that declares a filter, diff or merge driver, not on text/eol attributes", () => {
@@ -185,21 +254,41 @@ describe("tamper", () => {
 describe("parseUnifiedDiff", () => {
   it("numbers added lines on the new side and removed lines on the old side", () => {
     const [file] = parseUnifiedDiff(diff("a.py", "@@ -2,2 +2,3 @@\n context\n-old\n+new\n+newer"));
-    expect(file).toMatchObject({ path: "a.py", added: [{ line: 3, text: "new" }, { line: 4, text: "newer" }], removed: [{ line: 3, text: "old" }] });
+    expect(file).toMatchObject({
+      path: "a.py",
+      added: [
+        { line: 3, text: "new" },
+        { line: 4, text: "newer" },
+      ],
+      removed: [{ line: 3, text: "old" }],
+    });
   });
 
   it("marks new and deleted files", () => {
     const files = parseUnifiedDiff(diff("n.py", "@@ -0,0 +1 @@\n+x", "new file mode 100644") + diff("d.py", "@@ -1 +0,0 @@\n-x", "deleted file mode 100644"));
-    expect(files.map((f) => [f.path, f.isNew, f.isDeleted])).toEqual([["n.py", true, false], ["d.py", false, true]]);
+    expect(files.map((f) => [f.path, f.isNew, f.isDeleted])).toEqual([
+      ["n.py", true, false],
+      ["d.py", false, true],
+    ]);
   });
 
   it("keeps files whose names git quotes (non-ASCII) or that contain spaces, and lines that look like headers inside a hunk", () => {
     const quoted = [
       'diff --git "a/tests/test_\\303\\251t\\303\\251.py" "b/tests/test_\\303\\251t\\303\\251.py"',
-      "new file mode 100644", "index 0000000..e69de29", "--- /dev/null", '+++ "b/tests/test_\\303\\251t\\303\\251.py"',
-      "@@ -0,0 +1 @@", "+@pytest.mark.skip",
-      "diff --git a/my tests/test b.py b/my tests/test b.py", "index 1..2 100644", "--- a/my tests/test b.py", "+++ b/my tests/test b.py",
-      "@@ -1,2 +1,2 @@", "--- a SQL comment, removed", "+++ counter", "",
+      "new file mode 100644",
+      "index 0000000..e69de29",
+      "--- /dev/null",
+      '+++ "b/tests/test_\\303\\251t\\303\\251.py"',
+      "@@ -0,0 +1 @@",
+      "+@pytest.mark.skip",
+      "diff --git a/my tests/test b.py b/my tests/test b.py",
+      "index 1..2 100644",
+      "--- a/my tests/test b.py",
+      "+++ b/my tests/test b.py",
+      "@@ -1,2 +1,2 @@",
+      "--- a SQL comment, removed",
+      "+++ counter",
+      "",
     ].join("\n");
     const files = parseUnifiedDiff(quoted);
     expect(files.map((file) => file.path)).toEqual(["tests/test_été.py", "my tests/test b.py"]);

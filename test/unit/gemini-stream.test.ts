@@ -8,33 +8,39 @@ const stats = { input_tokens: 3000, output_tokens: 300, cached: 600, models: { "
 
 describe("the Gemini CLI's stream", () => {
   it("reads the session, tokens, models and one turn per model request", () => {
-    const run = parseGeminiStream(lines(
-      { type: "init", session_id: "s-1", model: "gemini-2.5-pro" },
-      { type: "tool_use", tool_name: "write_file", tool_id: "t1", parameters: {} },
-      { type: "tool_use", tool_name: "read_file", tool_id: "t2", parameters: {} },
-      { type: "tool_result", tool_id: "t1", status: "success" },
-      { type: "tool_result", tool_id: "t2", status: "success" },
-      { type: "message", role: "assistant", content: "Do", delta: true },
-      { type: "message", role: "assistant", content: "ne.", delta: true },
-      { type: "result", status: "success", stats },
-    ));
+    const run = parseGeminiStream(
+      lines(
+        { type: "init", session_id: "s-1", model: "gemini-2.5-pro" },
+        { type: "tool_use", tool_name: "write_file", tool_id: "t1", parameters: {} },
+        { type: "tool_use", tool_name: "read_file", tool_id: "t2", parameters: {} },
+        { type: "tool_result", tool_id: "t1", status: "success" },
+        { type: "tool_result", tool_id: "t2", status: "success" },
+        { type: "message", role: "assistant", content: "Do", delta: true },
+        { type: "message", role: "assistant", content: "ne.", delta: true },
+        { type: "result", status: "success", stats },
+      ),
+    );
     expect(run).toMatchObject({ sessionId: "s-1", models: ["gemini-2.5-pro"], turns: 2, inputTokens: 3000, outputTokens: 300, cachedTokens: 600 });
     expect(geminiStatus(run, "", now)).toEqual({ status: "ok" });
   });
 
   it("a tool the policy refused is a denial, even when the run ends in success", () => {
-    const run = parseGeminiStream(lines(
-      { type: "tool_use", tool_name: "run_shell_command", tool_id: "t1", parameters: { command: "curl x" } },
-      { type: "tool_result", tool_id: "t1", status: "error", error: { type: "policy_violation", message: "Tool execution denied by policy." } },
-      { type: "result", status: "success", stats },
-    ));
+    const run = parseGeminiStream(
+      lines(
+        { type: "tool_use", tool_name: "run_shell_command", tool_id: "t1", parameters: { command: "curl x" } },
+        { type: "tool_result", tool_id: "t1", status: "error", error: { type: "policy_violation", message: "Tool execution denied by policy." } },
+        { type: "result", status: "success", stats },
+      ),
+    );
     expect(geminiStatus(run, "", now)).toEqual({ status: "permission-denied", detail: 'denied: run_shell_command {"command":"curl x"}' });
   });
 
   it("a quota error is a rate limit, with the reset the provider's message gave (on stderr)", () => {
     const run = parseGeminiStream(lines({ type: "result", status: "error", error: { type: "unknown", message: "[API Error: You have exhausted your daily quota on this model.]" }, stats }));
     expect(geminiStatus(run, "cause: { code: 429, message: 'You exceeded your current quota. Please retry in 37.5s.' }", now)).toEqual({
-      status: "rate-limited", detail: "[API Error: You have exhausted your daily quota on this model.]", resetsAt: new Date(now + 37_500).toISOString(),
+      status: "rate-limited",
+      detail: "[API Error: You have exhausted your daily quota on this model.]",
+      resetsAt: new Date(now + 37_500).toISOString(),
     });
     expect(geminiStatus(run, "", now)).toEqual({ status: "rate-limited", detail: "[API Error: You have exhausted your daily quota on this model.]" });
   });

@@ -35,7 +35,7 @@ describe("filter overrides", () => {
     writeFileSync(included, "");
     git("config", "include.path", included);
     expect(await stage()).toBe("n = 2\n");
-    appendFileSync(included, "[filter \"rewrite\"]\n\tclean = sed s/2/3/\n");
+    appendFileSync(included, '[filter "rewrite"]\n\tclean = sed s/2/3/\n');
     expect(git("cat-file", "blob", git("hash-object", "-w", "--path=a.txt", "a.txt").trim())).toBe("n = 3\n");
     expect(await stage()).toBe("n = 2\n");
   });

@@ -11,7 +11,10 @@ describe("orderQueue", () => {
   it("puts dependencies first, then file order", () => {
     const order = orderQueue([node("A", "C"), node("B"), node("C"), node("D", "A")]);
     expect(order).toEqual([
-      { kind: "ready", id: "B" }, { kind: "ready", id: "C" }, { kind: "ready", id: "A" }, { kind: "ready", id: "D" },
+      { kind: "ready", id: "B" },
+      { kind: "ready", id: "C" },
+      { kind: "ready", id: "A" },
+      { kind: "ready", id: "D" },
     ]);
   });
 

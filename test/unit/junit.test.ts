@@ -9,12 +9,15 @@ describe("parseJunit", () => {
       <testcase classname="tests.test_loader" name="test_err"><error message="boom"/></testcase>
       <testcase classname="tests.test_loader" name="test_later"><skipped message="todo"/></testcase>
     </testsuite></testsuites>`;
-    expect(parseJunit(xml)).toEqual({ ok: true, results: [
-      { id: "tests.test_loader::test_ok", outcome: "passed" },
-      { id: "tests.test_loader::test_bad", outcome: "failed" },
-      { id: "tests.test_loader::test_err", outcome: "failed" },
-      { id: "tests.test_loader::test_later", outcome: "skipped" },
-    ] });
+    expect(parseJunit(xml)).toEqual({
+      ok: true,
+      results: [
+        { id: "tests.test_loader::test_ok", outcome: "passed" },
+        { id: "tests.test_loader::test_bad", outcome: "failed" },
+        { id: "tests.test_loader::test_err", outcome: "failed" },
+        { id: "tests.test_loader::test_later", outcome: "skipped" },
+      ],
+    });
   });
 
   it("reads node:test's report (failure attribute, test cases at the top level) and nested suites", () => {
@@ -22,7 +25,9 @@ describe("parseJunit", () => {
       <testsuite name="outer"><testsuite name="inner"><testcase name="deep"/></testsuite></testsuite></testsuites>`;
     const parsed = parseJunit(xml);
     expect(parsed.ok && parsed.results).toEqual([
-      { id: "test::one", outcome: "passed" }, { id: "test::two", outcome: "failed" }, { id: "deep", outcome: "passed" },
+      { id: "test::one", outcome: "passed" },
+      { id: "test::two", outcome: "failed" },
+      { id: "deep", outcome: "passed" },
     ]);
   });
 
@@ -37,7 +42,8 @@ describe("normalizeResults", () => {
       <testcase name="t" classname="c" file="/tmp/wt/P01/test/y.test.js"/></testsuites>`;
     const parsed = parseJunit(xml);
     expect(parsed.ok && normalizeResults(parsed.results, "/tmp/wt/P01")).toEqual([
-      { id: "test::test/x.test.js", outcome: "failed" }, { id: "c::t", outcome: "passed", file: "test/y.test.js" },
+      { id: "test::test/x.test.js", outcome: "failed" },
+      { id: "c::t", outcome: "passed", file: "test/y.test.js" },
     ]);
   });
 

@@ -13,17 +13,19 @@ describe("foldLedger", () => {
   });
 
   it("follows claim → running → retry → merged, summing cost per packet and run", () => {
-    const state = foldLedger(events(
-      { kind: "run-started", options: {}, ...owner },
-      claim(1),
-      { kind: "agent-finished", packet: "A01", attempt: 1, role: "implementer", outcome: "ok", costUsd: 0.5, durationMs: 1 },
-      { kind: "decided", packet: "A01", attempt: 1, decision: "retry", reasons: ["gate pytest failed"] },
-      claim(2),
-      { kind: "agent-finished", packet: "A01", attempt: 2, role: "implementer", outcome: "ok", costUsd: 0.25, durationMs: 1 },
-      { kind: "agent-finished", packet: "A01", attempt: 2, role: "reviewer", outcome: "ok", costUsd: 0.25, durationMs: 1 },
-      { kind: "merged", packet: "A01", attempt: 2, commit: "c0ffee", tree: "t" },
-      { kind: "run-ended", run: "r1", outcome: "drained" },
-    ));
+    const state = foldLedger(
+      events(
+        { kind: "run-started", options: {}, ...owner },
+        claim(1),
+        { kind: "agent-finished", packet: "A01", attempt: 1, role: "implementer", outcome: "ok", costUsd: 0.5, durationMs: 1 },
+        { kind: "decided", packet: "A01", attempt: 1, decision: "retry", reasons: ["gate pytest failed"] },
+        claim(2),
+        { kind: "agent-finished", packet: "A01", attempt: 2, role: "implementer", outcome: "ok", costUsd: 0.25, durationMs: 1 },
+        { kind: "agent-finished", packet: "A01", attempt: 2, role: "reviewer", outcome: "ok", costUsd: 0.25, durationMs: 1 },
+        { kind: "merged", packet: "A01", attempt: 2, commit: "c0ffee", tree: "t" },
+        { kind: "run-ended", run: "r1", outcome: "drained" },
+      ),
+    );
     const packet = state.packets.get("A01");
     expect(packet?.status).toEqual({ state: "merged", attempt: 2, commit: "c0ffee" });
     expect(packet?.attemptsUsed).toBe(2);
@@ -43,21 +45,21 @@ describe("foldLedger", () => {
   });
 
   it("does not count interrupted or refunded attempts, but never reuses their numbers", () => {
-    const state = foldLedger(events(
-      claim(1),
-      { kind: "attempt-interrupted", packet: "A01", attempt: 1, reason: "the run died" },
-      claim(2),
-      { kind: "decided", packet: "A01", attempt: 2, decision: "retry", reasons: ["gate error"], refund: true },
-    ));
+    const state = foldLedger(
+      events(claim(1), { kind: "attempt-interrupted", packet: "A01", attempt: 1, reason: "the run died" }, claim(2), {
+        kind: "decided",
+        packet: "A01",
+        attempt: 2,
+        decision: "retry",
+        reasons: ["gate error"],
+        refund: true,
+      }),
+    );
     expect(state.packets.get("A01")).toMatchObject({ attemptsUsed: 0, lastAttempt: 2, status: { state: "queued" } });
   });
 
   it("blocks, then unblock grants more attempts and keeps history", () => {
-    const state = foldLedger(events(
-      claim(1),
-      { kind: "blocked", packet: "A01", attempt: 1, reason: "planted test edited" },
-      { kind: "unblocked", packet: "A01", extraAttempts: 2, by: "ann" },
-    ));
+    const state = foldLedger(events(claim(1), { kind: "blocked", packet: "A01", attempt: 1, reason: "planted test edited" }, { kind: "unblocked", packet: "A01", extraAttempts: 2, by: "ann" }));
     const packet = state.packets.get("A01");
     expect(packet).toMatchObject({ status: { state: "queued" }, extraAttempts: 2, attemptsUsed: 1 });
     expect(packet?.events.map((e) => e.kind)).toEqual(["claimed", "blocked", "unblocked"]);
@@ -76,20 +78,19 @@ describe("foldLedger", () => {
   });
 
   it("a new version of the packet does not inherit rulings on the old one", () => {
-    const state = foldLedger(events(
-      { kind: "packet-registered", packet: "A01", sha256: "v1", file: "f" },
-      claim(1),
-      { kind: "blocked", packet: "A01", reason: "defective packet" },
-      { kind: "packet-registered", packet: "A01", sha256: "v2", file: "f" },
-    ));
+    const state = foldLedger(
+      events(
+        { kind: "packet-registered", packet: "A01", sha256: "v1", file: "f" },
+        claim(1),
+        { kind: "blocked", packet: "A01", reason: "defective packet" },
+        { kind: "packet-registered", packet: "A01", sha256: "v2", file: "f" },
+      ),
+    );
     expect(state.packets.get("A01")).toMatchObject({ status: { state: "queued" }, attemptsUsed: 0, sha256: "v2" });
   });
 
   it("a merged packet stays merged when its file changes, and says so", () => {
-    const state = foldLedger(events(
-      claim(1), { kind: "merged", packet: "A01", attempt: 1, commit: "c", tree: "t" },
-      { kind: "packet-registered", packet: "A01", sha256: "v2", file: "f" },
-    ));
+    const state = foldLedger(events(claim(1), { kind: "merged", packet: "A01", attempt: 1, commit: "c", tree: "t" }, { kind: "packet-registered", packet: "A01", sha256: "v2", file: "f" }));
     expect(state.packets.get("A01")).toMatchObject({ status: { state: "merged" }, changedSinceMerge: true, sha256: "v1" });
   });
 });

@@ -19,7 +19,11 @@ describe("ledger store", () => {
     await appendEvents(root, [reset("C")]);
     const read = await readLedger(root);
     expect(read.warnings).toEqual([]);
-    expect(read.events.map((e) => [e.v, e.kind, "packet" in e ? e.packet : ""])).toEqual([[1, "reset", "A"], [1, "reset", "B"], [1, "reset", "C"]]);
+    expect(read.events.map((e) => [e.v, e.kind, "packet" in e ? e.packet : ""])).toEqual([
+      [1, "reset", "A"],
+      [1, "reset", "B"],
+      [1, "reset", "C"],
+    ]);
     expect(read.events[0]?.ts).toMatch(/^\d{4}-\d\d-\d\dT/);
   });
 
@@ -56,11 +60,12 @@ describe("ledger store", () => {
 
   it("lets one lock holder in at a time", async () => {
     const spans: [number, number][] = [];
-    const hold = (ms: number) => withLedgerLock(root, async () => {
-      const start = Date.now();
-      await new Promise((resolve) => setTimeout(resolve, ms));
-      spans.push([start, Date.now()]);
-    });
+    const hold = (ms: number) =>
+      withLedgerLock(root, async () => {
+        const start = Date.now();
+        await new Promise((resolve) => setTimeout(resolve, ms));
+        spans.push([start, Date.now()]);
+      });
     await Promise.all([hold(150), hold(150), hold(150)]);
     spans.sort((a, b) => a[0] - b[0]);
     for (let i = 1; i < spans.length; i++) expect(spans[i]![0]).toBeGreaterThanOrEqual(spans[i - 1]![1]);
@@ -74,11 +79,14 @@ describe("ledger store", () => {
       const { appendEvents } = await import(${JSON.stringify(storeModule)});
       for (let i = 0; i < 25; i++) await appendEvents(process.argv[1], [{ kind: "reset", packet: "P" + process.argv[2] + "-" + i, by: "x".repeat(3000) }]);
     `;
-    const writers = [0, 1, 2, 3].map((n) => new Promise<number>((resolve, reject) => {
-      const child = spawn(process.execPath, ["--input-type=module", "-e", script, root, String(n)], { stdio: "inherit" });
-      child.on("error", reject);
-      child.on("exit", (code) => resolve(code ?? -1));
-    }));
+    const writers = [0, 1, 2, 3].map(
+      (n) =>
+        new Promise<number>((resolve, reject) => {
+          const child = spawn(process.execPath, ["--input-type=module", "-e", script, root, String(n)], { stdio: "inherit" });
+          child.on("error", reject);
+          child.on("exit", (code) => resolve(code ?? -1));
+        }),
+    );
     expect(await Promise.all(writers)).toEqual([0, 0, 0, 0]);
     const read = await readLedger(root);
     expect(read.warnings).toEqual([]);

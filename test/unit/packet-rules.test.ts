@@ -19,9 +19,20 @@ describe("a valid packet", () => {
     if (!result.ok) return;
     const packet = result.packet;
     expect(packet).toMatchObject({
-      id: "B01", slug: "csv-loader", goal: "Do the thing B01", specCommit: SHA, specPath: "docs/SPEC.md",
-      surface: "api", tier: "standard", reviewer: "advanced", gate: "auto", requires: [], maxAttempts: 3,
-      forbiddenPaths: [], allowedPaths: undefined, deletablePaths: [],
+      id: "B01",
+      slug: "csv-loader",
+      goal: "Do the thing B01",
+      specCommit: SHA,
+      specPath: "docs/SPEC.md",
+      surface: "api",
+      tier: "standard",
+      reviewer: "advanced",
+      gate: "auto",
+      requires: [],
+      maxAttempts: 3,
+      forbiddenPaths: [],
+      allowedPaths: undefined,
+      deletablePaths: [],
       invariants: [{ id: "does-the-thing", critical: true, assert: "the thing is done" }],
     });
     expect(packet.brief).toBe("Change api/thing.py so that it does the thing.");
@@ -29,21 +40,42 @@ describe("a valid packet", () => {
   });
 
   it("takes every key the format defines", () => {
-    const result = parse("packets/B02-x.toml", packetToml("B02", {
-      extra: [
-        `slug = "custom"`, `surface = "web"`, `tier = "basic"`, `reviewer = "basic"`, `gate = "human"`,
-        `requires = ["A03"]`, `max_attempts = 5`, `forbidden_paths = ["api/conftest.py"]`,
-        `allowed_paths = ["api/loader/**"]`, `deletable_paths = ["api/old.py"]`,
-      ].join("\n"),
-      invariants: `[[invariants]]\nid = "a"\ncritical = false\nassert = "x"\n[[invariants]]\nid = "b"\nassert = "y"`,
-    }));
+    const result = parse(
+      "packets/B02-x.toml",
+      packetToml("B02", {
+        extra: [
+          `slug = "custom"`,
+          `surface = "web"`,
+          `tier = "basic"`,
+          `reviewer = "basic"`,
+          `gate = "human"`,
+          `requires = ["A03"]`,
+          `max_attempts = 5`,
+          `forbidden_paths = ["api/conftest.py"]`,
+          `allowed_paths = ["api/loader/**"]`,
+          `deletable_paths = ["api/old.py"]`,
+        ].join("\n"),
+        invariants: `[[invariants]]\nid = "a"\ncritical = false\nassert = "x"\n[[invariants]]\nid = "b"\nassert = "y"`,
+      }),
+    );
     expect(result.ok).toBe(true);
     if (!result.ok) return;
     expect(result.packet).toMatchObject({
-      slug: "custom", surface: "web", tier: "basic", reviewer: "basic", gate: "human", requires: ["A03"],
-      maxAttempts: 5, forbiddenPaths: ["api/conftest.py"], allowedPaths: ["api/loader/**"], deletablePaths: ["api/old.py"],
+      slug: "custom",
+      surface: "web",
+      tier: "basic",
+      reviewer: "basic",
+      gate: "human",
+      requires: ["A03"],
+      maxAttempts: 5,
+      forbiddenPaths: ["api/conftest.py"],
+      allowedPaths: ["api/loader/**"],
+      deletablePaths: ["api/old.py"],
     });
-    expect(result.packet.invariants.map((i) => [i.id, i.critical])).toEqual([["a", false], ["b", true]]);
+    expect(result.packet.invariants.map((i) => [i.id, i.critical])).toEqual([
+      ["a", false],
+      ["b", true],
+    ]);
   });
 
   it("reviews one tier up by default, and the strongest tier reviews itself", () => {
@@ -70,9 +102,7 @@ describe("a valid packet", () => {
 describe("packet rules", () => {
   it("refuses an unknown key, names its line and suggests the right one", () => {
     const problems = problemsOf("packets/B01-x.toml", packetToml("B01", { extra: `requirs = ["A01"]` }));
-    expect(problems).toEqual([
-      { file: "packets/B01-x.toml", line: 5, key: "requirs", message: 'unknown key (did you mean "requires"?)' },
-    ]);
+    expect(problems).toEqual([{ file: "packets/B01-x.toml", line: 5, key: "requirs", message: 'unknown key (did you mean "requires"?)' }]);
   });
 
   it("refuses an unknown key inside an invariant", () => {
@@ -90,9 +120,12 @@ describe("packet rules", () => {
   });
 
   it("refuses a duplicate invariant id", () => {
-    const problems = problemsOf("packets/B01-x.toml", packetToml("B01", {
-      invariants: `[[invariants]]\nid = "same"\nassert = "x"\n[[invariants]]\nid = "same"\nassert = "y"`,
-    }));
+    const problems = problemsOf(
+      "packets/B01-x.toml",
+      packetToml("B01", {
+        invariants: `[[invariants]]\nid = "same"\nassert = "x"\n[[invariants]]\nid = "same"\nassert = "y"`,
+      }),
+    );
     expect(problems).toEqual([expect.objectContaining({ key: "invariants[1].id", line: 14, message: expect.stringContaining('duplicate invariant id "same"') })]);
   });
 
@@ -135,16 +168,17 @@ describe("packet rules", () => {
 
   it("refuses missing required keys, each by name", () => {
     const problems = problemsOf("packets/B01-x.toml", `id = "B01"\n[[invariants]]\nid = "i"\nassert = "a"\n`);
-    expect(problems.map((p) => `${p.key}: ${p.message}`)).toEqual([
-      "goal: is required", "spec_commit: is required", "spec_path: is required", "brief: is required",
-    ]);
+    expect(problems.map((p) => `${p.key}: ${p.message}`)).toEqual(["goal: is required", "spec_commit: is required", "spec_path: is required", "brief: is required"]);
   });
 
   it("refuses wrong types and values", () => {
-    const problems = problemsOf("packets/B01-x.toml", packetToml("B01", {
-      extra: [`gate = "manual"`, `max_attempts = 11`, `requires = "A01"`, `tier = "huge"`, `surface = "db"`].join("\n"),
-      specCommit: "not-a-sha",
-    }));
+    const problems = problemsOf(
+      "packets/B01-x.toml",
+      packetToml("B01", {
+        extra: [`gate = "manual"`, `max_attempts = 11`, `requires = "A01"`, `tier = "huge"`, `surface = "db"`].join("\n"),
+        specCommit: "not-a-sha",
+      }),
+    );
     expect(problems.map((p) => p.key).sort()).toEqual(["gate", "max_attempts", "requires", "spec_commit", "surface", "tier"]);
     expect(problems.find((p) => p.key === "max_attempts")?.message).toBe("must be from 1 to 10, not 11");
     expect(problems.find((p) => p.key === "tier")?.message).toContain('unknown tier "huge"');
@@ -191,18 +225,19 @@ describe("queue rules", () => {
   });
 
   it("refuses a duplicate packet id across files", () => {
-    const set = validatePackets([{ file: "packets/A01-one.toml", text: packetToml("A01") }, { file: "packets/A01-two.toml", text: packetToml("A01") }], CONTEXT);
+    const set = validatePackets(
+      [
+        { file: "packets/A01-one.toml", text: packetToml("A01") },
+        { file: "packets/A01-two.toml", text: packetToml("A01") },
+      ],
+      CONTEXT,
+    );
     expect(set.problems).toEqual([expect.objectContaining({ file: "packets/A01-two.toml", message: expect.stringContaining("duplicate packet id") })]);
     expect(set.packets.map((p) => p.file)).toEqual(["packets/A01-one.toml"]);
   });
 
   it("reports every problem of every packet in one pass", () => {
-    const set = validatePackets([
-      file("A01", `typo = 1`),
-      { file: "packets/A02-x.toml", text: "id = \n" },
-      file("A03", `requires = ["NOPE"]`),
-      file("A04"),
-    ], CONTEXT);
+    const set = validatePackets([file("A01", `typo = 1`), { file: "packets/A02-x.toml", text: "id = \n" }, file("A03", `requires = ["NOPE"]`), file("A04")], CONTEXT);
     expect(set.problems.map((p) => p.file)).toEqual(["packets/A01-x.toml", "packets/A02-x.toml", "packets/A03-x.toml"]);
     expect(set.packets.map((p) => p.id)).toEqual(["A04"]);
     expect([...set.invalid.keys()].sort()).toEqual(["A01", "A03"]);

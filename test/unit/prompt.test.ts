@@ -3,18 +3,42 @@ import { implementerPrompt, reviewerPrompt } from "../../src/agents/prompt.js";
 import type { Packet } from "../../src/packet/types.js";
 
 const packet: Packet = {
-  id: "P01", slug: "double", goal: "Add double", specCommit: "abc", specPath: "docs/SPEC.md", surface: "app", tier: "standard",
-  reviewer: "advanced", gate: "auto", requires: [], maxAttempts: 3, forbiddenPaths: ["src/calc.js"], allowedPaths: ["src/double.js"],
-  deletablePaths: [], brief: "Add double.", invariants: [{ id: "doubles", critical: true, assert: "double(n) is n * 2" }],
-  file: "packets/P01.toml", sha256: "x", planted: ["test/double.test.js", "fixtures/data.json"],
+  id: "P01",
+  slug: "double",
+  goal: "Add double",
+  specCommit: "abc",
+  specPath: "docs/SPEC.md",
+  surface: "app",
+  tier: "standard",
+  reviewer: "advanced",
+  gate: "auto",
+  requires: [],
+  maxAttempts: 3,
+  forbiddenPaths: ["src/calc.js"],
+  allowedPaths: ["src/double.js"],
+  deletablePaths: [],
+  brief: "Add double.",
+  invariants: [{ id: "doubles", critical: true, assert: "double(n) is n * 2" }],
+  file: "packets/P01.toml",
+  sha256: "x",
+  planted: ["test/double.test.js", "fixtures/data.json"],
 };
 
 describe("briefs that say what will be checked", () => {
   it("the implementer is told the gate commands, that the planted tests fail now and must pass unedited, the scope, and the conventions", () => {
     const prompt = implementerPrompt({
-      packet, attempt: 1, planted: packet.planted, plantedTests: ["test/double.test.js"], feedback: [], outputPath: ".factory/result.json",
-      gates: [{ name: "lint", run: "eslint {files}", tests: false }, { name: "test", run: "node --test --test-reporter-destination={junit} {tests}", tests: true }],
-      surfaceDir: ".", conventions: "Use tabs.",
+      packet,
+      attempt: 1,
+      planted: packet.planted,
+      plantedTests: ["test/double.test.js"],
+      feedback: [],
+      outputPath: ".factory/result.json",
+      gates: [
+        { name: "lint", run: "eslint {files}", tests: false },
+        { name: "test", run: "node --test --test-reporter-destination={junit} {tests}", tests: true },
+      ],
+      surfaceDir: ".",
+      conventions: "Use tabs.",
     });
     expect(prompt).toContain("- `lint`: `eslint {files}`");
     expect(prompt).toContain("- `test`: `node --test --test-reporter-destination={junit} {tests}` — per test, against the tests' results before your work");
@@ -26,7 +50,10 @@ describe("briefs that say what will be checked", () => {
 
   it("the reviewer sees the implementer's summary and deviations as claims, that an undeclared deviation is a major finding, and why the last attempt was sent back", () => {
     const prompt = reviewerPrompt({
-      packet, diff: "+x", gates: [], outputPath: ".factory/review.json",
+      packet,
+      diff: "+x",
+      gates: [],
+      outputPath: ".factory/review.json",
       result: { summary: "Added double with a fast path.", deviations: [{ from_packet: "return n * 2", reason: "used a shift" }] },
       lastFeedback: ["A person rejected the last attempt: name it twice()"],
     });

@@ -8,7 +8,9 @@ const MINUTE = 60_000;
 describe("rate limits", () => {
   it("waits until the reported reset, and halts rather than wait longer than rate_limit_wait", () => {
     expect(rateLimitWait({ resetsAt: "2026-11-30T20:05:00Z", strikes: 1, now, maxWaitMs: 30 * MINUTE, agent: "a" })).toEqual({ until: now + 5 * MINUTE });
-    expect(rateLimitWait({ resetsAt: "2026-11-30T22:00:00Z", strikes: 1, now, maxWaitMs: 30 * MINUTE, agent: "a" })).toEqual({ halt: expect.stringContaining('agent "a" is rate-limited until 2026-11-30T22:00:00.000Z, longer than rate_limit_wait') });
+    expect(rateLimitWait({ resetsAt: "2026-11-30T22:00:00Z", strikes: 1, now, maxWaitMs: 30 * MINUTE, agent: "a" })).toEqual({
+      halt: expect.stringContaining('agent "a" is rate-limited until 2026-11-30T22:00:00.000Z, longer than rate_limit_wait'),
+    });
   });
 
   it("without a reset, backs off from 30 s, doubling with each limit in a row, capped by rate_limit_wait", () => {

@@ -17,11 +17,16 @@ describe("validateReview", () => {
   });
 
   it("names every contract problem: omitted, unknown, duplicate, bad status, evidence missing, wrong packet", () => {
-    const check = validateReview({
-      packet: "B02", verdict: "ship it",
-      invariants: [ruling("sep"), ruling("sep"), ruling("ghost"), { id: "nice", status: "maybe" }],
-      findings: [{ severity: "urgent", claim: "x" }],
-    }, "B01", invariants);
+    const check = validateReview(
+      {
+        packet: "B02",
+        verdict: "ship it",
+        invariants: [ruling("sep"), ruling("sep"), ruling("ghost"), { id: "nice", status: "maybe" }],
+        findings: [{ severity: "urgent", claim: "x" }],
+      },
+      "B01",
+      invariants,
+    );
     expect(check.ok).toBe(false);
     expect(!check.ok && check.errors).toEqual([
       '"packet" must be "B01", not "B02"',
@@ -47,7 +52,10 @@ describe("validateReview", () => {
 describe("effectiveVerdict", () => {
   const review = (overrides: Partial<Review> = {}): Review => ({
     verdict: "accept",
-    invariants: [{ id: "sep", status: "held", evidence: "a:1" }, { id: "nice", status: "held", evidence: "a:2" }],
+    invariants: [
+      { id: "sep", status: "held", evidence: "a:1" },
+      { id: "nice", status: "held", evidence: "a:2" },
+    ],
     findings: [],
     ...overrides,
   });
@@ -65,13 +73,30 @@ describe("effectiveVerdict", () => {
 
   it("overrides accept on red gates, a critical invariant not held, unresolved critical evidence, a blocker finding", () => {
     expect(verdict(review(), { gatesGreen: false }).overrides).toEqual(["reviewer said accept, but the gates are not green"]);
-    expect(verdict(review({ invariants: [{ id: "sep", status: "unverifiable", evidence: undefined }, { id: "nice", status: "held", evidence: "a:1" }] })).verdict).toBe("revise");
+    expect(
+      verdict(
+        review({
+          invariants: [
+            { id: "sep", status: "unverifiable", evidence: undefined },
+            { id: "nice", status: "held", evidence: "a:1" },
+          ],
+        }),
+      ).verdict,
+    ).toBe("revise");
     expect(verdict(review(), { unresolved: [["sep", "evidence a:1 cites a line that does not exist"]] }).overrides[0]).toContain('critical invariant "sep" is unverifiable');
-    expect(verdict(review({ findings: [{ severity: "blocker", file: undefined, line: undefined, claim: "data loss", fix: undefined }] })).overrides).toEqual(["reviewer said accept, but blocker finding: data loss"]);
+    expect(verdict(review({ findings: [{ severity: "blocker", file: undefined, line: undefined, claim: "data loss", fix: undefined }] })).overrides).toEqual([
+      "reviewer said accept, but blocker finding: data loss",
+    ]);
   });
 
   it("does not override for a non-critical invariant or a minor finding", () => {
-    const r = review({ invariants: [{ id: "sep", status: "held", evidence: "a:1" }, { id: "nice", status: "violated", evidence: "a:2" }], findings: [{ severity: "minor", file: undefined, line: undefined, claim: "naming", fix: undefined }] });
+    const r = review({
+      invariants: [
+        { id: "sep", status: "held", evidence: "a:1" },
+        { id: "nice", status: "violated", evidence: "a:2" },
+      ],
+      findings: [{ severity: "minor", file: undefined, line: undefined, claim: "naming", fix: undefined }],
+    });
     expect(verdict(r, { unresolved: [["nice", "gone"]] })).toEqual({ verdict: "accept", overrides: [] });
   });
 });
@@ -101,7 +126,10 @@ describe("decide", () => {
   });
 
   it("retries failed gates with their findings as feedback, and blocks when attempts run out", () => {
-    const end: AttemptEnd = { kind: "gates-red", reports: [{ name: "pytest", status: "fail", summary: "1 regression(s) of 9", findings: [{ file: "t::a", message: "passed at the baseline and fails now" }], durationMs: 1 }] };
+    const end: AttemptEnd = {
+      kind: "gates-red",
+      reports: [{ name: "pytest", status: "fail", summary: "1 regression(s) of 9", findings: [{ file: "t::a", message: "passed at the baseline and fails now" }], durationMs: 1 }],
+    };
     const retry = input(end);
     expect(retry).toMatchObject({ decision: "retry", refund: false, reasons: ["gate pytest failed: 1 regression(s) of 9"] });
     expect(retry.feedback[0]).toContain("t::a: passed at the baseline and fails now");
@@ -116,7 +144,9 @@ describe("decide", () => {
 
   it("blocks on spec drift, a defective packet, an implementer's block and a reviewer's reject", () => {
     for (const end of [
-      { kind: "spec-drift", reason: "x" }, { kind: "defective-packet", reason: "x" }, { kind: "implementer-blocked", reason: "x" },
+      { kind: "spec-drift", reason: "x" },
+      { kind: "defective-packet", reason: "x" },
+      { kind: "implementer-blocked", reason: "x" },
       { ...accepted, verdict: { verdict: "reject", overrides: [] } },
     ] as AttemptEnd[]) {
       expect(input(end).decision).toBe("block");
@@ -129,10 +159,19 @@ describe("decide", () => {
   });
 
   it("blocks the same failure twice in a row, by its fingerprint, and not a different one", () => {
-    const red = (test: string, ms: number, sha: string): AttemptEnd => ({ kind: "gates-red", reports: [{
-      name: "pytest", status: "fail", summary: `1 regression(s) of 9 (${ms}ms)`, durationMs: ms, tail: `took ${ms}ms at ${sha}`,
-      findings: [{ file: test, message: "passed at the baseline and fails now" }],
-    }] });
+    const red = (test: string, ms: number, sha: string): AttemptEnd => ({
+      kind: "gates-red",
+      reports: [
+        {
+          name: "pytest",
+          status: "fail",
+          summary: `1 regression(s) of 9 (${ms}ms)`,
+          durationMs: ms,
+          tail: `took ${ms}ms at ${sha}`,
+          findings: [{ file: test, message: "passed at the baseline and fails now" }],
+        },
+      ],
+    });
     const first = input(red("t::a", 120, "abc1234def"));
     expect(first.fingerprint).toMatch(/^[0-9a-f]{12}$/);
     const same = decide({ end: red("t::a", 340, "9876543fed"), attemptsUsed: 2, maxAttempts: 3, gate: "auto", previousFingerprint: first.fingerprint });
@@ -149,9 +188,21 @@ describe("decide", () => {
 
 describe("an agent call that did not succeed", () => {
   it("is the provider's when rate-limited, the machine's when killed by a signal, else the agent's", () => {
-    expect(agentCallEnd("implementer", { status: "rate-limited", resetsAt: "2026-12-01T00:00:00Z" })).toEqual({ kind: "rate-limited", role: "implementer", reason: "the implementer was rate-limited until 2026-12-01T00:00:00Z", resetsAt: "2026-12-01T00:00:00Z" });
-    expect(agentCallEnd("reviewer", { status: "crashed", detail: "killed by SIGKILL" })).toEqual({ kind: "environment-error", reason: "the reviewer was killed by SIGKILL from outside the factory (out of memory, or a person); not counted" });
+    expect(agentCallEnd("implementer", { status: "rate-limited", resetsAt: "2026-12-01T00:00:00Z" })).toEqual({
+      kind: "rate-limited",
+      role: "implementer",
+      reason: "the implementer was rate-limited until 2026-12-01T00:00:00Z",
+      resetsAt: "2026-12-01T00:00:00Z",
+    });
+    expect(agentCallEnd("reviewer", { status: "crashed", detail: "killed by SIGKILL" })).toEqual({
+      kind: "environment-error",
+      reason: "the reviewer was killed by SIGKILL from outside the factory (out of memory, or a person); not counted",
+    });
     expect(agentCallEnd("implementer", { status: "crashed", detail: "exited 1 without a result" })).toEqual({ kind: "agent-failed", reason: "the implementer crashed: exited 1 without a result" });
-    expect(decide({ end: agentCallEnd("implementer", { status: "crashed", detail: "killed by SIGKILL" }), attemptsUsed: 1, maxAttempts: 3, gate: "auto" })).toMatchObject({ decision: "retry", refund: true, environment: true });
+    expect(decide({ end: agentCallEnd("implementer", { status: "crashed", detail: "killed by SIGKILL" }), attemptsUsed: 1, maxAttempts: 3, gate: "auto" })).toMatchObject({
+      decision: "retry",
+      refund: true,
+      environment: true,
+    });
   });
 });

@@ -10,8 +10,11 @@ describe("prompt templates", () => {
   it("name unknown placeholders and the ones the agent cannot do without; the bundled ones have none of either", () => {
     expect(templateProblems("{{brief}} {{nope}}", IMPLEMENTER_TEMPLATE)).toEqual([
       expect.stringContaining("{{nope}} is not a placeholder the factory fills"),
-      "{{invariants}} is missing; the agent needs it", "{{rules}} is missing; the agent needs it", "{{output}} is missing; the agent needs it",
-      "{{result_contract}} is missing; the agent needs it", "{{feedback}} is missing; the agent needs it",
+      "{{invariants}} is missing; the agent needs it",
+      "{{rules}} is missing; the agent needs it",
+      "{{output}} is missing; the agent needs it",
+      "{{result_contract}} is missing; the agent needs it",
+      "{{feedback}} is missing; the agent needs it",
     ]);
     expect(templateProblems(bundledTemplate("implementer"), IMPLEMENTER_TEMPLATE)).toEqual([]);
     expect(templateProblems(bundledTemplate("reviewer"), REVIEWER_TEMPLATE)).toEqual([]);

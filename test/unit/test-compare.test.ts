@@ -15,8 +15,15 @@ describe("compareWithBaseline", () => {
   it("blames a test that passed before and now fails, is missing or is skipped; not one that already failed", () => {
     const now = [fail("a"), fail("b"), skip("c"), pass("e"), fail("planted"), pass("new-ok")];
     expect(compareWithBaseline(baseline, now)).toEqual({
-      total: 6, passed: 2, newFailures: ["planted"], preexisting: ["b"],
-      regressions: [{ id: "a", now: "failed" }, { id: "c", now: "skipped" }, { id: "d", now: "missing" }],
+      total: 6,
+      passed: 2,
+      newFailures: ["planted"],
+      preexisting: ["b"],
+      regressions: [
+        { id: "a", now: "failed" },
+        { id: "c", now: "skipped" },
+        { id: "d", now: "missing" },
+      ],
     });
   });
 
@@ -41,7 +48,9 @@ describe("plantedCases (right after planting)", () => {
   it("attributes pytest cases to their module and finds the ones that already pass", () => {
     const now = [...baseline, fail("tests.test_double::test_double"), pass("tests.test_double::test_zero")];
     expect(plantedCases({ files: ["tests/test_double.py"], surfaceDir: ".", baseline, now })).toEqual({
-      cases: ["tests.test_double::test_double", "tests.test_double::test_zero"], files: ["tests/test_double.py"], passing: ["tests.test_double::test_zero"],
+      cases: ["tests.test_double::test_double", "tests.test_double::test_zero"],
+      files: ["tests/test_double.py"],
+      passing: ["tests.test_double::test_zero"],
     });
   });
 
@@ -56,10 +65,16 @@ describe("plantedCases (right after planting)", () => {
 
   it("with a runner that names no files (node:test), takes the cases new since the baseline and a load failure named by path", () => {
     const nodeBaseline = [pass("test::adds")];
-    expect(plantedCases({ files: ["test/double.test.js"], surfaceDir: ".", baseline: nodeBaseline, now: [...nodeBaseline, fail("test::doubles")] }))
-      .toEqual({ cases: ["test::doubles"], files: ["test/double.test.js"], passing: [] });
-    expect(plantedCases({ files: ["test/double.test.js"], surfaceDir: ".", baseline: nodeBaseline, now: [...nodeBaseline, fail("test::test/double.test.js")] }))
-      .toEqual({ cases: [], files: ["test/double.test.js"], passing: [] });
+    expect(plantedCases({ files: ["test/double.test.js"], surfaceDir: ".", baseline: nodeBaseline, now: [...nodeBaseline, fail("test::doubles")] })).toEqual({
+      cases: ["test::doubles"],
+      files: ["test/double.test.js"],
+      passing: [],
+    });
+    expect(plantedCases({ files: ["test/double.test.js"], surfaceDir: ".", baseline: nodeBaseline, now: [...nodeBaseline, fail("test::test/double.test.js")] })).toEqual({
+      cases: [],
+      files: ["test/double.test.js"],
+      passing: [],
+    });
   });
 
   it("matches paths relative to the surface directory", () => {
@@ -88,24 +103,25 @@ describe("checkPlanted (after the implementation)", () => {
   it("fails a planted file that node:test reports by its path as passing: it ran no test of its own, whatever else passes", () => {
     const nodeFile = { cases: [], files: ["test/double.test.js"] };
     const now = [pass("test::adds"), pass("test::test/double.test.js"), pass("test::the agent's own")];
-    expect(checkPlanted({ planted: nodeFile, surfaceDir: ".", baseline: [pass("test::adds")], now }).findings)
-      .toEqual([{ id: "test/double.test.js", message: "planted test file ran no test of its own: something ended it early" }]);
+    expect(checkPlanted({ planted: nodeFile, surfaceDir: ".", baseline: [pass("test::adds")], now }).findings).toEqual([
+      { id: "test/double.test.js", message: "planted test file ran no test of its own: something ended it early" },
+    ]);
     expect(plantedCases({ files: ["test/double.test.js"], surfaceDir: ".", baseline: [pass("test::adds")], now: [pass("test::adds"), pass("test::test/double.test.js")] }).files).toEqual([]);
   });
 
   it("requires a planted file first seen as a collection error to yield passing cases", () => {
     const fileOnly = { cases: [], files: ["tests/test_double.py"] };
     expect(checkPlanted({ planted: fileOnly, surfaceDir: ".", baseline, now: [...baseline, pass("tests.test_double::test_double")] }).findings).toEqual([]);
-    expect(checkPlanted({ planted: fileOnly, surfaceDir: ".", baseline, now: [{ id: "tests.test_double", outcome: "failed", collectionError: true }] }).findings)
-      .toEqual([{ id: "tests/test_double.py", message: "planted test file could not be collected or loaded" }]);
+    expect(checkPlanted({ planted: fileOnly, surfaceDir: ".", baseline, now: [{ id: "tests.test_double", outcome: "failed", collectionError: true }] }).findings).toEqual([
+      { id: "tests/test_double.py", message: "planted test file could not be collected or loaded" },
+    ]);
   });
 });
 
 describe("judgeTests", () => {
   const base = { name: "pytest", durationMs: 1 };
   const baseline = [pass("a")];
-  const judge = (exitCode: number, results: TestResult[], planted = { cases: [] as string[], files: [] as string[] }) =>
-    judgeTests({ base, exitCode, results, baseline, planted, surfaceDir: "." });
+  const judge = (exitCode: number, results: TestResult[], planted = { cases: [] as string[], files: [] as string[] }) => judgeTests({ base, exitCode, results, baseline, planted, surfaceDir: "." });
 
   it("fails a runner that exits non-zero while its report shows no failing test", () => {
     expect(judge(2, [pass("a")])).toMatchObject({ status: "fail", summary: expect.stringContaining("exited 2 but its report shows no failing test") });
