@@ -205,16 +205,16 @@ export async function readFileAt(cwd: string, ref: string, path: string): Promis
 }
 
 /**
- * Many files at one ref in one process (`git cat-file --batch`), in the
- * order asked; undefined for a path that is not a file there. The queue is
- * read this way: one process for all packet files, not one per file.
+ * Many blobs by object id in one process (`git cat-file --batch`), in the
+ * order asked; undefined for an id that is not a blob. Asked by id, not by
+ * `ref:path`: git finds a path by scanning its tree, so asking for every
+ * file of a large directory by path takes time that grows with its square.
  */
-export function readFilesAt(cwd: string, ref: string, paths: readonly string[]): Promise<(string | undefined)[]> {
-  if (paths.length === 0) return Promise.resolve([]);
+export function readBlobs(cwd: string, shas: readonly string[]): Promise<(string | undefined)[]> {
+  if (shas.length === 0) return Promise.resolve([]);
   return serialize(cwd, async () => {
-    const input = `${paths.map((path) => `${ref}:${path}`).join("\n")}\n`;
-    const { stdout } = await execa("git", [...HARDENED, "cat-file", "--batch"], { cwd, input, encoding: "buffer", stripFinalNewline: false });
-    return parseBatch(Buffer.from(stdout), paths.length);
+    const { stdout } = await execa("git", [...HARDENED, "cat-file", "--batch"], { cwd, input: `${shas.join("\n")}\n`, encoding: "buffer", stripFinalNewline: false });
+    return parseBatch(Buffer.from(stdout), shas.length);
   });
 }
 

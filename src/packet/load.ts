@@ -1,6 +1,6 @@
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { listTree, listTreeFiles, readFilesAt } from "../git/repo.js";
+import { listTree, readBlobs } from "../git/repo.js";
 import type { PacketSource, SuppliedFile } from "./types.js";
 
 export const PACKETS_DIR = "packets";
@@ -23,8 +23,10 @@ export interface QueueSources {
  * uncommitted packet is not in the queue, and uncommitted edits are ignored.
  */
 export async function readQueue(root: string, tip: string, branch: string): Promise<QueueSources> {
-  const files = (await listTreeFiles(root, tip, PACKETS_DIR)).filter(isPacketFile).sort();
-  const texts = await readFilesAt(root, tip, files);
+  // One listing of packets/ (files with their blob ids) and one read of every packet file's blob.
+  const tree = await listTree(root, tip, PACKETS_DIR);
+  const files = [...tree.keys()].filter(isPacketFile).sort();
+  const texts = await readBlobs(root, files.map((file) => tree.get(file)?.sha ?? ""));
   const sources: PacketSource[] = [];
   files.forEach((file, index) => {
     const text = texts[index];
@@ -32,7 +34,7 @@ export async function readQueue(root: string, tip: string, branch: string): Prom
   });
   const warnings = await compareWorkingTree(root, sources, branch);
   const supplied = new Map<string, SuppliedFile[]>();
-  for (const [path, entry] of await listTree(root, tip, SUPPLIED_DIR)) {
+  for (const [path, entry] of tree) {
     const match = /^packets\/supplied\/([^/]+)\/(.+)$/.exec(path);
     if (!match?.[1] || !match[2]) continue;
     const files = supplied.get(match[1]) ?? [];
