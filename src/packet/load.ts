@@ -26,7 +26,10 @@ export async function readQueue(root: string, tip: string, branch: string): Prom
   // One listing of packets/ (files with their blob ids) and one read of every packet file's blob.
   const tree = await listTree(root, tip, PACKETS_DIR);
   const files = [...tree.keys()].filter(isPacketFile).sort();
-  const texts = await readBlobs(root, files.map((file) => tree.get(file)?.sha ?? ""));
+  const texts = await readBlobs(
+    root,
+    files.map((file) => tree.get(file)?.sha ?? ""),
+  );
   const sources: PacketSource[] = [];
   files.forEach((file, index) => {
     const text = texts[index];
