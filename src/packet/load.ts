@@ -1,4 +1,5 @@
-import { readdir, readFile } from "node:fs/promises";
+import { readFileSync } from "node:fs";
+import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { listTree, readBlobs } from "../git/repo.js";
 import type { PacketSource, SuppliedFile } from "./types.js";
@@ -61,7 +62,8 @@ async function compareWorkingTree(root: string, sources: PacketSource[], branch:
     if (!isPacketFile(file)) continue;
     let text: string;
     try {
-      text = await readFile(join(root, file), "utf8");
+      // Read synchronously: a promise per file costs four thread-pool round trips, which at 10,000 packets was over a second.
+      text = readFileSync(join(root, file), "utf8");
     } catch {
       continue; // a directory or unreadable entry is not a packet
     }
