@@ -76,6 +76,26 @@ export interface LedgerState<R extends PacketRecord = PacketRecord> {
   costUsd: number;
 }
 
+/** A packet the ledger has no event for: queued, nothing spent. */
+export function emptyRecord(id: string): PacketRecord {
+  return {
+    id,
+    sha256: undefined,
+    status: { state: "queued" },
+    attemptsUsed: 0,
+    lastAttempt: 0,
+    extraAttempts: 0,
+    costUsd: 0,
+    reason: undefined,
+    changedSinceMerge: false,
+    pendingLand: undefined,
+    feedback: [],
+    earlierFeedback: [],
+    lastWork: undefined,
+    fingerprints: [],
+  };
+}
+
 export function emptyState(): LedgerState {
   return { packets: new Map(), runs: new Map(), costUsd: 0 };
 }
@@ -95,23 +115,7 @@ export function foldInto(state: LedgerState, events: readonly LedgerEvent[], his
   const record = (id: string): PacketRecord => {
     let found = packets.get(id);
     if (!found) {
-      found = {
-        id,
-        sha256: undefined,
-        status: { state: "queued" },
-        attemptsUsed: 0,
-        lastAttempt: 0,
-        extraAttempts: 0,
-        costUsd: 0,
-        reason: undefined,
-        changedSinceMerge: false,
-        pendingLand: undefined,
-        feedback: [],
-        earlierFeedback: [],
-        lastWork: undefined,
-        fingerprints: [],
-        ...(history ? { events: [] } : {}),
-      };
+      found = history ? ({ ...emptyRecord(id), events: [] } as PacketHistory) : emptyRecord(id);
       packets.set(id, found);
     }
     return found;

@@ -1,5 +1,5 @@
 import { landedVersion, type Landed } from "../git/trailers.js";
-import type { LedgerState, PacketRecord } from "../ledger/fold.js";
+import { emptyRecord, type LedgerState, type PacketRecord } from "../ledger/fold.js";
 import type { Packet } from "../packet/types.js";
 import type { Problem } from "../util/problem.js";
 
@@ -146,23 +146,4 @@ export function buildBoard(input: BoardInput): Board {
 
 function round(value: number): number {
   return Math.round(value * 1e6) / 1e6;
-}
-
-function emptyRecord(id: string): PacketRecord {
-  return {
-    id,
-    sha256: undefined,
-    status: { state: "queued" },
-    attemptsUsed: 0,
-    lastAttempt: 0,
-    extraAttempts: 0,
-    costUsd: 0,
-    reason: undefined,
-    changedSinceMerge: false,
-    pendingLand: undefined,
-    feedback: [],
-    earlierFeedback: [],
-    lastWork: undefined,
-    fingerprints: [],
-  };
 }
