@@ -170,6 +170,8 @@ async function loadSnapshot(root: string): Promise<Checkpoint | undefined> {
   };
 }
 
+let saves = 0;
+
 /** Written beside the ledger by rename, so a reader sees a whole snapshot or the old one. */
 async function saveSnapshot(root: string, checkpoint: Checkpoint): Promise<void> {
   const value: SnapshotFile = {
@@ -182,7 +184,8 @@ async function saveSnapshot(root: string, checkpoint: Checkpoint): Promise<void>
     costUsd: checkpoint.state.costUsd,
   };
   const path = snapshotPath(root);
-  const temporary = `${path}.${process.pid}.tmp`;
+  // Its own temporary file per write: two reads in one process may both save, and must not write into one file.
+  const temporary = `${path}.${process.pid}.${++saves}.tmp`;
   await writeFile(temporary, JSON.stringify(value), "utf8");
   await rename(temporary, path);
 }
