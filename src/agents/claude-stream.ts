@@ -1,4 +1,5 @@
 import { jsonLines } from "./call-files.js";
+import { resetFromText } from "./usage.js";
 import type { AgentStatus } from "./types.js";
 
 /** What a Claude Code `--output-format stream-json --verbose` run said about itself. */
@@ -67,9 +68,13 @@ export function claudeStatus(run: ClaudeRun, now = Date.now()): { status: AgentS
   if (!result) return undefined;
   if (result.subtype === "error_max_turns") return { status: "max-turns", detail: `stopped at --max-turns after ${result.turns ?? "?"} turns` };
   if (result.subtype.startsWith("error_max_budget")) return { status: "budget-exhausted", detail: "stopped at its budget" };
+  const usageLimit = /usage limit reached\|(\d{9,11})\b/i.exec(result.text ?? "");
+  if (usageLimit) {
+    return { status: "rate-limited", detail: "the subscription's usage limit was reached", resetsAt: new Date(Number(usageLimit[1]) * 1000).toISOString() };
+  }
   if (result.apiErrorStatus === 429 || result.apiErrorStatus === 529) {
-    const delay = run.retries.at(-1)?.delayMs ?? 60_000;
-    return { status: "rate-limited", detail: `the provider answered ${result.apiErrorStatus}`, resetsAt: new Date(now + Math.max(delay, 1_000)).toISOString() };
+    const resetsAt = claudeReset(run, result.text ?? "", now);
+    return { status: "rate-limited", detail: `the provider answered ${result.apiErrorStatus}`, ...(resetsAt ? { resetsAt } : {}) };
   }
   if (result.isError || result.subtype.startsWith("error")) {
     return { status: "agent-error", detail: `${result.subtype}${result.apiErrorStatus ? ` (API ${result.apiErrorStatus})` : ""}: ${(result.text ?? "").slice(0, 300)}` };
@@ -79,6 +84,18 @@ export function claudeStatus(run: ClaudeRun, now = Date.now()): { status: AgentS
     return { status: "permission-denied", detail: `denied: ${denied.join("; ")}` };
   }
   return { status: "ok" };
+}
+
+/**
+ * Pure: when a rate limit Claude Code gave up on resets, as the provider said
+ * it: the delay of Claude Code's last retry (taken from the API's retry-after),
+ * else "try again in …" in the error text. Undefined when nothing said, so
+ * the scheduler backs off instead of trusting a guess.
+ */
+function claudeReset(run: ClaudeRun, text: string, now: number): string | undefined {
+  const delay = run.retries.at(-1)?.delayMs;
+  if (delay !== undefined) return new Date(now + Math.max(delay, 1_000)).toISOString();
+  return resetFromText(text, now);
 }
 
 /** Whether the model that ran is the configured one: equal, or the configured alias names it ("sonnet" → "claude-sonnet-4-5"). */

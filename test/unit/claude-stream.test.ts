@@ -43,6 +43,16 @@ describe("parseClaudeStream and claudeStatus", () => {
     expect(limited).toEqual({ status: "rate-limited", detail: "the provider answered 429", resetsAt: "2026-01-01T00:00:05.000Z" });
   });
 
+  it("reads a rate limit's reset from what Claude Code said, and guesses none when it said nothing", () => {
+    const now = Date.parse("2026-01-01T00:00:00Z");
+    const subscription = claudeStatus(parseClaudeStream(result({ is_error: true, result: "Claude AI usage limit reached|1767232800" })), now);
+    expect(subscription).toMatchObject({ status: "rate-limited", resetsAt: "2026-01-01T02:00:00.000Z" });
+    const worded = claudeStatus(parseClaudeStream(result({ is_error: true, api_error_status: 429, result: "Rate limited: please try again in 90 seconds" })), now);
+    expect(worded).toMatchObject({ status: "rate-limited", resetsAt: "2026-01-01T00:01:30.000Z" });
+    const silent = claudeStatus(parseClaudeStream(result({ is_error: true, api_error_status: 529, result: "Overloaded" })), now);
+    expect(silent).toEqual({ status: "rate-limited", detail: "the provider answered 529" }); // no reset: the scheduler backs off from 30 s
+  });
+
   it("has no status without a result line (a crash or a kill), and skips lines that are not JSON", () => {
     const run = parseClaudeStream([init, "Error: something broke", "{not json"].join("\n"));
     expect(run.sessionId).toBe("s1");
