@@ -1,7 +1,8 @@
 import { mkdir, open, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
-import lockfile from "proper-lockfile";
+import type lockfile from "proper-lockfile";
 import { stamp, type EventBody, type LedgerEvent } from "./events.js";
+import { withStateLockAt } from "./state-lock.js";
 import { chainHash, LedgerScanner, LineSplitter, SCAN_START, STATE_DIR, LEDGER_FILE, type ChainBreak } from "./scan.js";
 
 export { chainHash, STATE_DIR, LEDGER_FILE, type ChainBreak };
@@ -21,7 +22,8 @@ export function ledgerPath(root: string): string {
 /**
  * Runs `action` while holding the ledger's exclusive lock. proper-lockfile
  * uses an atomic mkdir, which works across processes and on network file
- * systems, and treats a lock not refreshed for `stale` ms as abandoned.
+ * systems, and treats a lock not refreshed for `stale` ms, or whose owner
+ * process is gone, as abandoned (state-lock.ts).
  */
 export function withLedgerLock<T>(root: string, action: () => Promise<T>): Promise<T> {
   return withStateLock(root, "ledger.lock", { retries: 200, minTimeout: 10, maxTimeout: 100, factor: 1.3 }, action);
@@ -31,8 +33,9 @@ export function withLedgerLock<T>(root: string, action: () => Promise<T>): Promi
  * The landing lock: `approve`, `reject` and a run's landing exclude each
  * other, so two approvals of one packet merge it once, and a rejection never
  * races the landing of the same work. Held for a whole landing (a re-gate
- * included); a waiter waits as long as it takes. A holder that died leaves a
- * lock that goes stale in seconds (the live holder keeps refreshing it).
+ * included); a waiter waits as long as it takes. A holder that died on this
+ * host leaves a lock that is taken over at once; elsewhere it goes stale in
+ * seconds (the live holder keeps refreshing it).
  */
 export function withLandLock<T>(root: string, action: () => Promise<T>): Promise<T> {
   return withStateLock(root, "land.lock", { forever: true, minTimeout: 50, maxTimeout: 500, factor: 1.5 }, action);
@@ -42,12 +45,7 @@ async function withStateLock<T>(root: string, file: string, retries: lockfile.Lo
   const dir = join(root, STATE_DIR);
   await mkdir(dir, { recursive: true });
   // proper-lockfile keys its in-process bookkeeping by the locked path, so each lock names its own (it need not exist).
-  const release = await lockfile.lock(file === "ledger.lock" ? dir : join(dir, file), { lockfilePath: join(dir, file), realpath: false, stale: 10_000, retries });
-  try {
-    return await action();
-  } finally {
-    await release();
-  }
+  return withStateLockAt(file === "ledger.lock" ? dir : join(dir, file), join(dir, file), retries, action);
 }
 
 /**
