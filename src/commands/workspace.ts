@@ -3,8 +3,8 @@ import type { Config } from "../config/types.js";
 import { findRepoRoot } from "../git/repo.js";
 import { fileLedger } from "../ledger/file-ledger.js";
 import type { Ledger } from "../ledger/ledger.js";
-import { readQueue } from "../packet/load.js";
-import { validatePackets, type PacketSet } from "../packet/rules.js";
+import { loadQueue } from "../packet/load.js";
+import type { PacketSet } from "../packet/rules.js";
 import type { PacketContext } from "../packet/types.js";
 import type { Output } from "../log/output.js";
 import { formatProblem, type Problem } from "../util/problem.js";
@@ -37,9 +37,8 @@ export async function loadWorkspace(cwd: string): Promise<WorkspaceLoad> {
     }
     return { ok: false, problems };
   }
-  const { sources, supplied, warnings: queueWarnings } = await readQueue(root, tip, branch);
+  const { queue, warnings: queueWarnings } = await loadQueue(root, tip, branch, packetContext(config));
   const warnings = [...configWarnings, ...queueWarnings];
-  const queue = validatePackets(sources, { ...packetContext(config), supplied });
   problems.push(...queue.problems);
   return { ok: true, workspace: { root, ledger: fileLedger(root), config, branch, tip, queue, problems, warnings } };
 }

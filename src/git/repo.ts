@@ -1,9 +1,8 @@
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { readFile, stat } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
-import { execa } from "execa";
 
 /**
  * The only module family that talks to git. Every function takes the
@@ -38,8 +37,8 @@ export function serialize<T>(cwd: string, action: () => Promise<T>): Promise<T> 
  */
 const HARDENED = ["-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false"];
 
-/** Subcommands that run filter drivers (clean on staging, smudge on checkout). */
-const FILTERING = new Set(["add", "read-tree", "merge", "restore", "checkout", "commit"]);
+/** Subcommands that run filter drivers (clean on staging and on comparing, smudge on checkout). */
+const FILTERING = new Set(["add", "read-tree", "merge", "restore", "checkout", "commit", "status"]);
 
 /**
  * `-c` overrides that switch off every filter driver the configuration
@@ -213,8 +212,26 @@ export async function readFileAt(cwd: string, ref: string, path: string): Promis
 export function readBlobs(cwd: string, shas: readonly string[]): Promise<(string | undefined)[]> {
   if (shas.length === 0) return Promise.resolve([]);
   return serialize(cwd, async () => {
-    const { stdout } = await execa("git", [...HARDENED, "cat-file", "--batch"], { cwd, input: `${shas.join("\n")}\n`, encoding: "buffer", stripFinalNewline: false });
-    return parseBatch(Buffer.from(stdout), shas.length);
+    const stdout = await gitWithInput(cwd, [...HARDENED, "cat-file", "--batch"], `${shas.join("\n")}\n`);
+    return parseBatch(stdout, shas.length);
+  });
+}
+
+/** `git <args>` with `input` on stdin; its stdout as bytes, gathered once at the end. */
+function gitWithInput(cwd: string, args: string[], input: string): Promise<Buffer> {
+  return new Promise((done, fail) => {
+    const child = spawn("git", args, { cwd, stdio: ["pipe", "pipe", "pipe"] });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on("data", (chunk: Buffer) => out.push(chunk));
+    child.stderr.on("data", (chunk: Buffer) => err.push(chunk));
+    child.on("error", fail);
+    child.on("close", (code) => {
+      if (code === 0) done(Buffer.concat(out));
+      else fail(new Error(`git ${args.join(" ")} (in ${cwd}) exited ${code}: ${Buffer.concat(err).toString("utf8").trim()}`));
+    });
+    child.stdin.on("error", () => undefined); // an early exit closes the pipe; the exit code says why
+    child.stdin.end(input);
   });
 }
 

@@ -1,8 +1,10 @@
 import { readFileSync } from "node:fs";
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
-import { listTree, readBlobs } from "../git/repo.js";
-import type { PacketSource, SuppliedFile } from "./types.js";
+import { gitTry, listTree, readBlobs } from "../git/repo.js";
+import { codeVersion, queueCacheKey, readQueueCache, writeQueueCache } from "./queue-cache.js";
+import { type PacketSet, validatePackets } from "./rules.js";
+import type { PacketContext, PacketSource, SuppliedFile } from "./types.js";
 
 export const PACKETS_DIR = "packets";
 export const SUPPLIED_DIR = "packets/supplied";
@@ -11,20 +13,53 @@ export function isPacketFile(path: string): boolean {
   return /^packets\/[^/]+\.(toml|md)$/.test(path);
 }
 
-export interface QueueSources {
-  sources: PacketSource[];
-  /** Planted files at the tip, by packet id. */
-  supplied: Map<string, SuppliedFile[]>;
+export interface LoadedQueue {
+  queue: PacketSet;
   /** Working-tree packet files that differ from the committed queue: named, never used. */
   warnings: string[];
 }
 
 /**
- * Reads the queue from git at `tip`, never from the working directory: an
- * uncommitted packet is not in the queue, and uncommitted edits are ignored.
+ * Reads and validates the queue from git at `tip`, never from the working
+ * directory: an uncommitted packet is not in the queue, and uncommitted edits
+ * are ignored (but named). A queue whose inputs are unchanged since the last
+ * read comes from the queue cache instead of being read and parsed again.
  */
-export async function readQueue(root: string, tip: string, branch: string): Promise<QueueSources> {
-  // One listing of packets/ (files with their blob ids) and one read of every packet file's blob.
+export async function loadQueue(root: string, tip: string, branch: string, context: PacketContext): Promise<LoadedQueue> {
+  const tree = await gitTry(root, ["rev-parse", "--verify", "--quiet", `${tip}:${PACKETS_DIR}`]);
+  const key = tree.ok ? queueCacheKey(tree.out.trim(), context, codeVersion()) : undefined;
+  const changed = await changedInWorkingTree(root, tip);
+  const cached = key && changed && !changed.some((file) => file.includes("\n")) ? readQueueCache(root, key) : undefined;
+  if (cached && changed) {
+    const files = changed.filter(isPacketFile);
+    const texts = await readBlobs(
+      root,
+      files.map((file) => `${tip}:${file}`),
+    );
+    const committed = new Map<string, string>();
+    files.forEach((file, index) => {
+      const text = texts[index];
+      if (text !== undefined) committed.set(file, text);
+    });
+    return { queue: cached, warnings: compareFiles(root, files, committed, branch) };
+  }
+  const { sources, supplied } = await readSources(root, tip);
+  let names = changed;
+  if (!names) {
+    try {
+      names = (await readdir(join(root, PACKETS_DIR))).map((name) => `${PACKETS_DIR}/${name}`);
+    } catch {
+      names = [];
+    }
+  }
+  const warnings = compareFiles(root, names, new Map(sources.map((source) => [source.file, source.text])), branch);
+  const queue = validatePackets(sources, { ...context, supplied });
+  if (key) writeQueueCache(root, key, queue);
+  return { queue, warnings };
+}
+
+/** Every packet file at the tip and the planted files by packet id: one listing of packets/ and one read of every packet file's blob. */
+async function readSources(root: string, tip: string): Promise<{ sources: PacketSource[]; supplied: Map<string, SuppliedFile[]> }> {
   const tree = await listTree(root, tip, PACKETS_DIR);
   const files = [...tree.keys()].filter(isPacketFile).sort();
   const texts = await readBlobs(
@@ -36,7 +71,6 @@ export async function readQueue(root: string, tip: string, branch: string): Prom
     const text = texts[index];
     if (text !== undefined) sources.push({ file, text });
   });
-  const warnings = await compareWorkingTree(root, sources, branch);
   const supplied = new Map<string, SuppliedFile[]>();
   for (const [path, entry] of tree) {
     const match = /^packets\/supplied\/([^/]+)\/(.+)$/.exec(path);
@@ -45,27 +79,20 @@ export async function readQueue(root: string, tip: string, branch: string): Prom
     files.push({ path: match[2], mode: entry.mode, sha: entry.sha });
     supplied.set(match[1], files);
   }
-  return { sources, supplied, warnings };
+  return { sources, supplied };
 }
 
-async function compareWorkingTree(root: string, sources: PacketSource[], branch: string): Promise<string[]> {
-  let names: string[];
-  try {
-    names = await readdir(join(root, PACKETS_DIR));
-  } catch {
-    return [];
-  }
-  const committed = new Map(sources.map((source) => [source.file, source.text]));
+/** The warnings for working-tree files `names` (repository paths) against the committed texts. */
+function compareFiles(root: string, names: readonly string[], committed: ReadonlyMap<string, string>, branch: string): string[] {
   const warnings: string[] = [];
-  for (const name of names.sort()) {
-    const file = `${PACKETS_DIR}/${name}`;
+  for (const file of [...names].sort()) {
     if (!isPacketFile(file)) continue;
     let text: string;
     try {
       // Read synchronously: a promise per file costs four thread-pool round trips, which at 10,000 packets was over a second.
       text = readFileSync(join(root, file), "utf8");
     } catch {
-      continue; // a directory or unreadable entry is not a packet
+      continue; // a directory, a deleted or unreadable entry is not a packet
     }
     const version = committed.get(file);
     if (version === undefined) {
@@ -75,4 +102,32 @@ async function compareWorkingTree(root: string, sources: PacketSource[], branch:
     }
   }
   return warnings;
+}
+
+/**
+ * The files under packets/ that may differ from the tip: those `git status`
+ * names (changed, staged, untracked or ignored), found through the index's
+ * stat cache instead of reading every file. Only a filter: each one named is
+ * still compared byte for byte. Undefined when the checkout is not at the
+ * tip (another branch, or the target not checked out): then every file is read.
+ */
+async function changedInWorkingTree(root: string, tip: string): Promise<string[] | undefined> {
+  const result = await gitTry(root, ["--no-optional-locks", "status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all", "--ignored=matching", "--", PACKETS_DIR]);
+  return result.ok ? statusPaths(result.out, tip) : undefined;
+}
+
+/** Pure: the paths `git status --porcelain=v2 -z --branch` names, or undefined when its HEAD is not `tip`. */
+export function statusPaths(out: string, tip: string): string[] | undefined {
+  const records = out.split("\0");
+  const paths: string[] = [];
+  let head: string | undefined;
+  for (let at = 0; at < records.length; at++) {
+    const record = records[at] ?? "";
+    if (record.startsWith("# branch.oid ")) head = record.slice("# branch.oid ".length);
+    else if (record.startsWith("1 ")) paths.push(record.split(" ").slice(8).join(" "));
+    else if (record.startsWith("2 ")) paths.push(record.split(" ").slice(9).join(" "), records[++at] ?? "");
+    else if (record.startsWith("u ")) paths.push(record.split(" ").slice(10).join(" "));
+    else if (record.startsWith("? ") || record.startsWith("! ")) paths.push(record.slice(2));
+  }
+  return head === tip ? paths.filter((path) => path !== "") : undefined;
 }

@@ -82,13 +82,22 @@ describe("factory lint", () => {
   it("reads packets from the target branch, warning about uncommitted and edited ones", async () => {
     setUp();
     repo.write("packets/A01-one.toml", packetToml("A01"));
+    repo.write("packets/A03-staged.toml", packetToml("A03"));
     repo.commit("packets");
     repo.write("packets/A01-one.toml", packetToml("A01", { extra: "bogus = 1" }));
     repo.write("packets/A02-new.toml", "not even toml = = =");
+    // Staged but not committed, and ignored: git status must not hide either.
+    repo.write("packets/A03-staged.toml", packetToml("A03", { extra: "bogus = 2" }));
+    repo.git("add", "packets/A03-staged.toml");
+    repo.write(".git/info/exclude", "packets/A04-ignored.toml\n");
+    repo.write("packets/A04-ignored.toml", packetToml("A04"));
     const { code, err } = await runLint();
     expect(code).toBe(0);
     expect(err).toContain("warning: packets/A01-one.toml has uncommitted edits; the version committed on main is used");
     expect(err).toContain("warning: packets/A02-new.toml is not committed on main, so it is not in the queue; commit it to queue it");
+    expect(err).toContain("warning: packets/A03-staged.toml has uncommitted edits; the version committed on main is used");
+    expect(err).toContain("warning: packets/A04-ignored.toml is not committed on main, so it is not in the queue; commit it to queue it");
+    expect(err.match(/^warning: /gm)).toHaveLength(4);
   });
 
   it("reads the queue from the target branch even when another branch is checked out", async () => {
