@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { existsSync, lstatSync, readdirSync, readFileSync, readlinkSync, type Stats } from "node:fs";
 import { join, relative } from "node:path";
 import { gitRun, gitTry } from "../git/repo.js";
+import { parseStatusV2 } from "../git/status.js";
 import { HIDDEN_STATE } from "../process/sandbox.js";
 
 /** A description of what is fingerprinted (".git/config", "ref refs/tags/v1", "~/.gitconfig") → a hash of what is there. */
@@ -32,8 +33,7 @@ const TARGET = (branch: string) => `branch ${branch}`;
  * assume-unchanged flags) and the watched places in HOME.
  */
 export async function fingerprintOutside(watched: Watched): Promise<Fingerprint> {
-  const common = (await gitRun(watched.root, ["rev-parse", "--path-format=absolute", "--git-common-dir"])).trim();
-  const own = (await gitRun(watched.worktree, ["rev-parse", "--absolute-git-dir"])).trim();
+  const { common, own } = await gitDirs(watched);
   const fingerprint: Fingerprint = new Map();
   const add = (label: (path: string) => string, path: string, content: boolean): void => {
     let stat: Stats;
@@ -62,18 +62,40 @@ export async function fingerprintOutside(watched: Watched): Promise<Fingerprint>
   return fingerprint;
 }
 
+const dirsOf = new Map<string, Promise<{ common: string; own: string }>>();
+
+/**
+ * Where the repository's shared git directory and the worktree's own are:
+ * fixed for a worktree's life, so asked once per worktree, not per fingerprint.
+ */
+function gitDirs(watched: Watched): Promise<{ common: string; own: string }> {
+  const key = `${watched.root}\0${watched.worktree}`;
+  let dirs = dirsOf.get(key);
+  if (!dirs) {
+    dirs = (async () => ({
+      common: (await gitRun(watched.root, ["rev-parse", "--path-format=absolute", "--git-common-dir"])).trim(),
+      own: (await gitRun(watched.worktree, ["rev-parse", "--absolute-git-dir"])).trim(),
+    }))();
+    dirs.catch(() => dirsOf.delete(key));
+    dirsOf.set(key, dirs);
+  }
+  return dirs;
+}
+
 /** The user's checkout as the tripwire sees it: which HEAD, every change and its content, and hidden-change flags. */
 async function checkoutState(root: string): Promise<Map<string, string>> {
   const state = new Map<string, string>();
-  const head = await gitTry(root, ["symbolic-ref", "-q", "HEAD"]);
-  state.set("your checkout's HEAD", head.ok ? head.out.trim() : (await gitRun(root, ["rev-parse", "HEAD"])).trim());
   const exclude = HIDDEN_STATE.map((dir) => `:(exclude)${dir}`);
-  const status = await gitRun(root, ["status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignore-submodules=all", "--", ".", ...exclude]);
-  for (const entry of status.split("\0").filter(Boolean)) {
-    const path = entry.slice(3);
-    const full = join(root, path);
-    state.set(`a change to ${path} in your checkout`, `${entry.slice(0, 2)} ${existsSync(full) && lstatSync(full).isFile() ? hashFile(full) : "-"}`);
+  // One status gives the branch (or the detached commit) and every change.
+  const status = parseStatusV2(await gitRun(root, ["status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all", "--ignore-submodules=all", "--", ".", ...exclude]));
+  for (const change of status.entries) {
+    const full = join(root, change.path);
+    state.set(
+      `a change to ${change.path} in your checkout`,
+      `${change.code}${change.from === undefined ? "" : ` from ${change.from}`} ${existsSync(full) && lstatSync(full).isFile() ? hashFile(full) : "-"}`,
+    );
   }
+  state.set("your checkout's HEAD", status.head === "(detached)" ? (status.oid ?? "") : `refs/heads/${status.head ?? ""}`);
   // Lowercase tags are assume-unchanged, S is skip-worktree: both hide edits from git status.
   const flags = await gitRun(root, ["ls-files", "-v", "-z"]);
   for (const entry of flags.split("\0").filter(Boolean)) {

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { gitTry, listTree, readBlobs } from "../git/repo.js";
+import { parseStatusV2 } from "../git/status.js";
 import { codeVersion, queueCacheKey, readQueueCache, writeQueueCache } from "./queue-cache.js";
 import { type PacketSet, validatePackets } from "./rules.js";
 import type { PacketContext, PacketSource, SuppliedFile } from "./types.js";
@@ -116,18 +117,9 @@ async function changedInWorkingTree(root: string, tip: string): Promise<string[]
   return result.ok ? statusPaths(result.out, tip) : undefined;
 }
 
-/** Pure: the paths `git status --porcelain=v2 -z --branch` names, or undefined when its HEAD is not `tip`. */
+/** Pure: the paths `git status --porcelain=v2 -z --branch` names (a rename's both), or undefined when its HEAD is not `tip`. */
 export function statusPaths(out: string, tip: string): string[] | undefined {
-  const records = out.split("\0");
-  const paths: string[] = [];
-  let head: string | undefined;
-  for (let at = 0; at < records.length; at++) {
-    const record = records[at] ?? "";
-    if (record.startsWith("# branch.oid ")) head = record.slice("# branch.oid ".length);
-    else if (record.startsWith("1 ")) paths.push(record.split(" ").slice(8).join(" "));
-    else if (record.startsWith("2 ")) paths.push(record.split(" ").slice(9).join(" "), records[++at] ?? "");
-    else if (record.startsWith("u ")) paths.push(record.split(" ").slice(10).join(" "));
-    else if (record.startsWith("? ") || record.startsWith("! ")) paths.push(record.slice(2));
-  }
-  return head === tip ? paths.filter((path) => path !== "") : undefined;
+  const status = parseStatusV2(out);
+  if (status.oid !== tip) return undefined;
+  return status.entries.flatMap((entry) => (entry.from === undefined ? [entry.path] : [entry.path, entry.from])).filter((path) => path !== "");
 }

@@ -113,6 +113,7 @@ describe("the tripwire outside the worktree, without the sandbox", () => {
     ["a commit straight to main", `git -C ../../.. commit -q --allow-empty -m sneaky`, /branch main changed/],
     ["a new tag", "git tag sneaky", /ref refs\/tags\/sneaky appeared/],
     ["an edit to the user's checkout", "echo '// x' >> ../../../src/calc.js", /a change to src\/calc\.js in your checkout appeared/],
+    ["the user's checkout switched to another branch", "git -C ../../.. checkout -q -b sneaky", /your checkout's HEAD changed/],
     [
       "an edit hidden with skip-worktree",
       "git -C ../../.. update-index --skip-worktree src/calc.js && echo '// x' >> ../../../src/calc.js",
