@@ -1,4 +1,4 @@
-import { readFileAt, resolveCommit } from "../git/repo.js";
+import { gitTry, readFileAt, resolveCommit } from "../git/repo.js";
 import type { Packet } from "../packet/types.js";
 
 /** The spec a packet was cut from, as pinned (spec_commit:spec_path), or why it cannot be read at all. */
@@ -15,6 +15,11 @@ export async function pinnedSpec(root: string, packet: Packet): Promise<{ ok: tr
  * closed: an unknown commit or a missing spec file is drift too.
  */
 export async function checkSpecDrift(root: string, packet: Packet, tip: string): Promise<string | undefined> {
+  // The usual case in one process: the spec's blob at spec_commit and at the tip are one object (equal bytes).
+  // spec_commit is hex (checked by lint), so it cannot be read as an option.
+  const blobs = await gitTry(root, ["rev-parse", `${packet.specCommit}^{commit}:${packet.specPath}`, `${tip}:${packet.specPath}`]);
+  const [pinnedBlob, tipBlob] = blobs.ok ? blobs.out.trim().split("\n") : [];
+  if (pinnedBlob && pinnedBlob === tipBlob) return undefined;
   const pinned = await pinnedSpec(root, packet);
   if (!pinned.ok) return pinned.problem;
   const now = await readFileAt(root, tip, packet.specPath);
