@@ -1,3 +1,4 @@
+import { atCommits } from "./memo.js";
 import { gitRun } from "./repo.js";
 
 export type ChangeKind = "added" | "modified" | "deleted" | "type-changed";
@@ -25,7 +26,8 @@ export async function changedPaths(cwd: string, from: string, to: string): Promi
 export async function diffText(cwd: string, from: string, to: string, options: { context?: number; paths?: string[]; exclude?: string[] } = {}): Promise<string> {
   const positive = options.paths?.length ? options.paths : options.exclude?.length ? ["."] : [];
   const pathspec = [...positive, ...(options.exclude ?? []).map((path) => `:(exclude,top)${path}`)];
-  return gitRun(cwd, ["diff", "--no-ext-diff", "--no-textconv", "--no-renames", "--no-color", `--unified=${options.context ?? 3}`, from, to, ...(pathspec.length ? ["--", ...pathspec] : [])]);
+  const args = ["diff", "--no-ext-diff", "--no-textconv", "--no-renames", "--no-color", `--unified=${options.context ?? 3}`, from, to, ...(pathspec.length ? ["--", ...pathspec] : [])];
+  return (await atCommits(cwd, [from, to], args, () => gitRun(cwd, args))) ?? "";
 }
 
 export async function diffStat(cwd: string, from: string, to: string): Promise<string> {

@@ -3,6 +3,7 @@ import { createHash } from "node:crypto";
 import { readFile, stat } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
+import { atCommits } from "./memo.js";
 
 /**
  * The only module family that talks to git. Every function takes the
@@ -199,8 +200,10 @@ export async function listTree(cwd: string, ref: string, dir?: string): Promise<
 
 /** The content of `path` at `ref` as UTF-8 text, or undefined when it does not exist there. */
 export async function readFileAt(cwd: string, ref: string, path: string): Promise<string | undefined> {
-  const result = await gitTry(cwd, ["cat-file", "blob", `${ref}:${path}`]);
-  return result.ok ? result.out : undefined;
+  return atCommits(cwd, [ref], ["cat-file", path], async () => {
+    const result = await gitTry(cwd, ["cat-file", "blob", `${ref}:${path}`]);
+    return result.ok ? result.out : undefined;
+  });
 }
 
 /**

@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { parseStatusV2 } from "./status.js";
 import { gitRun, gitTry } from "./repo.js";
 
 /**
@@ -129,7 +130,8 @@ async function resetWorktree(worktree: string, options: { removeIgnored: boolean
 }
 
 export async function removeWorktree(root: string, path: string): Promise<void> {
-  if (existsSync(path)) await gitTry(root, ["worktree", "remove", "--force", "--force", path]);
+  // A removal that worked leaves nothing to prune; a missing directory or a failed removal may leave a registration.
+  if (existsSync(path) && (await gitTry(root, ["worktree", "remove", "--force", "--force", path])).ok) return;
   await gitTry(root, ["worktree", "prune"]);
 }
 
@@ -165,17 +167,14 @@ export interface StatusEntry {
 
 /** Tracked changes and untracked files (not ignored ones, and in a task worktree not the cache patterns). */
 export async function worktreeStatus(worktree: string, options: { task?: boolean } = {}): Promise<StatusEntry[]> {
-  const out = await gitRun(worktree, ["status", "--porcelain=v1", "-z", "--untracked-files=all", ...(options.task ? ["--", ".", ...cacheExcludes()] : [])]);
-  const entries: StatusEntry[] = [];
-  const records = out.split("\0");
-  for (let i = 0; i < records.length; i++) {
-    const record = records[i] ?? "";
-    if (record.length < 4) continue;
-    const code = record.slice(0, 2);
-    entries.push({ code, path: record.slice(3) });
-    if (code.startsWith("R") || code.startsWith("C")) i++; // the rename's source follows
-  }
-  return entries;
+  return (await worktreeState(worktree, options)).entries;
+}
+
+/** The commit the worktree is at, and its changes as `worktreeStatus` gives them: one git process. */
+export async function worktreeState(worktree: string, options: { task?: boolean } = {}): Promise<{ head: string; entries: StatusEntry[] }> {
+  const out = await gitRun(worktree, ["status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all", ...(options.task ? ["--", ".", ...cacheExcludes()] : [])]);
+  const status = parseStatusV2(out);
+  return { head: status.oid ?? "", entries: status.entries.map(({ code, path }) => ({ code, path })) };
 }
 
 /** Puts `paths` back as HEAD has them: restored when tracked there, removed when not. */

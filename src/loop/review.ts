@@ -2,7 +2,7 @@ import { correctionPrompt, reviewContract, reviewerPrompt } from "../agents/prom
 import type { ImplementerResult } from "../agents/result.js";
 import { diffText } from "../git/diff.js";
 import { gitRun, readFileAt } from "../git/repo.js";
-import { worktreeStatus } from "../git/worktree.js";
+import { worktreeState } from "../git/worktree.js";
 import { AGENT_OUTPUTS, matchesAny } from "../gates/paths.js";
 import type { GateReport } from "../gates/types.js";
 import type { Packet } from "../packet/types.js";
@@ -188,8 +188,9 @@ function reviewFeedback(review: Review, unresolved: ReadonlyMap<string, string>)
 
 /** HEAD plus every tracked change and untracked file, except the reviewer's own output. */
 async function snapshot(worktree: string): Promise<string> {
-  const head = (await gitRun(worktree, ["rev-parse", "HEAD"])).trim();
-  const entries = (await worktreeStatus(worktree, { task: true })).filter((entry) => !matchesAny(entry.path, AGENT_OUTPUTS));
+  const state = await worktreeState(worktree, { task: true });
+  const head = state.head;
+  const entries = state.entries.filter((entry) => !matchesAny(entry.path, AGENT_OUTPUTS));
   const hashes: string[] = [];
   for (const entry of entries) {
     const hash = await gitRun(worktree, ["hash-object", "--no-filters", "--", entry.path]).catch(() => "gone");
