@@ -107,6 +107,8 @@ async function readText(path: string): Promise<string | undefined> {
 const FACTORY_IDENTITY = ["-c", "user.name=factory", "-c", "user.email=factory@localhost"];
 /** The task branches' working commits are never signed (a passphrase prompt at night would stall the run); the landing commit follows the user's signing setup. */
 const NO_SIGNING = ["-c", "commit.gpgsign=false"];
+/** A working commit on a task branch does not start `git maintenance run --auto` (two processes per commit); the user's own commands still do. */
+const NO_MAINTENANCE = ["-c", "maintenance.auto=false"];
 
 export type GitResult = { ok: true; out: string } | { ok: false; message: string };
 
@@ -141,7 +143,7 @@ export function gitTry(cwd: string, args: string[], options: GitOptions = {}): P
   return serialize(cwd, async () => {
     const subcommand = args.find((arg, at) => !arg.startsWith("-") && args[at - 1] !== "-c");
     const filters = subcommand && FILTERING.has(subcommand) ? await filterOverrides(cwd) : [];
-    return spawnGit(cwd, [...HARDENED, ...filters, ...(options.identity ? FACTORY_IDENTITY : []), ...(options.identity && !options.signed ? NO_SIGNING : []), ...args]);
+    return spawnGit(cwd, [...HARDENED, ...filters, ...(options.identity ? FACTORY_IDENTITY : []), ...(options.identity && !options.signed ? NO_SIGNING : []), ...(subcommand === "commit" ? NO_MAINTENANCE : []), ...args]);
   });
 }
 
