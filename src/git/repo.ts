@@ -143,7 +143,14 @@ export function gitTry(cwd: string, args: string[], options: GitOptions = {}): P
   return serialize(cwd, async () => {
     const subcommand = args.find((arg, at) => !arg.startsWith("-") && args[at - 1] !== "-c");
     const filters = subcommand && FILTERING.has(subcommand) ? await filterOverrides(cwd) : [];
-    return spawnGit(cwd, [...HARDENED, ...filters, ...(options.identity ? FACTORY_IDENTITY : []), ...(options.identity && !options.signed ? NO_SIGNING : []), ...(subcommand === "commit" ? NO_MAINTENANCE : []), ...args]);
+    return spawnGit(cwd, [
+      ...HARDENED,
+      ...filters,
+      ...(options.identity ? FACTORY_IDENTITY : []),
+      ...(options.identity && !options.signed ? NO_SIGNING : []),
+      ...(subcommand === "commit" ? NO_MAINTENANCE : []),
+      ...args,
+    ]);
   });
 }
 
@@ -214,7 +221,12 @@ export async function readFileAt(cwd: string, ref: string, path: string): Promis
  * `ref:path`: git finds a path by scanning its tree, so asking for every
  * file of a large directory by path takes time that grows with its square.
  */
-export function readBlobs(cwd: string, shas: readonly string[]): Promise<(string | undefined)[]> {
+export async function readBlobs(cwd: string, shas: readonly string[]): Promise<(string | undefined)[]> {
+  return (await readBlobBytes(cwd, shas)).map((bytes) => bytes?.toString("utf8"));
+}
+
+/** As `readBlobs`, the exact bytes (binary files too). */
+export function readBlobBytes(cwd: string, shas: readonly string[]): Promise<(Buffer | undefined)[]> {
   if (shas.length === 0) return Promise.resolve([]);
   return serialize(cwd, async () => {
     const stdout = await gitWithInput(cwd, [...HARDENED, "cat-file", "--batch"], `${shas.join("\n")}\n`);
@@ -240,9 +252,9 @@ function gitWithInput(cwd: string, args: string[], input: string): Promise<Buffe
   });
 }
 
-/** Pure: `git cat-file --batch` output (`<sha> <type> <size>\n<bytes>\n`, or `<name> missing\n`) as texts. */
-export function parseBatch(out: Buffer, count: number): (string | undefined)[] {
-  const texts: (string | undefined)[] = [];
+/** Pure: `git cat-file --batch` output (`<sha> <type> <size>\n<bytes>\n`, or `<name> missing\n`) as each blob's bytes. */
+export function parseBatch(out: Buffer, count: number): (Buffer | undefined)[] {
+  const texts: (Buffer | undefined)[] = [];
   let at = 0;
   for (let index = 0; index < count; index++) {
     const end = out.indexOf(0x0a, at);
@@ -255,7 +267,7 @@ export function parseBatch(out: Buffer, count: number): (string | undefined)[] {
       continue;
     }
     const size = Number(match[2]);
-    texts.push(match[1] === "blob" ? out.subarray(at, at + size).toString("utf8") : undefined);
+    texts.push(match[1] === "blob" ? out.subarray(at, at + size) : undefined);
     at += size + 1;
   }
   return texts;

@@ -1,12 +1,12 @@
 import { sandboxed } from "./sandbox.js";
-import { join } from "node:path";
-import { gitRun, listTreeFiles } from "../git/repo.js";
+import { existsSync, lstatSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { join, relative } from "node:path";
+import { gitRun, listTree, readBlobBytes } from "../git/repo.js";
 import { commitPaths, createWorktree } from "../git/worktree.js";
 import { SUPPLIED_DIR } from "../packet/load.js";
 import type { Packet } from "../packet/types.js";
 import type { Surface } from "../config/types.js";
 import { baseEnv, describeOutcome, runCommand } from "../process/run.js";
-import { shellQuote } from "../gates/paths.js";
 import type { PlantedCases } from "../gates/test-compare.js";
 import { taskBranch, worktreePath, type RunContext } from "./context.js";
 
@@ -45,23 +45,41 @@ export interface Planting {
 
 /**
  * Copies `packets/supplied/<ID>/` from git at the tip into the worktree,
- * mirroring repository paths, and commits it. `git archive` keeps bytes and
- * modes exactly (binary fixtures included).
+ * mirroring repository paths, and commits it: each file's exact bytes and
+ * mode as git holds them (binary fixtures, executables and symbolic links
+ * included; no filter or attribute applies), read in one `git cat-file --batch`.
  */
 export async function plant(ctx: Pick<RunContext, "root">, worktree: string, packet: Packet, tip: string): Promise<Planting> {
   const prefix = `${SUPPLIED_DIR}/${packet.id}/`;
-  const supplied = await listTreeFiles(ctx.root, tip, prefix);
-  const files = supplied.map((path) => path.slice(prefix.length));
+  const entries = [...(await listTree(ctx.root, tip, prefix))].filter(([path, entry]) => path.startsWith(prefix) && entry.mode !== "160000");
+  const files = entries.map(([path]) => path.slice(prefix.length));
   if (files.length === 0) return { commit: (await gitRun(worktree, ["rev-parse", "HEAD"])).trim(), files };
-  const depth = prefix.split("/").length - 1;
-  const outcome = await runCommand({
-    command: `git archive --format=tar ${shellQuote(tip)} ${shellQuote(prefix)} | tar -x --strip-components=${depth} -C ${shellQuote(worktree)}`,
-    cwd: ctx.root,
-    env: baseEnv(),
-    timeoutMs: 120_000,
+  const contents = await readBlobBytes(
+    ctx.root,
+    entries.map(([, entry]) => entry.sha),
+  );
+  entries.forEach(([path, entry], index) => {
+    const bytes = contents[index];
+    if (bytes === undefined) throw new Error(`planting ${path} failed: git has no blob ${entry.sha}`);
+    writePlanted(worktree, path.slice(prefix.length), entry.mode, bytes);
   });
-  if (outcome.kind !== "exited" || outcome.code !== 0) throw new Error(`planting ${prefix} failed: ${describeOutcome(outcome)}`);
   // Only the planted files: nothing else in the worktree is the packet's.
   const commit = await commitPaths(worktree, files, `factory: plant the supplied files of ${packet.id}`);
   return { commit, files };
+}
+
+/** Writes one planted file under `worktree`, never through a symbolic link that is already there. */
+function writePlanted(worktree: string, path: string, mode: string, bytes: Buffer): void {
+  const parts = path.split("/");
+  if (parts.some((part) => part === "" || part === "." || part === "..")) throw new Error(`planting ${path} failed: not a plain relative path`);
+  let dir = worktree;
+  for (const part of parts.slice(0, -1)) {
+    dir = join(dir, part);
+    if (!existsSync(dir)) mkdirSync(dir);
+    else if (!lstatSync(dir).isDirectory()) throw new Error(`planting ${path} failed: ${relative(worktree, dir)} in the worktree is not a directory (a symbolic link is never followed)`);
+  }
+  const target = join(worktree, path);
+  rmSync(target, { force: true });
+  if (mode === "120000") symlinkSync(bytes.toString("utf8"), target);
+  else writeFileSync(target, bytes, { mode: mode === "100755" ? 0o755 : 0o644 });
 }
