@@ -140,18 +140,39 @@ function spawnGit(cwd: string, args: string[]): Promise<GitResult> {
 
 /** Runs `git <args>` in `cwd`; failures come back as data. */
 export function gitTry(cwd: string, args: string[], options: GitOptions = {}): Promise<GitResult> {
+  return serialize(cwd, () => runGit(cwd, args, options));
+}
+
+/**
+ * Runs git calls in `cwd` back to back, stopping at the first failure: no
+ * other call in that directory runs between them, so nothing in this process
+ * sees the state between two steps (a branch moved, its checkout not yet).
+ * `before` runs just before its step.
+ */
+export function gitTryInTurn(cwd: string, steps: readonly { args: string[]; before?: () => void }[]): Promise<GitResult[]> {
   return serialize(cwd, async () => {
-    const subcommand = args.find((arg, at) => !arg.startsWith("-") && args[at - 1] !== "-c");
-    const filters = subcommand && FILTERING.has(subcommand) ? await filterOverrides(cwd) : [];
-    return spawnGit(cwd, [
-      ...HARDENED,
-      ...filters,
-      ...(options.identity ? FACTORY_IDENTITY : []),
-      ...(options.identity && !options.signed ? NO_SIGNING : []),
-      ...(subcommand === "commit" ? NO_MAINTENANCE : []),
-      ...args,
-    ]);
+    const results: GitResult[] = [];
+    for (const step of steps) {
+      step.before?.();
+      const result = await runGit(cwd, step.args, {});
+      results.push(result);
+      if (!result.ok) break;
+    }
+    return results;
   });
+}
+
+async function runGit(cwd: string, args: string[], options: GitOptions): Promise<GitResult> {
+  const subcommand = args.find((arg, at) => !arg.startsWith("-") && args[at - 1] !== "-c");
+  const filters = subcommand && FILTERING.has(subcommand) ? await filterOverrides(cwd) : [];
+  return spawnGit(cwd, [
+    ...HARDENED,
+    ...filters,
+    ...(options.identity ? FACTORY_IDENTITY : []),
+    ...(options.identity && !options.signed ? NO_SIGNING : []),
+    ...(subcommand === "commit" ? NO_MAINTENANCE : []),
+    ...args,
+  ]);
 }
 
 /** Runs `git <args>` where failure means a bug or a broken repository: it throws with git's message. */

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
-import { gitTry, resolveCommit } from "../git/repo.js";
+import { join, resolve } from "node:path";
+import { gitTry, gitTryInTurn, resolveCommit } from "../git/repo.js";
 import { STATE_DIR, withLandLock } from "../ledger/store.js";
 import { crashPoint } from "../util/crash-point.js";
 
@@ -33,13 +33,21 @@ export async function moveWithCheckout(root: string, input: { branch: string; ch
   const note = join(root, STATE_DIR, NOTE);
   writeFileSync(note, JSON.stringify({ checkout, from, to } satisfies Forward));
   crashPoint("land-before-move");
-  const swapped = await gitTry(root, ["update-ref", "-m", "factory: land", `refs/heads/${input.branch}`, to, from]);
-  if (!swapped.ok) {
+  const move = ["update-ref", "-m", "factory: land", `refs/heads/${input.branch}`, to, from];
+  const forward = ["read-tree", "-m", "-u", from, to];
+  // With the checkout at the root, one turn: no other git call of this process (a tripwire's
+  // git status of the checkout) runs between the move and the checkout following it.
+  const [swapped, followed] =
+    resolve(checkout) === resolve(root) ? await gitTryInTurn(root, [{ args: move }, { args: forward, before: () => crashPoint("land-after-move") }]) : [await gitTry(root, move)];
+  if (!swapped?.ok) {
     rmSync(note, { force: true });
     return { kind: "raced" };
   }
-  crashPoint("land-after-move");
-  const forwarded = await gitTry(checkout, ["read-tree", "-m", "-u", from, to]);
+  let forwarded = followed;
+  if (!forwarded) {
+    crashPoint("land-after-move");
+    forwarded = await gitTry(checkout, forward);
+  }
   if (!forwarded.ok) return { kind: "moved", notice: behind(input.branch, checkout, forwarded.message) };
   rmSync(note, { force: true });
   return { kind: "moved" };

@@ -1,0 +1,37 @@
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { gitTry } from "../../src/git/repo.js";
+import { moveWithCheckout } from "../../src/merge/checkout.js";
+import { makeRepo, type TestRepo } from "../helpers/git-repo.js";
+
+let repo: TestRepo;
+afterEach(() => repo?.cleanup());
+
+describe("moving the target with its checkout", () => {
+  it("no git call of the same process sees the branch moved and the checkout not yet (a concurrent tripwire would call that a change)", async () => {
+    repo = makeRepo();
+    const from = repo.git("rev-parse", "HEAD").trim();
+    repo.write("landed.txt", "landed\n");
+    repo.git("add", "landed.txt");
+    repo.git("commit", "--quiet", "-m", "the landing");
+    const to = repo.git("rev-parse", "HEAD").trim();
+    repo.git("reset", "--quiet", "--hard", from);
+    mkdirSync(join(repo.dir, ".factory/state"), { recursive: true });
+
+    let done = false;
+    const moving = moveWithCheckout(repo.dir, { branch: "main", checkout: repo.dir, from, to }).finally(() => {
+      done = true;
+    });
+    // One status at a time, each asked as soon as the last one answered: each is queued behind whatever the move has asked by then.
+    const seen: string[] = [];
+    while (!done) {
+      const result = await gitTry(repo.dir, ["status", "--porcelain", "--", "landed.txt"]);
+      seen.push(result.ok ? result.out : result.message);
+    }
+    expect(await moving).toEqual({ kind: "moved" });
+    expect(seen.length).toBeGreaterThan(1);
+    expect(seen.filter((out) => out !== "")).toEqual([]);
+    expect(repo.read("landed.txt")).toBe("landed\n");
+  });
+});
