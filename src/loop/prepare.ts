@@ -1,11 +1,12 @@
 import { sandboxed } from "./sandbox.js";
-import { existsSync, lstatSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, lstatSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { gitRun, listTree, readBlobBytes } from "../git/repo.js";
 import { commitPaths, createWorktree } from "../git/worktree.js";
 import { SUPPLIED_DIR } from "../packet/load.js";
 import type { Packet } from "../packet/types.js";
 import type { Surface } from "../config/types.js";
+import { installKeyOf, restoreInstall, saveInstall } from "./install-cache.js";
 import { baseEnv, describeOutcome, runCommand } from "../process/run.js";
 import type { PlantedCases } from "../gates/test-compare.js";
 import { taskBranch, worktreePath, type RunContext } from "./context.js";
@@ -22,16 +23,27 @@ export async function prepareWorktree(ctx: RunContext, packet: Packet, tip: stri
 /** Runs the surface's install command once in a fresh worktree; a failure is the environment's. */
 export async function installSurface(ctx: Pick<RunContext, "root" | "config" | "signal">, worktree: string, surface: Surface, runDir: string): Promise<string | undefined> {
   if (!surface.install) return undefined;
+  mkdirSync(runDir, { recursive: true });
+  const logFile = join(runDir, `install-${surface.name}.log`);
+  const key = await installKeyOf(worktree, { ...surface, install: surface.install });
+  if (key && (await restoreInstall(ctx.root, key, worktree, surface))) {
+    appendFileSync(logFile, `factory: node_modules copied from .factory/state/installs/${key}: the same install command and lock files were installed before; "${surface.install}" not run\n`);
+    return undefined;
+  }
   const outcome = await runCommand({
     command: surface.install,
     cwd: join(worktree, surface.dir),
     env: baseEnv(),
     timeoutMs: ctx.config.limits.installTimeoutMs,
-    logFile: join(runDir, `install-${surface.name}.log`),
+    logFile,
     signal: ctx.signal,
     ...sandboxed(ctx, worktree, true), // an install fetches dependencies
   });
-  if (outcome.kind === "exited" && outcome.code === 0) return undefined;
+  if (outcome.kind === "exited" && outcome.code === 0) {
+    const notSaved = key ? await saveInstall(ctx.root, key, worktree, surface) : "there is no lock file";
+    if (notSaved) appendFileSync(logFile, `factory: this install is not reused by other worktrees: ${notSaved}\n`);
+    return undefined;
+  }
   return `install of surface "${surface.name}" (${surface.install}) ${describeOutcome(outcome)}`;
 }
 
