@@ -3,6 +3,7 @@ import { existsSync, lstatSync, readdirSync, readFileSync, readlinkSync, type St
 import { join, relative } from "node:path";
 import { gitRun, gitTry } from "../git/repo.js";
 import { parseStatusV2 } from "../git/status.js";
+import { checkoutMoves } from "../merge/checkout.js";
 import { HIDDEN_STATE } from "../process/sandbox.js";
 
 /** A description of what is fingerprinted (".git/config", "ref refs/tags/v1", "~/.gitconfig") → a hash of what is there. */
@@ -82,12 +83,24 @@ function gitDirs(watched: Watched): Promise<{ common: string; own: string }> {
   return dirs;
 }
 
+/** How many times a status is taken while a landing moves the checkout (100 ms apart): a landing stuck longer is seen as it is. */
+const MOVE_TRIES = 50;
+
 /** The user's checkout as the tripwire sees it: which HEAD, every change and its content, and hidden-change flags. */
 async function checkoutState(root: string): Promise<Map<string, string>> {
   const state = new Map<string, string>();
   const exclude = HIDDEN_STATE.map((dir) => `:(exclude)${dir}`);
-  // One status gives the branch (or the detached commit) and every change.
-  const status = parseStatusV2(await gitRun(root, ["status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all", "--ignore-submodules=all", "--", ".", ...exclude]));
+  // One status gives the branch (or the detached commit) and every change. A landing by another
+  // process moves the branch, then the checkout: a status between the two would see the landed
+  // files as changes, so it is taken again until no move was under way or ended while it ran.
+  let status = parseStatusV2("");
+  for (let tries = 1; ; tries++) {
+    const before = checkoutMoves(root);
+    status = parseStatusV2(await gitRun(root, ["status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all", "--ignore-submodules=all", "--", ".", ...exclude]));
+    const after = checkoutMoves(root);
+    if ((!before.moving && !after.moving && before.ended === after.ended) || tries >= MOVE_TRIES) break;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
   for (const change of status.entries) {
     const full = join(root, change.path);
     state.set(

@@ -1,4 +1,5 @@
-import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { randomUUID } from "node:crypto";
+import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { gitTry, gitTryInTurn, resolveCommit } from "../git/repo.js";
 import { STATE_DIR, withLandLock } from "../ledger/store.js";
@@ -15,6 +16,34 @@ import { crashPoint } from "../util/crash-point.js";
  * reverted on the new HEAD.
  */
 const NOTE = "checkout-forward.json";
+/** Rewritten (a new random token) each time a move of the checkout ends: a reader sees whether one ended while it looked. */
+const MOVES = "checkout-moves";
+
+/**
+ * Whether a move of the target's checkout is under way (its note was written
+ * in the last 10 s: a move takes well under a second, an older note was left
+ * by a move that stopped half-way), and which moves have ended.
+ */
+export function checkoutMoves(root: string, now = Date.now()): { moving: boolean; ended: string } {
+  let ended = "";
+  let moving = false;
+  try {
+    ended = readFileSync(join(root, STATE_DIR, MOVES), "utf8");
+  } catch {
+    // no move has ended here yet
+  }
+  try {
+    moving = statSync(join(root, STATE_DIR, NOTE)).mtimeMs > now - 10_000;
+  } catch {
+    // no move under way
+  }
+  return { moving, ended };
+}
+
+function moveEnded(root: string, note: string): void {
+  rmSync(note, { force: true });
+  writeFileSync(join(root, STATE_DIR, MOVES), randomUUID());
+}
 
 interface Forward {
   checkout: string;
@@ -49,7 +78,7 @@ export async function moveWithCheckout(root: string, input: { branch: string; ch
     forwarded = await gitTry(checkout, forward);
   }
   if (!forwarded.ok) return { kind: "moved", notice: behind(input.branch, checkout, forwarded.message) };
-  rmSync(note, { force: true });
+  moveEnded(root, note);
   return { kind: "moved" };
 }
 
@@ -79,7 +108,7 @@ export async function finishCheckout(root: string, branch: string): Promise<stri
   }
   const forwarded = await gitTry(forward.checkout, ["read-tree", "-m", "-u", forward.from, forward.to]);
   if (!forwarded.ok) return behind(branch, forward.checkout, forwarded.message);
-  rmSync(note, { force: true });
+  moveEnded(root, note);
   return `your checkout of ${branch} at ${forward.checkout} was left half-way to ${forward.to.slice(0, 10)} by a run that was stopped; it is brought forward now (your own changes kept)`;
 }
 

@@ -1,8 +1,10 @@
-import { mkdirSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { homedir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { gitTry } from "../../src/git/repo.js";
-import { moveWithCheckout } from "../../src/merge/checkout.js";
+import { fingerprintOutside } from "../../src/loop/tripwire.js";
+import { finishCheckout, moveWithCheckout } from "../../src/merge/checkout.js";
 import { makeRepo, type TestRepo } from "../helpers/git-repo.js";
 
 let repo: TestRepo;
@@ -34,4 +36,27 @@ describe("moving the target with its checkout", () => {
     expect(seen.filter((out) => out !== "")).toEqual([]);
     expect(repo.read("landed.txt")).toBe("landed\n");
   });
+
+  it("a tripwire waits out a landing another process has half done (the branch moved, its checkout not yet), and sees the checkout as it ends", async () => {
+    repo = makeRepo();
+    const from = repo.git("rev-parse", "HEAD").trim();
+    repo.write("landed.txt", "landed\n");
+    repo.git("add", "landed.txt");
+    repo.git("commit", "--quiet", "-m", "the landing");
+    const to = repo.git("rev-parse", "HEAD").trim();
+    repo.git("reset", "--quiet", "--hard", from);
+    repo.git("worktree", "add", "--quiet", "--detach", join(repo.dir, ".factory/worktrees/P01"), from);
+    mkdirSync(join(repo.dir, ".factory/state"), { recursive: true });
+    // Another process's landing, half done: its note written, the branch moved, the checkout not yet brought along.
+    writeFileSync(join(repo.dir, ".factory/state/checkout-forward.json"), JSON.stringify({ checkout: repo.dir, from, to }));
+    repo.git("update-ref", "refs/heads/main", to, from);
+
+    const looking = fingerprintOutside({ root: repo.dir, worktree: join(repo.dir, ".factory/worktrees/P01"), target: "main", home: homedir() });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await finishCheckout(repo.dir, "main")).toContain("brought forward"); // the other process ends its move
+    const seen = await looking;
+    expect([...seen.keys()].filter((what) => what.includes("your checkout"))).toEqual(["your checkout's HEAD"]);
+    expect(seen.get("branch main")).toBe(to);
+  });
 });
+
