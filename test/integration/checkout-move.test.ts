@@ -59,4 +59,3 @@ describe("moving the target with its checkout", () => {
     expect(seen.get("branch main")).toBe(to);
   });
 });
-
