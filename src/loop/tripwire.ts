@@ -109,12 +109,49 @@ async function checkoutState(root: string): Promise<Map<string, string>> {
     );
   }
   state.set("your checkout's HEAD", status.head === "(detached)" ? (status.oid ?? "") : `refs/heads/${status.head ?? ""}`);
-  // Lowercase tags are assume-unchanged, S is skip-worktree: both hide edits from git status.
-  const flags = await gitRun(root, ["ls-files", "-v", "-z"]);
-  for (const entry of flags.split("\0").filter(Boolean)) {
-    if (/^[a-zS]/.test(entry)) state.set(`a flag hiding changes to ${entry.slice(2)} in your checkout`, entry[0] ?? "");
-  }
+  for (const [path, flag] of await hidingFlags(root)) state.set(`a flag hiding changes to ${path} in your checkout`, flag);
   return state;
+}
+
+const flagsSeen = new Map<string, { index: string; flags: [string, string][] }>();
+
+/**
+ * The checkout's entries flagged assume-unchanged (lowercase tags) or
+ * skip-worktree (S): both hide edits from git status. The flags live in the
+ * index file, so while its bytes are the same as when they were last listed,
+ * the listing stands (no git process).
+ */
+async function hidingFlags(root: string): Promise<[string, string][]> {
+  const index = process.env.GIT_INDEX_FILE ? undefined : indexHash(join(await rootGitDir(root), "index"));
+  const seen = flagsSeen.get(root);
+  if (index !== undefined && seen?.index === index) return seen.flags;
+  const flags: [string, string][] = [];
+  for (const entry of (await gitRun(root, ["ls-files", "-v", "-z"])).split("\0").filter(Boolean)) {
+    if (/^[a-zS]/.test(entry)) flags.push([entry.slice(2), entry[0] ?? ""]);
+  }
+  if (index !== undefined) flagsSeen.set(root, { index, flags });
+  return flags;
+}
+
+function indexHash(path: string): string | undefined {
+  try {
+    return hashFile(path);
+  } catch {
+    return undefined; // no index yet: list every time
+  }
+}
+
+const gitDirOf = new Map<string, Promise<string>>();
+
+/** The git directory of the checkout at `root` (its own, when it is a linked worktree): asked once. */
+function rootGitDir(root: string): Promise<string> {
+  let dir = gitDirOf.get(root);
+  if (!dir) {
+    dir = gitRun(root, ["rev-parse", "--absolute-git-dir"]).then((out) => out.trim());
+    dir.catch(() => gitDirOf.delete(root));
+    gitDirOf.set(root, dir);
+  }
+  return dir;
 }
 
 function hashFile(path: string): string {
