@@ -10,16 +10,22 @@ import { makeRepo, type TestRepo } from "../helpers/git-repo.js";
 let repo: TestRepo;
 afterEach(() => repo?.cleanup());
 
+/** A repository at `from` with its state directory, and `to`: a commit on top of it adding landed.txt, not yet on main. */
+function landingToMake(): { from: string; to: string } {
+  repo = makeRepo();
+  const from = repo.git("rev-parse", "HEAD").trim();
+  repo.write("landed.txt", "landed\n");
+  repo.git("add", "landed.txt");
+  repo.git("commit", "--quiet", "-m", "the landing");
+  const to = repo.git("rev-parse", "HEAD").trim();
+  repo.git("reset", "--quiet", "--hard", from);
+  mkdirSync(join(repo.dir, ".factory/state"), { recursive: true });
+  return { from, to };
+}
+
 describe("moving the target with its checkout", () => {
   it("no git call of the same process sees the branch moved and the checkout not yet (a concurrent tripwire would call that a change)", async () => {
-    repo = makeRepo();
-    const from = repo.git("rev-parse", "HEAD").trim();
-    repo.write("landed.txt", "landed\n");
-    repo.git("add", "landed.txt");
-    repo.git("commit", "--quiet", "-m", "the landing");
-    const to = repo.git("rev-parse", "HEAD").trim();
-    repo.git("reset", "--quiet", "--hard", from);
-    mkdirSync(join(repo.dir, ".factory/state"), { recursive: true });
+    const { from, to } = landingToMake();
 
     let done = false;
     const moving = moveWithCheckout(repo.dir, { branch: "main", checkout: repo.dir, from, to }).finally(() => {
@@ -38,15 +44,8 @@ describe("moving the target with its checkout", () => {
   });
 
   it("a tripwire waits out a landing another process has half done (the branch moved, its checkout not yet), and sees the checkout as it ends", async () => {
-    repo = makeRepo();
-    const from = repo.git("rev-parse", "HEAD").trim();
-    repo.write("landed.txt", "landed\n");
-    repo.git("add", "landed.txt");
-    repo.git("commit", "--quiet", "-m", "the landing");
-    const to = repo.git("rev-parse", "HEAD").trim();
-    repo.git("reset", "--quiet", "--hard", from);
+    const { from, to } = landingToMake();
     repo.git("worktree", "add", "--quiet", "--detach", join(repo.dir, ".factory/worktrees/P01"), from);
-    mkdirSync(join(repo.dir, ".factory/state"), { recursive: true });
     // Another process's landing, half done: its note written, the branch moved, the checkout not yet brought along.
     writeFileSync(join(repo.dir, ".factory/state/checkout-forward.json"), JSON.stringify({ checkout: repo.dir, from, to }));
     repo.git("update-ref", "refs/heads/main", to, from);
