@@ -17,7 +17,7 @@ export interface LoadedPacket {
 
 /** The workspace, the packet's current definition and its ledger record; prints why when there is none. */
 export async function loadPacketRecord(cwd: string, id: string, output: Output): Promise<LoadedPacket | undefined> {
-  const workspace = await loadWorkspaceOrReport(cwd, output);
+  const workspace = await loadWorkspaceOrReport(cwd, output, { trustCache: false }); // approve, reject, unblock, reset decide on it
   if (!workspace) return undefined;
   const read = await workspace.ledger.history();
   const broken = describeBreak(read);

@@ -37,7 +37,7 @@ export interface RunOptions {
 export async function run(options: RunOptions): Promise<ExitCode> {
   // With --json, stdout carries only the event stream (one JSON object per line); every other line goes to stderr.
   const output: Output = options.json ? { ...options.output, out: (text) => options.output.err(text) } : options.output;
-  const load = await loadWorkspace(options.cwd);
+  const load = await loadWorkspace(options.cwd, { trustCache: false }); // a run decides: it reads the queue itself
   if (!load.ok || load.workspace.problems.length > 0 || !load.workspace.config) {
     const problems = load.ok ? load.workspace.problems : load.problems;
     for (const problem of problems) output.err(formatProblem(problem));

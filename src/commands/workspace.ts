@@ -27,7 +27,7 @@ export type Workspace = {
 export type WorkspaceLoad = { ok: true; workspace: Workspace } | { ok: false; problems: Problem[] };
 
 /** Reads config and queue; problems are collected, not thrown, so lint can report all of them. */
-export async function loadWorkspace(cwd: string): Promise<WorkspaceLoad> {
+export async function loadWorkspace(cwd: string, options: { trustCache: boolean } = { trustCache: true }): Promise<WorkspaceLoad> {
   const root = await findRepoRoot(cwd);
   if (!root) return { ok: false, problems: [{ file: cwd, message: "not inside a git repository; run factory in your repository (git init first)" }] };
   const { config, problems, warnings: configWarnings, branch, tip } = await loadConfig(root);
@@ -37,15 +37,15 @@ export async function loadWorkspace(cwd: string): Promise<WorkspaceLoad> {
     }
     return { ok: false, problems };
   }
-  const { queue, warnings: queueWarnings } = await loadQueue(root, tip, branch, packetContext(config));
+  const { queue, warnings: queueWarnings } = await loadQueue(root, tip, branch, packetContext(config), options);
   const warnings = [...configWarnings, ...queueWarnings];
   problems.push(...queue.problems);
   return { ok: true, workspace: { root, ledger: fileLedger(root), config, branch, tip, queue, problems, warnings } };
 }
 
 /** Loads the workspace, or prints why it cannot be loaded (exit 2 for the caller). */
-export async function loadWorkspaceOrReport(cwd: string, output: Output): Promise<Workspace | undefined> {
-  const load = await loadWorkspace(cwd);
+export async function loadWorkspaceOrReport(cwd: string, output: Output, options: { trustCache: boolean } = { trustCache: true }): Promise<Workspace | undefined> {
+  const load = await loadWorkspace(cwd, options);
   if (load.ok) return load.workspace;
   for (const problem of load.problems) output.err(formatProblem(problem));
   return undefined;

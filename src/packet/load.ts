@@ -24,13 +24,16 @@ export interface LoadedQueue {
  * Reads and validates the queue from git at `tip`, never from the working
  * directory: an uncommitted packet is not in the queue, and uncommitted edits
  * are ignored (but named). A queue whose inputs are unchanged since the last
- * read comes from the queue cache instead of being read and parsed again.
+ * read comes from the queue cache instead of being read and parsed again,
+ * unless the caller decides on it (`run`, `approve`…): the cache has no hash
+ * chain of its own, so a forged one must never widen a packet's scope. Those
+ * reads still leave a fresh cache for the next one.
  */
-export async function loadQueue(root: string, tip: string, branch: string, context: PacketContext): Promise<LoadedQueue> {
+export async function loadQueue(root: string, tip: string, branch: string, context: PacketContext, options: { trustCache: boolean } = { trustCache: true }): Promise<LoadedQueue> {
   const tree = await gitTry(root, ["rev-parse", "--verify", "--quiet", `${tip}:${PACKETS_DIR}`]);
   const key = tree.ok ? queueCacheKey(tree.out.trim(), context, codeVersion()) : undefined;
   const changed = await changedInWorkingTree(root, tip);
-  const cached = key && changed && !changed.some((file) => file.includes("\n")) ? readQueueCache(root, key) : undefined;
+  const cached = options.trustCache && key && changed && !changed.some((file) => file.includes("\n")) ? readQueueCache(root, key) : undefined;
   if (cached && changed) {
     const files = changed.filter(isPacketFile);
     const texts = await readBlobs(

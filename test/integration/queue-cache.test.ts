@@ -63,6 +63,19 @@ describe("the queue cache", () => {
     expect(load.ok && load.workspace.warnings).toEqual(["packets/A01-one.toml has uncommitted edits; the version committed on main is used"]);
   });
 
+  it("is never trusted by a command that decides (run, approve): it reads the queue itself and leaves a fresh cache", async () => {
+    repo = makeRepo();
+    repo.write(".factory/config.toml", MINIMAL_CONFIG);
+    repo.write("packets/A01-one.toml", packetToml("A01"));
+    repo.commit("queue");
+    mkdirSync(join(repo.dir, ".factory/state"), { recursive: true });
+    const real = await goalOfA01();
+    plantInCache();
+    const deciding = await loadWorkspace(repo.dir, { trustCache: false });
+    expect(deciding.ok && deciding.workspace.queue.packets.find((packet) => packet.id === "A01")?.goal).toBe(real);
+    expect(await goalOfA01()).toBe(real); // the forged entry was replaced
+  });
+
   it("keeps no file in a repository where the factory keeps no state", async () => {
     repo = makeRepo();
     repo.write(".factory/config.toml", MINIMAL_CONFIG);
