@@ -8,7 +8,6 @@ import { describeSpend, spendByRole } from "../status/spend.js";
 import { describeBreak } from "../ledger/store.js";
 import { readRunLock, isAlive } from "../ledger/run-lock.js";
 import { paint, type Output } from "../log/output.js";
-import { renderTable } from "../log/table.js";
 import { buildBoard, type Board } from "../status/board.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
 import type { Packet } from "../packet/types.js";
@@ -41,7 +40,9 @@ export async function status(options: StatusOptions): Promise<ExitCode> {
     return EXIT.ok;
   }
   for (const warning of warnings) output.err(`${paint(output, "yellow", "warning")}: ${warning}`);
-  output.out(renderBoard(board, output));
+  // The table module (string-width) is loaded only here: --json need not pay for it.
+  const { renderTable } = await import("../log/table.js");
+  output.out(renderBoard(board, output, renderTable));
   if (run) {
     output.out(
       run.alive
@@ -80,7 +81,7 @@ export async function openPackets(workspace: Workspace): Promise<Packet[]> {
   return workspace.queue.packets.filter((packet) => open.has(packet.id));
 }
 
-function renderBoard(board: Board, output: Output): string {
+function renderBoard(board: Board, output: Output, renderTable: (head: string[], rows: string[][]) => string): string {
   if (board.packets.length === 0) return `No packets on ${board.branch}: add packets/<ID>-<slug>.toml and commit them.`;
   const rows = board.packets.map((row) => [
     row.id,
