@@ -11,6 +11,8 @@ import { bufferOutput } from "../../src/log/output.js";
 import { makeRepo, type TestRepo } from "./git-repo.js";
 
 export const SCRIPTED_AGENT = fileURLToPath(new URL("../../sample/agent/scripted-agent.mjs", import.meta.url));
+/** A one-process pass/fail test runner for the target repositories (see the file). */
+const JUNIT_RUNNER = fileURLToPath(new URL("./junit-runner.mjs", import.meta.url));
 
 export const DOUBLE_JS = "export function double(n) {\n  return n * 2;\n}\n";
 export const DOUBLE_TEST = `import assert from "node:assert/strict";
@@ -68,7 +70,8 @@ export interface LoopRepoOptions {
   gates?: string;
 }
 
-const DEFAULT_GATES = `
+/** The syntax gate and a tests gate running `tests`. */
+const gatesRunning = (tests: string): string => `
   [[surfaces.app.gates]]
   name = "syntax"
   run = "for f in {files}; do node --check \\"$f\\" || exit 1; done"
@@ -76,9 +79,14 @@ const DEFAULT_GATES = `
 
   [[surfaces.app.gates]]
   name = "test"
-  run = "node --test --test-reporter=junit --test-reporter-destination={junit} test/"
+  run = "${tests}"
   tests = true
 `;
+
+const DEFAULT_GATES = gatesRunning(`node --test-reporter=junit --test-reporter-destination={junit} '${JUNIT_RUNNER}' test/`);
+
+/** The same gates on the real `node --test`: for the tests about what node:test itself does. */
+export const NODE_TEST_GATES = gatesRunning("node --test --test-reporter=junit --test-reporter-destination={junit} test/");
 
 /**
  * A throwaway target repository with a tiny node project, a scripted agent

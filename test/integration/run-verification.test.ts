@@ -6,7 +6,7 @@ import { approve } from "../../src/commands/approve.js";
 import { status } from "../../src/commands/status.js";
 import { bufferOutput } from "../../src/log/output.js";
 import { Readable } from "node:stream";
-import { DOUBLE_JS, gateResults, useLoopRepos, type LoopRepo } from "../helpers/loop-repo.js";
+import { DOUBLE_JS, gateResults, NODE_TEST_GATES, useLoopRepos, type LoopRepo } from "../helpers/loop-repo.js";
 
 /** Every verdict earned, on a node:test project: what lands is what the factory itself checked. */
 const setUp = useLoopRepos(afterEach);
@@ -53,7 +53,7 @@ describe("the merge re-check", () => {
 describe("planted tests must run, with node:test", () => {
   it("an implementation that ends the planted test file early, beside a passing test of its own, does not land", async () => {
     const cheat = { write: { "src/double.js": "process.exit(0);\nexport const double = () => 0;\n", "test/mine.test.js": 'import test from "node:test";\ntest("mine", () => {});\n' } };
-    const target = setUp({ allowed: ["src/double.js", "test/mine.test.js"], script: { P01: { implementer: [cheat] } } });
+    const target = setUp({ gates: NODE_TEST_GATES, allowed: ["src/double.js", "test/mine.test.js"], script: { P01: { implementer: [cheat] } } });
     const { code, out } = await target.run();
     expect(out).toMatch(/P01#1 {3}gate test: fail — 1 planted test\(s\) not passing/);
     expect(code).toBe(1);
@@ -63,7 +63,7 @@ describe("planted tests must run, with node:test", () => {
 
 describe("test ids", () => {
   it("a baseline measured in one worktree fits the next: a file that fails to load, named by absolute path, is not blamed on another packet", async () => {
-    const target = setUp({ packet: `gate = "human"`, script: { P01: { implementer: [honest] }, P02: { implementer: [{ write: { "src/triple.js": "export const triple = (n) => n * 3;\n" } }] } } });
+    const target = setUp({ gates: NODE_TEST_GATES, packet: `gate = "human"`, script: { P01: { implementer: [honest] }, P02: { implementer: [{ write: { "src/triple.js": "export const triple = (n) => n * 3;\n" } }] } } });
     target.write("test/broken.test.js", "import { nothing } from '../src/missing.js';\n");
     addPacket(target, "P02", `allowed_paths = ["src/triple.js"]`);
     target.commit("a broken test and a second packet");

@@ -42,7 +42,7 @@ describe("factory show ID", () => {
     expect(text).toContain("spend: implementer $0.75 (2 calls), reviewer $0.10 (1 call)");
     expect(text).toMatch(/attempt 1\n {2}claimed [^\n]+\n/);
     expect(text).toMatch(/ {2}implementer \(standard m-standard\): ok, \d+s, \$0\.25/);
-    expect(text).toMatch(/ {2}gate test: fail — 1 planted test\(s\) not passing of 2\n {4}\$ node --test /);
+    expect(text).toMatch(/ {2}gate test: fail — 1 planted test\(s\) not passing of 2\n {4}\$ node --test-reporter=junit /);
     expect(text).toMatch(/ {2}decided: retry — gate test failed[^\n]*\n {4}> Gate "test" failed[^\n]*\n {6}[^\n]*test\/double.test.js/);
     expect(text).toMatch(/attempt 2\n/);
     expect(text).toContain("  review: accept; held 1, violated 0, unverifiable 0\n    doubles: held at src/double.js:2");
