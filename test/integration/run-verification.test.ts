@@ -63,7 +63,11 @@ describe("planted tests must run, with node:test", () => {
 
 describe("test ids", () => {
   it("a baseline measured in one worktree fits the next: a file that fails to load, named by absolute path, is not blamed on another packet", async () => {
-    const target = setUp({ gates: NODE_TEST_GATES, packet: `gate = "human"`, script: { P01: { implementer: [honest] }, P02: { implementer: [{ write: { "src/triple.js": "export const triple = (n) => n * 3;\n" } }] } } });
+    const target = setUp({
+      gates: NODE_TEST_GATES,
+      packet: `gate = "human"`,
+      script: { P01: { implementer: [honest] }, P02: { implementer: [{ write: { "src/triple.js": "export const triple = (n) => n * 3;\n" } }] } },
+    });
     target.write("test/broken.test.js", "import { nothing } from '../src/missing.js';\n");
     addPacket(target, "P02", `allowed_paths = ["src/triple.js"]`);
     target.commit("a broken test and a second packet");
