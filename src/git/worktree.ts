@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseStatusV2 } from "./status.js";
+import { forgetGitDir, gitDirOf } from "./dirs.js";
 import { gitRun, gitTry } from "./repo.js";
 
 /**
@@ -60,16 +61,22 @@ export async function listWorktrees(root: string): Promise<WorktreeInfo[]> {
  * path returned so the caller can say so.
  */
 export async function createWorktree(root: string, options: { path: string; branch?: string; start: string }): Promise<{ movedAside?: string }> {
-  await removeWorktree(root, options.path);
+  if (existsSync(options.path)) await removeWorktree(root, options.path);
   let movedAside: string | undefined;
   if (existsSync(options.path)) {
     movedAside = `${options.path}.orphan-${new Date().toISOString().replaceAll(":", "-")}`;
     renameSync(options.path, movedAside);
   }
   const target = options.branch ? ["-B", options.branch] : ["--detach"];
-  await gitRun(root, ["worktree", "add", "--quiet", "--force", "--no-checkout", ...target, options.path, options.start]);
+  const add = ["worktree", "add", "--quiet", "--force", "--no-checkout", ...target, options.path, options.start];
+  // A registration whose directory is gone (deleted by hand, a crash) refuses the add: pruned, then added again.
+  if (!(await gitTry(root, add)).ok) {
+    await gitTry(root, ["worktree", "prune"]);
+    await gitRun(root, add);
+  }
+  forgetGitDir(options.path);
   // The sparse-checkout file is per worktree ($GIT_DIR/info of the linked worktree), so the user's checkout is unaffected.
-  const gitDir = (await gitRun(options.path, ["rev-parse", "--absolute-git-dir"])).trim();
+  const gitDir = await gitDirOf(options.path);
   mkdirSync(join(gitDir, "info"), { recursive: true });
   writeFileSync(join(gitDir, "info", "sparse-checkout"), ["/*", ...HIDDEN.map((dir) => `!/${dir}`), ""].join("\n"));
   await gitRun(options.path, [...SPARSE, "read-tree", "-mu", "HEAD"]);
@@ -130,6 +137,7 @@ async function resetWorktree(worktree: string, options: { removeIgnored: boolean
 }
 
 export async function removeWorktree(root: string, path: string): Promise<void> {
+  forgetGitDir(path);
   // A removal that worked leaves nothing to prune; a missing directory or a failed removal may leave a registration.
   if (existsSync(path) && (await gitTry(root, ["worktree", "remove", "--force", "--force", path])).ok) return;
   await gitTry(root, ["worktree", "prune"]);

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { existsSync, lstatSync, readdirSync, readFileSync, readlinkSync, type Stats } from "node:fs";
 import { join, relative } from "node:path";
+import { commonGitDir, gitDirOf } from "../git/dirs.js";
 import { gitRun, gitTry } from "../git/repo.js";
 import { parseStatusV2 } from "../git/status.js";
 import { checkoutMoves } from "../merge/checkout.js";
@@ -63,24 +64,9 @@ export async function fingerprintOutside(watched: Watched): Promise<Fingerprint>
   return fingerprint;
 }
 
-const dirsOf = new Map<string, Promise<{ common: string; own: string }>>();
-
-/**
- * Where the repository's shared git directory and the worktree's own are:
- * fixed for a worktree's life, so asked once per worktree, not per fingerprint.
- */
-function gitDirs(watched: Watched): Promise<{ common: string; own: string }> {
-  const key = `${watched.root}\0${watched.worktree}`;
-  let dirs = dirsOf.get(key);
-  if (!dirs) {
-    dirs = (async () => ({
-      common: (await gitRun(watched.root, ["rev-parse", "--path-format=absolute", "--git-common-dir"])).trim(),
-      own: (await gitRun(watched.worktree, ["rev-parse", "--absolute-git-dir"])).trim(),
-    }))();
-    dirs.catch(() => dirsOf.delete(key));
-    dirsOf.set(key, dirs);
-  }
-  return dirs;
+/** Where the repository's shared git directory and the worktree's own are: asked once each. */
+async function gitDirs(watched: Watched): Promise<{ common: string; own: string }> {
+  return { common: await commonGitDir(watched.root), own: await gitDirOf(watched.worktree) };
 }
 
 /** How many times a status is taken while a landing moves the checkout (100 ms apart): a landing stuck longer is seen as it is. */
@@ -122,7 +108,7 @@ const flagsSeen = new Map<string, { index: string; flags: [string, string][] }>(
  * the listing stands (no git process).
  */
 async function hidingFlags(root: string): Promise<[string, string][]> {
-  const index = process.env.GIT_INDEX_FILE ? undefined : indexHash(join(await rootGitDir(root), "index"));
+  const index = process.env.GIT_INDEX_FILE ? undefined : indexHash(join(await gitDirOf(root), "index"));
   const seen = flagsSeen.get(root);
   if (index !== undefined && seen?.index === index) return seen.flags;
   const flags: [string, string][] = [];
@@ -139,19 +125,6 @@ function indexHash(path: string): string | undefined {
   } catch {
     return undefined; // no index yet: list every time
   }
-}
-
-const gitDirOf = new Map<string, Promise<string>>();
-
-/** The git directory of the checkout at `root` (its own, when it is a linked worktree): asked once. */
-function rootGitDir(root: string): Promise<string> {
-  let dir = gitDirOf.get(root);
-  if (!dir) {
-    dir = gitRun(root, ["rev-parse", "--absolute-git-dir"]).then((out) => out.trim());
-    dir.catch(() => gitDirOf.delete(root));
-    gitDirOf.set(root, dir);
-  }
-  return dir;
 }
 
 function hashFile(path: string): string {
