@@ -56,6 +56,9 @@ export async function status(options: StatusOptions): Promise<ExitCode> {
 
 /** The board of a workspace: its committed queue, the ledger's fold and what git's trailers say landed. */
 export async function loadBoard<R extends PacketRecord = PacketRecord>(workspace: Workspace, view?: LedgerView<R>): Promise<{ ledger: LedgerState<R>; board: Board; warnings: string[] }> {
+  // git's log runs while the ledger is read.
+  const landing = landedPackets(workspace.root, workspace.tip);
+  landing.catch(() => undefined); // awaited below; a failure is not left unhandled meanwhile
   const ledgerRead = view ?? ((await workspace.ledger.read()) as unknown as LedgerView<R>);
   const ledger = ledgerRead.state;
   const broken = describeBreak(ledgerRead);
@@ -68,7 +71,7 @@ export async function loadBoard<R extends PacketRecord = PacketRecord>(workspace
     ledger,
     problems: workspace.problems,
     warnings,
-    landed: await landedPackets(workspace.root, workspace.tip),
+    landed: await landing,
     ownerAlive: (owner) => owner.host !== hostname() || isAlive(owner.pid),
   });
   return { ledger, board, warnings };

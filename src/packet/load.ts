@@ -32,8 +32,11 @@ export interface LoadedQueue {
 export async function loadQueue(root: string, tip: string, branch: string, context: PacketContext, options: { trustCache: boolean } = { trustCache: true }): Promise<LoadedQueue> {
   const tree = await gitTry(root, ["rev-parse", "--verify", "--quiet", `${tip}:${PACKETS_DIR}`]);
   const key = tree.ok ? queueCacheKey(tree.out.trim(), context, codeVersion()) : undefined;
-  const changed = await changedInWorkingTree(root, tip);
-  const cached = options.trustCache && key && changed && !changed.some((file) => file.includes("\n")) ? readQueueCache(root, key) : undefined;
+  // The status runs while the cache is parsed (a read that blocks, ~0.1 s at 10,000 packets); what it says decides whether the cache is used.
+  const changing = changedInWorkingTree(root, tip);
+  const candidate = options.trustCache && key ? readQueueCache(root, key) : undefined;
+  const changed = await changing;
+  const cached = changed && !changed.some((file) => file.includes("\n")) ? candidate : undefined;
   if (cached && changed) {
     const files = changed.filter(isPacketFile);
     const texts = await readBlobs(
