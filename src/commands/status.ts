@@ -8,6 +8,7 @@ import { describeSpend, spendByRole } from "../status/spend.js";
 import { describeBreak } from "../ledger/store.js";
 import { readRunLock, isAlive } from "../ledger/run-lock.js";
 import { paint, type Output } from "../log/output.js";
+import { renderTable } from "../log/table.js";
 import { buildBoard, type Board } from "../status/board.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
 import type { Packet } from "../packet/types.js";
@@ -40,9 +41,7 @@ export async function status(options: StatusOptions): Promise<ExitCode> {
     return EXIT.ok;
   }
   for (const warning of warnings) output.err(`${paint(output, "yellow", "warning")}: ${warning}`);
-  // The table module (string-width) is loaded only here: --json need not pay for it.
-  const { renderTable } = await import("../log/table.js");
-  output.out(renderBoard(board, output, renderTable));
+  output.out(await renderBoard(board, output));
   if (run) {
     output.out(
       run.alive
@@ -84,7 +83,7 @@ export async function openPackets(workspace: Workspace): Promise<Packet[]> {
   return workspace.queue.packets.filter((packet) => open.has(packet.id));
 }
 
-function renderBoard(board: Board, output: Output, renderTable: (head: string[], rows: string[][]) => string): string {
+async function renderBoard(board: Board, output: Output): Promise<string> {
   if (board.packets.length === 0) return `No packets on ${board.branch}: add packets/<ID>-<slug>.toml and commit them.`;
   const rows = board.packets.map((row) => [
     row.id,
@@ -98,7 +97,7 @@ function renderBoard(board: Board, output: Output, renderTable: (head: string[],
     .filter(([, count]) => count > 0)
     .map(([state, count]) => `${count} ${state}`);
   return [
-    renderTable(["ID", "STATE", "ATTEMPTS", "COST", "GATE", "REASON / GOAL"], rows),
+    await renderTable(["ID", "STATE", "ATTEMPTS", "COST", "GATE", "REASON / GOAL"], rows),
     "",
     `${board.branch} @ ${board.tip.slice(0, 10)}: ${counts.join(", ")}; spent $${board.cost_usd.toFixed(2)}`,
   ].join("\n");

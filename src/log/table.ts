@@ -1,5 +1,3 @@
-import stringWidth from "string-width";
-
 const SGR = /\x1b\[[0-9;]*m/g;
 const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
 const GAP = "  ";
@@ -8,14 +6,18 @@ const GAP = "  ";
  * A plain, borderless terminal table: readable in a log file and on a TTY alike.
  * One pass for the column widths and one for the lines, so 10,000 rows take
  * milliseconds (cli-table3 laid cells out in time quadratic in the rows: 7 s).
- * A cell is one line: line breaks inside it become spaces.
+ * A cell is one line: line breaks inside it become spaces. string-width
+ * (~0.1 s to import) is loaded only for a table with a cell that is not
+ * plain ASCII.
  */
-export function renderTable(head: string[], rows: string[][]): string {
+export async function renderTable(head: string[], rows: string[][]): Promise<string> {
   const lines = [head, ...rows].map((row) => row.map((cell) => cell.replace(/\s*[\r\n]+\s*/g, " ")));
+  const plain = lines.every((row) => row.every((cell) => PRINTABLE_ASCII.test(cell.replace(SGR, ""))));
+  const measure = plain ? (cell: string) => cell.replace(SGR, "").length : displayWidthWith((await import("string-width")).default);
   const widths: number[] = [];
   const measured = lines.map((row) =>
     row.map((cell, column) => {
-      const width = displayWidth(cell);
+      const width = measure(cell);
       widths[column] = Math.max(widths[column] ?? 0, width);
       return width;
     }),
@@ -30,8 +32,10 @@ export function renderTable(head: string[], rows: string[][]): string {
     .join("\n");
 }
 
-/** Columns a terminal gives the text: colour codes take none, wide and combined characters as string-width says. */
-export function displayWidth(text: string): number {
-  const bare = text.replace(SGR, "");
-  return PRINTABLE_ASCII.test(bare) ? bare.length : stringWidth(bare);
+/** Columns a terminal gives the text: colour codes take none, wide and combined characters as `stringWidth` says. */
+function displayWidthWith(stringWidth: (text: string) => number): (text: string) => number {
+  return (text) => {
+    const bare = text.replace(SGR, "");
+    return PRINTABLE_ASCII.test(bare) ? bare.length : stringWidth(bare);
+  };
 }
