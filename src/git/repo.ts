@@ -1,4 +1,4 @@
-import { execFile, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { readFile, stat } from "node:fs/promises";
 import { homedir } from "node:os";
@@ -122,19 +122,30 @@ export interface GitOptions {
 /**
  * One git process. Every non-zero exit is a failure (the `--quiet` and
  * `--is-ancestor` forms answer only by exit code), reported with what git
- * printed. Started with node's own execFile: a packet costs about a hundred
- * git processes, and execa's extra work per call (about 5 ms of CPU) and
+ * printed. Started with node's own spawn: a packet costs about sixty git
+ * processes, and execa's extra work per call (about 5 ms of CPU) and
  * simple-git's fixed 50 ms wait after a command that prints nothing (add,
  * commit --quiet, restore, read-tree) were most of what the factory added.
+ * stdin is /dev/null rather than a pipe closed at once (execFile's): one
+ * stream less per call, about 1.5 ms of CPU.
  */
 function spawnGit(cwd: string, args: string[]): Promise<GitResult> {
   return new Promise((done) => {
-    execFile("git", args, { cwd, encoding: "utf8", maxBuffer: 1024 ** 3 }, (error, stdout, stderr) => {
-      if (!error) return done({ ok: true, out: stdout });
+    const child = spawn("git", args, { cwd, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+      stdout += chunk;
+    });
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+      stderr += chunk;
+    });
+    child.on("error", (error) => done({ ok: false, message: error.message }));
+    child.on("close", (code, signal) => {
+      if (code === 0) return done({ ok: true, out: stdout });
       const text = `${stderr}${stdout}`.trim();
-      const code = (error as NodeJS.ErrnoException & { code?: unknown }).code;
-      done({ ok: false, message: text || (typeof code === "number" ? `git exited with code ${code}` : error.message) });
-    }).stdin?.end();
+      done({ ok: false, message: text || (code !== null ? `git exited with code ${code}` : `git was killed by ${signal}`) });
+    });
   });
 }
 
