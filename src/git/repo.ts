@@ -4,6 +4,7 @@ import { readFile, stat } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { atCommits } from "./memo.js";
+import { type GitObject, readObject } from "./object-reader.js";
 
 /**
  * The only module family that talks to git. Every function takes the
@@ -207,8 +208,21 @@ export async function currentBranch(cwd: string): Promise<string | undefined> {
 
 /** The full sha of a commit-ish, or undefined when it does not name a commit. */
 export async function resolveCommit(cwd: string, ref: string): Promise<string | undefined> {
+  const object = await batchRead(cwd, `${ref}^{commit}`);
+  if (object !== "unread") return object?.type === "commit" ? object.oid : undefined;
   const result = await gitTry(cwd, ["rev-parse", "--verify", "--quiet", `${ref}^{commit}`]);
   return result.ok ? result.out.trim() || undefined : undefined;
+}
+
+/**
+ * `name` read through the directory's kept-open `cat-file --batch`, in turn
+ * with the directory's other git calls; "unread" when the reader cannot
+ * answer (a name it cannot carry, a reader that failed), for the caller to
+ * ask git the usual way.
+ */
+async function batchRead(cwd: string, name: string): Promise<GitObject | undefined | "unread"> {
+  if (name.startsWith("-")) return "unread";
+  return serialize(cwd, () => readObject(cwd, HARDENED, name).catch(() => "unread" as const));
 }
 
 export async function treeOf(cwd: string, commit: string): Promise<string> {
@@ -242,6 +256,8 @@ export async function listTree(cwd: string, ref: string, dir?: string): Promise<
 /** The content of `path` at `ref` as UTF-8 text, or undefined when it does not exist there. */
 export async function readFileAt(cwd: string, ref: string, path: string): Promise<string | undefined> {
   return atCommits(cwd, [ref], ["cat-file", path], async () => {
+    const object = await batchRead(cwd, `${ref}:${path}`);
+    if (object !== "unread") return object?.type === "blob" ? object.bytes.toString("utf8") : undefined;
     const result = await gitTry(cwd, ["cat-file", "blob", `${ref}:${path}`]);
     return result.ok ? result.out : undefined;
   });

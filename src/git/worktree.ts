@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:f
 import { join } from "node:path";
 import { parseStatusV2 } from "./status.js";
 import { forgetGitDir, gitDirOf } from "./dirs.js";
+import { closeObjectReader } from "./object-reader.js";
 import { gitRun, gitTry } from "./repo.js";
 
 /**
@@ -75,6 +76,7 @@ export async function createWorktree(root: string, options: { path: string; bran
     await gitRun(root, add);
   }
   forgetGitDir(options.path);
+  closeObjectReader(options.path);
   // The sparse-checkout file is per worktree ($GIT_DIR/info of the linked worktree), so the user's checkout is unaffected.
   const gitDir = await gitDirOf(options.path);
   mkdirSync(join(gitDir, "info"), { recursive: true });
@@ -138,6 +140,7 @@ async function resetWorktree(worktree: string, options: { removeIgnored: boolean
 
 export async function removeWorktree(root: string, path: string): Promise<void> {
   forgetGitDir(path);
+  closeObjectReader(path);
   // A removal that worked leaves nothing to prune; a missing directory or a failed removal may leave a registration.
   if (existsSync(path) && (await gitTry(root, ["worktree", "remove", "--force", "--force", path])).ok) return;
   await gitTry(root, ["worktree", "prune"]);
