@@ -24,7 +24,12 @@ const IDLE_MS = 1000;
 class ObjectReader {
   private readonly child: ChildProcessWithoutNullStreams;
   private readonly waiting: { name: string; done: (object: GitObject | undefined) => void; fail: (error: Error) => void }[] = [];
+  /** Bytes not yet answered: `buffer`, then `chunks` not yet joined to it; `received` in all. */
   private buffer: Buffer = Buffer.alloc(0);
+  private readonly chunks: Buffer[] = [];
+  private received = 0;
+  /** How many bytes the answer being read needs in all (0: unknown). */
+  private need = 0;
   private idle: NodeJS.Timeout | undefined;
   private ended = false;
 
@@ -53,13 +58,23 @@ class ObjectReader {
   }
 
   private take(chunk: Buffer): void {
-    this.buffer = this.buffer.length === 0 ? chunk : Buffer.concat([this.buffer, chunk]);
+    // A large object arrives in many chunks: they are joined once it is whole, not at every chunk.
+    this.chunks.push(chunk);
+    this.received += chunk.length;
+    if (this.received < this.need) return;
+    this.buffer = Buffer.concat([this.buffer, ...this.chunks.splice(0)]);
+    this.received = this.buffer.length;
+    this.need = 0;
     for (;;) {
       const next = this.waiting[0];
       if (!next) break;
       const parsed = parseAnswer(this.buffer);
-      if (!parsed) break;
+      if ("need" in parsed) {
+        this.need = parsed.need;
+        break;
+      }
       this.buffer = this.buffer.subarray(parsed.length);
+      this.received = this.buffer.length;
       this.waiting.shift();
       next.done(parsed.object);
     }
@@ -96,19 +111,20 @@ class ObjectReader {
 }
 
 /**
- * Pure: the first answer in `cat-file --batch` output, or undefined while it
- * is incomplete. `<oid> <type> <size>\n<bytes>\n` is an object; any other
- * header line (`<name> missing`, `<name> ambiguous`) names none.
+ * Pure: the first answer in `cat-file --batch` output, or how many bytes it
+ * needs in all while it is incomplete. `<oid> <type> <size>\n<bytes>\n` is
+ * an object; any other header line (`<name> missing`, `<name> ambiguous`)
+ * names none.
  */
-export function parseAnswer(buffer: Buffer): { object: GitObject | undefined; length: number } | undefined {
+export function parseAnswer(buffer: Buffer): { object: GitObject | undefined; length: number } | { need: number } {
   const end = buffer.indexOf(0x0a);
-  if (end < 0) return undefined;
+  if (end < 0) return { need: buffer.length + 1 };
   const header = buffer.subarray(0, end).toString("utf8");
   const match = /^([0-9a-f]{40,64}) (\w+) (\d+)$/.exec(header);
   if (!match) return { object: undefined, length: end + 1 };
-  const size = Number(match[3]);
-  if (buffer.length < end + 1 + size + 1) return undefined;
-  return { object: { oid: match[1] as string, type: match[2] as string, bytes: Buffer.from(buffer.subarray(end + 1, end + 1 + size)) }, length: end + 1 + size + 1 };
+  const length = end + 1 + Number(match[3]) + 1;
+  if (buffer.length < length) return { need: length };
+  return { object: { oid: match[1] as string, type: match[2] as string, bytes: Buffer.from(buffer.subarray(end + 1, length - 1)) }, length };
 }
 
 const readers = new Map<string, ObjectReader>();

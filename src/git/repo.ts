@@ -214,6 +214,14 @@ export async function resolveCommit(cwd: string, ref: string): Promise<string | 
   return result.ok ? result.out.trim() || undefined : undefined;
 }
 
+/** The id of the object `name` names (`<rev>:<path>` for a tree or a file), or undefined when there is none. */
+export async function objectId(cwd: string, name: string): Promise<string | undefined> {
+  const object = await batchRead(cwd, name);
+  if (object !== "unread") return object?.oid;
+  const result = await gitTry(cwd, ["rev-parse", "--verify", "--quiet", name]);
+  return result.ok ? result.out.trim() || undefined : undefined;
+}
+
 /**
  * `name` read through the directory's kept-open `cat-file --batch`, in turn
  * with the directory's other git calls; "unread" when the reader cannot

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
-import { gitTry, listTree, readBlobs } from "../git/repo.js";
+import { gitTry, listTree, objectId, readBlobs } from "../git/repo.js";
 import { parseStatusV2 } from "../git/status.js";
 import { codeVersion, queueCacheKey, readQueueCache, writeQueueCache } from "./queue-cache.js";
 import { type PacketSet, validatePackets } from "./rules.js";
@@ -30,8 +30,8 @@ export interface LoadedQueue {
  * reads still leave a fresh cache for the next one.
  */
 export async function loadQueue(root: string, tip: string, branch: string, context: PacketContext, options: { trustCache: boolean } = { trustCache: true }): Promise<LoadedQueue> {
-  const tree = await gitTry(root, ["rev-parse", "--verify", "--quiet", `${tip}:${PACKETS_DIR}`]);
-  const key = tree.ok ? queueCacheKey(tree.out.trim(), context, codeVersion()) : undefined;
+  const tree = await objectId(root, `${tip}:${PACKETS_DIR}`);
+  const key = tree ? queueCacheKey(tree, context, codeVersion()) : undefined;
   // The status runs while the cache is parsed (a read that blocks, ~0.1 s at 10,000 packets); what it says decides whether the cache is used.
   const changing = changedInWorkingTree(root, tip);
   const candidate = options.trustCache && key ? readQueueCache(root, key) : undefined;

@@ -21,8 +21,8 @@ describe("parseAnswer", () => {
   it("reads an object only once all its bytes are there", () => {
     const whole = Buffer.from(`${oid} blob 5\nhello\n${oid} blob 1\n`);
     expect(parseAnswer(whole)).toEqual({ object: { oid, type: "blob", bytes: Buffer.from("hello") }, length: 54 });
-    expect(parseAnswer(whole.subarray(0, 50))).toBeUndefined();
-    expect(parseAnswer(Buffer.from(`${oid} blob`))).toBeUndefined();
+    expect(parseAnswer(whole.subarray(0, 50))).toEqual({ need: 54 });
+    expect(parseAnswer(Buffer.from(`${oid} blob`))).toEqual({ need: 46 });
   });
 
   it("a missing or ambiguous name is no object", () => {
@@ -45,6 +45,17 @@ describe("the kept-open object reader", () => {
     expect(await readFileAt(repo.dir, first, "notes.txt")).toBeUndefined();
     expect(await resolveCommit(repo.dir, "no-such-branch")).toBeUndefined();
     expect(await readFileAt(repo.dir, "main", "")).toBeUndefined(); // a tree is not a file
+  });
+
+  it("reads a file larger than a pipe's buffer whole, and the next answer after it", async () => {
+    const repo = setUp();
+    const big = "0123456789abcdef\n".repeat(200_000); // 3.4 MB
+    repo.write("big.txt", big);
+    repo.write("small.txt", "small\n");
+    repo.commit("files");
+    const [first, second] = await Promise.all([readFileAt(repo.dir, "main", "big.txt"), readFileAt(repo.dir, "main", "small.txt")]);
+    expect(first === big).toBe(true);
+    expect(second).toBe("small\n");
   });
 
   it("reads the object itself, not what a replace ref puts in its place", async () => {
