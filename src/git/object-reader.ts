@@ -8,7 +8,7 @@ export interface GitObject {
 }
 
 /** How long a reader with nothing to do stays: a packet's reads come in bursts. */
-const IDLE_MS = 1000;
+const IDLE_MS = 3000;
 
 /**
  * One `git cat-file --batch` kept open per directory, answering names
@@ -19,7 +19,7 @@ const IDLE_MS = 1000;
  * objects written since it started. It runs with `--no-replace-objects`:
  * what it reads is the object itself, whatever a replace ref says. The
  * process never keeps the factory alive: it is released while nothing is
- * asked and ends after a second idle.
+ * asked and ends after three idle seconds.
  */
 class ObjectReader {
   private readonly child: ChildProcessWithoutNullStreams;

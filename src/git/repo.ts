@@ -234,7 +234,16 @@ async function batchRead(cwd: string, name: string): Promise<GitObject | undefin
 }
 
 export async function treeOf(cwd: string, commit: string): Promise<string> {
-  return (await gitRun(cwd, ["rev-parse", `${commit}^{tree}`])).trim();
+  const tree = await objectId(cwd, `${commit}^{tree}`);
+  if (!tree) throw new Error(`git: ${commit} names no commit with a tree (in ${cwd})`);
+  return tree;
+}
+
+/** The commit checked out in `dir` (a worktree or the checkout); throws when HEAD names none. */
+export async function headOf(dir: string): Promise<string> {
+  const head = await resolveCommit(dir, "HEAD");
+  if (!head) throw new Error(`git: HEAD names no commit (in ${dir})`);
+  return head;
 }
 
 /** Paths of the files under `dir` in the tree of `ref` (recursive), relative to the repository root. */
@@ -342,7 +351,7 @@ export async function initRepository(dir: string, options: { branch: string; nam
 export async function commitAll(dir: string, message: string): Promise<string> {
   await gitRun(dir, ["add", "--all"]);
   await gitRun(dir, ["commit", "--quiet", "--no-verify", "-m", message]);
-  return (await gitRun(dir, ["rev-parse", "HEAD"])).trim();
+  return headOf(dir);
 }
 
 /** The configured user name (for approvals), falling back to the OS user. */

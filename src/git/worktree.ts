@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { parseStatusV2 } from "./status.js";
 import { forgetGitDir, gitDirOf } from "./dirs.js";
 import { closeObjectReader } from "./object-reader.js";
-import { gitRun, gitTry } from "./repo.js";
+import { gitRun, gitTry, headOf } from "./repo.js";
 
 /**
  * Dependency and cache directories (and bytecode): never committed and never
@@ -168,7 +168,7 @@ export async function commitPaths(worktree: string, paths: readonly string[], me
 async function commitStaged(worktree: string, message: string): Promise<string> {
   const staged = await gitTry(worktree, ["diff", "--no-ext-diff", "--cached", "--quiet"]);
   if (!staged.ok) await gitRun(worktree, ["commit", "--quiet", "--no-verify", "-m", message], { identity: true });
-  return (await gitRun(worktree, ["rev-parse", "HEAD"])).trim();
+  return headOf(worktree);
 }
 
 export interface StatusEntry {

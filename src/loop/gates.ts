@@ -3,7 +3,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { GateConfig, Surface } from "../config/types.js";
 import { changedPaths, diffText } from "../git/diff.js";
-import { gitRun, listTree, readFileAt } from "../git/repo.js";
+import { headOf, listTree, readFileAt } from "../git/repo.js";
 import { commitWorktree, reduceToCommit, restoreWorktree } from "../git/worktree.js";
 import { runCommandGate, surfaceFiles, TESTS_PLACEHOLDER } from "../gates/command.js";
 import { parseUnifiedDiff } from "../gates/diff-parse.js";
@@ -59,7 +59,7 @@ export async function runGates(ctx: RunContext, input: GateRunInput): Promise<Ga
   const forbidden = [...ALWAYS_FORBIDDEN, ...packet.forbiddenPaths];
   await reduceToCommit(input.worktree);
   if (surface && !input.combined) await applyFixes(ctx, input, forbidden);
-  const commit = (await gitRun(input.worktree, ["rev-parse", "HEAD"])).trim();
+  const commit = await headOf(input.worktree);
   const changes = await changedPaths(input.worktree, input.plantedCommit, input.combined?.agentCommit ?? commit);
   const reports: GateReport[] = [];
   if (input.combined) reports.push(...input.combined.builtins);
@@ -228,7 +228,7 @@ async function applyFixes(ctx: RunContext, input: GateRunInput, forbidden: strin
   const surface = input.surface as Surface;
   for (const gate of surface.gates) {
     if (!gate.fix) continue;
-    const head = (await gitRun(input.worktree, ["rev-parse", "HEAD"])).trim();
+    const head = await headOf(input.worktree);
     const changed = (await changedPaths(input.worktree, input.plantedCommit, head))
       .filter((change) => change.kind !== "deleted" && !input.planted.includes(change.path) && !matchesAny(change.path, forbidden))
       .map((change) => change.path);

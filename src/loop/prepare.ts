@@ -1,7 +1,7 @@
 import { sandboxed } from "./sandbox.js";
 import { appendFileSync, existsSync, lstatSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
-import { gitRun, listTree, readBlobBytes } from "../git/repo.js";
+import { headOf, listTree, readBlobBytes } from "../git/repo.js";
 import { commitPaths, createWorktree } from "../git/worktree.js";
 import { SUPPLIED_DIR } from "../packet/load.js";
 import type { Packet } from "../packet/types.js";
@@ -65,7 +65,7 @@ export async function plant(ctx: Pick<RunContext, "root">, worktree: string, pac
   const prefix = `${SUPPLIED_DIR}/${packet.id}/`;
   const entries = [...(await listTree(ctx.root, tip, prefix))].filter(([path, entry]) => path.startsWith(prefix) && entry.mode !== "160000");
   const files = entries.map(([path]) => path.slice(prefix.length));
-  if (files.length === 0) return { commit: (await gitRun(worktree, ["rev-parse", "HEAD"])).trim(), files };
+  if (files.length === 0) return { commit: await headOf(worktree), files };
   const contents = await readBlobBytes(
     ctx.root,
     entries.map(([, entry]) => entry.sha),

@@ -1,5 +1,4 @@
-import { atCommits } from "../git/memo.js";
-import { gitTry, readFileAt, resolveCommit } from "../git/repo.js";
+import { objectId, readFileAt, resolveCommit } from "../git/repo.js";
 import type { Packet } from "../packet/types.js";
 
 /** The spec a packet was cut from, as pinned (spec_commit:spec_path), or why it cannot be read at all. */
@@ -16,15 +15,9 @@ export async function pinnedSpec(root: string, packet: Packet): Promise<{ ok: tr
  * closed: an unknown commit or a missing spec file is drift too.
  */
 export async function checkSpecDrift(root: string, packet: Packet, tip: string): Promise<string | undefined> {
-  // The usual case in one process: the spec's blob at spec_commit and at the tip are one object (equal bytes).
+  // The usual case in two reads: the spec's blob at spec_commit and at the tip are one object (equal bytes).
   // spec_commit is hex (checked by lint), so it cannot be read as an option.
-  // Asked again before landing at the same tip: remembered at full commit ids.
-  const args = ["rev-parse", `${packet.specCommit}^{commit}:${packet.specPath}`, `${tip}:${packet.specPath}`];
-  const blobs = await atCommits(root, [packet.specCommit, tip], args, async () => {
-    const result = await gitTry(root, args);
-    return result.ok ? result.out : undefined;
-  });
-  const [pinnedBlob, tipBlob] = blobs?.trim().split("\n") ?? [];
+  const [pinnedBlob, tipBlob] = await Promise.all([objectId(root, `${packet.specCommit}^{commit}:${packet.specPath}`), objectId(root, `${tip}:${packet.specPath}`)]);
   if (pinnedBlob && pinnedBlob === tipBlob) return undefined;
   const pinned = await pinnedSpec(root, packet);
   if (!pinned.ok) return pinned.problem;

@@ -1,7 +1,7 @@
 import { finishCheckout, moveWithCheckout, type Moved } from "./checkout.js";
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { gitRun, gitTry, resolveCommit, treeOf, wantsSignedCommits } from "../git/repo.js";
+import { gitRun, gitTry, headOf, resolveCommit, treeOf, wantsSignedCommits } from "../git/repo.js";
 import { createWorktree, listWorktrees, mergeInWorktree, worktreeStatus } from "../git/worktree.js";
 import type { PlantedCases } from "../gates/test-compare.js";
 import { checkSpecDrift } from "../loop/spec-drift.js";
@@ -129,7 +129,7 @@ async function bringUpToDate(ctx: RunContext, input: LandInput & { worktree: str
     await gitTry(input.worktree, ["merge", "--abort"]);
     return { kind: "conflict", reason: `the change conflicts with ${ctx.branch} at ${input.tip.slice(0, 10)}${conflicted.length ? ` in ${conflicted.join(", ")}` : ""}` };
   }
-  const commit = (await gitRun(input.worktree, ["rev-parse", "HEAD"])).trim();
+  const commit = await headOf(input.worktree);
   const after = await treeOf(ctx.root, commit);
   // The combined tree differs from the gated one whenever the target brought changes of its own.
   return { kind: "ok", commit, treeChanged: before !== after };
