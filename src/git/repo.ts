@@ -290,10 +290,18 @@ export async function readBlobs(cwd: string, shas: readonly string[]): Promise<(
   return (await readBlobBytes(cwd, shas)).map((bytes) => bytes?.toString("utf8"));
 }
 
-/** As `readBlobs`, the exact bytes (binary files too). */
+/**
+ * As `readBlobs`, the exact bytes (binary files too): asked of the
+ * directory's kept-open reader, all at once; from a `cat-file --batch` of
+ * their own when the reader cannot answer.
+ */
 export function readBlobBytes(cwd: string, shas: readonly string[]): Promise<(Buffer | undefined)[]> {
   if (shas.length === 0) return Promise.resolve([]);
   return serialize(cwd, async () => {
+    if (shas.every((sha) => !/[\n\r]/.test(sha) && !sha.startsWith("-"))) {
+      const objects = await Promise.all(shas.map((sha) => readObject(cwd, HARDENED, sha))).catch(() => undefined);
+      if (objects) return objects.map((object) => (object?.type === "blob" ? object.bytes : undefined));
+    }
     const stdout = await gitWithInput(cwd, [...HARDENED, "cat-file", "--batch"], `${shas.join("\n")}\n`);
     return parseBatch(stdout, shas.length);
   });
