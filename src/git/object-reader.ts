@@ -120,7 +120,7 @@ export function parseAnswer(buffer: Buffer): { object: GitObject | undefined; le
   const end = buffer.indexOf(0x0a);
   if (end < 0) return { need: buffer.length + 1 };
   const header = buffer.subarray(0, end).toString("utf8");
-  const match = /^([0-9a-f]{40,64}) (\w+) (\d+)$/.exec(header);
+  const match = /^([0-9a-f]+) (\w+) (\d+)$/.exec(header);
   if (!match) return { object: undefined, length: end + 1 };
   const length = end + 1 + Number(match[3]) + 1;
   if (buffer.length < length) return { need: length };
@@ -132,8 +132,8 @@ const readers = new Map<string, ObjectReader>();
 /**
  * The object `name` names, read in `cwd` through its kept-open reader;
  * undefined when git finds none. A name git's batch protocol cannot carry
- * (a line break) is refused, as is any read after the reader failed: the
- * caller asks git the usual way instead.
+ * (a line break) is refused, and a read is refused when the reader ends
+ * before answering: the caller asks git the usual way instead.
  */
 export async function readObject(cwd: string, args: readonly string[], name: string): Promise<GitObject | undefined> {
   if (/[\n\r]/.test(name)) throw new Error("a name with a line break cannot be read in a batch");
@@ -153,7 +153,7 @@ export function closeObjectReader(cwd: string): void {
   readers.get(cwd)?.close();
 }
 
-/** Ends every kept-open reader (tests, and a command that is done with git). */
+/** Ends every kept-open reader (for tests that want no process left at once). */
 export function closeObjectReaders(): void {
   for (const reader of [...readers.values()]) reader.close();
 }

@@ -4,7 +4,7 @@ import { readFile, stat } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { atCommits } from "./memo.js";
-import { type GitObject, readObject } from "./object-reader.js";
+import { type GitObject, parseAnswer, readObject } from "./object-reader.js";
 
 /**
  * The only module family that talks to git. Every function takes the
@@ -123,8 +123,8 @@ export interface GitOptions {
 /**
  * One git process. Every non-zero exit is a failure (the `--quiet` and
  * `--is-ancestor` forms answer only by exit code), reported with what git
- * printed. Started with node's own spawn: a packet costs about sixty git
- * processes, and execa's extra work per call (about 5 ms of CPU) and
+ * printed. Started with node's own spawn: a packet costs about forty-five
+ * git processes, and execa's extra work per call (about 5 ms of CPU) and
  * simple-git's fixed 50 ms wait after a command that prints nothing (add,
  * commit --quiet, restore, read-tree) were most of what the factory added.
  * stdin is /dev/null rather than a pipe closed at once (execFile's): one
@@ -229,7 +229,6 @@ export async function objectId(cwd: string, name: string): Promise<string | unde
  * ask git the usual way.
  */
 async function batchRead(cwd: string, name: string): Promise<GitObject | undefined | "unread"> {
-  if (name.startsWith("-")) return "unread";
   return serialize(cwd, () => readObject(cwd, HARDENED, name).catch(() => "unread" as const));
 }
 
@@ -298,10 +297,8 @@ export async function readBlobs(cwd: string, shas: readonly string[]): Promise<(
 export function readBlobBytes(cwd: string, shas: readonly string[]): Promise<(Buffer | undefined)[]> {
   if (shas.length === 0) return Promise.resolve([]);
   return serialize(cwd, async () => {
-    if (shas.every((sha) => !/[\n\r]/.test(sha) && !sha.startsWith("-"))) {
-      const objects = await Promise.all(shas.map((sha) => readObject(cwd, HARDENED, sha))).catch(() => undefined);
-      if (objects) return objects.map((object) => (object?.type === "blob" ? object.bytes : undefined));
-    }
+    const objects = await Promise.all(shas.map((sha) => readObject(cwd, HARDENED, sha))).catch(() => undefined);
+    if (objects) return objects.map((object) => (object?.type === "blob" ? object.bytes : undefined));
     const stdout = await gitWithInput(cwd, [...HARDENED, "cat-file", "--batch"], `${shas.join("\n")}\n`);
     return parseBatch(stdout, shas.length);
   });
@@ -327,23 +324,15 @@ function gitWithInput(cwd: string, args: string[], input: string): Promise<Buffe
 
 /** Pure: `git cat-file --batch` output (`<sha> <type> <size>\n<bytes>\n`, or `<name> missing\n`) as each blob's bytes. */
 export function parseBatch(out: Buffer, count: number): (Buffer | undefined)[] {
-  const texts: (Buffer | undefined)[] = [];
-  let at = 0;
+  const blobs: (Buffer | undefined)[] = [];
+  let rest = out;
   for (let index = 0; index < count; index++) {
-    const end = out.indexOf(0x0a, at);
-    if (end < 0) throw new Error("git cat-file --batch ended early");
-    const header = out.subarray(at, end).toString("utf8");
-    at = end + 1;
-    const match = /^[0-9a-f]+ (\w+) (\d+)$/.exec(header);
-    if (!match) {
-      texts.push(undefined); // "<name> missing" (or ambiguous): not a file at that ref
-      continue;
-    }
-    const size = Number(match[2]);
-    texts.push(match[1] === "blob" ? out.subarray(at, at + size) : undefined);
-    at += size + 1;
+    const answer = parseAnswer(rest);
+    if ("need" in answer) throw new Error("git cat-file --batch ended early");
+    blobs.push(answer.object?.type === "blob" ? answer.object.bytes : undefined); // a missing path or a tree is not a file
+    rest = rest.subarray(answer.length);
   }
-  return texts;
+  return blobs;
 }
 
 /** Creates a repository with `branch` checked out and a local identity (for the demo and tests). */
