@@ -12,7 +12,10 @@ import { renderTable } from "../log/table.js";
 import { buildBoard, type Board } from "../status/board.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
 import type { Packet } from "../packet/types.js";
-import { loadWorkspaceOrReport, type Workspace } from "./workspace.js";
+import { loadHeadOrReport, packetContext, withQueue, type Workspace, type WorkspaceHead } from "./workspace.js";
+import { packetsStatus, probeQueue, type QueueProbe } from "../packet/load.js";
+import type { GitResult } from "../git/repo.js";
+import { boardCacheKey, readBoardCache, withRunField, writeBoardCache, type KeptView, type OwnerCheck } from "../status/board-cache.js";
 
 export interface StatusOptions {
   cwd: string;
@@ -24,24 +27,37 @@ export interface StatusOptions {
 /** The board: every packet's state, attempts, cost and reason; with an id, that packet's history. */
 export async function status(options: StatusOptions): Promise<ExitCode> {
   const { output } = options;
-  const workspace = await loadWorkspaceOrReport(options.cwd, output);
-  if (!workspace) return EXIT.invalid;
+  // git status of packets/ is the slowest read: it starts as soon as the repository is known, while the config is read.
+  let status: Promise<GitResult> | undefined;
+  const head = await loadHeadOrReport(options.cwd, output, (root) => {
+    status = packetsStatus(root);
+    status.catch(() => undefined); // awaited through the probe; a failure is not left unhandled meanwhile
+  });
+  if (!head) return EXIT.invalid;
   // A checkout a killed run left half-way is brought forward first, so the board and the checkout agree.
-  const finished = await finishLeftCheckout(workspace.root, workspace.branch);
-  if (finished) output.err(`notice: ${finished}`);
-  // One packet's page shows its events: only then is the whole ledger read.
-  const history = options.id !== undefined ? await workspace.ledger.history() : undefined;
-  const { board, warnings } = await loadBoard(workspace, history);
-  const lock = await readRunLock(workspace.root);
+  const finished = await finishLeftCheckout(head.root, head.branch);
+  if (finished) {
+    output.err(`notice: ${finished}`);
+    status = undefined; // the checkout has changed: asked again
+  }
+  const probe = probeQueue(head.root, head.tip, head.branch, packetContext(head.config), status);
+  if (options.id !== undefined) {
+    // One packet's page shows its events: only then is the whole ledger read.
+    const workspace = await withQueue(head, undefined, probe);
+    const history = await workspace.ledger.history();
+    const { board } = await loadBoard(workspace, history);
+    return showPacket(options, board, history.state.packets.get(options.id));
+  }
+  const key = await boardKey(head, probe);
+  const lock = await readRunLock(head.root);
   const run = lock ? { ...lock, alive: isAlive(lock.pid) } : null;
-
-  if (options.id !== undefined) return showPacket(options, board, history?.state.packets.get(options.id));
   if (options.json) {
-    output.out(JSON.stringify({ ...board, run }, null, 2));
+    output.outBytes(withRunField((await boardJson(head, probe, key)).text, run));
     return EXIT.ok;
   }
-  for (const warning of warnings) output.err(`${paint(output, "yellow", "warning")}: ${warning}`);
-  output.out(await renderBoard(board, output));
+  const table = await boardTable(head, probe, key, output);
+  for (const warning of table.warnings) output.err(`${paint(output, "yellow", "warning")}: ${warning}`);
+  output.outBytes(table.text);
   if (run) {
     output.out(
       run.alive
@@ -49,12 +65,69 @@ export async function status(options: StatusOptions): Promise<ExitCode> {
         : `A run lock from pid ${run.pid} (no longer running) is left; the next \`factory run\` takes it over.`,
     );
   }
-  if (board.problems.length > 0) output.out(`${board.problems.length} packet/config problem(s): run \`factory lint\` to see them.`);
+  if (table.problems > 0) output.out(`${table.problems} packet/config problem(s): run \`factory lint\` to see them.`);
   return EXIT.ok;
 }
 
+/** The board cache's key for the workspace as it is now, and the ledger version in it; undefined when an input cannot be named. */
+async function boardKey(head: WorkspaceHead, probe: QueueProbe): Promise<BoardKey | undefined> {
+  const [queue, ledger, warnings] = await Promise.all([probe.key, head.ledger.version(), probe.warnings]);
+  if (queue === undefined || ledger === undefined || warnings === undefined) return undefined;
+  return { key: boardCacheKey({ queue, ledger, branch: head.branch, tip: head.tip, problems: head.problems, warnings: [...head.warnings, ...warnings], host: hostname() }), ledger };
+}
+
+interface BoardKey {
+  key: string;
+  ledger: string;
+}
+
+/**
+ * The board as `status --json` prints it (without the run), as UTF-8: the
+ * one kept under `key` when nothing it was built from has changed, else
+ * built from the queue and the ledger and kept for the next `status`.
+ * `keyed`: the text is the board of `key` (not one built from a ledger that
+ * moved meanwhile).
+ */
+async function boardJson(head: WorkspaceHead, probe: QueueProbe, key: BoardKey | undefined): Promise<KeptView & { keyed: boolean }> {
+  const kept = key ? readBoardCache(head.root, "json", key.key, ownerAlive) : undefined;
+  if (kept) return { ...kept, keyed: true };
+  const workspace = await withQueue(head, undefined, probe);
+  const { board, owners, version } = await loadBoard(workspace);
+  const built: KeptView = { text: Buffer.from(JSON.stringify(board, null, 2)), owners, note: undefined };
+  // Kept only when the ledger read is the version the key names (no append in between).
+  const keyed = key !== undefined && version === key.ledger;
+  if (key && keyed) writeBoardCache(head.root, "json", key.key, built);
+  return { ...built, keyed };
+}
+
+interface TableView {
+  text: Buffer;
+  warnings: string[];
+  problems: number;
+}
+
+/** The board as the table a person reads, kept like the JSON (once without colour, once with). */
+async function boardTable(head: WorkspaceHead, probe: QueueProbe, key: BoardKey | undefined, output: Output): Promise<TableView> {
+  const view = output.color ? "colorTable" : "table";
+  const kept = key ? readBoardCache(head.root, view, key.key, ownerAlive) : undefined;
+  const note = kept?.note as Omit<TableView, "text"> | undefined;
+  if (kept && Array.isArray(note?.warnings) && typeof note.problems === "number") return { text: kept.text, warnings: note.warnings, problems: note.problems };
+  const json = await boardJson(head, probe, key);
+  const board = JSON.parse(json.text.toString("utf8")) as Board;
+  const table: TableView = { text: Buffer.from(await renderBoard(board, output)), warnings: board.warnings, problems: board.problems.length };
+  if (key && json.keyed) writeBoardCache(head.root, view, key.key, { text: table.text, owners: json.owners, note: { warnings: table.warnings, problems: table.problems } });
+  return table;
+}
+
+function ownerAlive(owner: { pid: number; host: string }): boolean {
+  return owner.host !== hostname() || isAlive(owner.pid);
+}
+
 /** The board of a workspace: its committed queue, the ledger's fold and what git's trailers say landed. */
-export async function loadBoard<R extends PacketRecord = PacketRecord>(workspace: Workspace, view?: LedgerView<R>): Promise<{ ledger: LedgerState<R>; board: Board; warnings: string[] }> {
+export async function loadBoard<R extends PacketRecord = PacketRecord>(
+  workspace: Workspace,
+  view?: LedgerView<R>,
+): Promise<{ ledger: LedgerState<R>; board: Board; warnings: string[]; owners: OwnerCheck[]; version: string | undefined }> {
   // git's log runs while the ledger is read.
   const landing = landedPackets(workspace.root, workspace.tip);
   landing.catch(() => undefined); // awaited below; a failure is not left unhandled meanwhile
@@ -62,6 +135,7 @@ export async function loadBoard<R extends PacketRecord = PacketRecord>(workspace
   const ledger = ledgerRead.state;
   const broken = describeBreak(ledgerRead);
   const warnings = [...(broken ? [broken] : []), ...workspace.warnings, ...ledgerRead.warnings];
+  const owners: OwnerCheck[] = [];
   const board = buildBoard({
     branch: workspace.branch,
     tip: workspace.tip,
@@ -71,9 +145,13 @@ export async function loadBoard<R extends PacketRecord = PacketRecord>(workspace
     problems: workspace.problems,
     warnings,
     landed: await landing,
-    ownerAlive: (owner) => owner.host !== hostname() || isAlive(owner.pid),
+    ownerAlive: (owner) => {
+      const alive = ownerAlive(owner);
+      owners.push({ pid: owner.pid, host: owner.host, alive });
+      return alive;
+    },
   });
-  return { ledger, board, warnings };
+  return { ledger, board, warnings, owners, version: ledgerRead.version };
 }
 
 /** The queue's packets not merged (per the ledger and git's trailers), in queue order: what a run still has to do. */

@@ -3,7 +3,7 @@ import type { Config } from "../config/types.js";
 import { findRepoRoot } from "../git/repo.js";
 import { fileLedger } from "../ledger/file-ledger.js";
 import type { Ledger } from "../ledger/ledger.js";
-import { loadQueue } from "../packet/load.js";
+import { loadQueue, type QueueProbe } from "../packet/load.js";
 import type { PacketSet } from "../packet/rules.js";
 import type { PacketContext } from "../packet/types.js";
 import type { Output } from "../log/output.js";
@@ -24,31 +24,58 @@ export type Workspace = {
   warnings: string[];
 };
 
+/** The workspace before its queue is read: repository, config, the tip and the config's own problems. */
+export type WorkspaceHead = Omit<Workspace, "queue">;
+
 export type WorkspaceLoad = { ok: true; workspace: Workspace } | { ok: false; problems: Problem[] };
+export type HeadLoad = { ok: true; head: WorkspaceHead } | { ok: false; problems: Problem[] };
 
 /** Reads config and queue; problems are collected, not thrown, so lint can report all of them. */
 export async function loadWorkspace(cwd: string, options: { trustCache: boolean } = { trustCache: true }): Promise<WorkspaceLoad> {
+  const load = await loadHead(cwd);
+  if (!load.ok) return load;
+  return { ok: true, workspace: await withQueue(load.head, options) };
+}
+
+/** The repository, its config and its tip, without the queue; `atRoot` is told the repository as soon as it is known. */
+export async function loadHead(cwd: string, atRoot?: (root: string) => void): Promise<HeadLoad> {
   const root = await findRepoRoot(cwd);
   if (!root) return { ok: false, problems: [{ file: cwd, message: "not inside a git repository; run factory in your repository (git init first)" }] };
-  const { config, problems, warnings: configWarnings, branch, tip } = await loadConfig(root);
+  atRoot?.(root);
+  const { config, problems, warnings, branch, tip } = await loadConfig(root);
   if (!tip) {
     if (!problems.some((problem) => problem.key === "target_branch")) {
       problems.push(noCommitsProblem(branch));
     }
     return { ok: false, problems };
   }
-  const { queue, warnings: queueWarnings } = await loadQueue(root, tip, branch, packetContext(config), options);
-  const warnings = [...configWarnings, ...queueWarnings];
-  problems.push(...queue.problems);
-  return { ok: true, workspace: { root, ledger: fileLedger(root), config, branch, tip, queue, problems, warnings } };
+  return { ok: true, head: { root, ledger: fileLedger(root), config, branch, tip, problems, warnings } };
+}
+
+/** The workspace of `head` with its queue read (through `probe`, when the caller has started one). */
+export async function withQueue(head: WorkspaceHead, options: { trustCache: boolean } = { trustCache: true }, probe?: QueueProbe): Promise<Workspace> {
+  const { queue, warnings } = await loadQueue(head.root, head.tip, head.branch, packetContext(head.config), options, probe);
+  return { ...head, queue, problems: [...head.problems, ...queue.problems], warnings: [...head.warnings, ...warnings] };
 }
 
 /** Loads the workspace, or prints why it cannot be loaded (exit 2 for the caller). */
 export async function loadWorkspaceOrReport(cwd: string, output: Output, options: { trustCache: boolean } = { trustCache: true }): Promise<Workspace | undefined> {
   const load = await loadWorkspace(cwd, options);
   if (load.ok) return load.workspace;
-  for (const problem of load.problems) output.err(formatProblem(problem));
+  reportProblems(load.problems, output);
   return undefined;
+}
+
+/** Loads the workspace's head, or prints why it cannot be loaded (exit 2 for the caller). */
+export async function loadHeadOrReport(cwd: string, output: Output, atRoot?: (root: string) => void): Promise<WorkspaceHead | undefined> {
+  const load = await loadHead(cwd, atRoot);
+  if (load.ok) return load.head;
+  reportProblems(load.problems, output);
+  return undefined;
+}
+
+function reportProblems(problems: readonly Problem[], output: Output): void {
+  for (const problem of problems) output.err(formatProblem(problem));
 }
 
 export function packetContext(config: Config | undefined): PacketContext {

@@ -3,7 +3,7 @@ import { parseSize } from "../util/size.js";
 import { readToml } from "../toml/read.js";
 import { parseDuration } from "../util/duration.js";
 import { sortProblems, type Problem } from "../util/problem.js";
-import { MAX_ATTEMPTS, MIN_ATTEMPTS } from "../packet/normalize.js";
+import { MAX_ATTEMPTS, MIN_ATTEMPTS } from "../packet/types.js";
 import {
   AGENT_KINDS,
   CONFIG_PATH,

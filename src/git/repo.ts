@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { readFile, stat } from "node:fs/promises";
+import { readFileSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { atCommits } from "./memo.js";
@@ -50,7 +50,7 @@ const FILTERING = new Set(["add", "read-tree", "merge", "restore", "checkout", "
  * so an agent that adds a filter anywhere is seen at the next command.
  */
 async function filterOverrides(cwd: string): Promise<string[]> {
-  const key = await configFingerprint(cwd);
+  const key = configFingerprint(cwd);
   const known = key === undefined ? undefined : filterCache.get(key);
   if (known) return known;
   const result = await spawnGit(cwd, [...HARDENED, "config", "--get-regexp", "^filter\\."]);
@@ -71,34 +71,36 @@ const SYSTEM_CONFIGS = ["/etc/gitconfig", "/usr/etc/gitconfig", "/usr/local/etc/
  * the repository's, the worktree's), or undefined when that set cannot be
  * known for sure: git's environment variables choose other files, or a file
  * includes another (whose content could change without this one changing).
+ * Read synchronously: a handful of small files, where a promise per file
+ * cost four thread-pool round trips each before the git call could start.
  */
-async function configFingerprint(cwd: string): Promise<string | undefined> {
+function configFingerprint(cwd: string): string | undefined {
   if (Object.keys(process.env).some((name) => /^GIT_(CONFIG|DIR$|COMMON_DIR$)/.test(name))) return undefined;
   let gitDir = join(cwd, ".git");
   try {
-    if (!(await stat(gitDir)).isDirectory()) {
-      const pointer = /^gitdir: (.+)$/m.exec(await readFile(gitDir, "utf8"));
+    if (!statSync(gitDir).isDirectory()) {
+      const pointer = /^gitdir: (.+)$/m.exec(readFileSync(gitDir, "utf8"));
       if (!pointer) return undefined;
       gitDir = resolve(cwd, (pointer[1] as string).trim());
     }
   } catch {
     return undefined; // not the top of a work tree: ask git
   }
-  const commonDir = resolve(gitDir, (await readText(join(gitDir, "commondir")))?.trim() || ".");
+  const commonDir = resolve(gitDir, readText(join(gitDir, "commondir"))?.trim() || ".");
   const home = process.env.HOME ?? homedir();
   const files = [...SYSTEM_CONFIGS, join(home, ".gitconfig"), join(process.env.XDG_CONFIG_HOME || join(home, ".config"), "git", "config"), join(commonDir, "config"), join(gitDir, "config.worktree")];
   const hash = createHash("sha256");
   for (const file of files) {
-    const text = await readText(file);
+    const text = readText(file);
     if (text !== undefined && /\[\s*include/i.test(text)) return undefined;
     hash.update(`${file}\0${text ?? "\u0000missing"}\0`);
   }
   return hash.digest("hex");
 }
 
-async function readText(path: string): Promise<string | undefined> {
+function readText(path: string): string | undefined {
   try {
-    return await readFile(path, "utf8");
+    return readFileSync(path, "utf8");
   } catch {
     return undefined;
   }
@@ -153,6 +155,16 @@ function spawnGit(cwd: string, args: string[]): Promise<GitResult> {
 /** Runs `git <args>` in `cwd`; failures come back as data. */
 export function gitTry(cwd: string, args: string[], options: GitOptions = {}): Promise<GitResult> {
   return serialize(cwd, () => runGit(cwd, args, options));
+}
+
+/**
+ * Runs a git command that writes nothing and takes no lock (its caller
+ * passes `--no-optional-locks` where git would refresh the index) beside
+ * the directory's other calls instead of after them: for a read at a
+ * command's start, before this process writes anything there.
+ */
+export function gitReadAside(cwd: string, args: string[]): Promise<GitResult> {
+  return runGit(cwd, args, {});
 }
 
 /**

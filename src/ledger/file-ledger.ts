@@ -1,4 +1,4 @@
-import { open, rename, stat, writeFile } from "node:fs/promises";
+import { type FileHandle, open, rename, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { stamp, type EventBody, type LedgerEvent } from "./events.js";
 import { emptyState, foldInto, type LedgerState, type PacketHistory, type PacketRecord, type RunRecord } from "./fold.js";
@@ -51,12 +51,13 @@ export function fileLedger(root: string): Ledger {
   const read = async (trustSnapshot = true): Promise<LedgerView> => {
     const path = ledgerPath(root);
     let size: number;
+    let mtimeMs: number;
     try {
-      size = (await stat(path)).size;
+      ({ size, mtimeMs } = await stat(path));
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
       memory = undefined;
-      return { state: emptyState(), warnings: [] };
+      return { state: emptyState(), warnings: [], version: ABSENT };
     }
     let base = memory && (await matches(path, memory.position, size)) ? memory : undefined;
     if (!base && trustSnapshot) {
@@ -70,7 +71,9 @@ export function fileLedger(root: string): Ledger {
     let state = checkpoint.state;
     if (torn.events.length > 0) state = foldInto(structuredClone(state), torn.events);
     const broken = torn.broken ?? checkpoint.position.broken;
-    return { state, warnings: [...checkpoint.warnings, ...torn.warnings], ...(broken ? { broken } : {}) };
+    // Named only when the fold ends where the file did when it was measured: no line cut off, none appended meanwhile.
+    const version = checkpoint.position.offset === size && torn.events.length === 0 && torn.warnings.length === 0 ? versionOf(size, mtimeMs, checkpoint.position.lastHash) : undefined;
+    return { state, warnings: [...checkpoint.warnings, ...torn.warnings], ...(broken ? { broken } : {}), ...(version ? { version } : {}) };
   };
 
   return {
@@ -92,6 +95,7 @@ export function fileLedger(root: string): Ledger {
       const broken = scanner.at.broken;
       return { state, warnings: [...scanner.warnings, ...scanner.tornWarnings], ...(broken ? { broken } : {}) };
     },
+    version: () => fileVersion(ledgerPath(root)),
     transaction(action) {
       return withLedgerLock(root, () => action({ read: () => read(), append: (events) => appendUnlocked(root, events) }));
     },
@@ -129,6 +133,48 @@ async function foldTail(
     torn: { events: tornEvent ? [tornEvent] : [], warnings: scanner.tornWarnings, ...(broken && !position.broken ? { broken } : {}) },
   };
 }
+
+/** The version of a ledger that does not exist yet. */
+const ABSENT = "absent";
+
+/** Pure: a ledger file's version: its size and modification time, and the hash of its last line (which the chain ties to every line before it). */
+function versionOf(size: number, mtimeMs: number, lastHash: string): string {
+  return `${size}:${mtimeMs}:${lastHash}`;
+}
+
+/** The version of the file as it is now, reading only its last line; undefined when it does not end with a newline. */
+async function fileVersion(path: string): Promise<string | undefined> {
+  let handle: FileHandle;
+  try {
+    handle = await open(path, "r");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return ABSENT;
+    throw error;
+  }
+  try {
+    const { size, mtimeMs } = await handle.stat();
+    if (size === 0) return versionOf(0, mtimeMs, "");
+    let tail = Buffer.alloc(0);
+    let start = size;
+    // Back from the end, a chunk at a time, until the newline before the last line.
+    while (start > 0) {
+      const length = Math.min(TAIL_CHUNK, start);
+      start -= length;
+      const chunk = Buffer.alloc(length);
+      const { bytesRead } = await handle.read(chunk, 0, length, start);
+      if (bytesRead !== length) return undefined;
+      tail = Buffer.concat([chunk, tail]);
+      if (tail.at(-1) !== 0x0a) return undefined;
+      if (tail.length >= 2 && tail.lastIndexOf(0x0a, tail.length - 2) >= 0) break;
+    }
+    const lineStart = tail.length >= 2 ? tail.lastIndexOf(0x0a, tail.length - 2) + 1 : 1;
+    return versionOf(size, mtimeMs, chainHash(tail.subarray(lineStart, tail.length - 1).toString("utf8")));
+  } finally {
+    await handle.close();
+  }
+}
+
+const TAIL_CHUNK = 64 * 1024;
 
 /** Whether the file still holds, at the checkpoint's offset, the line the checkpoint ended on. */
 async function matches(path: string, position: ScanPosition, size: number): Promise<boolean> {

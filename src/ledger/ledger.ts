@@ -7,6 +7,8 @@ export interface LedgerView<R extends PacketRecord = PacketRecord> {
   state: LedgerState<R>;
   warnings: string[];
   broken?: ChainBreak;
+  /** The `version()` of the content this view covers; undefined when the ledger cannot name it (a last line still being written). */
+  version?: string;
 }
 
 /** What a caller may do while holding the ledger's exclusive lock. */
@@ -36,6 +38,13 @@ export interface Ledger {
   verify(): Promise<LedgerView>;
   /** The state with every packet's events in order: a full read, for commands that show or judge history. */
   history(): Promise<LedgerView<PacketHistory>>;
+  /**
+   * A cheap token for the ledger's content as of now, new after every
+   * append, equal to the `version` of a view read from the same content; or
+   * undefined when it cannot say. What a caller derived from a view stays
+   * good while the token is the same.
+   */
+  version(): Promise<string | undefined>;
   /** Runs `action` holding the exclusive lock. */
   transaction<T>(action: (tx: LedgerTransaction) => Promise<T>): Promise<T>;
 }

@@ -1,6 +1,6 @@
 import * as fs from "node:fs";
 import { hostname } from "node:os";
-import lockfile from "proper-lockfile";
+import type lockfile from "proper-lockfile";
 
 /**
  * The factory's locks under `.factory/state` (the ledger lock, the landing
@@ -82,7 +82,9 @@ const lockFs = ownerAwareFs();
 
 /** Runs `action` holding the lock at `lockPath` (a directory proper-lockfile makes); `key` names it in this process. */
 export async function withStateLockAt<T>(key: string, lockPath: string, retries: lockfile.LockOptions["retries"], action: () => Promise<T>): Promise<T> {
-  const release = await lockfile.lock(key, { lockfilePath: lockPath, realpath: false, stale: 10_000, retries, fs: lockFs });
+  // Imported when a lock is first taken: with graceful-fs it costs ~30 ms to load, which commands that only read never pay.
+  const properLockfile = (await import("proper-lockfile")) as unknown as typeof lockfile;
+  const release = await properLockfile.lock(key, { lockfilePath: lockPath, realpath: false, stale: 10_000, retries, fs: lockFs });
   try {
     fs.writeFileSync(ownerFile(lockPath), JSON.stringify({ pid: process.pid, host: hostname() } satisfies LockOwner));
   } catch (error) {

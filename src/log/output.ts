@@ -1,6 +1,8 @@
 /** Where a command writes: injected, so tests capture exactly what a user would see. */
 export interface Output {
   out(text: string): void;
+  /** Like `out`, for text already encoded as UTF-8 (a large one need not be decoded only to be encoded again). */
+  outBytes(text: Uint8Array): void;
   err(text: string): void;
   /** Colors follow NO_COLOR and TTY detection. */
   color: boolean;
@@ -14,6 +16,10 @@ export function processOutput(): Output {
   const noColor = process.env.NO_COLOR !== undefined && process.env.NO_COLOR !== "";
   return {
     out: (text) => process.stdout.write(text.endsWith("\n") ? text : `${text}\n`),
+    outBytes: (text) => {
+      process.stdout.write(text);
+      if (text.at(-1) !== 0x0a) process.stdout.write("\n");
+    },
     err: (text) => process.stderr.write(text.endsWith("\n") ? text : `${text}\n`),
     color: isTty && !noColor,
     isTty,
@@ -28,6 +34,7 @@ export function bufferOutput(): Output & { stdout: string[]; stderr: string[]; t
     stdout,
     stderr,
     out: (text) => void stdout.push(text),
+    outBytes: (text) => void stdout.push(Buffer.from(text.buffer, text.byteOffset, text.byteLength).toString("utf8")),
     err: (text) => void stderr.push(text),
     color: false,
     isTty: false,

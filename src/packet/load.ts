@@ -1,10 +1,10 @@
 import { readFileSync } from "node:fs";
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
-import { gitTry, listTree, objectId, readBlobs } from "../git/repo.js";
+import { type GitResult, gitReadAside, listTree, objectId, readBlobs } from "../git/repo.js";
 import { parseStatusV2 } from "../git/status.js";
 import { codeVersion, queueCacheKey, readQueueCache, writeQueueCache } from "./queue-cache.js";
-import { type PacketSet, validatePackets } from "./rules.js";
+import type { PacketSet } from "./rules.js";
 import type { PacketContext, PacketSource, SuppliedFile } from "./types.js";
 
 export const PACKETS_DIR = "packets";
@@ -29,16 +29,56 @@ export interface LoadedQueue {
  * chain of its own, so a forged one must never widen a packet's scope. Those
  * reads still leave a fresh cache for the next one.
  */
-export async function loadQueue(root: string, tip: string, branch: string, context: PacketContext, options: { trustCache: boolean } = { trustCache: true }): Promise<LoadedQueue> {
-  const tree = await objectId(root, `${tip}:${PACKETS_DIR}`);
-  const key = tree ? queueCacheKey(tree, context, codeVersion()) : undefined;
+export async function loadQueue(
+  root: string,
+  tip: string,
+  branch: string,
+  context: PacketContext,
+  options: { trustCache: boolean } = { trustCache: true },
+  probe: QueueProbe = probeQueue(root, tip, branch, context),
+): Promise<LoadedQueue> {
+  const key = await probe.key;
   // The status runs while the cache is parsed (a read that blocks, ~0.1 s at 10,000 packets); what it says decides whether the cache is used.
-  const changing = changedInWorkingTree(root, tip);
   const candidate = options.trustCache && key ? readQueueCache(root, key) : undefined;
-  const changed = await changing;
-  const cached = changed && !changed.some((file) => file.includes("\n")) ? candidate : undefined;
-  if (cached && changed) {
-    const files = changed.filter(isPacketFile);
+  const known = await probe.warnings;
+  if (candidate && known) return { queue: candidate, warnings: known };
+  const { sources, supplied } = await readSources(root, tip);
+  let names = (await probe.changed) ?? undefined;
+  if (!names) {
+    try {
+      names = (await readdir(join(root, PACKETS_DIR))).map((name) => `${PACKETS_DIR}/${name}`);
+    } catch {
+      names = [];
+    }
+  }
+  const warnings = compareFiles(root, names, new Map(sources.map((source) => [source.file, source.text])), branch);
+  // Imported only when the queue is parsed: a command served from a cache never loads the parser.
+  const { validatePackets } = await import("./rules.js");
+  const queue = validatePackets(sources, { ...context, supplied });
+  if (key) writeQueueCache(root, key, queue);
+  return { queue, warnings };
+}
+
+/**
+ * What the queue at the tip is made of, found without reading it: the key
+ * of everything it is computed from, and the warnings for working-tree
+ * packet files, each a promise so a caller can work while git answers.
+ */
+export interface QueueProbe {
+  /** The queue cache's key; undefined when the tip has no packets/ tree. */
+  key: Promise<string | undefined>;
+  /** The packet files `packetsStatus` names; undefined when the checkout is not at the tip (another branch, or the target not checked out: then every file must be read). */
+  changed: Promise<string[] | undefined>;
+  /** The working-tree warnings, when `changed` could be known without reading the queue: only the named files are compared. */
+  warnings: Promise<string[] | undefined>;
+}
+
+export function probeQueue(root: string, tip: string, branch: string, context: PacketContext, status: Promise<GitResult> = packetsStatus(root)): QueueProbe {
+  const key = objectId(root, `${tip}:${PACKETS_DIR}`).then((tree) => (tree ? queueCacheKey(tree, context, codeVersion()) : undefined));
+  const changed = status.then((result) => (result.ok ? statusPaths(result.out, tip) : undefined));
+  const warnings = changed.then(async (names) => {
+    if (!names || names.some((file) => file.includes("\n"))) return undefined;
+    const files = names.filter(isPacketFile);
     const texts = await readBlobs(
       root,
       files.map((file) => `${tip}:${file}`),
@@ -48,21 +88,11 @@ export async function loadQueue(root: string, tip: string, branch: string, conte
       const text = texts[index];
       if (text !== undefined) committed.set(file, text);
     });
-    return { queue: cached, warnings: compareFiles(root, files, committed, branch) };
-  }
-  const { sources, supplied } = await readSources(root, tip);
-  let names = changed;
-  if (!names) {
-    try {
-      names = (await readdir(join(root, PACKETS_DIR))).map((name) => `${PACKETS_DIR}/${name}`);
-    } catch {
-      names = [];
-    }
-  }
-  const warnings = compareFiles(root, names, new Map(sources.map((source) => [source.file, source.text])), branch);
-  const queue = validatePackets(sources, { ...context, supplied });
-  if (key) writeQueueCache(root, key, queue);
-  return { queue, warnings };
+    return compareFiles(root, files, committed, branch);
+  });
+  // Each is awaited by the caller that needs it; a failure is not left unhandled meanwhile.
+  for (const promise of [key, changed, warnings]) promise.catch(() => undefined);
+  return { key, changed, warnings };
 }
 
 /** Every packet file at the tip and the planted files by packet id: one listing of packets/ and one read of every packet file's blob. */
@@ -112,15 +142,18 @@ function compareFiles(root: string, names: readonly string[], committed: Readonl
 }
 
 /**
- * The files under packets/ that may differ from the tip: those `git status`
- * names (changed, staged, untracked or ignored), found through the index's
- * stat cache instead of reading every file. Only a filter: each one named is
- * still compared byte for byte. Undefined when the checkout is not at the
- * tip (another branch, or the target not checked out): then every file is read.
+ * `git status` of packets/: it names the files there that may differ from
+ * the tip (changed, staged, untracked or ignored), found through the
+ * index's stat cache instead of reading every file; only a filter, each
+ * file named is still compared byte for byte. At 10,000 packet files it is
+ * the slowest of the queue's reads (~50 ms), and it needs only the
+ * repository: it runs beside the directory's other git calls, so a command
+ * can start it as soon as it knows the repository, before it reads the
+ * config and the tip. A command that has written to the checkout (a run
+ * that has landed, `status` bringing a checkout forward) starts another.
  */
-async function changedInWorkingTree(root: string, tip: string): Promise<string[] | undefined> {
-  const result = await gitTry(root, ["--no-optional-locks", "status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all", "--ignored=matching", "--", PACKETS_DIR]);
-  return result.ok ? statusPaths(result.out, tip) : undefined;
+export function packetsStatus(root: string): Promise<GitResult> {
+  return gitReadAside(root, ["--no-optional-locks", "status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all", "--ignored=matching", "--", PACKETS_DIR]);
 }
 
 /** Pure: the paths `git status --porcelain=v2 -z --branch` names (a rename's both), or undefined when its HEAD is not `tip`. */

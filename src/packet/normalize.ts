@@ -1,12 +1,10 @@
 import picomatch from "picomatch";
 import type { Fields } from "../toml/fields.js";
-import type { GateMode, Invariant, Packet, PacketContext } from "./types.js";
+import { type GateMode, type Invariant, MAX_ATTEMPTS, MIN_ATTEMPTS, type Packet, type PacketContext } from "./types.js";
 
 export const PACKET_ID = /^[A-Za-z][A-Za-z0-9_-]*$/;
 const INVARIANT_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
 const SHA = /^[0-9a-fA-F]{4,64}$/;
-export const MIN_ATTEMPTS = 1;
-export const MAX_ATTEMPTS = 10;
 
 interface NormalizeInput {
   fields: Fields;

@@ -1,3 +1,7 @@
+/** The attempts a packet (or the config's default) may allow: bounds checked where either is read. */
+export const MIN_ATTEMPTS = 1;
+export const MAX_ATTEMPTS = 10;
+
 /** A named, checkable property a packet declares; the reviewer rules on each one. */
 export interface Invariant {
   id: string;

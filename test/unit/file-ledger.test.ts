@@ -126,6 +126,43 @@ describe("file ledger", () => {
     expect(after.state).toEqual(await fullFold());
   });
 
+  it("names its version: the same for a read and for the file as it is, new after an append or an edit, none while a line is cut off", async () => {
+    const ledger = fileLedger(root);
+    expect(await ledger.version()).toBe((await ledger.read()).version); // no file yet
+    expect(await ledger.version()).toBeDefined();
+    await ledger.append(life("A"));
+    const first = await ledger.read();
+    expect(first.version).toBeDefined();
+    expect(await ledger.version()).toBe(first.version);
+    expect(await fileLedger(root).version()).toBe(first.version); // another process: from the file alone
+
+    await ledger.append(life("B"));
+    const second = await ledger.version();
+    expect(second).not.toBe(first.version);
+    expect((await ledger.read()).version).toBe(second);
+
+    // An earlier line edited to the same length: the last line is the same, the file is not.
+    const text = readFileSync(ledgerPath(root), "utf8");
+    await new Promise((done) => setTimeout(done, 20)); // a later modification time than the append's
+    writeFileSync(ledgerPath(root), text.replace('"costUsd":0.25', '"costUsd":0.26'));
+    const edited = await ledger.version();
+    expect(edited).not.toBe(second);
+    expect((await ledger.read()).version).toBe(edited);
+
+    appendFileSync(ledgerPath(root), '{"v":1,"ts":"2026');
+    expect(await ledger.version()).toBeUndefined();
+    expect((await ledger.read()).version).toBeUndefined();
+  });
+
+  it("reads a last line longer than one chunk of the tail for its version", async () => {
+    const ledger = fileLedger(root);
+    await ledger.append([{ kind: "blocked", packet: "A", reason: "x".repeat(200_000) }]);
+    await ledger.append([{ kind: "blocked", packet: "A", reason: "y".repeat(150_000) }]);
+    const view = await ledger.read();
+    expect(view.version).toBeDefined();
+    expect(await fileLedger(root).version()).toBe(view.version);
+  });
+
   it("claims under the lock: a transaction reads and appends with nothing in between", async () => {
     const ledger = fileLedger(root);
     const seen: number[] = [];
