@@ -90,10 +90,12 @@ function configFingerprint(cwd: string): string | undefined {
   const home = process.env.HOME ?? homedir();
   const files = [...SYSTEM_CONFIGS, join(home, ".gitconfig"), join(process.env.XDG_CONFIG_HOME || join(home, ".config"), "git", "config"), join(commonDir, "config"), join(gitDir, "config.worktree")];
   const hash = createHash("sha256");
-  for (const file of files) {
+  // By each file's place in the list, not its path: what git prints depends on the contents alone, so
+  // a new worktree of the same repository (another path for config.worktree) asks git again only when a content differs.
+  for (const [place, file] of files.entries()) {
     const text = readText(file);
     if (text !== undefined && /\[\s*include/i.test(text)) return undefined;
-    hash.update(`${file}\0${text ?? "\u0000missing"}\0`);
+    hash.update(`${place}\0${text ?? "\u0000missing"}\0`);
   }
   return hash.digest("hex");
 }

@@ -35,3 +35,13 @@ export async function landedPackets(root: string, ref: string): Promise<Landed[]
 export function landedVersion(landed: readonly Landed[], id: string, sha256: string): Landed | undefined {
   return landed.find((entry) => entry.id === id && entry.sha256 === sha256);
 }
+
+/** Pure: `landedVersion` for many lookups (a whole queue against a long history): indexed once, the newest landing of each version. */
+export function landedIndex(landed: readonly Landed[]): (id: string, sha256: string) => Landed | undefined {
+  const index = new Map<string, Landed>();
+  for (const entry of landed) {
+    const key = `${entry.id}\0${entry.sha256}`;
+    if (!index.has(key)) index.set(key, entry);
+  }
+  return (id, sha256) => index.get(`${id}\0${sha256}`);
+}

@@ -1,6 +1,6 @@
 import { treeOf } from "../git/repo.js";
 import { deleteBranch, removeWorktree } from "../git/worktree.js";
-import { landedPackets, landedVersion } from "../git/trailers.js";
+import { landedIndex, landedPackets } from "../git/trailers.js";
 import type { EventBody } from "../ledger/events.js";
 import type { LedgerState } from "../ledger/fold.js";
 import type { Ledger } from "../ledger/ledger.js";
@@ -15,10 +15,10 @@ import { taskBranch, worktreePath } from "./context.js";
  * version lands twice.
  */
 export async function recordLandedVersions(root: string, ledger: Ledger, branch: string, packets: readonly Packet[], state: LedgerState): Promise<string[]> {
-  const landed = await landedPackets(root, branch);
+  const landedAs = landedIndex(await landedPackets(root, branch));
   const events: EventBody[] = [];
   for (const packet of packets) {
-    const found = landedVersion(landed, packet.id, packet.sha256);
+    const found = landedAs(packet.id, packet.sha256);
     const record = state.packets.get(packet.id);
     if (!found || (record?.status.state === "merged" && record.sha256 === packet.sha256)) continue;
     if (record?.sha256 !== packet.sha256) events.push({ kind: "packet-registered", packet: packet.id, sha256: packet.sha256, file: packet.file });

@@ -1,4 +1,4 @@
-import { landedVersion, type Landed } from "../git/trailers.js";
+import { landedIndex, type Landed } from "../git/trailers.js";
 import { emptyRecord, type LedgerState, type PacketRecord } from "../ledger/fold.js";
 import type { Packet } from "../packet/types.js";
 import type { Problem } from "../util/problem.js";
@@ -55,9 +55,10 @@ export interface BoardInput {
 export function buildBoard(input: BoardInput): Board {
   const rows: BoardRow[] = [];
   const seen = new Set<string>();
+  const landedAs = landedIndex(input.landed ?? []);
   for (const packet of input.packets) {
     seen.add(packet.id);
-    const landed = landedVersion(input.landed ?? [], packet.id, packet.sha256);
+    const landed = landedAs(packet.id, packet.sha256);
     const ledgerRecord = input.ledger.packets.get(packet.id);
     // Git vouches for a landed version even when the ledger is lost or lags behind (a crash after the move).
     const record =

@@ -1,7 +1,7 @@
-import { existsSync, rmSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { gitDirOf } from "../../src/git/dirs.js";
+import { forgetGitDir, gitDirOf } from "../../src/git/dirs.js";
 import { createWorktree, removeWorktree } from "../../src/git/worktree.js";
 import { makeRepo, type TestRepo } from "../helpers/git-repo.js";
 
@@ -43,6 +43,19 @@ describe("createWorktree", () => {
     const second = await gitDirOf(path);
     expect(second).not.toBe(first);
     expect(second).toBe(repo.git("-C", path, "rev-parse", "--absolute-git-dir").trim());
+    await removeWorktree(repo.dir, path);
+  });
+
+  it("finds a worktree's git directory from its .git file, absolute or relative, as git does, and asks git for a checkout's own", async () => {
+    const { repo, tip } = setUp();
+    const path = join(repo.dir, ".factory/worktrees/P01");
+    await createWorktree(repo.dir, { path, start: tip });
+    const asGit = () => repo.git("-C", path, "rev-parse", "--absolute-git-dir").trim();
+    expect(await gitDirOf(path)).toBe(asGit());
+    writeFileSync(join(path, ".git"), readFileSync(join(path, ".git"), "utf8").replace(/gitdir: .*/, "gitdir: ../../../.git/worktrees/P01"));
+    forgetGitDir(path);
+    expect(await gitDirOf(path)).toBe(asGit());
+    expect(await gitDirOf(repo.dir)).toBe(join(repo.dir, ".git"));
     await removeWorktree(repo.dir, path);
   });
 });

@@ -39,4 +39,20 @@ describe("filter overrides", () => {
     expect(git("cat-file", "blob", git("hash-object", "-w", "--path=a.txt", "a.txt").trim())).toBe("n = 3\n");
     expect(await stage()).toBe("n = 2\n");
   });
+
+  it("see a filter in one worktree's own config after a lookup in another worktree of the same repository", async () => {
+    git("commit", "-q", "--allow-empty", "-m", "start");
+    git("config", "extensions.worktreeConfig", "true");
+    const other = `${dir}-other`;
+    git("worktree", "add", "-q", other);
+    try {
+      expect(await stage()).toBe("n = 2\n"); // looked up in the main checkout: no filter
+      execFileSync("git", ["config", "--worktree", "filter.rewrite.clean", "sed s/2/3/"], { cwd: other });
+      writeFileSync(join(other, "a.txt"), "n = 2\n");
+      await gitRun(other, ["add", "a.txt"]);
+      expect(execFileSync("git", ["cat-file", "blob", ":a.txt"], { cwd: other, encoding: "utf8" })).toBe("n = 2\n");
+    } finally {
+      rmSync(other, { recursive: true, force: true });
+    }
+  });
 });
