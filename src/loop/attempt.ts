@@ -86,11 +86,14 @@ export async function runAttempt(ctx: RunContext, input: AttemptInput): Promise<
       : undefined;
   };
 
+  // The worktree was made from the tip just now: only an install or a baseline run in it can have left anything.
+  let ranInWorktree = Boolean(surface?.install);
   let baseline = new Map<string, TestResult[]>();
   if (surface?.gates.some((gate) => gate.tests)) {
     step("baseline");
     const measured = await measureBaseline(ctx, { surface, commit: tip, runDir: input.runDir, checkout: worktree });
     if (!measured.ok) return { ...withTree, end: { kind: "environment-error", reason: `baseline: ${measured.reason}` } };
+    ranInWorktree ||= !measured.cached;
     baseline = measured.results;
     const all = [...baseline.values()].flat();
     await ctx.ledger.append([
@@ -105,7 +108,7 @@ export async function runAttempt(ctx: RunContext, input: AttemptInput): Promise<
     ]);
   }
   // The implementer starts from exactly the planted tree: nothing install or the baseline left is its work.
-  await restoreWorktree(worktree);
+  if (ranInWorktree) await restoreWorktree(worktree);
 
   let planting = await plant(ctx, worktree, packet, tip);
   crashPoint("run-after-plant");
