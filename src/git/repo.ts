@@ -371,8 +371,21 @@ export async function gitUserName(cwd: string): Promise<string | undefined> {
   return result.ok ? result.out.trim() || undefined : undefined;
 }
 
-/** Whether the user's configuration asks for signed commits (`commit.gpgsign`): plumbing like commit-tree does not read it itself. */
+/**
+ * Whether the user's configuration asks for signed commits
+ * (`commit.gpgsign`): plumbing like commit-tree does not read it itself.
+ * Remembered, like the filter lookup, per exact content of every
+ * configuration file git reads there: a user who turns signing on or off
+ * during a night is seen at the next landing.
+ */
 export async function wantsSignedCommits(root: string): Promise<boolean> {
+  const key = configFingerprint(root);
+  const known = key === undefined ? undefined : signingCache.get(key);
+  if (known !== undefined) return known;
   const result = await gitTry(root, ["config", "--type=bool", "--get", "commit.gpgsign"]);
-  return result.ok && result.out.trim() === "true";
+  const wanted = result.ok && result.out.trim() === "true";
+  if (key !== undefined) signingCache.set(key, wanted);
+  return wanted;
 }
+
+const signingCache = new Map<string, boolean>();

@@ -3,7 +3,7 @@ import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { gitRun } from "../../src/git/repo.js";
+import { gitRun, wantsSignedCommits } from "../../src/git/repo.js";
 
 /** The factory stages exact bytes even when a filter is configured after its last git call (its lookup is remembered). */
 let dir: string;
@@ -54,5 +54,21 @@ describe("filter overrides", () => {
     } finally {
       rmSync(other, { recursive: true, force: true });
     }
+  });
+});
+
+describe("the signing lookup", () => {
+  it("sees commit.gpgsign turned on and off between landings, in the repository's config or in a file it includes", async () => {
+    expect(await wantsSignedCommits(dir)).toBe(false);
+    git("config", "commit.gpgsign", "true");
+    expect(await wantsSignedCommits(dir)).toBe(true);
+    git("config", "commit.gpgsign", "false");
+    expect(await wantsSignedCommits(dir)).toBe(false);
+    const included = join(dir, ".git/signing.config");
+    writeFileSync(included, "");
+    git("config", "include.path", included);
+    expect(await wantsSignedCommits(dir)).toBe(false);
+    appendFileSync(included, "[commit]\n\tgpgsign = true\n");
+    expect(await wantsSignedCommits(dir)).toBe(true);
   });
 });
