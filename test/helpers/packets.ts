@@ -1,4 +1,7 @@
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
 import type { PacketContext } from "../../src/packet/types.js";
+import { makeRepo, type TestRepo } from "./git-repo.js";
 
 export const CONTEXT: PacketContext = {
   tiers: ["basic", "standard", "advanced"],
@@ -39,3 +42,14 @@ basic = { agent = "scripted", model = "m-basic" }
 standard = { agent = "scripted", model = "m-standard" }
 advanced = { agent = "scripted", model = "m-advanced" }
 `;
+
+/** A repository with the minimal config and one committed packet, A01, where the factory already keeps state (so its caches are written). */
+export function oneQueuedPacketWithState(): TestRepo {
+  const repo = makeRepo();
+  repo.write(".gitignore", ".factory/state/\n");
+  repo.write(".factory/config.toml", MINIMAL_CONFIG);
+  repo.write("packets/A01-one.toml", packetToml("A01"));
+  repo.commit("queue");
+  mkdirSync(join(repo.dir, ".factory/state"), { recursive: true });
+  return repo;
+}

@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -8,7 +8,7 @@ import { status } from "../../src/commands/status.js";
 import { appendEvents } from "../../src/ledger/store.js";
 import { bufferOutput } from "../../src/log/output.js";
 import { makeRepo, type TestRepo } from "../helpers/git-repo.js";
-import { MINIMAL_CONFIG, packetToml } from "../helpers/packets.js";
+import { MINIMAL_CONFIG, oneQueuedPacketWithState, packetToml } from "../helpers/packets.js";
 
 let repo: TestRepo;
 afterEach(() => repo?.cleanup());
@@ -39,21 +39,11 @@ function plantInTable(): void {
   writeFileSync(path, readFileSync(path, "utf8").replace(/A01 .*/, "A01 from the table cache"));
 }
 
-function queueRepo(): TestRepo {
-  repo = makeRepo();
-  repo.write(".gitignore", ".factory/state/\n");
-  repo.write(".factory/config.toml", MINIMAL_CONFIG);
-  repo.write("packets/A01-one.toml", packetToml("A01"));
-  repo.commit("queue");
-  mkdirSync(join(repo.dir, ".factory/state"), { recursive: true });
-  return repo;
-}
-
 const sha = (file: string) => createHash("sha256").update(repo.read(file)).digest("hex");
 
 describe("the board cache", () => {
   it("serves an unchanged board, byte for byte what a build prints, and is rebuilt when the ledger, the queue or the working tree changes", async () => {
-    queueRepo();
+    repo = oneQueuedPacketWithState();
     const built = await statusText();
     expect(existsSync(join(repo.dir, CACHE))).toBe(true);
     expect(await statusText()).toBe(built); // served: the same bytes, the run field added the same way
@@ -84,7 +74,7 @@ describe("the board cache", () => {
   });
 
   it("asks again whether a running packet's owner lives: a run that ended is noted, not served from the cache", async () => {
-    queueRepo();
+    repo = oneQueuedPacketWithState();
     const owner = spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], { stdio: "ignore" });
     try {
       await appendEvents(repo.dir, [{ kind: "claimed", packet: "A01", attempt: 1, sha256: sha("packets/A01-one.toml"), run: "r", pid: owner.pid as number, host: hostname() }]);

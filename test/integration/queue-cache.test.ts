@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { loadWorkspace } from "../../src/commands/workspace.js";
 import { makeRepo, type TestRepo } from "../helpers/git-repo.js";
-import { MINIMAL_CONFIG, packetToml } from "../helpers/packets.js";
+import { MINIMAL_CONFIG, oneQueuedPacketWithState, packetToml } from "../helpers/packets.js";
 
 let repo: TestRepo;
 afterEach(() => repo?.cleanup());
@@ -24,12 +24,7 @@ function plantInCache(): void {
 
 describe("the queue cache", () => {
   it("serves an unchanged queue, and is rebuilt when a packet, a planted file, the config or the checked-out commit changes", async () => {
-    repo = makeRepo();
-    repo.write(".gitignore", ".factory/state/\n");
-    repo.write(".factory/config.toml", MINIMAL_CONFIG);
-    repo.write("packets/A01-one.toml", packetToml("A01"));
-    repo.commit("queue");
-    mkdirSync(join(repo.dir, ".factory/state"), { recursive: true });
+    repo = oneQueuedPacketWithState();
     const real = await goalOfA01();
     expect(real).toBeDefined();
 
