@@ -49,6 +49,50 @@ describe("factory run: honest work", () => {
   });
 });
 
+describe("factory run: the implementer starts from exactly the planted tree", () => {
+  /** Nothing but the packet's own work lands: no file the install or a gate run left in the worktree. */
+  function expectLandedWithout(target: LoopRepo, out: string, code: number, left: string): void {
+    expect(out).toContain("P01#1 → merged");
+    expect(code).toBe(0);
+    expect(target.git("ls-tree", "-r", "--name-only", "main").split("\n")).not.toContain(left);
+  }
+
+  it("a file the install leaves in the worktree is not the implementer's work", async () => {
+    const syntaxOnly = `
+  [[surfaces.app.gates]]
+  name = "syntax"
+  run = "for f in {files}; do node --check \\"$f\\" || exit 1; done"
+  files = "**/*.js"
+`;
+    const target = setUp({ gates: syntaxOnly, planted: null, script: { P01: { implementer: [honest] } } });
+    target.write(".factory/config.toml", target.read(".factory/config.toml").replace('dir = "."', 'dir = "."\ninstall = "echo left > install-left.txt"'));
+    target.commit("an install that leaves a file");
+    const { code, out } = await target.run();
+    expectLandedWithout(target, out, code, "install-left.txt");
+  });
+
+  it("a file the baseline's gate run leaves in the worktree is not the implementer's work", async () => {
+    // P00, on a surface without a tests gate, lands first: the tip moves with no gate results to seed the
+    // next baseline, so P01's baseline is measured in P01's own worktree, by a gate that leaves a file there.
+    const docs = `\n[surfaces.docs]\ndir = "docs"\n\n[[surfaces.docs.gates]]\nname = "present"\nrun = "true"\n`;
+    const notes = { write: { "docs/notes.md": "Notes.\n" } };
+    // No planted test: the check of planted tests (which restores the worktree after it) does not run.
+    const target = setUp({ config: docs, planted: null, script: { P00: { implementer: [notes] }, P01: { implementer: [honest] } } });
+    const config = target.read(".factory/config.toml");
+    target.write(".factory/config.toml", config.replace(/test\/"\n(\s*)tests = true/, 'test/ && echo left > gate-left.txt"\n$1tests = true'));
+    expect(target.read(".factory/config.toml")).toContain("gate-left.txt");
+    target.write(
+      "packets/P00-notes.toml",
+      `id = "P00"\ngoal = "Add notes"\nspec_commit = "${target.spec}"\nspec_path = "docs/SPEC.md"\nsurface = "docs"\nallowed_paths = ["docs/notes.md"]\nbrief = "Add docs/notes.md."\n\n[[invariants]]\nid = "noted"\nassert = "docs/notes.md exists"\n`,
+    );
+    target.commit("a tests gate that leaves a file, and a packet on another surface first");
+    const { code, out } = await target.run();
+    expect(out).toContain("P00#1 → merged");
+    expect((await target.events("P01")).find((event) => event.kind === "baseline-measured")).toMatchObject({ cached: false });
+    expectLandedWithout(target, out, code, "gate-left.txt");
+  });
+});
+
 describe("factory run: auto-fix", () => {
   const tabsGate = `
   [[surfaces.app.gates]]
