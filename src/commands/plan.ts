@@ -2,7 +2,10 @@ import { paint, type Output } from "../log/output.js";
 import { orderQueue, type Placement } from "../packet/graph.js";
 import { formatProblem } from "../util/problem.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
-import { loadWorkspaceOrReport } from "./workspace.js";
+import type { LedgerState } from "../ledger/fold.js";
+import { readBoardCache, writeBoardCache } from "../status/board-cache.js";
+import { keptKey, loadProbedOrReport, type Probed } from "./kept.js";
+import { withQueue, type Workspace } from "./workspace.js";
 
 export interface PlanOptions {
   cwd: string;
@@ -22,9 +25,60 @@ export interface PlanStep {
 /** The order the queue would run in; nothing is executed. */
 export async function plan(options: PlanOptions): Promise<ExitCode> {
   const { output } = options;
-  const workspace = await loadWorkspaceOrReport(options.cwd, output);
-  if (!workspace) return EXIT.invalid;
-  const ledger = (await workspace.ledger.read()).state;
+  const probed = await loadProbedOrReport(options.cwd, output);
+  if (!probed) return EXIT.invalid;
+  const shown = await shownPlan(probed, options.json, output);
+  for (const warning of shown.warnings) output.err(`${paint(output, "yellow", "warning")}: ${warning}`);
+  output.outBytes(shown.text);
+  if (shown.problems.length > 0) {
+    output.err("");
+    for (const problem of shown.problems) output.err(problem);
+  }
+  return shown.invalid ? EXIT.invalid : EXIT.ok;
+}
+
+/** What `plan` prints: the order (JSON or text), the warnings and problems beside it (text only), and whether there are problems (exit 2). */
+interface ShownPlan {
+  text: Buffer;
+  warnings: string[];
+  problems: string[];
+  invalid: boolean;
+}
+
+/**
+ * The plan as printed last time when nothing it was built from has changed
+ * (kept like the board, see board-cache.ts), else built from the queue and
+ * the ledger and kept for the next `plan`.
+ */
+async function shownPlan(probed: Probed, json: boolean, output: Output): Promise<ShownPlan> {
+  const view = json ? "planJson" : output.color ? "planColorText" : "planText";
+  const key = await keptKey(probed);
+  const kept = key ? readBoardCache(probed.head.root, view, key.key, () => true) : undefined;
+  const note = kept?.note as Partial<Omit<ShownPlan, "text">> | undefined;
+  if (kept && Array.isArray(note?.warnings) && Array.isArray(note.problems) && typeof note.invalid === "boolean") {
+    return { text: kept.text, warnings: note.warnings, problems: note.problems, invalid: note.invalid };
+  }
+  const workspace = await withQueue(probed.head, undefined, probed.probe);
+  const read = await workspace.ledger.read();
+  const { steps, done, unreachable } = orderOf(workspace, read.state);
+  const invalid = workspace.problems.length > 0;
+  const shown: ShownPlan = json
+    ? {
+        text: Buffer.from(JSON.stringify({ branch: workspace.branch, tip: workspace.tip, order: steps, merged: done, unreachable, problems: workspace.problems }, null, 2)),
+        warnings: [],
+        problems: [],
+        invalid,
+      }
+    : { text: Buffer.from(renderPlan(workspace.branch, steps, done, unreachable, output)), warnings: workspace.warnings, problems: workspace.problems.map(formatProblem), invalid };
+  // Kept only when the ledger read is the version the key names (no append in between).
+  if (key && read.version === key.ledger) {
+    writeBoardCache(workspace.root, view, key.key, { text: shown.text, owners: [], note: { warnings: shown.warnings, problems: shown.problems, invalid } });
+  }
+  return shown;
+}
+
+/** Pure: the order of the queue's packets given the ledger, what merged, and what cannot run and why. */
+function orderOf(workspace: Workspace, ledger: LedgerState): { steps: PlanStep[]; done: string[]; unreachable: { id: string; reason: string }[] } {
   const stateOf = (id: string): string => ledger.packets.get(id)?.status.state ?? "queued";
   const byId = new Map(workspace.queue.parsed.map((packet) => [packet.id, packet]));
   const done = new Set([...byId.keys()].filter((id) => stateOf(id) === "merged"));
@@ -47,18 +101,7 @@ export async function plan(options: PlanOptions): Promise<ExitCode> {
     if (!packet) continue;
     steps.push({ position: steps.length + 1, id: packet.id, goal: packet.goal, gate: packet.gate, requires: packet.requires, state: stateOf(packet.id) });
   }
-  const exitCode = workspace.problems.length > 0 ? EXIT.invalid : EXIT.ok;
-  if (options.json) {
-    output.out(JSON.stringify({ branch: workspace.branch, tip: workspace.tip, order: steps, merged: [...done], unreachable, problems: workspace.problems }, null, 2));
-    return exitCode;
-  }
-  for (const warning of workspace.warnings) output.err(`${paint(output, "yellow", "warning")}: ${warning}`);
-  output.out(renderPlan(workspace.branch, steps, [...done], unreachable, output));
-  if (workspace.problems.length > 0) {
-    output.err("");
-    for (const problem of workspace.problems) output.err(formatProblem(problem));
-  }
-  return exitCode;
+  return { steps, done: [...done], unreachable };
 }
 
 function renderPlan(branch: string, steps: PlanStep[], done: string[], unreachable: Placement[] | { id: string; reason: string }[], output: Output): string {

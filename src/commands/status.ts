@@ -12,10 +12,10 @@ import { renderTable } from "../log/table.js";
 import { buildBoard, type Board } from "../status/board.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
 import type { Packet } from "../packet/types.js";
-import { loadHeadOrReport, packetContext, withQueue, type Workspace, type WorkspaceHead } from "./workspace.js";
-import { packetsStatus, probeQueue, type QueueProbe } from "../packet/load.js";
-import type { GitResult } from "../git/repo.js";
-import { boardCacheKey, readBoardCache, withRunField, writeBoardCache, type KeptView, type OwnerCheck } from "../status/board-cache.js";
+import { withQueue, type Workspace, type WorkspaceHead } from "./workspace.js";
+import type { QueueProbe } from "../packet/load.js";
+import { readBoardCache, withRunField, writeBoardCache, type KeptView, type OwnerCheck } from "../status/board-cache.js";
+import { keptKey, loadProbedOrReport, type KeptKey } from "./kept.js";
 
 export interface StatusOptions {
   cwd: string;
@@ -27,20 +27,14 @@ export interface StatusOptions {
 /** The board: every packet's state, attempts, cost and reason; with an id, that packet's history. */
 export async function status(options: StatusOptions): Promise<ExitCode> {
   const { output } = options;
-  // git status of packets/ is the slowest read: it starts as soon as the repository is known, while the config is read.
-  let status: Promise<GitResult> | undefined;
-  const head = await loadHeadOrReport(options.cwd, output, (root) => {
-    status = packetsStatus(root);
-    status.catch(() => undefined); // awaited through the probe; a failure is not left unhandled meanwhile
+  const probed = await loadProbedOrReport(options.cwd, output, async (head) => {
+    // A checkout a killed run left half-way is brought forward first, so the board and the checkout agree.
+    const finished = await finishLeftCheckout(head.root, head.branch);
+    if (finished) output.err(`notice: ${finished}`);
+    return finished !== undefined;
   });
-  if (!head) return EXIT.invalid;
-  // A checkout a killed run left half-way is brought forward first, so the board and the checkout agree.
-  const finished = await finishLeftCheckout(head.root, head.branch);
-  if (finished) {
-    output.err(`notice: ${finished}`);
-    status = undefined; // the checkout has changed: asked again
-  }
-  const probe = probeQueue(head.root, head.tip, head.branch, packetContext(head.config), status);
+  if (!probed) return EXIT.invalid;
+  const { head, probe } = probed;
   if (options.id !== undefined) {
     // One packet's page shows its events: only then is the whole ledger read.
     const workspace = await withQueue(head, undefined, probe);
@@ -48,7 +42,7 @@ export async function status(options: StatusOptions): Promise<ExitCode> {
     const { board } = await loadBoard(workspace, history);
     return showPacket(options, board, history.state.packets.get(options.id));
   }
-  const key = await boardKey(head, probe);
+  const key = await keptKey(probed);
   const lock = await readRunLock(head.root);
   const run = lock ? { ...lock, alive: isAlive(lock.pid) } : null;
   if (options.json) {
@@ -69,18 +63,6 @@ export async function status(options: StatusOptions): Promise<ExitCode> {
   return EXIT.ok;
 }
 
-/** The board cache's key for the workspace as it is now, and the ledger version in it; undefined when an input cannot be named. */
-async function boardKey(head: WorkspaceHead, probe: QueueProbe): Promise<BoardKey | undefined> {
-  const [queue, ledger, warnings] = await Promise.all([probe.key, head.ledger.version(), probe.warnings]);
-  if (queue === undefined || ledger === undefined || warnings === undefined) return undefined;
-  return { key: boardCacheKey({ queue, ledger, branch: head.branch, tip: head.tip, problems: head.problems, warnings: [...head.warnings, ...warnings], host: hostname() }), ledger };
-}
-
-interface BoardKey {
-  key: string;
-  ledger: string;
-}
-
 /**
  * The board as `status --json` prints it (without the run), as UTF-8: the
  * one kept under `key` when nothing it was built from has changed, else
@@ -88,7 +70,7 @@ interface BoardKey {
  * `keyed`: the text is the board of `key` (not one built from a ledger that
  * moved meanwhile).
  */
-async function boardJson(head: WorkspaceHead, probe: QueueProbe, key: BoardKey | undefined): Promise<KeptView & { keyed: boolean }> {
+async function boardJson(head: WorkspaceHead, probe: QueueProbe, key: KeptKey | undefined): Promise<KeptView & { keyed: boolean }> {
   const kept = key ? readBoardCache(head.root, "json", key.key, ownerAlive) : undefined;
   if (kept) return { ...kept, keyed: true };
   const workspace = await withQueue(head, undefined, probe);
@@ -107,7 +89,7 @@ interface TableView {
 }
 
 /** The board as the table a person reads, kept like the JSON (once without colour, once with). */
-async function boardTable(head: WorkspaceHead, probe: QueueProbe, key: BoardKey | undefined, output: Output): Promise<TableView> {
+async function boardTable(head: WorkspaceHead, probe: QueueProbe, key: KeptKey | undefined, output: Output): Promise<TableView> {
   const view = output.color ? "colorTable" : "table";
   const kept = key ? readBoardCache(head.root, view, key.key, ownerAlive) : undefined;
   const note = kept?.note as Omit<TableView, "text"> | undefined;

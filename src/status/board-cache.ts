@@ -4,19 +4,26 @@ import { dirname, join } from "node:path";
 import type { Problem } from "../util/problem.js";
 
 /**
- * The last board `status` printed, kept beside the ledger
- * (`.factory/state/board.*.cache`) as the text it printed, one file per
- * view (the JSON, the table, the table in colour), under a key of
- * everything the board was built from: the queue (its own cache key:
- * packets/ at the tip, the config it is checked against, the factory's
- * code), the ledger's version, the branch and its tip (which fix what git's
- * trailers say landed), and the config's problems and the working tree's
- * warnings. Whether a running packet's owner still lives is the one input
- * that changes on its own: the owners the board asked about are kept with
- * their answers and asked again. Any difference rebuilds the board. What is
- * kept only shows: no command decides from it.
+ * The last board `status` printed and the last order `plan` printed, kept
+ * beside the ledger (`.factory/state/board.*.cache`, `plan.*.cache`) as the
+ * text they printed, one file per view (the JSON, the text, the text in
+ * colour), under a key of everything they were built from: the queue (its
+ * own cache key: packets/ at the tip, the config it is checked against, the
+ * factory's code), the ledger's version, the branch and its tip (which fix
+ * what git's trailers say landed), and the config's problems and the
+ * working tree's warnings. Whether a running packet's owner still lives is
+ * the one input that changes on its own: the owners the board asked about
+ * are kept with their answers and asked again. Any difference builds the
+ * view again. What is kept only shows: no command decides from it.
  */
-export const BOARD_CACHE_FILES = { json: "board.json.cache", table: "board.table.cache", colorTable: "board.table-color.cache" } as const;
+export const BOARD_CACHE_FILES = {
+  json: "board.json.cache",
+  table: "board.table.cache",
+  colorTable: "board.table-color.cache",
+  planJson: "plan.json.cache",
+  planText: "plan.text.cache",
+  planColorText: "plan.text-color.cache",
+} as const;
 export type BoardView = keyof typeof BOARD_CACHE_FILES;
 const STATE_DIR = ".factory/state";
 const FORMAT = "factory-board-cache";

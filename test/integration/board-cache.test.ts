@@ -4,6 +4,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { plan } from "../../src/commands/plan.js";
 import { status } from "../../src/commands/status.js";
 import { appendEvents } from "../../src/ledger/store.js";
 import { bufferOutput } from "../../src/log/output.js";
@@ -89,6 +90,33 @@ describe("the board cache", () => {
     const gone = JSON.parse(await statusText()) as { packets: { goal: string; note: string | null }[] };
     expect(gone.packets[0]?.goal).not.toBe("from the cache");
     expect(gone.packets[0]?.note).toContain("is gone; the next factory run recovers it");
+  });
+
+  it("keeps the plan the same way: served while nothing changed, built again after the ledger moved", async () => {
+    repo = oneQueuedPacketWithState();
+    const planText = async (json: boolean): Promise<{ code: number; text: string }> => {
+      const output = bufferOutput();
+      const code = await plan({ cwd: repo.dir, json, output });
+      return { code, text: [...output.stdout, ...output.stderr].join("\n") };
+    };
+    const built = await planText(true);
+    expect(built.code).toBe(0);
+    expect(await planText(true)).toEqual(built);
+    const kept = join(repo.dir, ".factory/state/plan.json.cache");
+    writeFileSync(kept, readFileSync(kept, "utf8").replace(/"goal": "[^"]*"/, '"goal": "from the cache"'));
+    expect((await planText(true)).text).toContain("from the cache");
+    expect((await planText(false)).text).toContain("1. A01"); // the text view is kept on its own
+    const text = join(repo.dir, ".factory/state/plan.text.cache");
+    writeFileSync(text, readFileSync(text, "utf8").replace(/1\. A01 .*/, "1. A01 from the text cache"));
+    expect((await planText(false)).text).toContain("from the text cache");
+
+    await appendEvents(repo.dir, [
+      { kind: "claimed", packet: "A01", attempt: 1, sha256: sha("packets/A01-one.toml"), run: "r", pid: 1, host: "elsewhere" },
+      { kind: "merged", packet: "A01", attempt: 1, commit: "c", tree: "t" },
+    ]);
+    const merged = JSON.parse((await planText(true)).text) as { order: unknown[]; merged: string[] };
+    expect(merged).toMatchObject({ order: [], merged: ["A01"] });
+    expect((await planText(false)).text).toContain("Already merged: A01");
   });
 
   it("keeps no file in a repository where the factory keeps no state", async () => {
