@@ -76,16 +76,13 @@ const SYSTEM_CONFIGS = ["/etc/gitconfig", "/usr/etc/gitconfig", "/usr/local/etc/
  */
 function configFingerprint(cwd: string): string | undefined {
   if (Object.keys(process.env).some((name) => /^GIT_(CONFIG|DIR$|COMMON_DIR$)/.test(name))) return undefined;
-  let gitDir = join(cwd, ".git");
+  let gitDir: string | undefined;
   try {
-    if (!statSync(gitDir).isDirectory()) {
-      const pointer = /^gitdir: (.+)$/m.exec(readFileSync(gitDir, "utf8"));
-      if (!pointer) return undefined;
-      gitDir = resolve(cwd, (pointer[1] as string).trim());
-    }
+    gitDir = statSync(join(cwd, ".git")).isDirectory() ? join(cwd, ".git") : linkedGitDir(cwd);
   } catch {
     return undefined; // not the top of a work tree: ask git
   }
+  if (gitDir === undefined) return undefined;
   const commonDir = resolve(gitDir, readText(join(gitDir, "commondir"))?.trim() || ".");
   const home = process.env.HOME ?? homedir();
   const files = [...SYSTEM_CONFIGS, join(home, ".gitconfig"), join(process.env.XDG_CONFIG_HOME || join(home, ".config"), "git", "config"), join(commonDir, "config"), join(gitDir, "config.worktree")];
@@ -98,6 +95,27 @@ function configFingerprint(cwd: string): string | undefined {
     hash.update(`${place}\0${text ?? "\u0000missing"}\0`);
   }
   return hash.digest("hex");
+}
+
+/**
+ * A linked worktree's git directory as its `.git` file names it
+ * (`gitdir: <path>`, absolute or relative to the worktree), read without a
+ * process; undefined for anything else (a checkout's own `.git` directory,
+ * no such file, a directory that is not there, an environment that points
+ * git elsewhere): the caller asks git then.
+ */
+export function linkedGitDir(worktree: string): string | undefined {
+  if (process.env.GIT_DIR !== undefined || process.env.GIT_COMMON_DIR !== undefined) return undefined;
+  const file = join(worktree, ".git");
+  try {
+    if (!statSync(file).isFile()) return undefined;
+    const pointer = /^gitdir: (.+)$/m.exec(readFileSync(file, "utf8"))?.[1]?.trim();
+    if (!pointer) return undefined;
+    const dir = resolve(worktree, pointer);
+    return statSync(dir).isDirectory() ? dir : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function readText(path: string): string | undefined {

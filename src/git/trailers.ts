@@ -31,9 +31,9 @@ export async function landedPackets(root: string, ref: string): Promise<Landed[]
   return landed;
 }
 
-/** Pure: the commit that landed this exact packet version, if any. */
+/** Pure: the commit that landed this exact packet version, if any (the newest, when it landed more than once). */
 export function landedVersion(landed: readonly Landed[], id: string, sha256: string): Landed | undefined {
-  return landed.find((entry) => entry.id === id && entry.sha256 === sha256);
+  return landedIndex(landed)(id, sha256);
 }
 
 /** Pure: `landedVersion` for many lookups (a whole queue against a long history): indexed once, the newest landing of each version. */

@@ -43,7 +43,7 @@ export async function loadQueue(
   const known = await probe.warnings;
   if (candidate && known) return { queue: candidate, warnings: known };
   const { sources, supplied } = await readSources(root, tip);
-  let names = (await probe.changed) ?? undefined;
+  let names = await probe.changed;
   if (!names) {
     try {
       names = (await readdir(join(root, PACKETS_DIR))).map((name) => `${PACKETS_DIR}/${name}`);
