@@ -38,7 +38,10 @@ export function buildProgram(): Command {
     .addHelpText("after", "\nExample:\n  factory plan")
     .description("print the order the queue would run in; nothing is executed")
     .option("--json", "print JSON")
-    .action(async (opts: { json?: boolean }) => finish(await (await import("./commands/plan.js")).plan({ cwd, json: Boolean(opts.json), output })));
+    .action(async (opts: { json?: boolean }) => {
+      const early = await earlyReads(cwd);
+      finish(await (await import("./commands/plan.js")).plan({ cwd, json: Boolean(opts.json), output, early }));
+    });
 
   program
     .command("status")
@@ -46,7 +49,10 @@ export function buildProgram(): Command {
     .description("the board: state, attempts, cost and reason of every packet; with an id, its history")
     .argument("[id]", "a packet id")
     .option("--json", "print JSON (a stable shape, see the README)")
-    .action(async (id: string | undefined, opts: { json?: boolean }) => finish(await (await import("./commands/status.js")).status({ cwd, id, json: Boolean(opts.json), output })));
+    .action(async (id: string | undefined, opts: { json?: boolean }) => {
+      const early = await earlyReads(cwd);
+      finish(await (await import("./commands/status.js")).status({ cwd, id, json: Boolean(opts.json), output, early }));
+    });
 
   program
     .command("run")
@@ -178,6 +184,11 @@ export function buildProgram(): Command {
 }
 
 const VERSION = "0.1.0";
+
+/** The first git reads of `status` and `plan`, started before their modules load (see commands/early.ts). */
+async function earlyReads(cwd: string): Promise<import("./commands/early.js").EarlyReads> {
+  return (await import("./commands/early.js")).startEarlyReads(cwd);
+}
 
 /** A number from the command line, checked like the config's numbers: a usage error (exit 2) otherwise. */
 function parseNumber(value: string, bounds: { min?: number; max?: number; integer?: boolean } = {}): number {

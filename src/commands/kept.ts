@@ -1,7 +1,8 @@
 import { hostname } from "node:os";
 import type { GitResult } from "../git/repo.js";
 import type { Output } from "../log/output.js";
-import { packetsStatus, probeQueue, type QueueProbe } from "../packet/load.js";
+import { probeQueue, type QueueProbe } from "../packet/load.js";
+import { startEarlyReads, type EarlyReads } from "./early.js";
 import { boardCacheKey } from "../status/board-cache.js";
 import { loadHeadOrReport, packetContext, type WorkspaceHead } from "./workspace.js";
 
@@ -16,18 +17,16 @@ export interface Probed {
 }
 
 /**
- * Loads the head with git status of packets/ started as soon as the
+ * Loads the head, with git status of packets/ started as soon as the
  * repository is known (it is the slowest read; it runs while the config is
- * read). `settle` runs before the queue is probed; when it says the checkout
+ * read): by `early`, when the CLI started both before loading the command.
+ * `settle` runs before the queue is probed; when it says the checkout
  * changed, git status is asked again.
  */
-export async function loadProbedOrReport(cwd: string, output: Output, settle?: (head: WorkspaceHead) => Promise<boolean>): Promise<Probed | undefined> {
-  let status: Promise<GitResult> | undefined;
-  const head = await loadHeadOrReport(cwd, output, (root) => {
-    status = packetsStatus(root);
-    status.catch(() => undefined); // awaited through the probe; a failure is not left unhandled meanwhile
-  });
+export async function loadProbedOrReport(cwd: string, output: Output, settle?: (head: WorkspaceHead) => Promise<boolean>, early: EarlyReads = startEarlyReads(cwd)): Promise<Probed | undefined> {
+  const head = await loadHeadOrReport(cwd, output, early.root);
   if (!head) return undefined;
+  let status: Promise<GitResult> | undefined = early.packetsStatus;
   if (settle && (await settle(head))) status = undefined;
   return { head, probe: probeQueue(head.root, head.tip, head.branch, packetContext(head.config), status) };
 }

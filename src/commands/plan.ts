@@ -4,11 +4,15 @@ import { formatProblem } from "../util/problem.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
 import type { LedgerState } from "../ledger/fold.js";
 import { readBoardCache, writeBoardCache } from "../status/board-cache.js";
+import { textOf, type Text } from "../status/kept-text.js";
 import { keptKey, loadProbedOrReport, type Probed } from "./kept.js";
+import type { EarlyReads } from "./early.js";
 import { withQueue, type Workspace } from "./workspace.js";
 
 export interface PlanOptions {
   cwd: string;
+  /** The first git reads, when the CLI started them before loading this module. */
+  early?: EarlyReads;
   json: boolean;
   output: Output;
 }
@@ -25,11 +29,11 @@ export interface PlanStep {
 /** The order the queue would run in; nothing is executed. */
 export async function plan(options: PlanOptions): Promise<ExitCode> {
   const { output } = options;
-  const probed = await loadProbedOrReport(options.cwd, output);
+  const probed = await loadProbedOrReport(options.cwd, output, undefined, options.early);
   if (!probed) return EXIT.invalid;
   const shown = await shownPlan(probed, options.json, output);
   for (const warning of shown.warnings) output.err(`${paint(output, "yellow", "warning")}: ${warning}`);
-  output.outBytes(shown.text);
+  await output.outPieces(shown.text.pieces());
   if (shown.problems.length > 0) {
     output.err("");
     for (const problem of shown.problems) output.err(problem);
@@ -39,7 +43,7 @@ export async function plan(options: PlanOptions): Promise<ExitCode> {
 
 /** What `plan` prints: the order (JSON or text), the warnings and problems beside it (text only), and whether there are problems (exit 2). */
 interface ShownPlan {
-  text: Buffer;
+  text: Text;
   warnings: string[];
   problems: string[];
   invalid: boolean;
@@ -58,21 +62,22 @@ async function shownPlan(probed: Probed, json: boolean, output: Output): Promise
   if (kept && Array.isArray(note?.warnings) && Array.isArray(note.problems) && typeof note.invalid === "boolean") {
     return { text: kept.text, warnings: note.warnings, problems: note.problems, invalid: note.invalid };
   }
+  kept?.text.close();
   const workspace = await withQueue(probed.head, undefined, probed.probe);
   const read = await workspace.ledger.read();
   const { steps, done, unreachable } = orderOf(workspace, read.state);
   const invalid = workspace.problems.length > 0;
+  const text = Buffer.from(
+    json
+      ? JSON.stringify({ branch: workspace.branch, tip: workspace.tip, order: steps, merged: done, unreachable, problems: workspace.problems }, null, 2)
+      : renderPlan(workspace.branch, steps, done, unreachable, output),
+  );
   const shown: ShownPlan = json
-    ? {
-        text: Buffer.from(JSON.stringify({ branch: workspace.branch, tip: workspace.tip, order: steps, merged: done, unreachable, problems: workspace.problems }, null, 2)),
-        warnings: [],
-        problems: [],
-        invalid,
-      }
-    : { text: Buffer.from(renderPlan(workspace.branch, steps, done, unreachable, output)), warnings: workspace.warnings, problems: workspace.problems.map(formatProblem), invalid };
+    ? { text: textOf(text), warnings: [], problems: [], invalid }
+    : { text: textOf(text), warnings: workspace.warnings, problems: workspace.problems.map(formatProblem), invalid };
   // Kept only when the ledger read is the version the key names (no append in between).
   if (key && read.version === key.ledger) {
-    writeBoardCache(workspace.root, view, key.key, { text: shown.text, owners: [], note: { warnings: shown.warnings, problems: shown.problems, invalid } });
+    writeBoardCache(workspace.root, view, key.key, { text, owners: [], note: { warnings: shown.warnings, problems: shown.problems, invalid } });
   }
   return shown;
 }

@@ -6,7 +6,7 @@ import { recordLandedVersions } from "../loop/reconcile.js";
 import { acquireRunLock } from "../ledger/run-lock.js";
 import type { Ledger } from "../ledger/ledger.js";
 import { describeBreak } from "../ledger/store.js";
-import type { Output } from "../log/output.js";
+import { joined, type Output } from "../log/output.js";
 import { createProgress } from "../log/progress.js";
 import { Budget } from "../loop/budget.js";
 import { Interrupted, RUNS_DIR, type RunContext } from "../loop/context.js";
@@ -36,7 +36,9 @@ export interface RunOptions {
 /** `factory run`: drain the queue. Exit 0 drained, 1 halted, 2 invalid input, 130 interrupted. */
 export async function run(options: RunOptions): Promise<ExitCode> {
   // With --json, stdout carries only the event stream (one JSON object per line); every other line goes to stderr.
-  const output: Output = options.json ? { ...options.output, out: (text) => options.output.err(text), outBytes: (text) => options.output.err(new TextDecoder().decode(text)) } : options.output;
+  const output: Output = options.json
+    ? { ...options.output, out: (text) => options.output.err(text), outPieces: async (pieces) => options.output.err(joined(pieces).toString("utf8")) }
+    : options.output;
   const load = await loadWorkspace(options.cwd, { trustCache: false }); // a run decides: it reads the queue itself
   if (!load.ok || load.workspace.problems.length > 0 || !load.workspace.config) {
     const problems = load.ok ? load.workspace.problems : load.problems;

@@ -14,11 +14,15 @@ import { EXIT, type ExitCode } from "./exit-codes.js";
 import type { Packet } from "../packet/types.js";
 import { withQueue, type Workspace, type WorkspaceHead } from "./workspace.js";
 import type { QueueProbe } from "../packet/load.js";
-import { readBoardCache, withRunField, writeBoardCache, type KeptView, type OwnerCheck } from "../status/board-cache.js";
+import { readBoardCache, withRunField, writeBoardCache, type KeptRead, type OwnerCheck } from "../status/board-cache.js";
+import { textOf, type Text } from "../status/kept-text.js";
 import { keptKey, loadProbedOrReport, type KeptKey } from "./kept.js";
+import type { EarlyReads } from "./early.js";
 
 export interface StatusOptions {
   cwd: string;
+  /** The first git reads, when the CLI started them before loading this module. */
+  early?: EarlyReads;
   id: string | undefined;
   json: boolean;
   output: Output;
@@ -27,12 +31,17 @@ export interface StatusOptions {
 /** The board: every packet's state, attempts, cost and reason; with an id, that packet's history. */
 export async function status(options: StatusOptions): Promise<ExitCode> {
   const { output } = options;
-  const probed = await loadProbedOrReport(options.cwd, output, async (head) => {
-    // A checkout a killed run left half-way is brought forward first, so the board and the checkout agree.
-    const finished = await finishLeftCheckout(head.root, head.branch);
-    if (finished) output.err(`notice: ${finished}`);
-    return finished !== undefined;
-  });
+  const probed = await loadProbedOrReport(
+    options.cwd,
+    output,
+    async (head) => {
+      // A checkout a killed run left half-way is brought forward first, so the board and the checkout agree.
+      const finished = await finishLeftCheckout(head.root, head.branch);
+      if (finished) output.err(`notice: ${finished}`);
+      return finished !== undefined;
+    },
+    options.early,
+  );
   if (!probed) return EXIT.invalid;
   const { head, probe } = probed;
   if (options.id !== undefined) {
@@ -46,12 +55,12 @@ export async function status(options: StatusOptions): Promise<ExitCode> {
   const lock = await readRunLock(head.root);
   const run = lock ? { ...lock, alive: isAlive(lock.pid) } : null;
   if (options.json) {
-    output.outBytes(withRunField((await boardJson(head, probe, key)).text, run));
+    await output.outPieces(withRunField((await boardJson(head, probe, key)).text, run));
     return EXIT.ok;
   }
   const table = await boardTable(head, probe, key, output);
   for (const warning of table.warnings) output.err(`${paint(output, "yellow", "warning")}: ${warning}`);
-  output.outBytes(table.text);
+  await output.outPieces(table.text.pieces());
   if (run) {
     output.out(
       run.alive
@@ -70,20 +79,20 @@ export async function status(options: StatusOptions): Promise<ExitCode> {
  * `keyed`: the text is the board of `key` (not one built from a ledger that
  * moved meanwhile).
  */
-async function boardJson(head: WorkspaceHead, probe: QueueProbe, key: KeptKey | undefined): Promise<KeptView & { keyed: boolean }> {
+async function boardJson(head: WorkspaceHead, probe: QueueProbe, key: KeptKey | undefined): Promise<KeptRead & { keyed: boolean }> {
   const kept = key ? readBoardCache(head.root, "json", key.key, ownerAlive) : undefined;
   if (kept) return { ...kept, keyed: true };
   const workspace = await withQueue(head, undefined, probe);
   const { board, owners, version } = await loadBoard(workspace);
-  const built: KeptView = { text: Buffer.from(JSON.stringify(board, null, 2)), owners, note: undefined };
+  const text = Buffer.from(JSON.stringify(board, null, 2));
   // Kept only when the ledger read is the version the key names (no append in between).
   const keyed = key !== undefined && version === key.ledger;
-  if (key && keyed) writeBoardCache(head.root, "json", key.key, built);
-  return { ...built, keyed };
+  if (key && keyed) writeBoardCache(head.root, "json", key.key, { text, owners, note: undefined });
+  return { text: textOf(text), owners, note: undefined, keyed };
 }
 
 interface TableView {
-  text: Buffer;
+  text: Text;
   warnings: string[];
   problems: number;
 }
@@ -94,10 +103,12 @@ async function boardTable(head: WorkspaceHead, probe: QueueProbe, key: KeptKey |
   const kept = key ? readBoardCache(head.root, view, key.key, ownerAlive) : undefined;
   const note = kept?.note as Omit<TableView, "text"> | undefined;
   if (kept && Array.isArray(note?.warnings) && typeof note.problems === "number") return { text: kept.text, warnings: note.warnings, problems: note.problems };
+  kept?.text.close();
   const json = await boardJson(head, probe, key);
-  const board = JSON.parse(json.text.toString("utf8")) as Board;
-  const table: TableView = { text: Buffer.from(await renderBoard(board, output)), warnings: board.warnings, problems: board.problems.length };
-  if (key && json.keyed) writeBoardCache(head.root, view, key.key, { text: table.text, owners: json.owners, note: { warnings: table.warnings, problems: table.problems } });
+  const board = JSON.parse(json.text.bytes().toString("utf8")) as Board;
+  const text = Buffer.from(await renderBoard(board, output));
+  const table: TableView = { text: textOf(text), warnings: board.warnings, problems: board.problems.length };
+  if (key && json.keyed) writeBoardCache(head.root, view, key.key, { text, owners: json.owners, note: { warnings: table.warnings, problems: table.problems } });
   return table;
 }
 

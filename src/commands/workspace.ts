@@ -37,11 +37,10 @@ export async function loadWorkspace(cwd: string, options: { trustCache: boolean 
   return { ok: true, workspace: await withQueue(load.head, options) };
 }
 
-/** The repository, its config and its tip, without the queue; `atRoot` is told the repository as soon as it is known. */
-export async function loadHead(cwd: string, atRoot?: (root: string) => void): Promise<HeadLoad> {
-  const root = await findRepoRoot(cwd);
+/** The repository (`found`, when the caller has asked git already), its config and its tip, without the queue. */
+export async function loadHead(cwd: string, found: Promise<string | undefined> = findRepoRoot(cwd)): Promise<HeadLoad> {
+  const root = await found;
   if (!root) return { ok: false, problems: [{ file: cwd, message: "not inside a git repository; run factory in your repository (git init first)" }] };
-  atRoot?.(root);
   const { config, problems, warnings, branch, tip } = await loadConfig(root);
   if (!tip) {
     if (!problems.some((problem) => problem.key === "target_branch")) {
@@ -67,8 +66,8 @@ export async function loadWorkspaceOrReport(cwd: string, output: Output, options
 }
 
 /** Loads the workspace's head, or prints why it cannot be loaded (exit 2 for the caller). */
-export async function loadHeadOrReport(cwd: string, output: Output, atRoot?: (root: string) => void): Promise<WorkspaceHead | undefined> {
-  const load = await loadHead(cwd, atRoot);
+export async function loadHeadOrReport(cwd: string, output: Output, found?: Promise<string | undefined>): Promise<WorkspaceHead | undefined> {
+  const load = await loadHead(cwd, found);
   if (load.ok) return load.head;
   reportProblems(load.problems, output);
   return undefined;

@@ -1,8 +1,13 @@
 /** Where a command writes: injected, so tests capture exactly what a user would see. */
 export interface Output {
   out(text: string): void;
-  /** Like `out`, for text already encoded as UTF-8 (a large one need not be decoded only to be encoded again). */
-  outBytes(text: Uint8Array): void;
+  /**
+   * Like `out`, for text already encoded as UTF-8, given in pieces that may
+   * share one buffer: each piece is written out before the next is asked for
+   * (a large text need not be decoded, joined or held whole only to be
+   * written again).
+   */
+  outPieces(pieces: Iterable<Uint8Array>): Promise<void>;
   err(text: string): void;
   /** Colors follow NO_COLOR and TTY detection. */
   color: boolean;
@@ -16,9 +21,16 @@ export function processOutput(): Output {
   const noColor = process.env.NO_COLOR !== undefined && process.env.NO_COLOR !== "";
   return {
     out: (text) => process.stdout.write(text.endsWith("\n") ? text : `${text}\n`),
-    outBytes: (text) => {
-      process.stdout.write(text);
-      if (text.at(-1) !== 0x0a) process.stdout.write("\n");
+    outPieces: async (pieces) => {
+      let last: number | undefined;
+      for (const piece of pieces) {
+        if (piece.length === 0) continue;
+        last = piece[piece.length - 1];
+        // Handed to the system before the buffer is reused for the next piece; a closed stdout ends the text.
+        const written = await new Promise<boolean>((settle) => process.stdout.write(piece, (error) => settle(!error)));
+        if (!written) return;
+      }
+      if (last !== 0x0a) process.stdout.write("\n");
     },
     err: (text) => process.stderr.write(text.endsWith("\n") ? text : `${text}\n`),
     color: isTty && !noColor,
@@ -34,12 +46,17 @@ export function bufferOutput(): Output & { stdout: string[]; stderr: string[]; t
     stdout,
     stderr,
     out: (text) => void stdout.push(text),
-    outBytes: (text) => void stdout.push(Buffer.from(text.buffer, text.byteOffset, text.byteLength).toString("utf8")),
+    outPieces: async (pieces) => void stdout.push(joined(pieces).toString("utf8")),
     err: (text) => void stderr.push(text),
     color: false,
     isTty: false,
     text: () => [...stdout, ...stderr].join("\n"),
   };
+}
+
+/** Pieces that may share one buffer, copied one by one into one buffer. */
+export function joined(pieces: Iterable<Uint8Array>): Buffer {
+  return Buffer.concat(Array.from(pieces, (piece) => Buffer.from(piece)));
 }
 
 const CODES = { red: 31, green: 32, yellow: 33, blue: 34, dim: 2, bold: 1 } as const;

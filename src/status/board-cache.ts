@@ -1,7 +1,8 @@
 import { createHash } from "node:crypto";
-import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, fstatSync, openSync, readSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { Problem } from "../util/problem.js";
+import { fileText, type Text } from "./kept-text.js";
 
 /**
  * The last board `status` printed and the last order `plan` printed, kept
@@ -54,9 +55,16 @@ interface Header {
   note?: unknown;
 }
 
-/** A view as it was kept: its text, the owners its board asked about, and its note. */
+/** A view to keep: its text, the owners its board asked about, and its note. */
 export interface KeptView {
   text: Buffer;
+  owners: OwnerCheck[];
+  note: unknown;
+}
+
+/** A view as it was kept, its text still in the kept file (see kept-text.ts). */
+export interface KeptRead {
+  text: Text;
   owners: OwnerCheck[];
   note: unknown;
 }
@@ -73,30 +81,50 @@ function cachePath(root: string, view: BoardView): string {
 /**
  * The view kept under `key`, if every owner its board asked about still gets
  * the same answer from `alive`; undefined otherwise (no file, another key, a
- * file that cannot be read). Bytes, not a string: at 10,000 packets the
- * JSON is 4.6 MB, and decoding it only to encode it again for stdout cost
- * ~80 ms.
+ * file that cannot be read). Only the header line is read here: the text is
+ * read as it is written out, from the file as it was opened (a view kept
+ * again meanwhile replaces the file by rename, not this one). The caller
+ * writes the text out or closes it.
  */
-export function readBoardCache(root: string, view: BoardView, key: string, alive: (owner: { pid: number; host: string }) => boolean): KeptView | undefined {
-  let file: Buffer;
+export function readBoardCache(root: string, view: BoardView, key: string, alive: (owner: { pid: number; host: string }) => boolean): KeptRead | undefined {
+  let fd: number;
   try {
-    file = readFileSync(cachePath(root, view));
+    fd = openSync(cachePath(root, view), "r");
   } catch {
     return undefined;
   }
-  const end = file.indexOf(NEWLINE);
-  if (end < 0) return undefined;
-  let header: Header;
+  let handed = false;
   try {
-    header = JSON.parse(file.subarray(0, end).toString("utf8")) as Header;
+    const size = fstatSync(fd).size;
+    const line = headerLine(fd, size);
+    if (line === undefined) return undefined;
+    const header = JSON.parse(line.toString("utf8")) as Header;
+    if (header?.format !== FORMAT || header.key !== key || !Array.isArray(header.owners)) return undefined;
+    if (header.owners.some((owner) => alive(owner) !== owner.alive)) return undefined;
+    const text = fileText(fd, line.length + 1, size);
+    if (view === "json" && !endsAsObject(text)) return undefined;
+    handed = true; // the text closes the file from here on
+    return { text, owners: header.owners, note: header.note };
   } catch {
     return undefined;
+  } finally {
+    if (!handed) closeSync(fd);
   }
-  if (header?.format !== FORMAT || header.key !== key || !Array.isArray(header.owners)) return undefined;
-  if (header.owners.some((owner) => alive(owner) !== owner.alive)) return undefined;
-  const text = file.subarray(end + 1);
-  if (view === "json" && !endsAsObject(text)) return undefined;
-  return { text, owners: header.owners, note: header.note };
+}
+
+/** The file's first line (without its newline), read in growing pieces; undefined when there is none. */
+function headerLine(fd: number, size: number): Buffer | undefined {
+  let read = Buffer.alloc(0);
+  for (let want = 16 * 1024; read.length < size; want *= 2) {
+    const more = Buffer.allocUnsafe(Math.min(want, size - read.length));
+    const count = readSync(fd, more, 0, more.length, read.length);
+    if (count === 0) return undefined;
+    const from = read.length;
+    read = Buffer.concat([read, more.subarray(0, count)]);
+    const end = read.indexOf(NEWLINE, from);
+    if (end >= 0) return read.subarray(0, end);
+  }
+  return undefined;
 }
 
 /**
@@ -122,13 +150,20 @@ const NEWLINE = 0x0a;
 const OBJECT_END = Buffer.from("\n}");
 
 /** Whether `text` ends as an object printed with an indent does: a line holding only its closing brace. */
-function endsAsObject(text: Buffer): boolean {
-  return text.length > OBJECT_END.length && text.subarray(-OBJECT_END.length).equals(OBJECT_END);
+function endsAsObject(text: Text): boolean {
+  return text.length > OBJECT_END.length && text.endsWith(OBJECT_END);
 }
 
-/** Pure: the bytes of `JSON.stringify({ ...board, run }, null, 2)` from those of `JSON.stringify(board, null, 2)`, without parsing them. */
-export function withRunField(board: Buffer, run: unknown): Buffer {
+/**
+ * The bytes of `JSON.stringify({ ...board, run }, null, 2)` from those of
+ * `JSON.stringify(board, null, 2)`, without parsing them, in pieces as they
+ * are read (the board's, then the run's).
+ */
+export function withRunField(board: Text, run: unknown): Generator<Uint8Array> {
   if (!endsAsObject(board)) throw new Error("not the text of a JSON object printed with an indent of 2");
   const value = JSON.stringify(run, null, 2).replace(/\n/g, "\n  ");
-  return Buffer.concat([board.subarray(0, -OBJECT_END.length), Buffer.from(`,\n  "run": ${value}\n}`)]);
+  return (function* () {
+    yield* board.pieces(board.length - OBJECT_END.length);
+    yield Buffer.from(`,\n  "run": ${value}\n}`);
+  })();
 }
