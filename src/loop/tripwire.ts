@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { existsSync, lstatSync, readdirSync, readFileSync, readlinkSync, type Stats } from "node:fs";
 import { join, relative } from "node:path";
 import { commonGitDir, gitDirOf } from "../git/dirs.js";
-import { gitRun, gitTry } from "../git/repo.js";
+import { gitReadAside, gitRun, gitTry } from "../git/repo.js";
 import { parseStatusV2 } from "../git/status.js";
 import { checkoutMoves } from "../merge/checkout.js";
 import { HIDDEN_STATE } from "../process/sandbox.js";
@@ -54,13 +54,15 @@ export async function fingerprintOutside(watched: Watched): Promise<Fingerprint>
   // Large user site-packages are compared by size and time, not read.
   for (const path of WATCHED_HOME) add((found) => `~/${relative(watched.home, found)}`, join(watched.home, path), false);
 
-  const refs = await gitRun(watched.root, ["for-each-ref", "--format=%(refname)%00%(objectname)"]);
-  for (const line of refs.split("\n").filter(Boolean)) {
+  // The refs are read beside the checkout's status (a read that takes no lock), not after it.
+  const [refs, checkout] = await Promise.all([gitReadAside(watched.root, ["for-each-ref", "--format=%(refname)%00%(objectname)"]), checkoutState(watched.root)]);
+  if (!refs.ok) throw new Error(`git for-each-ref (in ${watched.root}) failed: ${refs.message}`);
+  for (const line of refs.out.split("\n").filter(Boolean)) {
     const [name = "", object = ""] = line.split("\0");
     if (name.startsWith("refs/heads/factory/")) continue; // the task branches are the factory's to move
     fingerprint.set(name === `refs/heads/${watched.target}` ? TARGET(watched.target) : `ref ${name}`, object);
   }
-  for (const [label, value] of await checkoutState(watched.root)) fingerprint.set(label, value);
+  for (const [label, value] of checkout) fingerprint.set(label, value);
   return fingerprint;
 }
 
