@@ -9,7 +9,13 @@
 //   node bench/overhead.mjs [packets=10] [rounds=5]
 import { execFileSync } from "node:child_process";
 import { rmSync } from "node:fs";
+import { interpreterFirstOnPath } from "../scripts/python-path.mjs";
 import { BIN, GATE_COMMAND, makeRepo, median, mergedCount, time } from "./lib.mjs";
+
+// Both sides run the interpreter itself, not a version manager's shim (which adds 0.3 s to every
+// pytest start here, and the factory starts pytest more often than the script).
+const interpreter = interpreterFirstOnPath();
+if (interpreter) console.log(`(python3 on PATH is a shim: ${interpreter} goes first on PATH for both)`);
 
 const packets = Number(process.argv[2] ?? 10);
 const rounds = Number(process.argv[3] ?? 5);

@@ -1,24 +1,12 @@
-import { spawnSync } from "node:child_process";
-import { realpathSync } from "node:fs";
-import { delimiter, dirname } from "node:path";
+import { interpreterFirstOnPath } from "../../scripts/python-path.mjs";
 
 /**
- * Where `python3` on PATH is a version manager's shim and not the interpreter
- * (pyenv's is a bash script that runs `pyenv exec`: 0.3 s more for every
- * Python start on the development VM, where a tests gate starts pytest many
- * times per test), the interpreter's own directory goes first on PATH for
- * the whole suite: the same python3 and pytest the shim would pick for a
- * directory without a version file (the test repositories have none), at
- * its own start-up cost. Nothing changes where python3 is the interpreter,
- * or missing (the tests that need pytest skip, saying why).
+ * The whole suite runs Python as a machine without a version manager's shim
+ * would (see scripts/python-path.mjs): a tests gate starts pytest several
+ * times per packet. Nothing changes where python3 is the interpreter, or
+ * missing (the tests that need pytest skip, saying why).
  */
 export default function setup(): void {
-  const which = spawnSync("sh", ["-c", "command -v python3"], { encoding: "utf8" });
-  const found = which.status === 0 ? which.stdout.trim() : "";
-  if (!found) return;
-  const asked = spawnSync(found, ["-c", "import sys; print(sys.executable)"], { encoding: "utf8" });
-  const executable = asked.status === 0 ? asked.stdout.trim() : "";
-  if (!executable || realpathSync(executable) === realpathSync(found)) return;
-  process.env.PATH = `${dirname(executable)}${delimiter}${process.env.PATH ?? ""}`;
-  console.log(`tests: python3 on PATH is a shim (${found}); ${dirname(executable)} goes first on PATH`);
+  const first = interpreterFirstOnPath();
+  if (first) console.log(`tests: python3 on PATH is a shim; ${first} goes first on PATH`);
 }

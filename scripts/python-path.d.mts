@@ -1,0 +1,1 @@
+export function interpreterFirstOnPath(): string | undefined;
