@@ -16,7 +16,6 @@ const READ_TOOLS = ["read_file", "read_many_files", "list_directory", "glob", "g
 const EDIT_TOOLS = ["write_file", "replace"];
 /** What the Gemini CLI needs from HOME inside the sandbox: its settings (the auth method), login and keys. */
 const HOME_SEED = [".gemini/settings.json", ".gemini/oauth_creds.json", ".gemini/google_accounts.json", ".gemini/.env"];
-/** The CLI's own traffic and prompts a factory run never needs; system settings, so they win over the user's. */
 /**
  * The Gemini CLI starts a second node process of itself at every call, only
  * to give it a larger heap (half the machine's memory); run headless, it
@@ -26,6 +25,7 @@ const HOME_SEED = [".gemini/settings.json", ".gemini/oauth_creds.json", ".gemini
  */
 const NO_RELAUNCH = { GEMINI_CLI_NO_RELAUNCH: "true" };
 
+/** The CLI's own traffic and prompts a factory run never needs; system settings, so they win over the user's. */
 const QUIET_SETTINGS = { general: { disableAutoUpdate: true, disableUpdateNag: true }, privacy: { usageStatisticsEnabled: false } };
 
 /**
