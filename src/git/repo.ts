@@ -3,6 +3,7 @@ import { createHash } from "node:crypto";
 import { readFileSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
+import { launchGit, ShellUnavailable } from "./launcher.js";
 import { atCommits } from "./memo.js";
 import { type GitObject, parseAnswer, readObject } from "./object-reader.js";
 
@@ -145,14 +146,24 @@ export interface GitOptions {
 /**
  * One git process. Every non-zero exit is a failure (the `--quiet` and
  * `--is-ancestor` forms answer only by exit code), reported with what git
- * printed. Started with node's own spawn: a packet costs about forty-five
- * git processes, and execa's extra work per call (about 5 ms of CPU) and
- * simple-git's fixed 50 ms wait after a command that prints nothing (add,
- * commit --quiet, restore, read-tree) were most of what the factory added.
- * stdin is /dev/null rather than a pipe closed at once (execFile's): one
- * stream less per call, about 1.5 ms of CPU.
+ * printed. Started by one of the kept-open shells of launcher.ts (node's own
+ * spawn forks the whole node process: a packet costs about forty git
+ * processes, and each blocked the event loop 5–8 ms), or by node itself
+ * where no shell can start it. Neither execa (about 5 ms of CPU per call)
+ * nor simple-git (a fixed 50 ms wait after a command that prints nothing):
+ * they were most of what the factory added. stdin is /dev/null.
  */
 function spawnGit(cwd: string, args: string[]): Promise<GitResult> {
+  const launched = launchGit(cwd, args);
+  if (!launched) return spawnGitHere(cwd, args);
+  return launched.then(
+    ({ code, stdout, stderr }) => (code === 0 ? { ok: true, out: stdout } : { ok: false, message: `${stderr}${stdout}`.trim() || `git exited with code ${code}` }),
+    (error: Error) => (error instanceof ShellUnavailable ? spawnGitHere(cwd, args) : { ok: false, message: error.message }),
+  );
+}
+
+/** One git process started by node itself (where no shell starts it, see launcher.ts). */
+function spawnGitHere(cwd: string, args: string[]): Promise<GitResult> {
   return new Promise((done) => {
     const child = spawn("git", args, { cwd, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
