@@ -83,8 +83,12 @@ export function closeGitShells(): Promise<void> {
 
 function pump(): void {
   while (waiting.length > 0) {
-    const shell = shells.find((candidate) => candidate.job === undefined) ?? (shells.length < MAX_SHELLS ? startShell() : undefined);
-    if (!shell) return;
+    const shell = shells.find((candidate) => candidate.job === undefined) ?? (shells.length < MAX_SHELLS && !broken ? startShell() : undefined);
+    if (!shell) {
+      // No shell will come (none could start): the callers start git themselves.
+      if (broken && shells.length === 0) for (const job of waiting.splice(0)) job.done(new ShellUnavailable("no shell could be started"));
+      return;
+    }
     const job = waiting.shift() as Job;
     const id = String(++calls);
     const text = script(job, shell.env);

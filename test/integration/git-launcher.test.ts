@@ -106,6 +106,21 @@ describe("git through the launcher's shells", () => {
   });
 });
 
+describe("where no shell can be started", () => {
+  it("git is started by node itself, and answers the same", () => {
+    const repoModule = fileURLToPath(new URL("../../dist/git/repo.js", import.meta.url));
+    if (!existsSync(repoModule)) return console.warn(`skipped: ${repoModule} is not built (npm test builds it first)`);
+    const target = repo();
+    // No temporary directory for the shells: every call falls back.
+    const out = execFileSync(
+      process.execPath,
+      ["--input-type=module", "-e", `const git = await import(${JSON.stringify(repoModule)}); console.log(await git.gitRun(process.cwd(), ["rev-parse", "HEAD"]));`],
+      { cwd: target.dir, env: { ...process.env, TMPDIR: join(target.dir, "no-such-dir") }, encoding: "utf8" },
+    );
+    expect(out.trim()).toBe(direct(target.dir, ["rev-parse", "HEAD"]).trim());
+  });
+});
+
 describe("a call's script", () => {
   it("quotes every argument as one word and sets only what changed in the environment", () => {
     expect(quote("it's")).toBe(`'it'\\''s'`);
