@@ -30,7 +30,13 @@ export interface Launched {
 }
 
 const MAX_SHELLS = 16;
-const SHELL_LOOP = 'D=$1; while IFS= read -r id; do (. "$D/$id.sh") </dev/null >"$D/$id.out" 2>"$D/$id.err"; echo "$id $?"; done; rm -rf "$D"';
+/**
+ * The shell's loop. SIGPIPE is ignored by the shell alone (the call's
+ * subshell sets it back, as git itself does at start): an answer written
+ * after this process died must end the loop, and the directory with it, not
+ * kill the shell before it removes the directory.
+ */
+const SHELL_LOOP = 'D=$1; trap "" PIPE; while IFS= read -r id; do (trap - PIPE; . "$D/$id.sh") </dev/null >"$D/$id.out" 2>"$D/$id.err"; echo "$id $?" || break; done; rm -rf "$D"';
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 interface Job {

@@ -79,29 +79,25 @@ describe("git through the launcher's shells", () => {
     expect(answers.map((answer) => answer.stdout)).toEqual(revisions.map((revision) => direct(target.dir, ["rev-parse", revision])));
   });
 
-  it("leaves no directory behind when this process is killed", async () => {
+  it("leaves no directory behind when this process is killed, between calls or while git runs", async () => {
     const launcher = fileURLToPath(new URL("../../dist/git/launcher.js", import.meta.url));
     if (!existsSync(launcher)) return console.warn(`skipped: ${launcher} is not built (npm test builds it first)`);
     const target = repo();
-    const temporary = mkdtempSync(join(tmpdir(), "factory-launcher-kill-"));
-    try {
-      const child = spawn(
-        process.execPath,
-        [
-          "--input-type=module",
-          "-e",
-          `const { launchGit } = await import(${JSON.stringify(launcher)}); await launchGit(process.cwd(), ["rev-parse", "HEAD"]); console.log("ran"); setInterval(() => {}, 1000);`,
-        ],
-        { cwd: target.dir, env: { ...process.env, TMPDIR: temporary }, stdio: ["ignore", "pipe", "inherit"] },
-      );
-      await new Promise<void>((resolve) => child.stdout.once("data", () => resolve()));
-      expect(readdirSync(temporary).filter((name) => name.startsWith("factory-git-"))).toHaveLength(1);
-      child.kill("SIGKILL");
-      await new Promise((resolve) => child.once("exit", resolve));
-      for (let tries = 0; tries < 50 && readdirSync(temporary).length > 0; tries++) await new Promise((resolve) => setTimeout(resolve, 100));
-      expect(readdirSync(temporary)).toEqual([]);
-    } finally {
-      rmSync(temporary, { recursive: true, force: true });
+    for (const during of [false, true]) {
+      const temporary = mkdtempSync(join(tmpdir(), "factory-launcher-kill-"));
+      try {
+        // With `during`, a second call is still running (git runs `sleep 1` as an alias) when the process is killed.
+        const code = `const { launchGit } = await import(${JSON.stringify(launcher)}); await launchGit(process.cwd(), ["rev-parse", "HEAD"]); ${during ? 'launchGit(process.cwd(), ["-c", "alias.slow=!sleep 1", "slow"]); await new Promise((resolve) => setTimeout(resolve, 200));' : ""} console.log("ran"); setInterval(() => {}, 1000);`;
+        const child = spawn(process.execPath, ["--input-type=module", "-e", code], { cwd: target.dir, env: { ...process.env, TMPDIR: temporary }, stdio: ["ignore", "pipe", "inherit"] });
+        await new Promise<void>((resolve) => child.stdout.once("data", () => resolve()));
+        expect(readdirSync(temporary).filter((name) => name.startsWith("factory-git-")).length).toBeGreaterThan(0);
+        child.kill("SIGKILL");
+        await new Promise((resolve) => child.once("exit", resolve));
+        for (let tries = 0; tries < 50 && readdirSync(temporary).length > 0; tries++) await new Promise((resolve) => setTimeout(resolve, 100));
+        expect(readdirSync(temporary), during ? "killed while git ran" : "killed between calls").toEqual([]);
+      } finally {
+        rmSync(temporary, { recursive: true, force: true });
+      }
     }
   });
 });
