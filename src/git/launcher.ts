@@ -36,7 +36,7 @@ const MAX_SHELLS = 16;
  * after this process died must end the loop, and the directory with it, not
  * kill the shell before it removes the directory.
  */
-const SHELL_LOOP = 'D=$1; trap "" PIPE; while IFS= read -r id; do (trap - PIPE; . "$D/$id.sh") </dev/null >"$D/$id.out" 2>"$D/$id.err"; echo "$id $?" || break; done; rm -rf "$D"';
+const SHELL_LOOP = 'D=$1; trap "" PIPE; while IFS= read -r id; do (trap - PIPE; . "$D/$id.sh") </dev/null >"$D/$id.out" 2>"$D/$id.err"; echo "$id $?" || break; done; command -p rm -rf "$D"';
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 interface Job {
