@@ -1,5 +1,5 @@
 import { execFileSync, spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -121,6 +121,35 @@ describe("the built CLI", () => {
       env: { ...process.env, NO_COLOR: "1" },
     });
     expect(piped.stderr).not.toMatch(/EPIPE|internal error|at /);
+  }, 60_000);
+
+  it("Ctrl-C at a terminal (SIGINT to the whole process group) ends a run like SIGTERM, and the factory's git shells leave nothing behind", async () => {
+    const target = makeLoopRepo({ script: { P01: { implementer: [{ hang: true }] } } });
+    cleanups.push(target.cleanup);
+    const temporary = mkdtempSync(join(tmpdir(), "factory-ctrl-c-"));
+    cleanups.push(() => rmSync(temporary, { recursive: true, force: true }));
+    // Its own process group, as a terminal's foreground job has; the factory's shells keep a temporary directory each here.
+    const child = spawn(process.execPath, [FACTORY_BIN, "run"], { cwd: target.dir, env: { ...process.env, NO_COLOR: "1", TMPDIR: temporary }, stdio: ["ignore", "pipe", "pipe"], detached: true });
+    let out = "";
+    child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+    child.stderr.on("data", (chunk: Buffer) => (out += chunk.toString()));
+    await new Promise<void>((resolve) => {
+      const poll = setInterval(() => {
+        if (out.includes("implementer: scripted")) {
+          clearInterval(poll);
+          resolve();
+        }
+      }, 100);
+    });
+    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+    process.kill(-(child.pid as number), "SIGINT");
+    expect(await exited, out).toBe(130);
+    expect((await target.events("P01")).map((event) => event.kind)).toContain("attempt-interrupted");
+    expect(existsSync(join(target.dir, ".factory/state/run.lock"))).toBe(false);
+    expect(out).not.toMatch(/internal error|the shell that starts git/);
+    // The shells end with the factory, and each removes its directory.
+    for (let tries = 0; tries < 50 && readdirSync(temporary).some((name) => name.startsWith("factory-git-")); tries++) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(readdirSync(temporary).filter((name) => name.startsWith("factory-git-"))).toEqual([]);
   }, 60_000);
 
   it("SIGTERM and SIGHUP end a run like Ctrl-C: the attempt is recorded as interrupted, exit 130, no agent left", async () => {
