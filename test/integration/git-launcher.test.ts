@@ -84,28 +84,31 @@ describe("git through the launcher's shells", () => {
     if (!existsSync(launcher)) return console.warn(`skipped: ${launcher} is not built (npm test builds it first)`);
     const target = repo();
     const onlyGit = mkdtempSync(join(tmpdir(), "factory-launcher-path-"));
-    symlinkSync(execFileSync("sh", ["-c", "command -v git"], { encoding: "utf8" }).trim(), join(onlyGit, "git"));
-    for (const [during, path] of [
-      [false, process.env.PATH],
-      [true, process.env.PATH],
-      [false, onlyGit], // a PATH a user's command may give: git, and no rm
-    ] as const) {
-      const temporary = mkdtempSync(join(tmpdir(), "factory-launcher-kill-"));
-      try {
-        // With `during`, a second call is still running (git runs `sleep 1` as an alias) when the process is killed.
-        const code = `const { launchGit } = await import(${JSON.stringify(launcher)}); await launchGit(process.cwd(), ["rev-parse", "HEAD"]); ${during ? 'launchGit(process.cwd(), ["-c", "alias.slow=!sleep 1", "slow"]); await new Promise((resolve) => setTimeout(resolve, 200));' : ""} console.log("ran"); setInterval(() => {}, 1000);`;
-        const child = spawn(process.execPath, ["--input-type=module", "-e", code], { cwd: target.dir, env: { ...process.env, TMPDIR: temporary, PATH: path }, stdio: ["ignore", "pipe", "inherit"] });
-        await new Promise<void>((resolve) => child.stdout.once("data", () => resolve()));
-        expect(readdirSync(temporary).filter((name) => name.startsWith("factory-git-")).length).toBeGreaterThan(0);
-        child.kill("SIGKILL");
-        await new Promise((resolve) => child.once("exit", resolve));
-        for (let tries = 0; tries < 50 && readdirSync(temporary).length > 0; tries++) await new Promise((resolve) => setTimeout(resolve, 100));
-        expect(readdirSync(temporary), during ? "killed while git ran" : path === onlyGit ? "no rm on PATH" : "killed between calls").toEqual([]);
-      } finally {
-        rmSync(temporary, { recursive: true, force: true });
+    try {
+      symlinkSync(execFileSync("sh", ["-c", "command -v git"], { encoding: "utf8" }).trim(), join(onlyGit, "git"));
+      for (const [during, path] of [
+        [false, process.env.PATH],
+        [true, process.env.PATH],
+        [false, onlyGit], // a PATH a user's command may give: git, and no rm
+      ] as const) {
+        const temporary = mkdtempSync(join(tmpdir(), "factory-launcher-kill-"));
+        try {
+          // With `during`, a second call is still running (git runs `sleep 1` as an alias) when the process is killed.
+          const code = `const { launchGit } = await import(${JSON.stringify(launcher)}); await launchGit(process.cwd(), ["rev-parse", "HEAD"]); ${during ? 'launchGit(process.cwd(), ["-c", "alias.slow=!sleep 1", "slow"]); await new Promise((resolve) => setTimeout(resolve, 200));' : ""} console.log("ran"); setInterval(() => {}, 1000);`;
+          const child = spawn(process.execPath, ["--input-type=module", "-e", code], { cwd: target.dir, env: { ...process.env, TMPDIR: temporary, PATH: path }, stdio: ["ignore", "pipe", "inherit"] });
+          await new Promise<void>((resolve) => child.stdout.once("data", () => resolve()));
+          expect(readdirSync(temporary).filter((name) => name.startsWith("factory-git-")).length).toBeGreaterThan(0);
+          child.kill("SIGKILL");
+          await new Promise((resolve) => child.once("exit", resolve));
+          for (let tries = 0; tries < 50 && readdirSync(temporary).length > 0; tries++) await new Promise((resolve) => setTimeout(resolve, 100));
+          expect(readdirSync(temporary), during ? "killed while git ran" : path === onlyGit ? "no rm on PATH" : "killed between calls").toEqual([]);
+        } finally {
+          rmSync(temporary, { recursive: true, force: true });
+        }
       }
+    } finally {
+      rmSync(onlyGit, { recursive: true, force: true });
     }
-    rmSync(onlyGit, { recursive: true, force: true });
   });
 });
 
