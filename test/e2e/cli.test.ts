@@ -123,16 +123,15 @@ describe("the built CLI", () => {
     expect(piped.stderr).not.toMatch(/EPIPE|internal error|at /);
   }, 60_000);
 
-  it("Ctrl-C at a terminal (SIGINT to the whole process group) ends a run like SIGTERM, and the factory's git shells leave nothing behind", async () => {
+  /** `factory run` of a packet whose implementer hangs, once the implementer has started; stdout and stderr gathered. */
+  async function runUntilTheAgentHangs(env: Record<string, string> = {}, detached = false) {
     const target = makeLoopRepo({ script: { P01: { implementer: [{ hang: true }] } } });
     cleanups.push(target.cleanup);
-    const temporary = mkdtempSync(join(tmpdir(), "factory-ctrl-c-"));
-    cleanups.push(() => rmSync(temporary, { recursive: true, force: true }));
-    // Its own process group, as a terminal's foreground job has; the factory's shells keep a temporary directory each here.
-    const child = spawn(process.execPath, [FACTORY_BIN, "run"], { cwd: target.dir, env: { ...process.env, NO_COLOR: "1", TMPDIR: temporary }, stdio: ["ignore", "pipe", "pipe"], detached: true });
+    const child = spawn(process.execPath, [FACTORY_BIN, "run"], { cwd: target.dir, env: { ...process.env, NO_COLOR: "1", ...env }, stdio: ["ignore", "pipe", "pipe"], detached });
     let out = "";
     child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
     child.stderr.on("data", (chunk: Buffer) => (out += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
     await new Promise<void>((resolve) => {
       const poll = setInterval(() => {
         if (out.includes("implementer: scripted")) {
@@ -141,12 +140,19 @@ describe("the built CLI", () => {
         }
       }, 100);
     });
-    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+    return { target, child, output: () => out, exited };
+  }
+
+  it("Ctrl-C at a terminal (SIGINT to the whole process group) ends a run like SIGTERM, and the factory's git shells leave nothing behind", async () => {
+    const temporary = mkdtempSync(join(tmpdir(), "factory-ctrl-c-"));
+    cleanups.push(() => rmSync(temporary, { recursive: true, force: true }));
+    // Its own process group, as a terminal's foreground job has; the factory's shells keep a temporary directory each here.
+    const { target, child, output, exited } = await runUntilTheAgentHangs({ TMPDIR: temporary }, true);
     process.kill(-(child.pid as number), "SIGINT");
-    expect(await exited, out).toBe(130);
+    expect(await exited, output()).toBe(130);
     expect((await target.events("P01")).map((event) => event.kind)).toContain("attempt-interrupted");
     expect(existsSync(join(target.dir, ".factory/state/run.lock"))).toBe(false);
-    expect(out).not.toMatch(/internal error|the shell that starts git/);
+    expect(output()).not.toMatch(/internal error|the shell that starts git/);
     // The shells end with the factory, and each removes its directory.
     for (let tries = 0; tries < 50 && readdirSync(temporary).some((name) => name.startsWith("factory-git-")); tries++) await new Promise((resolve) => setTimeout(resolve, 100));
     expect(readdirSync(temporary).filter((name) => name.startsWith("factory-git-"))).toEqual([]);
@@ -154,20 +160,7 @@ describe("the built CLI", () => {
 
   it("SIGTERM and SIGHUP end a run like Ctrl-C: the attempt is recorded as interrupted, exit 130, no agent left", async () => {
     for (const signal of ["SIGTERM", "SIGHUP"] as const) {
-      const target = makeLoopRepo({ script: { P01: { implementer: [{ hang: true }] } } });
-      cleanups.push(target.cleanup);
-      const child = spawn(process.execPath, [FACTORY_BIN, "run"], { cwd: target.dir, env: { ...process.env, NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"] });
-      let out = "";
-      child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
-      await new Promise<void>((resolve) => {
-        const poll = setInterval(() => {
-          if (out.includes("implementer: scripted")) {
-            clearInterval(poll);
-            resolve();
-          }
-        }, 100);
-      });
-      const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+      const { target, child, exited } = await runUntilTheAgentHangs();
       child.kill(signal);
       expect(await exited).toBe(130);
       expect((await target.events("P01")).map((event) => event.kind)).toContain("attempt-interrupted");
