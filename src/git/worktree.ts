@@ -165,9 +165,18 @@ export async function commitPaths(worktree: string, paths: readonly string[], me
   return commitStaged(worktree, message);
 }
 
+/**
+ * Commits what is staged; with nothing staged, HEAD stays. The commit is
+ * tried first (one process where something is staged, as it usually is);
+ * only when it fails is the index asked whether that was for want of
+ * changes, and any other failure is thrown with git's message.
+ */
 async function commitStaged(worktree: string, message: string): Promise<string> {
-  const staged = await gitTry(worktree, ["diff", "--no-ext-diff", "--cached", "--quiet"]);
-  if (!staged.ok) await gitRun(worktree, ["commit", "--quiet", "--no-verify", "-m", message], { identity: true });
+  const args = ["commit", "--quiet", "--no-verify", "-m", message];
+  const committed = await gitTry(worktree, args, { identity: true });
+  if (!committed.ok && !(await gitTry(worktree, ["diff", "--no-ext-diff", "--cached", "--quiet"])).ok) {
+    throw new Error(`git ${args.join(" ")} (in ${worktree}) failed: ${committed.message}`);
+  }
   return headOf(worktree);
 }
 
