@@ -1,5 +1,5 @@
 import { atCommits } from "./memo.js";
-import { gitRun } from "./repo.js";
+import { gitReadObjects, gitRun, orThrow } from "./repo.js";
 
 export type ChangeKind = "added" | "modified" | "deleted" | "type-changed";
 
@@ -10,7 +10,8 @@ export interface Change {
 
 /** What changed between two commits, renames shown as a delete and an add. */
 export async function changedPaths(cwd: string, from: string, to: string): Promise<Change[]> {
-  const out = await gitRun(cwd, ["diff", "--no-ext-diff", "--no-textconv", "--no-renames", "--name-status", "-z", from, to]);
+  const args = ["diff", "--no-ext-diff", "--no-textconv", "--no-renames", "--name-status", "-z", from, to];
+  const out = orThrow(cwd, await gitReadObjects(cwd, [from, to], args), args);
   const parts = out.split("\0").filter((part) => part !== "");
   const changes: Change[] = [];
   for (let i = 0; i + 1 < parts.length; i += 2) {
@@ -27,7 +28,7 @@ export async function diffText(cwd: string, from: string, to: string, options: {
   const positive = options.paths?.length ? options.paths : options.exclude?.length ? ["."] : [];
   const pathspec = [...positive, ...(options.exclude ?? []).map((path) => `:(exclude,top)${path}`)];
   const args = ["diff", "--no-ext-diff", "--no-textconv", "--no-renames", "--no-color", `--unified=${options.context ?? 3}`, from, to, ...(pathspec.length ? ["--", ...pathspec] : [])];
-  return (await atCommits(cwd, [from, to], args, () => gitRun(cwd, args))) ?? "";
+  return (await atCommits(cwd, [from, to], args, async () => orThrow(cwd, await gitReadObjects(cwd, [from, to], args), args))) ?? "";
 }
 
 export async function diffStat(cwd: string, from: string, to: string): Promise<string> {

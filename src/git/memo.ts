@@ -1,6 +1,9 @@
 import { resolve } from "node:path";
 
 const FULL_ID = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
+
+/** Pure: whether every name is an object's full id (SHA-1 or SHA-256), which names the same object forever. */
+export const allFullIds = (names: readonly string[]): boolean => names.every((name) => FULL_ID.test(name));
 const LIMIT = 512;
 const MAX_TEXT = 256 * 1024;
 const remembered = new Map<string, string | undefined>();
@@ -12,7 +15,7 @@ const remembered = new Map<string, string | undefined>();
  * question names; with any of them not a full id, nothing is remembered.
  */
 export async function atCommits(cwd: string, commits: readonly string[], question: readonly string[], ask: () => Promise<string | undefined>): Promise<string | undefined> {
-  if (!commits.every((commit) => FULL_ID.test(commit))) return ask();
+  if (!allFullIds(commits)) return ask();
   const key = [resolve(cwd), ...commits, ...question].join("\0");
   if (remembered.has(key)) return remembered.get(key);
   const answer = await ask();

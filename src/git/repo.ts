@@ -4,7 +4,7 @@ import { readFileSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { launchGit, ShellUnavailable } from "./launcher.js";
-import { atCommits } from "./memo.js";
+import { allFullIds, atCommits } from "./memo.js";
 import { type GitObject, parseAnswer, readObject } from "./object-reader.js";
 
 /**
@@ -199,6 +199,17 @@ export function gitReadAside(cwd: string, args: string[]): Promise<GitResult> {
 }
 
 /**
+ * A read of objects only (`ls-tree` of a commit, `diff` between two
+ * commits: no index, no work tree). With every one of `commits` a full id,
+ * what it reads cannot change, so it never sees another call's step half
+ * done: it runs beside the directory's other calls. Otherwise it waits its
+ * turn.
+ */
+export function gitReadObjects(cwd: string, commits: readonly string[], args: string[]): Promise<GitResult> {
+  return allFullIds(commits) ? runGit(cwd, args, {}) : gitTry(cwd, args);
+}
+
+/**
  * Runs git calls in `cwd` back to back, stopping at the first failure: no
  * other call in that directory runs between them, so nothing in this process
  * sees the state between two steps (a branch moved, its checkout not yet).
@@ -232,7 +243,11 @@ async function runGit(cwd: string, args: string[], options: GitOptions): Promise
 
 /** Runs `git <args>` where failure means a bug or a broken repository: it throws with git's message. */
 export async function gitRun(cwd: string, args: string[], options: GitOptions = {}): Promise<string> {
-  const result = await gitTry(cwd, args, options);
+  return orThrow(cwd, await gitTry(cwd, args, options), args);
+}
+
+/** What git printed, or an error with git's message. */
+export function orThrow(cwd: string, result: GitResult, args: readonly string[]): string {
   if (!result.ok) throw new Error(`git ${args.join(" ")} (in ${cwd}) failed: ${result.message}`);
   return result.out;
 }
@@ -303,7 +318,8 @@ export interface TreeEntry {
 
 /** Every file of a commit's tree (or only those under `dir`) with its mode and blob sha. */
 export async function listTree(cwd: string, ref: string, dir?: string): Promise<Map<string, TreeEntry>> {
-  const out = await gitRun(cwd, ["ls-tree", "-r", "-l", "-z", "--full-tree", ref, ...(dir ? ["--", dir] : [])]);
+  const args = ["ls-tree", "-r", "-l", "-z", "--full-tree", ref, ...(dir ? ["--", dir] : [])];
+  const out = orThrow(cwd, await gitReadObjects(cwd, [ref], args), args);
   const entries = new Map<string, TreeEntry>();
   for (const record of out.split("\0")) {
     const match = /^(\d+) \w+ ([0-9a-f]+) +(\d+|-)\t(.*)$/s.exec(record);

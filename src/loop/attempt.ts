@@ -186,6 +186,9 @@ export async function runAttempt(ctx: RunContext, input: AttemptInput): Promise<
     baseline,
     runDir: input.runDir,
   });
+  // The look outside starts now, beside the patch's read: the gates' code has ended either way.
+  const gatesReachedOutside = reachedOutside("the code run by the gates");
+  gatesReachedOutside.catch(() => undefined); // awaited below, after the gates are recorded
   writeFileSync(join(input.runDir, "diff.patch"), await diffText(worktree, tip, gated.commit));
   crashPoint("run-after-gates");
   const withGates = { ...withPlanting, commit: gated.commit, gates: gated.reports, tests: gated.tests };
@@ -205,7 +208,7 @@ export async function runAttempt(ctx: RunContext, input: AttemptInput): Promise<
       },
     ]);
   }
-  const gatesOutside = await reachedOutside("the code run by the gates");
+  const gatesOutside = await gatesReachedOutside;
   if (gatesOutside) return { ...withGates, end: gatesOutside };
   if (!isGreen(gated.reports)) return { ...withGates, end: { kind: "gates-red", reports: gated.reports } };
   checkInterrupted(ctx.signal);

@@ -146,7 +146,12 @@ export interface BuiltinInput {
 /** The factory's own guards on `plantedCommit..commit`: untouched, scope, tamper, and "changed" when nothing changed. */
 export async function builtinReports(input: BuiltinInput): Promise<GateReport[]> {
   const { changes, commit } = input;
-  const [before, after] = [await listTree(input.worktree, input.plantedCommit), await listTree(input.worktree, commit)];
+  // Reads of two commits by id: they run at once.
+  const [before, after, tamperDiff] = await Promise.all([
+    listTree(input.worktree, input.plantedCommit),
+    listTree(input.worktree, commit),
+    diffText(input.worktree, input.plantedCommit, commit, { context: 0 }),
+  ]);
   const reports = [checkUntouched({ before, after, planted: input.planted, forbidden: input.forbidden })];
   const links = new Map<string, string>();
   for (const change of changes) {
@@ -164,7 +169,7 @@ export async function builtinReports(input: BuiltinInput): Promise<GateReport[]>
       maxFileSize: input.maxFileSize,
     }),
   );
-  reports.push(await tamperReport(input, commit));
+  reports.push(await tamperReport(input, commit, tamperDiff));
   if (changes.length === 0) reports.push({ name: "changed", status: "fail", summary: "the attempt changed nothing", findings: [], durationMs: 0 });
   return reports;
 }
@@ -248,8 +253,9 @@ async function applyFixes(ctx: RunContext, input: GateRunInput, forbidden: strin
   }
 }
 
-async function tamperReport(input: Pick<BuiltinInput, "worktree" | "plantedCommit" | "allowed" | "surface">, commit: string): Promise<GateReport> {
-  const files = parseUnifiedDiff(await diffText(input.worktree, input.plantedCommit, commit, { context: 0 }));
+/** `diff`: plantedCommit..commit with no context lines. */
+async function tamperReport(input: Pick<BuiltinInput, "worktree" | "plantedCommit" | "allowed" | "surface">, commit: string, diff: string): Promise<GateReport> {
+  const files = parseUnifiedDiff(diff);
   const sections = new Map<string, { added: Set<number>; removed: Set<number> }>();
   for (const file of files) {
     if (!/(^|\/)(pyproject\.toml|setup\.cfg|tox\.ini)$/.test(file.path)) continue;
