@@ -1,6 +1,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { gitReadObjects, serialize } from "../../src/git/repo.js";
 import { commitPaths, commitWorktree } from "../../src/git/worktree.js";
 import { makeRepo, type TestRepo } from "../helpers/git-repo.js";
 
@@ -42,5 +43,23 @@ describe("commitWorktree and commitPaths", () => {
     writeFileSync(join(repo.dir, ".git/refs/heads/main.lock"), "");
     await expect(commitWorktree(repo.dir, "factory: attempt 1 of P01")).rejects.toThrow(/git commit .*failed: .*main\.lock/s);
     expect(repo.git("rev-parse", "HEAD").trim()).toBe(tip);
+  });
+});
+
+describe("gitReadObjects", () => {
+  it("a read of commits named by full ids does not wait for the directory's call in progress; one naming HEAD does", async () => {
+    const { repo, tip } = setUp();
+    let release = (): void => undefined;
+    const held = serialize(repo.dir, () => new Promise<void>((resolve) => (release = resolve)));
+    const byId = gitReadObjects(repo.dir, [tip], ["ls-tree", "--name-only", tip]);
+    const byName = gitReadObjects(repo.dir, ["HEAD"], ["ls-tree", "--name-only", "HEAD"]);
+    let namedDone = false;
+    void byName.then(() => (namedDone = true));
+    expect(await byId).toEqual({ ok: true, out: "README.md\n" });
+    await new Promise((resolve) => setTimeout(resolve, 300)); // time enough for a git that did not wait
+    expect(namedDone).toBe(false); // still behind the call in progress
+    release();
+    await held;
+    expect(await byName).toEqual({ ok: true, out: "README.md\n" });
   });
 });
