@@ -122,7 +122,9 @@ export async function scanFile(path: string, scanner: LedgerScanner, from: numbe
   }
   try {
     const splitter = new LineSplitter(scanner, from);
-    const buffer = Buffer.alloc(1024 * 1024);
+    // As large as what is left to read, up to 1 MiB, and not zeroed: only the bytes read are used.
+    // Most reads are a few events since the last one (a 1 MiB zeroed buffer each cost more than the read).
+    const buffer = Buffer.allocUnsafe(Math.max(1, Math.min(1024 * 1024, (await handle.stat()).size - from)));
     for (let at = from; ; ) {
       const { bytesRead } = await handle.read(buffer, 0, buffer.length, at);
       if (bytesRead === 0) break;
