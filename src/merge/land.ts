@@ -59,8 +59,10 @@ export async function land(ctx: RunContext, input: LandInput): Promise<LandResul
   for (let race = 0; race < MAX_RACES; race++) {
     const tip = await resolveCommit(ctx.root, ctx.branch);
     if (!tip) return { kind: "environment-error", reason: `the target branch ${ctx.branch} no longer exists` };
-    const combinedParent = await gitTry(ctx.root, ["merge-base", "--is-ancestor", tip, commit]);
-    if (!combinedParent.ok) {
+    // Where the target is still at the tip the attempt was planted on, the gated tree was judged against it:
+    // it lands as it is, with no question to git. Anywhere else, the work is brought up to the tip first.
+    const onTip = (tip === input.fork && commit === input.commit) || (await gitTry(ctx.root, ["merge-base", "--is-ancestor", tip, commit])).ok;
+    if (!onTip) {
       const updated = await bringUpToDate(ctx, { ...input, worktree, commit, tip });
       if (updated.kind !== "ok") return updated;
       if (updated.treeChanged) {
