@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import type { Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -114,6 +114,15 @@ function pump(): void {
   }
 }
 
+/** One file gone, if it was there: a single unlink (rmSync checks and retries, at about three times the cost). */
+function removeFile(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch {
+    // not there (the shell never made it): nothing to remove
+  }
+}
+
 /** Pure: the script of one call, for a shell started with `from`; undefined when a variable that changed has a name no shell can set. */
 export function script(job: Pick<Job, "cwd" | "args">, from: NodeJS.ProcessEnv, to: NodeJS.ProcessEnv = process.env): string | undefined {
   const lines = [`cd -- ${quote(job.cwd)} || exit`];
@@ -188,7 +197,7 @@ function answer(shell: Shell, line: string): void {
   } catch (error) {
     result = error as Error;
   }
-  for (const extension of ["sh", "out", "err"]) rmSync(file(extension), { force: true });
+  for (const extension of ["sh", "out", "err"]) removeFile(file(extension));
   current.job.done(result);
   pump();
 }
