@@ -159,13 +159,15 @@ export async function runAttempt(ctx: RunContext, input: AttemptInput): Promise<
     ...(continued ? { continued } : {}),
     ...(templates.implementer.template ? { template: templates.implementer.template } : {}),
   });
-  const implementerOutside = await reachedOutside("the implementer");
+  // The worktree's status (for the commit below) is read beside the look outside: another directory, another index.
+  const [implementerOutside, changedNow] = await Promise.all([reachedOutside("the implementer"), settled(worktreeStatus(worktree, { task: true }))]);
   if (implementerOutside) return { ...withPlanting, end: implementerOutside };
   if ("end" in implemented) return { ...withPlanting, end: implemented.end };
   checkInterrupted(ctx.signal);
 
+  if (changedNow instanceof Error) throw changedNow;
   const dropped = unearnedLockFiles(
-    (await worktreeStatus(worktree, { task: true })).map((entry) => entry.path),
+    changedNow.map((entry) => entry.path),
     packet.allowedPaths,
   );
   if (dropped.length > 0) {
@@ -187,8 +189,7 @@ export async function runAttempt(ctx: RunContext, input: AttemptInput): Promise<
     runDir: input.runDir,
   });
   // The look outside starts now, beside the patch's read: the gates' code has ended either way.
-  const gatesReachedOutside = reachedOutside("the code run by the gates");
-  gatesReachedOutside.catch(() => undefined); // awaited below, after the gates are recorded
+  const gatesReachedOutside = settled(reachedOutside("the code run by the gates")); // used below, after the gates are recorded
   writeFileSync(join(input.runDir, "diff.patch"), await diffText(worktree, tip, gated.commit));
   crashPoint("run-after-gates");
   const withGates = { ...withPlanting, commit: gated.commit, gates: gated.reports, tests: gated.tests };
@@ -209,6 +210,7 @@ export async function runAttempt(ctx: RunContext, input: AttemptInput): Promise<
     ]);
   }
   const gatesOutside = await gatesReachedOutside;
+  if (gatesOutside instanceof Error) throw gatesOutside;
   if (gatesOutside) return { ...withGates, end: gatesOutside };
   if (!isGreen(gated.reports)) return { ...withGates, end: { kind: "gates-red", reports: gated.reports } };
   checkInterrupted(ctx.signal);
@@ -227,6 +229,11 @@ export async function runAttempt(ctx: RunContext, input: AttemptInput): Promise<
     ...(templates.reviewer.template ? { template: templates.reviewer.template } : {}),
   });
   return { ...withGates, end: (await reachedOutside("the reviewer")) ?? end };
+}
+
+/** A promise's value, or its error as a value: for a read started early whose failure matters only if it is used. */
+function settled<T>(promise: Promise<T>): Promise<T | Error> {
+  return promise.catch((error: unknown) => (error instanceof Error ? error : new Error(String(error))));
 }
 
 type PlantedCheck = { ok: true; cases: Record<string, PlantedCases> } | { ok: false; reason: string };
