@@ -1,4 +1,5 @@
 import { execFileSync } from "node:child_process";
+import { afterEach } from "vitest";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync, readFileSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -44,4 +45,20 @@ export function makeRepo(options: { initialCommit?: boolean } = {}): TestRepo {
     repo.commit("initial");
   }
   return repo;
+}
+
+/**
+ * `makeRepo` for a test file whose repositories are removed after each test:
+ * call it once at the file's top level, then make repositories with what it returns.
+ */
+export function reposRemovedAfterEach(): (options?: { initialCommit?: boolean }) => TestRepo {
+  const repos: TestRepo[] = [];
+  afterEach(() => {
+    for (const repo of repos.splice(0)) repo.cleanup();
+  });
+  return (options) => {
+    const repo = makeRepo(options);
+    repos.push(repo);
+    return repo;
+  };
 }

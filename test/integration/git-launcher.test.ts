@@ -3,20 +3,16 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from "node:
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { closeGitShells, launchGit, quote, script } from "../../src/git/launcher.js";
-import { makeRepo, type TestRepo } from "../helpers/git-repo.js";
+import { reposRemovedAfterEach, type TestRepo } from "../helpers/git-repo.js";
 
 /** Git started by the kept-open shells of launcher.ts answers exactly as git started by node. */
-const repos: TestRepo[] = [];
-afterEach(() => {
-  for (const repo of repos.splice(0)) repo.cleanup();
-});
+const newRepo = reposRemovedAfterEach();
 afterAll(() => closeGitShells());
 
 function repo(): TestRepo {
-  const made = makeRepo();
-  repos.push(made);
+  const made = newRepo();
   return made;
 }
 

@@ -1,18 +1,14 @@
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { forgetGitDir, gitDirOf } from "../../src/git/dirs.js";
 import { createWorktree, removeWorktree } from "../../src/git/worktree.js";
-import { makeRepo, type TestRepo } from "../helpers/git-repo.js";
+import { reposRemovedAfterEach, type TestRepo } from "../helpers/git-repo.js";
 
-const repos: TestRepo[] = [];
-afterEach(() => {
-  for (const repo of repos.splice(0)) repo.cleanup();
-});
+const newRepo = reposRemovedAfterEach();
 
 function setUp(): { repo: TestRepo; tip: string } {
-  const repo = makeRepo();
-  repos.push(repo);
+  const repo = newRepo();
   repo.write("README.md", "hello\n");
   return { repo, tip: repo.commit("readme") };
 }
