@@ -1,5 +1,4 @@
 import { execFileSync } from "node:child_process";
-import { afterEach } from "vitest";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync, readFileSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -48,17 +47,17 @@ export function makeRepo(options: { initialCommit?: boolean } = {}): TestRepo {
 }
 
 /**
- * `makeRepo` for a test file whose repositories are removed after each test:
- * call it once at the file's top level, then make repositories with what it returns.
+ * `make`, with everything it makes removed after each test (a test may make
+ * more than one): `const newRepo = removedAfterEach(afterEach, makeRepo)`.
  */
-export function reposRemovedAfterEach(): (options?: { initialCommit?: boolean }) => TestRepo {
-  const repos: TestRepo[] = [];
+export function removedAfterEach<A extends unknown[], R extends { cleanup(): void }>(afterEach: (hook: () => void) => void, make: (...args: A) => R): (...args: A) => R {
+  const made: R[] = [];
   afterEach(() => {
-    for (const repo of repos.splice(0)) repo.cleanup();
+    for (const item of made.splice(0)) item.cleanup();
   });
-  return (options) => {
-    const repo = makeRepo(options);
-    repos.push(repo);
-    return repo;
+  return (...args) => {
+    const item = make(...args);
+    made.push(item);
+    return item;
   };
 }

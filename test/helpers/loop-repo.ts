@@ -8,7 +8,7 @@ import type { LedgerEvent } from "../../src/ledger/events.js";
 import { foldLedger, type PacketRecord } from "../../src/ledger/fold.js";
 import { readLedger } from "../../src/ledger/store.js";
 import { bufferOutput } from "../../src/log/output.js";
-import { makeRepo, type TestRepo } from "./git-repo.js";
+import { makeRepo, removedAfterEach, type TestRepo } from "./git-repo.js";
 
 export const SCRIPTED_AGENT = fileURLToPath(new URL("../../sample/agent/scripted-agent.mjs", import.meta.url));
 /** A one-process pass/fail test runner for the target repositories (see the file). */
@@ -211,13 +211,5 @@ export function gateResults(events: readonly LedgerEvent[], attempt: number): Re
 
 /** Loop repositories for a test, every one removed after it: `const setUp = useLoopRepos(afterEach)`. */
 export function useLoopRepos(afterEach: (hook: () => void) => void): (options: LoopRepoOptions) => LoopRepo {
-  const made: LoopRepo[] = []; // a test may make more than one
-  afterEach(() => {
-    for (const repo of made.splice(0)) repo.cleanup();
-  });
-  return (options) => {
-    const repo = makeLoopRepo(options);
-    made.push(repo);
-    return repo;
-  };
+  return removedAfterEach(afterEach, makeLoopRepo);
 }

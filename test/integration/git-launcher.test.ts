@@ -3,12 +3,12 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from "node:
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { closeGitShells, launchGit, quote, script } from "../../src/git/launcher.js";
-import { reposRemovedAfterEach, type TestRepo } from "../helpers/git-repo.js";
+import { makeRepo, removedAfterEach, type TestRepo } from "../helpers/git-repo.js";
 
 /** Git started by the kept-open shells of launcher.ts answers exactly as git started by node. */
-const newRepo = reposRemovedAfterEach();
+const newRepo = removedAfterEach(afterEach, makeRepo);
 afterAll(() => closeGitShells());
 
 function repo(): TestRepo {

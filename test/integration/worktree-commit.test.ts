@@ -1,11 +1,11 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { gitReadObjects, serialize } from "../../src/git/repo.js";
 import { commitPaths, commitWorktree } from "../../src/git/worktree.js";
-import { reposRemovedAfterEach, type TestRepo } from "../helpers/git-repo.js";
+import { makeRepo, removedAfterEach, type TestRepo } from "../helpers/git-repo.js";
 
-const newRepo = reposRemovedAfterEach();
+const newRepo = removedAfterEach(afterEach, makeRepo);
 
 function setUp(): { repo: TestRepo; tip: string } {
   const repo = newRepo();
