@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { parseStatusV2 } from "./status.js";
 import { forgetGitDir, gitDirOf } from "./dirs.js";
 import { closeObjectReader } from "./object-reader.js";
-import { gitRun, gitTry, headOf } from "./repo.js";
+import { gitRun, gitTry, headOf, orThrow } from "./repo.js";
 
 /**
  * Dependency and cache directories (and bytecode): never committed and never
@@ -174,9 +174,7 @@ export async function commitPaths(worktree: string, paths: readonly string[], me
 async function commitStaged(worktree: string, message: string): Promise<string> {
   const args = ["commit", "--quiet", "--no-verify", "-m", message];
   const committed = await gitTry(worktree, args, { identity: true });
-  if (!committed.ok && !(await gitTry(worktree, ["diff", "--no-ext-diff", "--cached", "--quiet"])).ok) {
-    throw new Error(`git ${args.join(" ")} (in ${worktree}) failed: ${committed.message}`);
-  }
+  if (!committed.ok && !(await gitTry(worktree, ["diff", "--no-ext-diff", "--cached", "--quiet"])).ok) orThrow(worktree, committed, args);
   return headOf(worktree);
 }
 
