@@ -5,16 +5,11 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { closeGitShells, launchGit, quote, script } from "../../src/git/launcher.js";
-import { makeRepo, removedAfterEach, type TestRepo } from "../helpers/git-repo.js";
+import { makeRepo, removedAfterEach } from "../helpers/git-repo.js";
 
 /** Git started by the kept-open shells of launcher.ts answers exactly as git started by node. */
-const newRepo = removedAfterEach(afterEach, makeRepo);
+const repo = removedAfterEach(afterEach, makeRepo);
 afterAll(() => closeGitShells());
-
-function repo(): TestRepo {
-  const made = newRepo();
-  return made;
-}
 
 async function launched(cwd: string, args: string[]) {
   const call = launchGit(cwd, args);
