@@ -5,7 +5,7 @@ import { baseEnv, describeOutcome, runCommand, type RunOutcome } from "../proces
 import type { SandboxRequest } from "../process/sandbox.js";
 import { formatDuration } from "../util/duration.js";
 import { normalizeResults, parseJunit, type TestResult } from "./junit.js";
-import { checkPlanted, compareWithBaseline, realCases, type PlantedCases } from "./test-compare.js";
+import { checkPlanted, compareWithBaseline, namedBy, realCases, type PlantedCases } from "./test-compare.js";
 import { matchesAny, shellQuote } from "./paths.js";
 import type { Finding, GateReport } from "./types.js";
 
@@ -21,6 +21,8 @@ export interface CommandGateInput {
   baseline: readonly TestResult[] | undefined;
   /** The planted cases this gate must now see pass. */
   planted?: PlantedCases;
+  /** Tests the packet takes away (`path::name` or a file's path): retired, or in a deletable file the change deleted. Missing is no regression. */
+  takenAway?: readonly string[];
   /** The gate finished on the baseline: a hang or kill now is the work's failure, not the environment's. */
   finishedOnBaseline?: boolean;
   /** For `{tests}`: the test files to run, relative to the surface dir; undefined: "" (the runner's own selection, the whole suite), or the default `{tests|test/}` names. */
@@ -99,7 +101,11 @@ export async function runCommandGate(input: CommandGateInput): Promise<CommandGa
   }
   // The same runner wrote a report on the baseline: no report now is the change's doing.
   if (!read.ok) return { report: { ...base, exitCode, status: "fail", summary: `${read.problem} (exit ${exitCode}); it did on the baseline`, findings: [] } };
-  return { report: judgeTests({ base, exitCode, results: read.results, baseline: input.baseline, planted: input.planted, surfaceDir: surface.dir }), results: read.results, exitCode };
+  return {
+    report: judgeTests({ base, exitCode, results: read.results, baseline: input.baseline, planted: input.planted, takenAway: input.takenAway ?? [], surfaceDir: surface.dir }),
+    results: read.results,
+    exitCode,
+  };
 }
 
 type Read = { ok: true; results: TestResult[] } | { ok: false; problem: string };
@@ -117,6 +123,7 @@ interface Judged {
   results: readonly TestResult[];
   baseline: readonly TestResult[];
   planted: PlantedCases | undefined;
+  takenAway?: readonly string[];
   surfaceDir: string;
 }
 
@@ -131,7 +138,9 @@ export function judgeTests(input: Judged): GateReport {
   }
   const planted = input.planted ?? { cases: [], files: [] };
   const { findings: plantedFindings, covered } = checkPlanted({ planted, surfaceDir: input.surfaceDir, baseline: input.baseline, now: results });
-  const comparison = compareWithBaseline(input.baseline, results, covered);
+  const removed = new Set(planted.removed ?? []);
+  const takenAway = input.takenAway ?? [];
+  const comparison = compareWithBaseline(input.baseline, results, covered, (id) => removed.has(id) || namedBy(id, takenAway, input.surfaceDir));
   const findings: Finding[] = [
     ...plantedFindings.map((finding) => ({ file: finding.id, message: finding.message })),
     ...comparison.regressions.map((regression) => ({ file: regression.id, message: `passed at the baseline and ${regression.now === "failed" ? "fails" : `is ${regression.now}`} now` })),

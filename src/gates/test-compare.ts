@@ -18,9 +18,16 @@ export interface TestComparison {
 /**
  * Pure: the current results against the baseline, per test. A test that
  * passed before and is now missing counts as a regression unless it was
- * split into parametrized cases (`id[...]`) that all pass.
+ * split into parametrized cases (`id[...]`) that all pass, or the packet's
+ * author took it away.
  */
-export function compareWithBaseline(baseline: readonly TestResult[], now: readonly TestResult[], exclude: ReadonlySet<string> = new Set()): TestComparison {
+export function compareWithBaseline(
+  baseline: readonly TestResult[],
+  now: readonly TestResult[],
+  exclude: ReadonlySet<string> = new Set(),
+  /** Tests the packet's author took away (dropped from a planted file, retired, in a deleted deletable file): missing is no regression, failing still is. */
+  mayBeMissing: (id: string) => boolean = () => false,
+): TestComparison {
   const before = outcomesById(baseline);
   const current = outcomesById(now);
   const comparison: TestComparison = { total: current.size, passed: 0, regressions: [], newFailures: [], preexisting: [] };
@@ -39,7 +46,7 @@ export function compareWithBaseline(baseline: readonly TestResult[], now: readon
   }
   for (const [id, was] of before) {
     if (was !== "passed" || current.has(id) || exclude.has(id)) continue;
-    if (splitIntoPassingCases(id, current)) continue;
+    if (splitIntoPassingCases(id, current) || mayBeMissing(id)) continue;
     comparison.regressions.push({ id, now: "missing" });
   }
   return comparison;
@@ -61,12 +68,41 @@ export function isTestFile(path: string): boolean {
   return /^test_.*\.py$|_test\.py$/.test(name) || /(^|[.\-_])(test|spec)\.[cm]?[jt]sx?$/.test(name) || /^test-.*\.[cm]?[jt]sx?$/.test(name);
 }
 
+/** Files no runner collects as tests, whatever their directory: package markers and fixture modules. */
+const NEVER_TESTS = /(^|\/)(__init__\.py|conftest\.py|setup\.[cm]?[jt]s)$/;
+/** Source files a test runner could collect (Python, JavaScript, TypeScript). */
+const COLLECTABLE = /\.(py|[cm]?[jt]sx?)$/;
+
+/**
+ * The planted files that are tests: every planted source file a runner could collect, whatever its name,
+ * unless the packet declares it a support file (`support_files`) or it is a package marker or fixture
+ * module. Data files (JSON, CSV, …) are support files by nature. A planted test the runner never collects
+ * makes the packet defective, so a test named against the runner's conventions is found, not dropped.
+ */
+export function plantedTestFiles(planted: readonly string[], supportFiles: readonly string[]): string[] {
+  return planted.filter((path) => COLLECTABLE.test(path) && !NEVER_TESTS.test(path) && !supportFiles.includes(path));
+}
+
 /** The cases of the planted test files, as recorded right after planting: what must pass after the implementation. */
 export interface PlantedCases {
-  /** Test ids (not file-level errors) seen in this gate's report for the planted test files. */
+  /** The planted cases that failed (or errored) before any implementation: each must be present and pass after it. */
   cases: string[];
   /** The planted test files (repository paths) that contributed to this gate's report. */
   files: string[];
+  /** Tests of the baseline that planting took away: the packet's author removed them, so their absence is never a regression. */
+  removed?: string[];
+}
+
+/** One planted file as the runner saw it right after planting (or all of them, for a runner that names no files). */
+export interface PlantedCount {
+  file: string;
+  cases: number;
+  /** Cases not in the baseline. */
+  fresh: number;
+  /** Cases that fail before the work and did not fail at the baseline: the planted cases proper. */
+  failing: number;
+  /** The file could not be collected or loaded before the work (it imports what the work will add). */
+  loadError: boolean;
 }
 
 export interface PlantedCheckInput {
@@ -79,30 +115,66 @@ export interface PlantedCheckInput {
 }
 
 /**
- * Pure: which cases of one gate's report belong to the planted test files
- * (before any implementation), and which of those already pass. A runner
- * whose report names files (pytest's module classnames, vitest's paths, a
- * `file` attribute) attributes cases per file; one that does not (node:test)
- * gets the cases that are new since the baseline, shared by all planted files.
+ * Pure: the planted cases of one gate's report, right after planting and
+ * before any implementation. A planted file may be new or a new version of a
+ * test file the tip has, so its cases are judged one by one: a case that fails
+ * now and did not fail at the baseline is a planted case (new, or changed by
+ * the planting); the file's other cases are ordinary tests, regression-checked
+ * as any other. A runner whose report names files (pytest's module
+ * classnames, vitest's paths, a `file` attribute) attributes cases per file;
+ * one that does not (node:test) gets the cases new or newly failing since the
+ * baseline, shared by all planted files.
  */
-export function plantedCases(input: PlantedCheckInput): PlantedCases & { passing: string[] } {
+export function plantedCases(input: PlantedCheckInput): PlantedCases & { counts: PlantedCount[]; removed: string[] } {
   const attributable = input.now.some((result) => input.files.some((file) => belongsTo(result, file, input.surfaceDir)) && !isFileLevel(result, input.files, input.surfaceDir));
   const before = outcomesById(input.baseline);
   const files = new Set<string>();
   const cases = new Set<string>();
+  const counts = new Map<string, PlantedCount>();
+  const countOf = (file: string): PlantedCount => {
+    const count = counts.get(file) ?? { file, cases: 0, fresh: 0, failing: 0, loadError: false };
+    counts.set(file, count);
+    return count;
+  };
+  const shared = input.files.length === 1 ? (input.files[0] as string) : "the planted files";
   for (const result of input.now) {
     const owners = input.files.filter((file) => belongsTo(result, file, input.surfaceDir));
     const fileLevel = isFileLevel(result, input.files, input.surfaceDir);
     // A passing entry named by the file (node:test) means the file ran no test of its own: it did not run.
     if (fileLevel && result.outcome !== "failed") continue;
+    const was = before.get(result.id);
+    const failsNow = result.outcome === "failed" && was !== "failed";
     if (owners.length > 0) for (const file of owners) files.add(file);
-    else if (attributable || fileLevel || before.has(result.id)) continue;
-    else for (const file of input.files) files.add(file); // new since the baseline, runner names no files
-    if (!fileLevel) cases.add(result.id);
+    else if (attributable || fileLevel || (was !== undefined && !failsNow)) continue;
+    else for (const file of input.files) files.add(file); // new or newly failing since the baseline, runner names no files
+    const labels = owners.length > 0 ? owners : [shared];
+    for (const label of labels) {
+      const count = countOf(label);
+      if (fileLevel) {
+        count.loadError = true;
+        continue;
+      }
+      count.cases++;
+      if (was === undefined) count.fresh++;
+      if (failsNow) count.failing++;
+    }
+    if (!fileLevel && failsNow) cases.add(result.id);
   }
-  const outcomes = outcomesById(input.now);
-  const passing = [...cases].filter((id) => outcomes.get(id) === "passed");
-  return { cases: [...cases].sort(), files: [...files].sort(), passing };
+  const current = outcomesById(input.now);
+  const removed = [...before.keys()].filter((id) => !current.has(id) && (!attributable || input.files.some((file) => belongsTo({ id, outcome: "passed" }, file, input.surfaceDir))));
+  return { cases: [...cases].sort(), files: [...files].sort(), removed: removed.sort(), counts: [...counts.values()] };
+}
+
+/** Whether the planted files hold at least one case that fails before the work (a case, or a file that cannot load yet). */
+export function hasFailingPlantedCase(counts: readonly PlantedCount[]): boolean {
+  return counts.some((count) => count.failing > 0 || count.loadError);
+}
+
+/** What a defective planting says: per file, its cases, how many are new, and that none fails; then what to do. */
+export function describeNoFailingCase(counts: readonly PlantedCount[]): string {
+  const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? "" : "s"}`;
+  const files = counts.map((count) => `${count.file}: ${plural(count.cases, "case")}, ${count.fresh} new`).join("; ");
+  return `${files}, ${counts.length > 1 ? "and none" : "none"} fails before the work: plant a test that fails without the change`;
 }
 
 /**
@@ -144,6 +216,22 @@ export interface PlantedFindings {
   findings: { id: string; message: string }[];
   /** The ids judged here as the planted files' cases: not judged again as new tests. */
   covered: Set<string>;
+}
+
+/**
+ * Whether a test id is named by one of `specs`, as a packet writes them: `path/to/test_file.py::name` (one
+ * test, parametrized cases included) or `path/to/test_file.py` (every test of the file).
+ */
+export function namedBy(id: string, specs: readonly string[], surfaceDir: string): boolean {
+  const [classname, name] = splitId(id);
+  return specs.some((spec) => {
+    const [file = "", ...inside] = spec.split("::");
+    const test = inside.at(-1);
+    const within = inside.slice(0, -1); // a class, for pytest's `file.py::TestClass::test_name`
+    if (test !== undefined && name !== test && !name.startsWith(`${test}[`)) return false;
+    if (within.length > 0 && !classname.endsWith(`.${within.join(".")}`)) return false;
+    return belongsTo({ id, outcome: "passed" }, file, surfaceDir);
+  });
 }
 
 /** Whether a result's report ties it to `file` (a repository path). */

@@ -23,7 +23,7 @@ export type EventBody =
   | ({ kind: "claimed"; packet: string; attempt: number; sha256: string } & Owner)
   | { kind: "attempt-interrupted"; packet: string; attempt: number; reason: string; worktree?: string }
   | { kind: "baseline-measured"; packet: string; commit: string; passed: number; failed: number; cached: boolean }
-  | { kind: "planted"; packet: string; attempt: number; commit: string; files: string[]; cases?: Record<string, { cases: string[]; files: string[] }> }
+  | { kind: "planted"; packet: string; attempt: number; commit: string; files: string[]; cases?: Record<string, { cases: string[]; files: string[]; removed?: string[] }> }
   | {
       kind: "agent-finished";
       packet: string;
@@ -84,13 +84,16 @@ export type EventBody =
       /** A retry's work the next attempt may continue: the gated commit and the planted commit it was made on. */
       work?: { commit: string; from: string };
     }
+  /** The tripwire saw the user's checkout or refs change while the packet's code ran in the sandbox: noted, not blamed. */
+  | { kind: "outside-change-seen"; packet: string; attempt: number; changes: string[] }
   | { kind: "continued"; packet: string; attempt: number; fromAttempt: number; commit: string }
   | { kind: "merge-blocked"; packet: string; attempt: number; reason: string; commit: string; fork: string }
   | { kind: "merged"; packet: string; attempt: number; commit: string; tree: string }
   | { kind: "held"; packet: string; attempt: number; tree: string; branch: string; commit: string; fork: string }
   | { kind: "approved"; packet: string; by: string; tree: string }
   | { kind: "rejected"; packet: string; by: string; reason: string }
-  | { kind: "blocked"; packet: string; attempt?: number; reason: string }
+  /** fix: what to change when the packet itself is at fault (more attempts or a reset cannot help). */
+  | { kind: "blocked"; packet: string; attempt?: number; reason: string; fix?: string }
   | { kind: "unblocked"; packet: string; extraAttempts: number; by: string }
   | { kind: "reset"; packet: string; by: string };
 
@@ -117,6 +120,7 @@ export const EVENT_KINDS: readonly EventKind[] = [
   "review-recorded",
   "decided",
   "continued",
+  "outside-change-seen",
   "merge-blocked",
   "merged",
   "held",

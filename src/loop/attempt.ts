@@ -11,7 +11,7 @@ import type { Surface } from "../config/types.js";
 import { carryWork, commitWorktree, discardPaths, restoreWorktree, worktreeStatus } from "../git/worktree.js";
 import type { TestResult } from "../gates/junit.js";
 import { unearnedLockFiles } from "../gates/lock-files.js";
-import { isTestFile, plantedCases, type PlantedCases } from "../gates/test-compare.js";
+import { describeNoFailingCase, hasFailingPlantedCase, plantedCases, plantedTestFiles, type PlantedCases, type PlantedCount } from "../gates/test-compare.js";
 import { AGENT_OUTPUTS } from "../gates/paths.js";
 import { isGreen, type GateReport } from "../gates/types.js";
 import type { Packet } from "../packet/types.js";
@@ -23,7 +23,7 @@ import { runGates } from "./gates.js";
 import { installSurface, plant, prepareWorktree, type Planting } from "./prepare.js";
 import { review } from "./review.js";
 import { checkSpecDrift } from "./spec-drift.js";
-import { changedOutside, fingerprintOutside } from "./tripwire.js";
+import { changedOutside, fingerprintOutside, isUsersOwn } from "./tripwire.js";
 
 export const RESULT_OUTPUT = ".factory/result.json";
 /** A project's conventions, added to every prompt when the file exists at the tip. */
@@ -78,12 +78,19 @@ export async function runAttempt(ctx: RunContext, input: AttemptInput): Promise<
   checkInterrupted(ctx.signal);
   // After the install (it may fill caches in HOME), before anything of the packet's runs.
   const watched = { root: ctx.root, worktree, target: ctx.branch, home: homedir() };
-  const outside = await fingerprintOutside(watched);
+  let outside = await fingerprintOutside(watched);
+  // Inside the sandbox nothing of the packet's can write to the checkout or `.git`: a change there is the user's.
+  const contained = ctx.config.sandbox.kind !== "none";
   const reachedOutside = async (who: string): Promise<AttemptEnd | undefined> => {
-    const changed = await changedOutside(watched, outside);
-    return changed.length
-      ? { kind: "reached-outside", reason: `${who} reached outside its worktree: ${changed.slice(0, 5).join(", ")}${changed.length > 5 ? ` and ${changed.length - 5} more` : ""}` }
-      : undefined;
+    const { changes, after } = await changedOutside(watched, outside);
+    outside = after;
+    const users = contained ? changes.filter(isUsersOwn) : [];
+    if (users.length > 0) {
+      await ctx.ledger.append([{ kind: "outside-change-seen", packet: packet.id, attempt, changes: users }]);
+      step("outside", `while ${who} ran, your repository changed (yours, not the packet's; the run carries on): ${listSome(users)}`);
+    }
+    const blamed = changes.filter((change) => !users.includes(change));
+    return blamed.length ? { kind: "reached-outside", reason: `${who} reached outside its worktree: ${listSome(blamed)}` } : undefined;
   };
 
   // The worktree was made from the tip just now: only an install or a baseline run in it can have left anything.
@@ -112,7 +119,7 @@ export async function runAttempt(ctx: RunContext, input: AttemptInput): Promise<
 
   let planting = await plant(ctx, worktree, packet, tip);
   crashPoint("run-after-plant");
-  const testFiles = planting.files.filter(isTestFile);
+  const testFiles = plantedTestFiles(planting.files, packet.supportFiles);
   if (surface && testFiles.length > 0) {
     const checked = await checkPlantedTests(ctx, { worktree, surface, baseline, testFiles, runDir: input.runDir });
     if (!checked.ok) return { ...withTree, planting, end: { kind: "defective-packet", reason: checked.reason } };
@@ -231,6 +238,11 @@ export async function runAttempt(ctx: RunContext, input: AttemptInput): Promise<
   return { ...withGates, end: (await reachedOutside("the reviewer")) ?? end };
 }
 
+/** The first five of a list of changes, and how many more. */
+function listSome(changes: readonly string[]): string {
+  return `${changes.slice(0, 5).join(", ")}${changes.length > 5 ? ` and ${changes.length - 5} more` : ""}`;
+}
+
 /** A promise's value, or its error as a value: for a read started early whose failure matters only if it is used. */
 function settled<T>(promise: Promise<T>): Promise<T | Error> {
   return promise.catch((error: unknown) => (error instanceof Error ? error : new Error(String(error))));
@@ -240,8 +252,10 @@ type PlantedCheck = { ok: true; cases: Record<string, PlantedCases> } | { ok: fa
 
 /**
  * Right after planting, before any implementation: every planted test file
- * must yield test cases in some tests gate's report, and every one of them
- * must fail. The cases seen are recorded; they must pass after the work.
+ * must yield test cases in some tests gate's report, and at least one planted
+ * case (new, or changed by the planting) must fail. The failing cases are
+ * recorded (they must pass after the work), and so are the tests the planting
+ * took away (their absence is the author's, never a regression).
  */
 async function checkPlantedTests(
   ctx: RunContext,
@@ -251,21 +265,22 @@ async function checkPlantedTests(
   if (!run.ok) return { ok: false, reason: `the planted tests break the test run, which worked on the baseline: ${run.reason}` };
   const cases: Record<string, PlantedCases> = {};
   const ran = new Set<string>();
-  const passing: string[] = [];
+  const counts: PlantedCount[] = [];
   for (const [gate, measured] of run.runs) {
     const found = plantedCases({ files: input.testFiles, surfaceDir: input.surface.dir, baseline: input.baseline.get(gate) ?? [], now: measured.results });
     if (found.files.length === 0) continue;
-    cases[gate] = { cases: found.cases, files: found.files };
+    cases[gate] = { cases: found.cases, files: found.files, ...(found.removed.length ? { removed: found.removed } : {}) };
     for (const file of found.files) ran.add(file);
-    passing.push(...found.passing);
+    counts.push(...found.counts);
   }
   const neverRan = input.testFiles.filter((file) => !ran.has(file));
   if (neverRan.length > 0) {
-    return { ok: false, reason: neverRan.map((file) => `planted test ${file} never ran: check the runner's paths`).join("; ") };
+    return {
+      ok: false,
+      reason: neverRan.map((file) => `planted test ${file} never ran: put it where the runner collects tests (its name and directory), or declare it in the packet's support_files if it is not a test`).join("; "),
+    };
   }
-  if (passing.length > 0) {
-    return { ok: false, reason: `planted tests pass before any implementation, so they cannot tell right from wrong: ${passing.slice(0, 5).join(", ")}` };
-  }
+  if (!hasFailingPlantedCase(counts)) return { ok: false, reason: `planted tests cannot tell right from wrong: ${describeNoFailingCase(counts)}` };
   return { ok: true, cases };
 }
 
@@ -291,7 +306,7 @@ async function implement(
       packet,
       attempt,
       planted: input.planted,
-      plantedTests: input.planted.filter(isTestFile),
+      plantedTests: plantedTestFiles(input.planted, packet.supportFiles),
       feedback: input.feedback,
       outputPath: RESULT_OUTPUT,
       ...(surface ? { gates: surface.gates, surfaceDir: surface.dir } : {}),

@@ -64,8 +64,21 @@ export async function runGates(ctx: RunContext, input: GateRunInput): Promise<Ga
   const reports: GateReport[] = [];
   if (input.combined) reports.push(...input.combined.builtins);
   else
-    reports.push(...(await builtinReports({ ...input, commit, changes, allowed: packet.allowedPaths, deletable: packet.deletablePaths, forbidden, maxFileSize: ctx.config.limits.maxFileSizeBytes })));
+    reports.push(
+      ...(await builtinReports({
+        ...input,
+        commit,
+        changes,
+        allowed: packet.allowedPaths,
+        deletable: packet.deletablePaths,
+        retired: packet.retiredTests,
+        forbidden,
+        maxFileSize: ctx.config.limits.maxFileSizeBytes,
+      })),
+    );
   const changed = changes.filter((change) => change.kind !== "deleted").map((change) => change.path);
+  // A deletable file the change deleted takes its tests with it; retired tests go by the packet's word.
+  const takenAway = [...packet.retiredTests, ...changes.filter((change) => change.kind === "deleted" && matchesAny(change.path, packet.deletablePaths)).map((change) => change.path)];
   const tests = new Map<string, TestResult[]>();
   for (const gate of surface?.gates ?? []) {
     const { report, results } = await runCommandGate({
@@ -77,6 +90,7 @@ export async function runGates(ctx: RunContext, input: GateRunInput): Promise<Ga
       timeoutMs: gate.timeoutMs ?? ctx.config.limits.gateTimeoutMs,
       baseline: gate.tests ? (input.baseline.get(gate.name) ?? []) : undefined,
       ...(gate.tests && input.plantedCases[gate.name] ? { planted: input.plantedCases[gate.name] } : {}),
+      takenAway,
       finishedOnBaseline: gate.tests && input.baseline.has(gate.name),
       signal: ctx.signal,
       ...sandboxed(ctx, input.worktree, (surface as Surface).network),
@@ -137,6 +151,8 @@ export interface BuiltinInput {
   planted: readonly string[];
   allowed: readonly string[] | undefined;
   deletable: readonly string[];
+  /** The packet's retired_tests: the agent may remove these. */
+  retired?: readonly string[];
   /** Including ALWAYS_FORBIDDEN. */
   forbidden: readonly string[];
   maxFileSize: number;
@@ -254,7 +270,7 @@ async function applyFixes(ctx: RunContext, input: GateRunInput, forbidden: strin
 }
 
 /** `diff`: plantedCommit..commit with no context lines. */
-async function tamperReport(input: Pick<BuiltinInput, "worktree" | "plantedCommit" | "allowed" | "surface">, commit: string, diff: string): Promise<GateReport> {
+async function tamperReport(input: Pick<BuiltinInput, "worktree" | "plantedCommit" | "allowed" | "surface" | "deletable" | "retired">, commit: string, diff: string): Promise<GateReport> {
   const files = parseUnifiedDiff(diff);
   const sections = new Map<string, { added: Set<number>; removed: Set<number> }>();
   for (const file of files) {
@@ -270,5 +286,12 @@ async function tamperReport(input: Pick<BuiltinInput, "worktree" | "plantedCommi
       ),
     });
   }
-  return checkTamper({ files, allowed: input.allowed, pytestSectionLines: sections, ...(input.surface ? { surfaceDir: input.surface.dir } : {}) });
+  return checkTamper({
+    files,
+    allowed: input.allowed,
+    deletable: input.deletable,
+    retired: input.retired ?? [],
+    pytestSectionLines: sections,
+    ...(input.surface ? { surfaceDir: input.surface.dir } : {}),
+  });
 }

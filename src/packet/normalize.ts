@@ -71,6 +71,8 @@ export function normalizePacket(input: NormalizeInput): Packet | undefined {
   const allowedPaths = readPaths(fields, "allowed_paths");
   const deletablePaths = readPaths(fields, "deletable_paths") ?? [];
   checkForbiddenDeletable(fields, forbiddenPaths, deletablePaths);
+  const retiredTests = readPaths(fields, "retired_tests") ?? [];
+  const supportFiles = readPaths(fields, "support_files") ?? [];
 
   const brief = readBrief(fields, input.body);
   const invariants = readInvariants(fields);
@@ -95,6 +97,8 @@ export function normalizePacket(input: NormalizeInput): Packet | undefined {
     forbiddenPaths,
     allowedPaths,
     deletablePaths,
+    retiredTests,
+    supportFiles,
     brief,
     invariants,
     file: input.file,

@@ -4,7 +4,7 @@ import { Fields, type SourceContext } from "../toml/fields.js";
 import { readToml } from "../toml/read.js";
 import type { Problem } from "../util/problem.js";
 import { normalizePacket } from "./normalize.js";
-import { isTestFile } from "../gates/test-compare.js";
+import { plantedTestFiles } from "../gates/test-compare.js";
 import type { Packet, PacketContext, PacketSource, SuppliedFile } from "./types.js";
 
 export type PacketParse = { ok: true; packet: Packet } | { ok: false; file: string; problems: Problem[] };
@@ -41,8 +41,20 @@ export function parsePacket(source: PacketSource, context: PacketContext): Packe
   if (problems.length > 0 || normalized === undefined) return { ok: false, file, problems };
   const supplied = [...(context.supplied?.get(normalized.id) ?? [])].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   const packet = { ...normalized, sha256: packetVersion(source.text, supplied), planted: supplied.map((entry) => entry.path) };
+  const notPlanted = packet.supportFiles.map((path, index) => ({ path, index })).filter(({ path }) => !packet.planted.includes(path));
+  if (notPlanted.length > 0) {
+    return {
+      ok: false,
+      file,
+      problems: notPlanted.map(({ path, index }) => ({
+        file,
+        key: `support_files[${index}]`,
+        message: `"${path}" is not a planted file: put it at packets/supplied/${packet.id}/${path}, or remove it from support_files`,
+      })),
+    };
+  }
   const testSurfaces = context.testSurfaces;
-  const plantedTests = packet.planted.filter(isTestFile);
+  const plantedTests = plantedTestFiles(packet.planted, packet.supportFiles);
   if (testSurfaces && plantedTests.length > 0 && (packet.surface === undefined || !testSurfaces.includes(packet.surface))) {
     const problem = `planted test ${plantedTests[0]} needs a tests = true gate on surface "${packet.surface ?? "(none)"}" to run it; add one in .factory/config.toml or choose a surface that has one`;
     return { ok: false, file, problems: [{ file, key: "surface", message: problem }] };

@@ -32,6 +32,10 @@ export interface Packet {
   /** Undefined: no positive scope was declared, any path may change. */
   allowedPaths: string[] | undefined;
   deletablePaths: string[];
+  /** Tests the packet's author removes on purpose (`path::name`, or a whole file's `path`): their absence is no regression. */
+  retiredTests: string[];
+  /** Planted files that are not tests (fixtures, data): never required to be collected by a runner. */
+  supportFiles: string[];
   brief: string;
   invariants: Invariant[];
   /** Where it came from: path relative to the repository root. */

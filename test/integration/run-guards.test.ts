@@ -194,7 +194,10 @@ describe("factory run: the guards fire", () => {
     const { code } = await target.run();
     expect(code).toBe(1);
     const record = await target.record("P01");
-    expect(record?.status).toMatchObject({ state: "blocked", reason: expect.stringContaining("planted tests pass before any implementation") });
+    expect(record?.status).toMatchObject({
+      state: "blocked",
+      reason: expect.stringContaining("test/double.test.js: 1 case, 1 new, none fails before the work: plant a test that fails without the change"),
+    });
     expect((await target.events("P01")).some((event) => event.kind === "agent-finished")).toBe(false); // nothing spent
   });
 

@@ -151,7 +151,7 @@ describe.skipIf(!available)("factory run on a Python repository whose pytest run
     const target = pythonTarget({ pyproject: '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n', plantedAt: "checks" });
     const { code, out, events } = await runQueue(target, honest);
     expect(code).toBe(1);
-    expect(out).toContain("planted test checks/test_double.py never ran: check the runner's paths");
+    expect(out).toContain("planted test checks/test_double.py never ran: put it where the runner collects tests (its name and directory)");
     expect(events.filter((event) => event.kind === "agent-finished")).toEqual([]);
   });
 

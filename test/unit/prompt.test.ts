@@ -17,6 +17,8 @@ const packet: Packet = {
   forbiddenPaths: ["src/calc.js"],
   allowedPaths: ["src/double.js"],
   deletablePaths: [],
+  retiredTests: [],
+  supportFiles: [],
   brief: "Add double.",
   invariants: [{ id: "doubles", critical: true, assert: "double(n) is n * 2" }],
   file: "packets/P01.toml",

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { judgeTests } from "../../src/gates/command.js";
 import type { TestResult } from "../../src/gates/junit.js";
 import { unearnedLockFiles } from "../../src/gates/lock-files.js";
-import { checkPlanted, compareWithBaseline, isTestFile, plantedCases } from "../../src/gates/test-compare.js";
+import { checkPlanted, compareWithBaseline, describeNoFailingCase, hasFailingPlantedCase, isTestFile, namedBy, plantedCases, plantedTestFiles } from "../../src/gates/test-compare.js";
 import { baselineProblem } from "../../src/loop/baseline.js";
 
 const pass = (id: string, extra: Partial<TestResult> = {}): TestResult => ({ id, outcome: "passed", ...extra });
@@ -44,42 +44,92 @@ describe("compareWithBaseline", () => {
 
 describe("plantedCases (right after planting)", () => {
   const baseline = [pass("tests.test_calc::test_add")];
+  const count = (file: string, cases: number, fresh: number, failing: number, loadError = false) => ({ file, cases, fresh, failing, loadError });
 
-  it("attributes pytest cases to their module and finds the ones that already pass", () => {
+  it("attributes pytest cases to their module; only the failing ones are planted cases, a new one that passes is an ordinary test", () => {
     const now = [...baseline, fail("tests.test_double::test_double"), pass("tests.test_double::test_zero")];
     expect(plantedCases({ files: ["tests/test_double.py"], surfaceDir: ".", baseline, now })).toEqual({
-      cases: ["tests.test_double::test_double", "tests.test_double::test_zero"],
+      cases: ["tests.test_double::test_double"],
       files: ["tests/test_double.py"],
-      passing: ["tests.test_double::test_zero"],
+      removed: [],
+      counts: [count("tests/test_double.py", 2, 2, 1)],
     });
   });
 
-  it("counts a collection failure of the planted module as having run (no case to require yet)", () => {
+  it("judges a new version of an existing file per case: the one new failing case among passing ones, and the ones it dropped", () => {
+    const before = [pass("tests.test_calc::test_add"), pass("tests.test_calc::test_sub"), pass("tests.test_calc::test_mul"), pass("tests.test_other::test_x")];
+    const now = [pass("tests.test_calc::test_add"), pass("tests.test_calc::test_mul"), fail("tests.test_calc::test_div"), pass("tests.test_other::test_x")];
+    expect(plantedCases({ files: ["tests/test_calc.py"], surfaceDir: ".", baseline: before, now })).toEqual({
+      cases: ["tests.test_calc::test_div"],
+      files: ["tests/test_calc.py"],
+      removed: ["tests.test_calc::test_sub"],
+      counts: [count("tests/test_calc.py", 3, 1, 1)],
+    });
+  });
+
+  it("takes an existing case that passed at the baseline and fails with the planted version as changed: a planted case", () => {
+    const now = [fail("tests.test_calc::test_add")];
+    expect(plantedCases({ files: ["tests/test_calc.py"], surfaceDir: ".", baseline, now }).cases).toEqual(["tests.test_calc::test_add"]);
+    expect(hasFailingPlantedCase(plantedCases({ files: ["tests/test_calc.py"], surfaceDir: ".", baseline, now: baseline }).counts)).toBe(false);
+  });
+
+  it("counts a collection failure of the planted module as failing before the work (no case to require yet)", () => {
     const now = [{ id: "tests.test_double", outcome: "failed" as const, collectionError: true as const }];
-    expect(plantedCases({ files: ["tests/test_double.py"], surfaceDir: ".", baseline, now })).toEqual({ cases: [], files: ["tests/test_double.py"], passing: [] });
+    const found = plantedCases({ files: ["tests/test_double.py"], surfaceDir: ".", baseline, now });
+    expect(found).toMatchObject({ cases: [], files: ["tests/test_double.py"], counts: [count("tests/test_double.py", 0, 0, 0, true)] });
+    expect(hasFailingPlantedCase(found.counts)).toBe(true);
   });
 
   it("finds nothing for a planted file the runner never collected", () => {
-    expect(plantedCases({ files: ["other/test_double.py"], surfaceDir: ".", baseline, now: baseline })).toEqual({ cases: [], files: [], passing: [] });
+    expect(plantedCases({ files: ["other/test_double.py"], surfaceDir: ".", baseline, now: baseline })).toEqual({ cases: [], files: [], removed: [], counts: [] });
   });
 
-  it("with a runner that names no files (node:test), takes the cases new since the baseline and a load failure named by path", () => {
+  it("with a runner that names no files (node:test), takes the cases new or newly failing since the baseline and a load failure named by path", () => {
     const nodeBaseline = [pass("test::adds")];
     expect(plantedCases({ files: ["test/double.test.js"], surfaceDir: ".", baseline: nodeBaseline, now: [...nodeBaseline, fail("test::doubles")] })).toEqual({
       cases: ["test::doubles"],
       files: ["test/double.test.js"],
-      passing: [],
+      removed: [],
+      counts: [count("test/double.test.js", 1, 1, 1)],
     });
-    expect(plantedCases({ files: ["test/double.test.js"], surfaceDir: ".", baseline: nodeBaseline, now: [...nodeBaseline, fail("test::test/double.test.js")] })).toEqual({
+    expect(plantedCases({ files: ["test/double.test.js"], surfaceDir: ".", baseline: nodeBaseline, now: [fail("test::adds")] }).cases).toEqual(["test::adds"]);
+    expect(plantedCases({ files: ["test/double.test.js"], surfaceDir: ".", baseline: nodeBaseline, now: [...nodeBaseline, fail("test::test/double.test.js")] })).toMatchObject({
       cases: [],
       files: ["test/double.test.js"],
-      passing: [],
+      counts: [count("test/double.test.js", 0, 0, 0, true)],
     });
   });
 
   it("matches paths relative to the surface directory", () => {
     const now = [fail("tests.test_double::test_double")];
     expect(plantedCases({ files: ["api/tests/test_double.py"], surfaceDir: "api", baseline: [], now }).files).toEqual(["api/tests/test_double.py"]);
+  });
+
+  it("says, for a planting with no failing case, each file's cases and new ones, and what to do", () => {
+    expect(describeNoFailingCase([count("tests/test_more.py", 576, 1, 0)])).toBe("tests/test_more.py: 576 cases, 1 new, none fails before the work: plant a test that fails without the change");
+    expect(describeNoFailingCase([count("a/test_a.py", 1, 0, 0), count("b/test_b.py", 2, 2, 0)])).toBe(
+      "a/test_a.py: 1 case, 0 new; b/test_b.py: 2 cases, 2 new, and none fails before the work: plant a test that fails without the change",
+    );
+  });
+});
+
+describe("tests the packet takes away", () => {
+  it("excuses a missing test named by file and name, by class, or by its whole file; never a failing one", () => {
+    const baseline = [pass("tests.test_x::test_old"), pass("tests.test_x.TestY::test_m"), pass("tests.test_gone::test_a"), pass("tests.test_x::test_kept")];
+    const taken = ["tests/test_x.py::test_old", "tests/test_x.py::TestY::test_m", "tests/test_gone.py"];
+    const gone = (id: string) => namedBy(id, taken, ".");
+    expect(compareWithBaseline(baseline, [pass("tests.test_x::test_kept")], new Set(), gone).regressions).toEqual([]);
+    expect(compareWithBaseline(baseline, [fail("tests.test_x::test_old"), pass("tests.test_x::test_kept")], new Set(), gone).regressions).toEqual([{ id: "tests.test_x::test_old", now: "failed" }]);
+    expect(compareWithBaseline(baseline, [pass("tests.test_x::test_old")], new Set(), gone).regressions).toEqual([{ id: "tests.test_x::test_kept", now: "missing" }]);
+    expect(namedBy("tests.test_x.TestZ::test_m", taken, ".")).toBe(false);
+  });
+});
+
+describe("plantedTestFiles", () => {
+  it("takes every collectable planted source file as a test, whatever its name, except declared support files and package markers", () => {
+    expect(
+      plantedTestFiles(["tests/check_x.py", "tests/test_y.py", "tests/helpers.py", "tests/__init__.py", "tests/conftest.py", "tests/fixtures/a.json", "src/x.test.ts"], ["tests/helpers.py"]),
+    ).toEqual(["tests/check_x.py", "tests/test_y.py", "src/x.test.ts"]);
   });
 });
 
