@@ -47,7 +47,15 @@ const FAKE_SETUP: [RegExp, string][] = [
   [/\b(globalSetup|setupFiles|setupFilesAfterEnv)\b/, "adds global test setup"],
 ];
 
-const TEST_DEFINITION = [/^\s*(async\s+)?def\s+(test\w*)\s*\(/, /\b(it|test)\s*\(\s*(["'`])(.+?)\2/];
+/** Test definitions, matched over a run of lines joined (a formatter may wrap a call over several lines). */
+const TEST_DEFINITION = [/^[ \t]*(?:async[ \t]+)?def[ \t]+(test\w*)\s*\(/gm, /\b(?:it|test)\s*\(\s*(["'`])((?:(?!\1)[^\\]|\\.)+)\1/g];
+
+/** Binary file types: a `.gitattributes` line that marks only these `-diff` or `binary` hides no test. */
+const BINARY_EXTENSIONS = new Set(
+  "png jpg jpeg gif bmp ico icns webp avif tif tiff psd pdf zip gz tgz bz2 xz 7z rar tar jar war whl egg woff woff2 ttf otf eot mp3 mp4 m4a wav ogg oga webm mov avi mkv flac pyc pyo so dylib dll exe bin wasm sqlite sqlite3 db parquet npy npz pkl pickle h5 hdf5 onnx pt ckpt".split(
+    " ",
+  ),
+);
 
 const ASSERTION = /\bassert\b|\bexpect\s*\(|\bassert\w*\s*\(|\.should\b/g;
 
@@ -57,6 +65,10 @@ export interface TamperInput {
   allowed: readonly string[] | undefined;
   /** The surface's directory ("." for the root): where a new module could shadow the standard library or a test tool. */
   surfaceDir?: string;
+  /** Paths the packet lets the agent delete: a deleted one takes its tests with it. */
+  deletable?: readonly string[];
+  /** Tests the packet retires (`path::name`, or a whole file's `path`): removing them is the author's wish. */
+  retired?: readonly string[];
   /** For pyproject.toml / setup.cfg: which lines (new side) lie in a pytest section. */
   pytestSectionLines?: ReadonlyMap<string, { added: Set<number>; removed: Set<number> }>;
 }
@@ -68,13 +80,18 @@ export interface TamperInput {
  */
 export function checkTamper(input: TamperInput): GateReport {
   const findings: Finding[] = [];
+  // A test name removed in one file and added in another was moved (a file renamed, a test regrouped):
+  // its assertions went with it, and are counted where it went.
+  const addedBodies = new Map<string, { file: string; asserts: number }>();
+  for (const file of input.files) for (const [name, body] of bodiesIn(file.added)) addedBodies.set(name, { file: file.path, asserts: body.asserts });
   for (const file of input.files) {
     const shadowed = file.isNew ? shadowedModule(file.path, input.surfaceDir ?? ".") : undefined;
     if (shadowed) findings.push({ file: file.path, message: `shadows ${shadowed}: a module at the surface's root is imported instead of it by every test run` });
     if (/(^|\/)\.gitattributes$/.test(file.path)) {
       // A filter, diff or merge driver runs a command inside git itself: the committed bytes could differ from the tested ones.
       for (const added of file.added) {
-        if (/(^|\s)-?(filter|diff|merge)(=|\s|$)/.test(added.text)) findings.push({ file: file.path, line: added.line, message: "declares a git filter, diff or merge driver" });
+        const problem = attributeProblem(added.text);
+        if (problem) findings.push({ file: file.path, line: added.line, message: problem });
       }
     }
     const isTest = matchesAny(file.path, TEST_FILES) || matchesAny(file.oldPath, TEST_FILES);
@@ -106,13 +123,22 @@ export function checkTamper(input: TamperInput): GateReport {
       }
     }
     if (file.isNew) continue;
-    const addedNames = new Set(file.added.flatMap((line) => testNames(line.text)));
-    for (const removed of file.removed) {
-      for (const name of testNames(removed.text)) {
-        if (!addedNames.has(name)) findings.push({ file: file.path, line: removed.line, message: `deletes the test "${name}"` });
+    // A file the packet lets the agent delete goes with its tests.
+    if (file.isDeleted && matchesAny(file.oldPath, input.deletable ?? [])) continue;
+    const removedBodies = bodiesIn(file.removed);
+    let carried = 0; // assertions of the removed tests that were retired or moved to another file
+    for (const [name, body] of removedBodies) {
+      const added = addedBodies.get(name);
+      if (added && added.file !== file.path) {
+        carried += body.asserts;
+        if (added.asserts < body.asserts) findings.push({ file: added.file, message: `moves the test "${name}" with fewer assertions (${body.asserts} before, ${added.asserts} now)` });
+      } else if (isRetired(input.retired ?? [], file.oldPath, name)) {
+        carried += body.asserts;
+      } else if (!added) {
+        findings.push({ file: file.path, line: body.line, message: `deletes the test "${name}"` });
       }
     }
-    const removedAsserts = countAssertions(file.removed.map((line) => line.text));
+    const removedAsserts = countAssertions(file.removed.map((line) => line.text)) - carried;
     // A parametrized test asserts once per case: folding three asserts into one over three cases keeps them all.
     const addedAsserts = countAssertions(file.added.map((line) => line.text)) * Math.max(1, parametrizedCases(file.added.map((line) => line.text)));
     if (removedAsserts > addedAsserts) {
@@ -135,14 +161,73 @@ function shadowedModule(path: string, surfaceDir: string): string | undefined {
   return undefined;
 }
 
-function testNames(text: string): string[] {
-  const names: string[] = [];
-  for (const pattern of TEST_DEFINITION) {
-    const match = pattern.exec(text);
-    const name = match?.[3] ?? match?.[2];
-    if (match && name) names.push(name);
+/** The tests defined in a run of diff lines, each with the line its definition starts on. */
+function namesIn(lines: readonly { line: number; text: string }[]): { name: string; line: number }[] {
+  const text = lines.map((line) => line.text).join("\n");
+  const starts: number[] = [];
+  let offset = 0;
+  for (const line of lines) {
+    starts.push(offset);
+    offset += line.text.length + 1;
   }
-  return names;
+  const found: { name: string; line: number }[] = [];
+  for (const pattern of TEST_DEFINITION) {
+    for (const match of text.matchAll(pattern)) {
+      const name = match[2] ?? match[1];
+      if (!name) continue;
+      const index = starts.findLastIndex((start) => start <= (match.index ?? 0));
+      found.push({ name, line: lines[index]?.line ?? 0 });
+    }
+  }
+  return found;
+}
+
+/** Whether `retired` (packet specs: `path::name`, `path::Class::name`, or `path`) names test `name` of `path`. */
+function isRetired(retired: readonly string[], path: string, name: string): boolean {
+  return retired.some((spec) => {
+    const [file, ...inside] = spec.split("::");
+    return file === path && (inside.length === 0 || inside.at(-1) === name);
+  });
+}
+
+/**
+ * The tests defined in a run of diff lines, each with its definition's line and the assertions of its
+ * body: from its definition to the next definition or a gap in the line numbers (the end of that block).
+ */
+function bodiesIn(lines: readonly { line: number; text: string }[]): Map<string, { line: number; asserts: number }> {
+  const starts = new Map(namesIn(lines).map((found) => [found.line, found.name]));
+  const bodies = new Map<string, { line: number; asserts: number }>();
+  let current: { line: number; asserts: number } | undefined;
+  let previous = -1;
+  for (const line of lines) {
+    const name = starts.get(line.line);
+    if (name !== undefined) {
+      current = { line: line.line, asserts: 0 };
+      bodies.set(name, current);
+    } else if (line.line !== previous + 1) {
+      current = undefined;
+    }
+    previous = line.line;
+    if (current) current.asserts += line.text.match(ASSERTION)?.length ?? 0;
+  }
+  return bodies;
+}
+
+/**
+ * What a `.gitattributes` line does that could hide a test from the factory: a filter, diff or merge
+ * driver runs a command inside git itself, and `binary` or `-diff` turns a file's diff into "Binary files
+ * differ" for the tamper gate and the reviewer. Marking binary file types (`*.png -diff`) hides nothing.
+ */
+function attributeProblem(text: string): string | undefined {
+  const [pattern, ...attributes] = text.trim().split(/\s+/);
+  if (!pattern || pattern.startsWith("#")) return undefined;
+  if (pattern.startsWith("[attr]")) return "defines an attribute macro: what it sets is hidden behind its name";
+  if (attributes.some((attribute) => /^(filter|diff|merge)=/.test(attribute) || /^!?(filter|merge)$/.test(attribute))) return "declares a git filter, diff or merge driver";
+  const hides = attributes.some((attribute) => /^(-diff|binary)$/.test(attribute));
+  if (!hides) return undefined;
+  const extension = /\*\.([A-Za-z0-9]+)$/.exec(pattern)?.[1]?.toLowerCase() ?? /\.([A-Za-z0-9]+)$/.exec(pattern)?.[1]?.toLowerCase();
+  if (extension !== undefined && BINARY_EXTENSIONS.has(extension)) return undefined;
+  return "marks files binary or without a diff: their changes would be hidden from the tamper gate and the reviewer";
 }
 
 /**

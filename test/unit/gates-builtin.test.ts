@@ -236,6 +236,41 @@ describe("tamper", () => {
     });
   });
 
+  it("stays quiet on a team's test restructuring: a name re-wrapped by a formatter, a test moved to another file, a deletable test file deleted, a retired test removed", () => {
+    const rewrapped = diff("web/a.test.ts", "@@ -2 +2,3 @@\n-it('parses a very long name', () => {\n+it(\n+  \"parses a very long name\",\n+  () => {");
+    expect(tamper(rewrapped).status).toBe("pass");
+    const moved =
+      diff("tests/test_a.py", "@@ -3,2 +2,0 @@\n-def test_rounding():\n-    assert r(1.5) == 2") + diff("tests/test_b.py", "@@ -1,0 +2,2 @@\n+def test_rounding():\n+    assert r(1.5) == 2");
+    expect(tamper(moved).status).toBe("pass");
+    const movedWeaker =
+      diff("tests/test_a.py", "@@ -3,3 +2,0 @@\n-def test_rounding():\n-    assert r(1.5) == 2\n-    assert r(2.5) == 2") +
+      diff("tests/test_b.py", "@@ -1,0 +2,2 @@\n+def test_rounding():\n+    assert r(1.5) == 2");
+    expect(tamper(movedWeaker).findings.map((f) => f.message)).toEqual(['moves the test "test_rounding" with fewer assertions (2 before, 1 now)']);
+    const deletedFile = diff("tests/test_old.py", "@@ -1,2 +0,0 @@\n-def test_x():\n-    assert x() == 1", "deleted file mode 100644\nindex 1..0000000");
+    expect(checkTamper({ files: parseUnifiedDiff(deletedFile), allowed: undefined, deletable: ["tests/test_old.py"] }).status).toBe("pass");
+    expect(checkTamper({ files: parseUnifiedDiff(deletedFile), allowed: undefined, deletable: ["tests/other.py"] }).status).toBe("fail");
+    const retired = diff("tests/test_a.py", "@@ -3,2 +2,0 @@\n-def test_old():\n-    assert old() == 1\n@@ -9 +8 @@\n-    assert b == 2\n+    assert b == 3");
+    expect(checkTamper({ files: parseUnifiedDiff(retired), allowed: undefined, retired: ["tests/test_a.py::test_old"] }).status).toBe("pass");
+    expect(checkTamper({ files: parseUnifiedDiff(retired), allowed: undefined, retired: ["tests/test_a.py::test_other"] }).findings.map((f) => f.message)).toEqual([
+      'deletes the test "test_old"',
+      "lowers the number of assertions (2 removed, 1 added)",
+    ]);
+  });
+
+  it("still fires when a retired test's removal hides a weakened assertion elsewhere in the file", () => {
+    const text = diff("tests/test_a.py", "@@ -3,2 +2,0 @@\n-def test_old():\n-    assert old() == 1\n@@ -9 +8,0 @@\n-    assert b == 2");
+    expect(checkTamper({ files: parseUnifiedDiff(text), allowed: undefined, retired: ["tests/test_a.py::test_old"] }).findings.map((f) => f.message)).toEqual([
+      "lowers the number of assertions (1 removed, 0 added)",
+    ]);
+  });
+
+  it("lets .gitattributes mark binary file types -diff or binary, not source or test files, and refuses attribute macros", () => {
+    expect(tamper(diff(".gitattributes", "@@ -1,0 +2,2 @@\n+*.png -diff\n+assets/*.woff2 binary")).status).toBe("pass");
+    expect(tamper(diff(".gitattributes", "@@ -1,0 +2 @@\n+tests/*.py binary")).findings[0]?.message).toMatch(/hidden from the tamper gate/);
+    expect(tamper(diff(".gitattributes", "@@ -1,0 +2 @@\n+*.ts -diff")).status).toBe("fail");
+    expect(tamper(diff(".gitattributes", "@@ -1,0 +2 @@\n+[attr]quiet -diff")).findings[0]?.message).toMatch(/attribute macro/);
+  });
+
   it("fires on a .gitattributes line that declares a filter, diff or merge driver, not on text/eol attributes", () => {
     const filter = diff(".gitattributes", "@@ -1,0 +2,2 @@\n+*.py filter=tidy\n+*.lock -diff");
     expect(tamper(filter).findings.map((finding) => finding.line)).toEqual([2, 3]);
