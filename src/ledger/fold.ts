@@ -22,7 +22,7 @@ export type PacketStatus =
   | { state: "running"; attempt: number; owner: Owner; since: string }
   | { state: "awaiting_human"; attempt: number; tree: string; branch: string; commit: string; fork: string }
   | { state: "merged"; attempt: number; commit: string }
-  | { state: "blocked"; reason: string };
+  | { state: "blocked"; reason: string; fix?: string };
 
 export type PacketState = PacketStatus["state"];
 
@@ -183,6 +183,7 @@ export function foldInto(state: LedgerState, events: readonly LedgerEvent[], his
         break;
       }
       case "baseline-measured":
+      case "outside-change-seen":
       case "continued":
       case "planted":
       case "gate-finished":
@@ -241,7 +242,7 @@ export function foldInto(state: LedgerState, events: readonly LedgerEvent[], his
       }
       case "blocked": {
         const packet = record(event.packet);
-        packet.status = { state: "blocked", reason: event.reason };
+        packet.status = { state: "blocked", reason: event.reason, ...(event.fix ? { fix: event.fix } : {}) };
         packet.reason = event.reason;
         break;
       }

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { existsSync, lstatSync, readdirSync, readFileSync, readlinkSync, type Stats } from "node:fs";
+import { existsSync, fstatSync, lstatSync, readdirSync, readFileSync, readlinkSync, type Stats } from "node:fs";
 import { join, relative } from "node:path";
 import { commonGitDir, gitDirOf } from "../git/dirs.js";
 import { gitReadAside, gitRun, gitTry } from "../git/repo.js";
@@ -50,6 +50,8 @@ export async function fingerprintOutside(watched: Watched): Promise<Fingerprint>
   };
   const inGit = (path: string) => `.git/${relative(common, path) || "."}`;
   for (const path of ["config", "config.worktree", "hooks", "info"]) add(inGit, join(common, path), true);
+  // `git gc` writes info/refs (update-server-info), a listing for dumb transports that nothing local reads.
+  fingerprint.delete(".git/info/refs");
   add(inGit, join(own, "config.worktree"), true);
   // Large user site-packages are compared by size and time, not read.
   for (const path of WATCHED_HOME) add((found) => `~/${relative(watched.home, found)}`, join(watched.home, path), false);
@@ -89,8 +91,10 @@ async function checkoutState(root: string): Promise<Map<string, string>> {
     if ((!before.moving && !after.moving && before.ended === after.ended) || tries >= MOVE_TRIES) break;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+  const ownOutputs = openOutputs();
   for (const change of status.entries) {
     const full = join(root, change.path);
+    if (ownOutputs.some((output) => sameFile(output, full))) continue; // `factory run > night.log`, `nohup factory run`
     state.set(
       `a change to ${change.path} in your checkout`,
       `${change.code}${change.from === undefined ? "" : ` from ${change.from}`} ${existsSync(full) && lstatSync(full).isFile() ? hashFile(full) : "-"}`,
@@ -99,6 +103,29 @@ async function checkoutState(root: string): Promise<Map<string, string>> {
   state.set("your checkout's HEAD", status.head === "(detached)" ? (status.oid ?? "") : `refs/heads/${status.head ?? ""}`);
   for (const [path, flag] of await hidingFlags(root)) state.set(`a flag hiding changes to ${path} in your checkout`, flag);
   return state;
+}
+
+/** Where this process's stdout and stderr go, when they are files: the user may redirect them into the checkout. */
+function openOutputs(): Stats[] {
+  const outputs: Stats[] = [];
+  for (const fd of [1, 2]) {
+    try {
+      const stat = fstatSync(fd);
+      if (stat.isFile()) outputs.push(stat);
+    } catch {
+      // closed: nothing written there
+    }
+  }
+  return outputs;
+}
+
+function sameFile(output: Stats, path: string): boolean {
+  try {
+    const stat = lstatSync(path);
+    return stat.ino === output.ino && stat.dev === output.dev;
+  } catch {
+    return false;
+  }
 }
 
 const flagsSeen = new Map<string, { index: string; flags: [string, string][] }>();
@@ -146,17 +173,29 @@ export function trippedBy(before: Fingerprint, after: Fingerprint): string[] {
 }
 
 /**
- * What changed outside the worktree since `before`. The target branch may
- * have moved by the factory's own landings of other packets (each carries
- * its Factory-Packet trailer, on top of the old tip); any other move of it
- * is a change.
+ * What changed outside the worktree since `before`, and the fingerprint now.
+ * The target branch may have moved by the factory's own landings of other
+ * packets (each carries its Factory-Packet trailer, on top of the old tip);
+ * any other move of it is a change.
  */
-export async function changedOutside(watched: Watched, before: Fingerprint): Promise<string[]> {
+export async function changedOutside(watched: Watched, before: Fingerprint): Promise<{ changes: string[]; after: Fingerprint }> {
   const after = await fingerprintOutside(watched);
   const label = TARGET(watched.target);
   const [from, to] = [before.get(label), after.get(label)];
-  if (from && to && from !== to && (await onlyLandings(watched.root, from, to))) after.set(label, from);
-  return trippedBy(before, after);
+  const compared = new Map(after);
+  if (from && to && from !== to && (await onlyLandings(watched.root, from, to))) compared.set(label, from);
+  return { changes: trippedBy(before, compared), after };
+}
+
+/**
+ * Pure: whether a change the tripwire names is in the user's own domain, the
+ * checkout and the refs (an edit, a commit, a pull or fetch, a branch switch,
+ * `git gc`), rather than git's configuration, hooks or HOME, whose change
+ * makes later commands run someone's code. Inside the sandbox no agent or
+ * gate can write to the checkout or `.git`, so such a change is the user's.
+ */
+export function isUsersOwn(change: string): boolean {
+  return /^(a change to .* in your checkout|your checkout's HEAD|a flag hiding changes to .* in your checkout|ref |branch )/.test(change);
 }
 
 async function onlyLandings(root: string, from: string, to: string): Promise<boolean> {

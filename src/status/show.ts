@@ -88,6 +88,8 @@ function describe(event: LedgerEvent, tail: GateTail, tailLines: number): string
       return [`  waiting to land: ${event.reason}`];
     case "attempt-interrupted":
       return [`  interrupted: ${event.reason}`];
+    case "outside-change-seen":
+      return [`  seen meanwhile in your repository (yours, not the packet's): ${event.changes.join(", ")}`];
     default:
       return [];
   }
