@@ -1,3 +1,4 @@
+import { blockedNextStep } from "../status/next-step.js";
 import { finishLeftCheckout } from "../merge/checkout.js";
 import { join, relative } from "node:path";
 import { AgentWaits } from "../loop/rate-limits.js";
@@ -148,7 +149,6 @@ async function printNextSteps(ledger: Ledger, output: Output): Promise<void> {
   const { state } = await ledger.read();
   for (const record of state.packets.values()) {
     if (record.status.state === "awaiting_human") output.out(`${record.id} awaits a person: factory approve ${record.id}  (or: factory reject ${record.id} --reason "…")`);
-    if (record.status.state === "blocked")
-      output.out(`${record.id} is blocked: ${record.status.reason}\n  see: factory status ${record.id}; then factory unblock ${record.id} or factory reset ${record.id}`);
+    if (record.status.state === "blocked") output.out(`${record.id} is blocked: ${record.status.reason}\n  see: factory status ${record.id}; then ${blockedNextStep(record.id, record.status)}`);
   }
 }

@@ -1,3 +1,4 @@
+import { blockedNextStep } from "../status/next-step.js";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Output } from "../log/output.js";
@@ -24,6 +25,6 @@ export async function show(options: ShowOptions): Promise<ExitCode> {
   const state = record?.status.state ?? "queued";
   for (const line of showPacket({ id: options.id, ...(packet ? { goal: packet.goal } : {}), record, state, tail })) options.output.out(line);
   if (state === "awaiting_human") options.output.out(`\nnext: factory diff ${options.id}, then factory approve ${options.id} or factory reject ${options.id} --reason "…"`);
-  if (state === "blocked") options.output.out(`\nnext: factory unblock ${options.id} (more attempts) or factory reset ${options.id} (start over)`);
+  if (record?.status.state === "blocked") options.output.out(`\nnext: ${blockedNextStep(options.id, record.status)}`);
   return EXIT.ok;
 }

@@ -45,6 +45,8 @@ export interface AttemptDecision {
   feedback: string[];
   /** How the work failed, when it did (see fingerprint.ts). */
   fingerprint?: string;
+  /** A block that is the packet file's fault (defective, or cut from a spec that moved): only an edit of the packet helps. */
+  packetFault?: true;
 }
 
 /**
@@ -101,6 +103,7 @@ function decideEnd(input: DecisionInput): AttemptDecision {
   switch (end.kind) {
     case "spec-drift":
     case "defective-packet":
+      return { ...block(end.reason), packetFault: true };
     case "reached-outside":
       return block(end.reason);
     case "implementer-blocked":

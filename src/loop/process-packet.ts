@@ -19,7 +19,8 @@ export type PacketOutcome =
   | { kind: "merged"; commit: string }
   | { kind: "held" }
   | { kind: "retry"; environment: boolean; rateLimited?: { role: "implementer" | "reviewer"; resetsAt?: string } }
-  | { kind: "blocked"; reason: string }
+  /** packetFault: the packet file is at fault (defective, or its spec moved), not the machine or the work. */
+  | { kind: "blocked"; reason: string; packetFault: boolean }
   | { kind: "merge-blocked"; reason: string }
   | { kind: "not-claimed"; reason: string }
   | { kind: "interrupted"; reason: string };
@@ -109,9 +110,10 @@ async function applyDecision(ctx: RunContext, input: Applied): Promise<PacketOut
     }
     case "block": {
       const reason = decision.reasons.join("; ");
-      await ctx.ledger.append([decided, { kind: "blocked", packet: packet.id, attempt, reason }]);
+      const fix = decision.packetFault ? packetFix(packet) : undefined;
+      await ctx.ledger.append([decided, { kind: "blocked", packet: packet.id, attempt, reason, ...(fix ? { fix } : {}) }]);
       ctx.emit({ kind: "outcome", packet: packet.id, attempt, outcome: "blocked", reasons: decision.reasons });
-      return { kind: "blocked", reason };
+      return { kind: "blocked", reason, packetFault: fix !== undefined };
     }
     case "retry": {
       await ctx.ledger.append([decided]);
@@ -194,4 +196,10 @@ export async function landPending(ctx: RunContext, packet: Packet, record: Packe
     const report: AttemptReport = { end: { kind: "environment-error", reason: "" }, forkCommit: pending.fork, commit: pending.commit, gates };
     return applyLanding(ctx, { packet, attempt: pending.attempt, landed, report, attemptsUsed: record.attemptsUsed, maxAttempts: packet.maxAttempts + record.extraAttempts });
   });
+}
+
+/** What to do about a packet that is at fault itself: more attempts or a reset would only meet the same fault. */
+export function packetFix(packet: Pick<Packet, "file" | "id" | "planted">): string {
+  const planted = packet.planted.length > 0 ? ` or its planted files under packets/supplied/${packet.id}/` : "";
+  return `edit ${packet.file}${planted} and commit: a changed packet is a new version and runs afresh`;
 }

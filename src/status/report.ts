@@ -1,3 +1,4 @@
+import { blockedNextStep } from "./next-step.js";
 import type { LedgerEvent } from "../ledger/events.js";
 import type { LedgerState, PacketHistory } from "../ledger/fold.js";
 import type { Board } from "./board.js";
@@ -30,7 +31,7 @@ export interface Report {
     rulings: { id: string; status: string; evidence?: string }[];
     findings: { severity: string; claim: string; where?: string }[];
   }[];
-  blocked: { id: string; goal: string; reason: string; fingerprint?: string; costUsd: number; wallMs: number }[];
+  blocked: { id: string; goal: string; reason: string; next: string; fingerprint?: string; costUsd: number; wallMs: number }[];
   notAttempted: { id: string; goal: string; why: string }[];
   spend: RoleSpend[];
   totalUsd: number;
@@ -93,7 +94,15 @@ export function buildReport(input: ReportInput): Report {
         findings: reviewed?.kind === "review-recorded" ? (reviewed.findings ?? []) : [],
       });
     } else if (status?.state === "blocked") {
-      report.blocked.push({ id: row.id, goal, reason: status.reason, ...(record?.fingerprints.length ? { fingerprint: record.fingerprints.at(-1) } : {}), costUsd, wallMs });
+      report.blocked.push({
+        id: row.id,
+        goal,
+        reason: status.reason,
+        next: blockedNextStep(row.id, status),
+        ...(record?.fingerprints.length ? { fingerprint: record.fingerprints.at(-1) } : {}),
+        costUsd,
+        wallMs,
+      });
     } else {
       report.notAttempted.push({ id: row.id, goal, why: `${row.state}${row.reason ? `: ${row.reason}` : ""}` });
     }
@@ -141,7 +150,7 @@ export function reportText(report: Report): string[] {
   lines.push("", `Blocked (${report.blocked.length})`);
   for (const row of report.blocked) {
     lines.push(`  ${row.id}  $${row.costUsd.toFixed(2)}  ${row.reason}${row.fingerprint ? `  [${row.fingerprint}]` : ""}`);
-    lines.push(`    factory show ${row.id}; then factory unblock ${row.id} or factory reset ${row.id}`);
+    lines.push(`    factory show ${row.id}; then ${row.next}`);
   }
   lines.push("", `Not attempted (${report.notAttempted.length})`);
   for (const row of report.notAttempted) lines.push(`  ${row.id}  ${row.why}`);
@@ -184,7 +193,7 @@ factory reject ${e(row.id)} --reason "…"</pre></article>`,
   const blocked = `<ul>${report.blocked
     .map(
       (row) => `<li><b>${e(row.id)}</b> ${e(row.reason)}${row.fingerprint ? ` <code>${e(row.fingerprint)}</code>` : ""}<pre class=cmd>factory show ${e(row.id)}
-factory unblock ${e(row.id)}</pre></li>`,
+${e(row.next)}</pre></li>`,
     )
     .join("")}</ul>`;
   const notAttempted = `<ul>${report.notAttempted.map((row) => `<li><b>${e(row.id)}</b> ${e(row.why)}</li>`).join("")}</ul>`;

@@ -41,3 +41,26 @@ describe('on_block = "continue" over a 30-packet queue', () => {
     expect(target.targetTestsPass()).toBe(true);
   }, 600_000);
 });
+
+describe("a packet at fault itself", () => {
+  it("never counts toward 'two in a row' (the machine or the spec): two defective packets in a row, then an honest one merges; each says to edit its packet file", async () => {
+    const passingAlready = `import assert from "node:assert/strict";\nimport test from "node:test";\n\ntest("already true", () => {\n  assert.equal(1 + 1, 2);\n});\n`;
+    const target = setUp({ config: 'on_block = "continue"', planted: passingAlready, script: { P03: { implementer: [{ write: { "src/p03.js": "export const p03 = 3;\n" } }] } } });
+    for (const id of ["P02", "P03"]) {
+      target.write(
+        `packets/${id}-p.toml`,
+        `id = "${id}"\ngoal = "Packet ${id}"\nspec_commit = "${target.spec}"\nspec_path = "docs/SPEC.md"\nallowed_paths = ["src/${id.toLowerCase()}.js"]\nbrief = "Add src/${id.toLowerCase()}.js."\n[[invariants]]\nid = "exports"\nassert = "it exports"\n`,
+      );
+    }
+    target.write("packets/supplied/P02/test/p02.test.js", passingAlready.replace("already true", "also true"));
+    target.commit("two more packets");
+    const { code, out } = await target.run();
+    expect(out).toMatch(/P01#1 → blocked: planted tests cannot tell right from wrong/);
+    expect(out).toMatch(/P02#1 → blocked: planted tests cannot tell right from wrong/);
+    expect(out).not.toContain("the machine or the spec");
+    expect(out).toContain("P03#1 → merged");
+    expect(out).toContain("P01 is blocked: planted tests cannot tell right from wrong");
+    expect(out).toContain("then edit packets/P01-double.toml or its planted files under packets/supplied/P01/ and commit: a changed packet is a new version and runs afresh");
+    expect(code).toBe(1);
+  });
+});
