@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
 import { join, posix } from "node:path";
 import type { Surface } from "../config/types.js";
 import { gitRun } from "../git/repo.js";
@@ -19,7 +19,10 @@ import { copyTree } from "../process/copy.js";
  *
  * An install is saved only when it left nothing but `node_modules` in the
  * worktree (generated files would be missing from a copy), right after it
- * ran: before anything of the packet's has run in that worktree.
+ * ran: before anything of the packet's has run in that worktree; and only
+ * when it is relocatable: pnpm's `.bin` shims and some packages' state name
+ * the absolute path of the worktree that built them, which a copy would
+ * point at a deleted tree ("MISSING DEP Can not find dependency 'vite'").
  */
 
 /** A lock file is required: without one an install resolves versions when it runs, and two runs may differ. */
@@ -35,7 +38,7 @@ export function installKey(install: string, dir: string, manifests: readonly (re
   if (!manifests.some(([name]) => LOCK_FILES.includes(name))) return undefined;
   const sorted = [...manifests].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   return createHash("sha256")
-    .update(JSON.stringify({ install, dir, manifests: sorted }))
+    .update(JSON.stringify({ install, dir, manifests: sorted, relocatable: true })) // installs saved before the relocatability check are not reused
     .digest("hex")
     .slice(0, 32);
 }
@@ -77,6 +80,8 @@ export async function saveInstall(root: string, key: string, worktree: string, s
   const prefix = posix.join(surface.dir, DEPENDENCIES);
   const other = status.entries.find((entry) => entry.path !== prefix && !entry.path.startsWith(`${prefix}/`));
   if (other) return `it also changed ${other.path}, which a copy of ${DEPENDENCIES} would not bring`;
+  const pinned = namesItsPath(made, worktree);
+  if (pinned) return `${pinned} names this worktree's absolute path, so a copy elsewhere would point back here`;
   const staging = `${dir}.${process.pid}.tmp`;
   rmSync(staging, { recursive: true, force: true });
   mkdirSync(staging, { recursive: true });
@@ -100,4 +105,36 @@ function pruneInstalls(dir: string): void {
     .map((name) => ({ name, at: statSync(join(dir, name)).mtimeMs }))
     .sort((a, b) => b.at - a.at);
   for (const old of saved.slice(KEEP)) rmSync(join(dir, old.name), { recursive: true, force: true });
+}
+
+/** How much of a dependency tree's small state files is read for a worktree path: enough for shims and manifests. */
+const SCAN_LIMITS = { files: 4_000, bytes: 256 * 1024 };
+
+/**
+ * The first file of an install's own small state that names `worktree` by its absolute path: the
+ * executables' shims (`node_modules/.bin`, `.pnpm/node_modules/.bin`) and the package managers' state
+ * files at the top (`.modules.yaml`, `.package-lock.json`, `.yarn-state.yml`). Relative to `node_modules`.
+ */
+export function namesItsPath(nodeModules: string, worktree: string): string | undefined {
+  const needle = Buffer.from(worktree);
+  const candidates: string[] = [];
+  for (const dir of [".bin", join(".pnpm", "node_modules", ".bin")]) {
+    try {
+      for (const name of readdirSync(join(nodeModules, dir))) candidates.push(join(dir, name));
+    } catch {
+      // no such directory
+    }
+  }
+  candidates.push(".modules.yaml", ".package-lock.json", ".yarn-state.yml");
+  for (const path of candidates.slice(0, SCAN_LIMITS.files)) {
+    const full = join(nodeModules, path);
+    try {
+      const stat = lstatSync(full);
+      if (!stat.isFile() || stat.size > SCAN_LIMITS.bytes) continue;
+      if (readFileSync(full).includes(needle)) return `${DEPENDENCIES}/${path}`;
+    } catch {
+      // gone or unreadable: nothing it names
+    }
+  }
+  return undefined;
 }

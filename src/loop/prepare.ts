@@ -1,4 +1,5 @@
-import { sandboxed } from "./sandbox.js";
+import { packageCaches } from "./package-caches.js";
+import { sandboxFor } from "./sandbox.js";
 import { appendFileSync, existsSync, lstatSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { headOf, listTree, readBlobBytes } from "../git/repo.js";
@@ -30,14 +31,17 @@ export async function installSurface(ctx: Pick<RunContext, "root" | "config" | "
     appendFileSync(logFile, `factory: node_modules copied from .factory/state/installs/${key}: the same install command and lock files were installed before; "${surface.install}" not run\n`);
     return undefined;
   }
+  const caches = packageCaches(ctx.root);
+  // An install fetches dependencies (the network), into the factory's own package caches (writable).
+  const sandbox = sandboxFor(ctx, worktree, { network: true, writable: [caches.dir] });
   const outcome = await runCommand({
     command: surface.install,
     cwd: join(worktree, surface.dir),
-    env: baseEnv(),
+    env: { ...baseEnv(), ...caches.env },
     timeoutMs: ctx.config.limits.installTimeoutMs,
     logFile,
     signal: ctx.signal,
-    ...sandboxed(ctx, worktree, true), // an install fetches dependencies
+    ...(sandbox ? { sandbox } : {}),
   });
   if (outcome.kind === "exited" && outcome.code === 0) {
     const notSaved = key ? await saveInstall(ctx.root, key, worktree, surface) : "there is no lock file";

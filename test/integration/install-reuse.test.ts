@@ -100,4 +100,13 @@ describe("an install is reused across worktrees with the same lock files", () =>
     expect((await installInNewWorktree(failing)).error).toMatch(/install of surface "web"/);
     expect(runs()).toBe(6);
   });
+
+  it("is not reused when the install names its worktree's absolute path (pnpm's .bin shims): a copy would point at another tree", async () => {
+    const config = setUp(`${INSTALL} && mkdir -p node_modules/.bin && printf 'export NODE_PATH=%s/node_modules/.pnpm' $PWD > node_modules/.bin/tool`);
+    await installInNewWorktree(config);
+    const second = await installInNewWorktree(config);
+    expect(runs()).toBe(2);
+    expect(second.log).toContain("not reused by other worktrees: node_modules/.bin/tool names this worktree's absolute path");
+    expect(readFileSync(join(second.worktree, "web/node_modules/.bin/tool"), "utf8")).toContain(second.worktree);
+  });
 });

@@ -1,0 +1,61 @@
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { DOUBLE_JS, NODE_TEST_GATES, useLoopRepos } from "../helpers/loop-repo.js";
+
+/**
+ * A pnpm project, installed the way a user who has used pnpm before has it: pnpm's default store under
+ * ~/.local/share/pnpm, which the sandbox keeps read-only (a toolchain home). pnpm comes from the factory's
+ * own devDependencies; the project's one dependency is a local package with an executable, so no registry
+ * is needed and pnpm still writes its store and its absolute-path .bin shims.
+ */
+const PNPM = fileURLToPath(new URL("../../node_modules/.bin/pnpm", import.meta.url));
+const available = existsSync(PNPM);
+if (!available) console.warn("skipping the pnpm tests: node_modules/.bin/pnpm is missing (npm ci installs it)");
+
+const setUp = useLoopRepos(afterEach);
+const realHome = process.env.HOME;
+const home = join(tmpdir(), `factory-pnpm-home-${process.pid}`);
+beforeEach(() => {
+  mkdirSync(home, { recursive: true });
+  process.env.HOME = home;
+});
+afterEach(() => {
+  process.env.HOME = realHome;
+  rmSync(home, { recursive: true, force: true });
+});
+
+const TOOL_GATE = '\n  [[surfaces.app.gates]]\n  name = "tool"\n  run = "pnpm exec say-ok"\n';
+
+describe.skipIf(!available)("factory run on a pnpm project", () => {
+  it("installs into the factory's own writable store (the user's is read-only in the sandbox), never reuses a copy that names another worktree, and merges", async () => {
+    const target = setUp({ gates: `install = "pnpm install --frozen-lockfile"\n${NODE_TEST_GATES}${TOOL_GATE}`, script: { P01: { implementer: [{ write: { "src/double.js": DOUBLE_JS } }] } } });
+    target.write("vendor/say-ok/package.json", JSON.stringify({ name: "say-ok", version: "1.0.0", bin: { "say-ok": "bin.js" } }));
+    target.write("vendor/say-ok/bin.js", "#!/usr/bin/env node\nconsole.log('ok');\n");
+    target.write("package.json", JSON.stringify({ name: "target", private: true, type: "module", devDependencies: { "say-ok": "file:./vendor/say-ok" } }));
+    target.write(".gitignore", `${target.read(".gitignore")}node_modules/\n`);
+    const env = { ...process.env, HOME: home, PATH: `${join(PNPM, "..")}:${process.env.PATH}` };
+    // The user's own first install: the lock file, and pnpm's store in the user's HOME.
+    execFileSync(PNPM, ["install"], { cwd: target.dir, env, stdio: "pipe" });
+    expect(existsSync(join(home, ".local/share/pnpm"))).toBe(true);
+    rmSync(join(target.dir, "node_modules"), { recursive: true, force: true });
+    target.commit("a pnpm project");
+
+    process.env.PATH = env.PATH;
+    try {
+      const { code, out } = await target.run();
+      expect(out).not.toMatch(/EROFS|environment error/);
+      expect(out).toContain("P01#1 → merged");
+      expect(code).toBe(0);
+    } finally {
+      process.env.PATH = env.PATH?.slice(join(PNPM, "..").length + 1);
+    }
+    const log = readFileSync(join(target.dir, ".factory/runs/P01/attempt-1/install-app.log"), "utf8");
+    expect(log).not.toContain("copied from");
+    expect(log).toMatch(/not reused by other worktrees: node_modules\/\.bin\/say-ok names this worktree's absolute path/);
+    expect(existsSync(join(target.dir, ".factory/state/package-caches/pnpm-store"))).toBe(true);
+  });
+});
