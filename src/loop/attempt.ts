@@ -277,7 +277,9 @@ async function checkPlantedTests(
   if (neverRan.length > 0) {
     return {
       ok: false,
-      reason: neverRan.map((file) => `planted test ${file} never ran: put it where the runner collects tests (its name and directory), or declare it in the packet's support_files if it is not a test`).join("; "),
+      reason: neverRan
+        .map((file) => `planted test ${file} never ran: put it where the runner collects tests (its name and directory), or declare it in the packet's support_files if it is not a test`)
+        .join("; "),
     };
   }
   if (!hasFailingPlantedCase(counts)) return { ok: false, reason: `planted tests cannot tell right from wrong: ${describeNoFailingCase(counts)}` };

@@ -8,9 +8,17 @@ export interface Provenance {
   approvedBy?: string;
 }
 
-/** Pure: the squash commit's message: the configured subject, the goal, and trailers recording how it got in. */
+/** A conventional-commit type and optional scope at the start of a line: `feat: `, `fix(parser)!: `. */
+const CONVENTIONAL = /^[a-z]+(\([^)]*\))?!?: /;
+
+/**
+ * Pure: the squash commit's message: the configured subject, the goal, and trailers recording how it got in.
+ * A goal written as a conventional commit (`fix(parser): …`) keeps its own type: a template's type right
+ * before `{goal}` is dropped rather than doubled (`feat: fix(parser): …`).
+ */
 export function mergeMessage(template: string, packet: Packet, provenance: Provenance): string {
-  const subject = template.replaceAll("{id}", packet.id).replaceAll("{slug}", packet.slug).replaceAll("{goal}", packet.goal);
+  const typed = CONVENTIONAL.test(packet.goal) ? template.replace(/^[a-z]+(\([^)]*\))?!?: (?=\{goal\})/, "") : template;
+  const subject = typed.replaceAll("{id}", packet.id).replaceAll("{slug}", packet.slug).replaceAll("{goal}", packet.goal);
   const trailers = [
     `Factory-Packet: ${packet.id}`,
     `Factory-Packet-Sha256: ${packet.sha256}`,
