@@ -1,6 +1,8 @@
 import type { Output } from "../log/output.js";
 import { paint } from "../log/output.js";
-import { formatProblem } from "../util/problem.js";
+import { pinnedSpec } from "../loop/spec-drift.js";
+import type { Packet } from "../packet/types.js";
+import { formatProblem, type Problem } from "../util/problem.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
 import { loadWorkspace } from "./workspace.js";
 
@@ -21,7 +23,7 @@ export async function lint(options: LintOptions): Promise<ExitCode> {
     return EXIT.invalid;
   }
   const { workspace } = load;
-  let problems = workspace.problems;
+  let problems = [...workspace.problems, ...(await unresolvedSpecs(workspace.root, workspace.queue.packets))];
   let checked = workspace.queue.packets.length + new Set(problems.map((p) => p.file)).size;
   if (options.ids.length > 0) {
     const selection = selectFiles(workspace.queue.packets, problems, options.ids);
@@ -42,6 +44,22 @@ export async function lint(options: LintOptions): Promise<ExitCode> {
   }
   output.out(`ok: config and ${checked} packet(s) on ${workspace.branch} are valid`);
   return EXIT.ok;
+}
+
+/**
+ * Each packet's spec_commit must be a commit of this repository holding spec_path: otherwise every run
+ * refuses the packet, so lint says so first. Packets pinned to the same spec are resolved once.
+ */
+async function unresolvedSpecs(root: string, packets: readonly Packet[]): Promise<Problem[]> {
+  const resolved = new Map<string, Promise<Awaited<ReturnType<typeof pinnedSpec>>>>();
+  const problems: Problem[] = [];
+  for (const packet of packets) {
+    const key = `${packet.specCommit}\0${packet.specPath}`;
+    if (!resolved.has(key)) resolved.set(key, pinnedSpec(root, packet));
+    const spec = await resolved.get(key);
+    if (spec && !spec.ok) problems.push({ file: packet.file, key: spec.problem.startsWith("spec_commit") ? "spec_commit" : "spec_path", message: spec.problem });
+  }
+  return problems;
 }
 
 /** The files of the named packets: valid ones by id, invalid ones by their file-name prefix. */

@@ -56,6 +56,11 @@ export function validatePackets(sources: readonly PacketSource[], context: Packe
       if (!known.has(dependency)) report(packet, ["requires", index], `depends on unknown packet "${dependency}"`);
     });
   }
+  // Planted files whose packet does not exist would never be planted: a typo in a folder or a packet removed.
+  for (const id of [...(context.supplied?.keys() ?? [])].sort()) {
+    if (!known.has(id))
+      problems.push({ file: `packets/supplied/${id}/`, message: `no packet has id "${id}", so these planted files are never used: rename the folder to its packet's id, or remove it` });
+  }
   for (const cycle of findCycles([...firstById.values()])) {
     for (const id of cycle) {
       const packet = firstById.get(id);

@@ -10,6 +10,7 @@ afterEach(() => repo?.cleanup());
 function setUp(): TestRepo {
   repo = makeRepo();
   repo.write(".factory/config.toml", MINIMAL_CONFIG);
+  repo.write("docs/SPEC.md", "# spec\n");
   return repo;
 }
 
@@ -67,6 +68,23 @@ describe("factory lint", () => {
     expect(snapshot(repo)).toBe(before); // lint writes nothing
   });
 
+  it("resolves every spec_commit and spec_path, and names planted files whose packet does not exist", async () => {
+    setUp();
+    const spec = repo.commit("spec");
+    repo.write("packets/A01-one.toml", packetToml("A01", { specCommit: "abcdef1234" }));
+    repo.write("packets/A02-two.toml", packetToml("A02", { specCommit: spec }).replace('spec_path = "docs/SPEC.md"', 'spec_path = "docs/NOPE.md"'));
+    repo.write("packets/A03-three.toml", packetToml("A03", { specCommit: spec }));
+    repo.write("packets/supplied/A03/tests/fixtures/a.json", "{}\n");
+    repo.write("packets/supplied/A3/tests/fixtures/b.json", "{}\n");
+    repo.commit("packets");
+    const { code, err } = await runLint();
+    expect(code).toBe(2);
+    expect(err).toContain("packets/A01-one.toml: spec_commit: spec_commit abcdef1234 is not a commit in this repository");
+    expect(err).toMatch(/packets\/A02-two\.toml: spec_path: spec_path docs\/NOPE\.md does not exist at spec_commit [0-9a-f]{10}/);
+    expect(err).toContain('packets/supplied/A3/: no packet has id "A3", so these planted files are never used');
+    expect(err).not.toContain("A03");
+  });
+
   it("exits 0 on valid packets and says how many it checked", async () => {
     setUp();
     const spec = repo.commit("spec");
@@ -81,8 +99,9 @@ describe("factory lint", () => {
 
   it("reads packets from the target branch, warning about uncommitted and edited ones", async () => {
     setUp();
-    repo.write("packets/A01-one.toml", packetToml("A01"));
-    repo.write("packets/A03-staged.toml", packetToml("A03"));
+    const spec = repo.commit("spec");
+    repo.write("packets/A01-one.toml", packetToml("A01", { specCommit: spec }));
+    repo.write("packets/A03-staged.toml", packetToml("A03", { specCommit: spec }));
     repo.commit("packets");
     repo.write("packets/A01-one.toml", packetToml("A01", { extra: "bogus = 1" }));
     repo.write("packets/A02-new.toml", "not even toml = = =");
@@ -113,7 +132,8 @@ describe("factory lint", () => {
 
   it("checks only the named packets, and refuses an unknown id", async () => {
     setUp();
-    repo.write("packets/A01-one.toml", packetToml("A01"));
+    const spec = repo.commit("spec");
+    repo.write("packets/A01-one.toml", packetToml("A01", { specCommit: spec }));
     repo.write("packets/A02-bad.toml", packetToml("A02", { extra: "bogus = 1" }));
     repo.commit("packets");
     expect((await runLint(["A01"])).code).toBe(0);
