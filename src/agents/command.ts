@@ -63,8 +63,17 @@ export function commandAdapter(agent: Agent): AgentAdapter {
           if (typeof report?.rate_limited_until === "string" && !Number.isNaN(Date.parse(report.rate_limited_until))) {
             return { ...base, ...reported, status: "rate-limited", detail: "the agent reports a rate limit", resetsAt: new Date(Date.parse(report.rate_limited_until)).toISOString() };
           }
+          if (outcome.code === 126 || outcome.code === 127) {
+            const why = outcome.code === 127 ? "not found" : "not executable";
+            return {
+              ...base,
+              status: "crashed",
+              neverStarted: true,
+              detail: `its program could not start where it runs (${why}, exit ${outcome.code}): ${outcome.tail.split("\n").slice(-3).join(" | ")}`,
+            };
+          }
           if (outcome.code !== 0) {
-            return { ...base, ...reported, status: outcome.code === 127 ? "crashed" : "agent-error", detail: `exited with code ${outcome.code}: ${outcome.tail.split("\n").slice(-3).join(" | ")}` };
+            return { ...base, ...reported, status: "agent-error", detail: `exited with code ${outcome.code}: ${outcome.tail.split("\n").slice(-3).join(" | ")}` };
           }
           return { ...base, ...reported, status: "ok" };
         }

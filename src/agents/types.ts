@@ -18,6 +18,8 @@ export interface AgentOutcome {
   tokens?: { input: number; output: number; cached: number };
   /** When rate-limited: when the provider says to come back. */
   resetsAt?: string;
+  /** The program could not start where it runs (exit 126 or 127 from the shell): nothing ran, nothing was spent. */
+  neverStarted?: true;
   /** The raw output, saved in the attempt's run directory. */
   rawPath: string;
   durationMs: number;

@@ -1,3 +1,4 @@
+import { agentProgramPath } from "../agents/shell-program.js";
 import { createHash } from "node:crypto";
 import { copyFileSync, lstatSync, mkdirSync, readFileSync, rmSync, type Stats } from "node:fs";
 import { dirname, join } from "node:path";
@@ -51,7 +52,9 @@ export async function callAgent(ctx: RunContext, call: AgentCall): Promise<Agent
     const pending = ctx.waits.until(tier.agent);
     if (pending > Date.now()) await sleepUntil(pending, ctx.signal);
     checkInterrupted(ctx.signal);
-    outcome = await runAndRecord(ctx, call, { agent: tier.agent, model: tier.model, estimateUsd: tier.estimateUsd ?? UNKNOWN_COST_ESTIMATE_USD, adapter, outputPath, repeat });
+    const agent = ctx.config.agents[tier.agent];
+    const program = agent ? agentProgramPath(agent, ctx.root) : undefined;
+    outcome = await runAndRecord(ctx, call, { agent: tier.agent, model: tier.model, estimateUsd: tier.estimateUsd ?? UNKNOWN_COST_ESTIMATE_USD, adapter, outputPath, repeat, program });
     if (outcome.status !== "rate-limited") {
       ctx.waits.clear(tier.agent);
       break;
@@ -79,7 +82,7 @@ export async function callAgent(ctx: RunContext, call: AgentCall): Promise<Agent
 async function runAndRecord(
   ctx: RunContext,
   call: AgentCall,
-  how: { agent: string; model: string; estimateUsd: number; adapter: AgentAdapter; outputPath: string; repeat: number },
+  how: { agent: string; model: string; estimateUsd: number; adapter: AgentAdapter; outputPath: string; repeat: number; program?: string | undefined },
 ): Promise<AgentOutcome> {
   const exhausted = ctx.budget.exhausted();
   if (exhausted) throw new BudgetExhausted(exhausted);
@@ -102,10 +105,10 @@ async function runAndRecord(
     idleTimeoutMs: ctx.config.limits.agentIdleTimeoutMs,
     signal: ctx.signal,
     // Each role of an attempt keeps its own HOME, never shared with the other.
-    ...agentSandboxed(ctx, call.worktree, join(call.runDir, `${call.role}-home`)),
+    ...agentSandboxed(ctx, call.worktree, join(call.runDir, `${call.role}-home`), how.program),
   });
-  // A call of unknown cost counts at its tier's estimate, never as $0 (a rate-limited call spent nothing).
-  const estimatedUsd = outcome.costUsd === undefined && outcome.status !== "rate-limited" ? how.estimateUsd : undefined;
+  // A call of unknown cost counts at its tier's estimate, never as $0 (a rate-limited call, or a program that never started, spent nothing).
+  const estimatedUsd = outcome.costUsd === undefined && outcome.status !== "rate-limited" && !outcome.neverStarted ? how.estimateUsd : undefined;
   ctx.budget.add(outcome.costUsd ?? estimatedUsd);
   const version = await how.adapter.version?.();
   await ctx.ledger.append([

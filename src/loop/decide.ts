@@ -55,10 +55,16 @@ export interface AttemptDecision {
  * out of memory, a person) is the machine's, not the work's: an environment
  * error, not counted (two in a row halt the run). Anything else is the agent's.
  */
-export function agentCallEnd(role: "implementer" | "reviewer", outcome: Pick<AgentOutcome, "status" | "detail" | "resetsAt">): AttemptEnd {
+export function agentCallEnd(role: "implementer" | "reviewer", outcome: Pick<AgentOutcome, "status" | "detail" | "resetsAt" | "neverStarted">): AttemptEnd {
   const what = `the ${role} ${outcome.status}${outcome.detail ? `: ${outcome.detail}` : ""}`;
   if (outcome.status === "rate-limited") {
     return { kind: "rate-limited", role, reason: `the ${role} was rate-limited${outcome.resetsAt ? ` until ${outcome.resetsAt}` : ""}`, ...(outcome.resetsAt ? { resetsAt: outcome.resetsAt } : {}) };
+  }
+  if (outcome.neverStarted) {
+    return {
+      kind: "environment-error",
+      reason: `the ${role}'s program could not start inside the sandbox (${outcome.detail ?? "exit 127"}); install it where the sandbox sees it (on PATH, or by path); not counted`,
+    };
   }
   if (outcome.status === "crashed" && /^killed by SIG/.test(outcome.detail ?? "")) {
     return { kind: "environment-error", reason: `the ${role} was ${outcome.detail} from outside the factory (out of memory, or a person); not counted` };

@@ -3,6 +3,7 @@ import { delimiter, isAbsolute, join } from "node:path";
 import { modelMatches } from "../agents/claude-stream.js";
 import type { AgentAdapter } from "../agents/types.js";
 import type { Config } from "../config/types.js";
+import { agentProgram } from "../agents/shell-program.js";
 import { RUNS_DIR } from "./context.js";
 
 export interface PreflightResult {
@@ -47,7 +48,7 @@ export async function checkModels(input: { root: string; config: Config; tiers: 
 
 /**
  * Before anything is claimed: the program each agent the queue uses starts
- * with (`bin` for the CLI kinds, the first word of `run` for a command agent)
+ * with (`bin` for the CLI kinds, the program `run` starts for a command agent)
  * must exist, on PATH or at the path given. A missing binary is a refusal,
  * not an attempt spent and a packet blocked within seconds.
  */
@@ -56,8 +57,9 @@ export function missingAgentPrograms(input: { config: Config; agents: ReadonlySe
   for (const name of input.agents) {
     const agent = input.config.agents[name];
     if (!agent) continue;
-    const program = agent.kind === "command" ? ((agent.run ?? "").trim().split(/\s+/)[0] ?? "") : (agent.bin ?? agent.kind);
-    if (program === "" || findProgram(program, input.path, input.root)) continue;
+    // Found the way `sh -c` will find it: past assignments, exec, env and cd steps (`FOO=1 node agent.mjs`).
+    const program = agentProgram(agent);
+    if (program === undefined || findProgram(program, input.path, input.root)) continue;
     const key = agent.kind === "command" ? "run" : "bin";
     refusals.push(`agent "${name}": its program "${program}" was not found ${program.includes("/") ? "at that path" : "on PATH"}; install it, or fix [agents.${name}] ${key} in .factory/config.toml`);
   }

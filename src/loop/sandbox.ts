@@ -1,5 +1,5 @@
-import { type Dirent, readdirSync } from "node:fs";
-import { join } from "node:path";
+import { type Dirent, existsSync, readdirSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { matchesAny } from "../gates/paths.js";
 import { DEPENDENCY_PATTERNS } from "../git/worktree.js";
 import type { SandboxRequest } from "../process/sandbox.js";
@@ -40,8 +40,10 @@ export function sandboxed(ctx: Pick<RunContext, "root" | "config">, worktree: st
  * correction round resumes one), and the dependencies the install produced
  * read-only, so an agent cannot change what the gates will import.
  */
-export function agentSandboxed(ctx: Pick<RunContext, "root" | "config">, worktree: string, home: string): { sandbox?: SandboxRequest } {
-  const sandbox = sandboxFor(ctx, worktree, { network: true, keepHome: home, readOnly: dependencyDirs(worktree) });
+export function agentSandboxed(ctx: Pick<RunContext, "root" | "config">, worktree: string, home: string, program?: string): { sandbox?: SandboxRequest } {
+  // An agent program configured by path (under HOME, say) is visible inside, read-only, with its directory.
+  const readable = program && existsSync(program) ? [dirname(program)] : [];
+  const sandbox = sandboxFor(ctx, worktree, { network: true, keepHome: home, readOnly: dependencyDirs(worktree), readable });
   return sandbox ? { sandbox } : {};
 }
 

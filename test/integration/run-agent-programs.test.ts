@@ -1,0 +1,67 @@
+import { chmodSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { DOUBLE_JS, SCRIPTED_AGENT, useLoopRepos } from "../helpers/loop-repo.js";
+
+/** A command agent as users write it: any shell form, a program by path under HOME; a program that cannot start is the machine's. */
+const setUp = useLoopRepos(afterEach);
+const realHome = process.env.HOME;
+const home = join(tmpdir(), `factory-agent-home-${process.pid}`);
+beforeEach(() => {
+  mkdirSync(home, { recursive: true });
+  process.env.HOME = home;
+});
+afterEach(() => {
+  process.env.HOME = realHome;
+  rmSync(home, { recursive: true, force: true });
+});
+
+const honest = { P01: { implementer: [{ write: { "src/double.js": DOUBLE_JS } }] } };
+const tiers = (agent: string) => `[tiers]\nstandard = { agent = "${agent}", model = "m" }\nadvanced = { agent = "${agent}", model = "m" }`;
+
+describe("a command agent's run line", () => {
+  it("may start with assignments and cd steps, as a shell command: the preflight finds the program the shell will run, and the packet merges", async () => {
+    const target = setUp({ script: honest, agents: "" });
+    const config = target
+      .read(".factory/config.toml")
+      .replace("[limits]", `[agents.shell]\nkind = "command"\nrun = "FOO=1 cd . && exec node ${SCRIPTED_AGENT} ${target.scriptFile}"\n${tiers("shell")}\n\n[limits]`);
+    target.write(".factory/config.toml", config);
+    target.commit("a shell-form agent");
+    const { code, out } = await target.run();
+    expect(out).not.toContain("was not found");
+    expect(out).toContain("P01#1 → merged");
+    expect(code).toBe(0);
+  });
+
+  it("may name its program by a path under HOME: it is visible inside the sandbox, read-only, and the packet merges", async () => {
+    const program = join(home, "agents", "my-agent");
+    mkdirSync(join(home, "agents"), { recursive: true });
+    const target = setUp({ script: honest, agents: "" });
+    writeFileSync(program, `#!/bin/sh\nexec node ${SCRIPTED_AGENT} ${target.scriptFile}\n`);
+    chmodSync(program, 0o755);
+    target.write(".factory/config.toml", target.read(".factory/config.toml").replace("[limits]", `[agents.mine]\nkind = "command"\nrun = "${program}"\n${tiers("mine")}\n\n[limits]`));
+    target.commit("an agent under HOME");
+    const { code, out } = await target.run();
+    expect(out).toContain("P01#1 → merged");
+    expect(code).toBe(0);
+  });
+
+  it("that cannot start inside the sandbox (exit 127) is an environment error: no attempt spent, no cost counted", async () => {
+    const target = setUp({ script: honest, agents: "" });
+    target.write(
+      ".factory/config.toml",
+      target.read(".factory/config.toml").replace("[limits]", `[agents.gone]\nkind = "command"\nrun = "sh -c 'exec no-such-agent-program'"\n${tiers("gone")}\n\n[limits]`),
+    );
+    target.commit("an agent that cannot start");
+    const { code, out } = await target.run();
+    expect(out).toMatch(/implementer's program could not start inside the sandbox/);
+    expect(out).toContain("two environment errors in a row");
+    expect(code).toBe(1);
+    const events = await target.events("P01");
+    const finished = events.filter((event) => event.kind === "agent-finished");
+    expect(finished.length).toBeGreaterThan(0);
+    for (const event of finished) expect(event.kind === "agent-finished" && event.estimatedUsd).toBeFalsy();
+    expect((await target.record("P01"))?.attemptsUsed).toBe(0);
+  });
+});
