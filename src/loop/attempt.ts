@@ -16,7 +16,7 @@ import { AGENT_OUTPUTS } from "../gates/paths.js";
 import { isGreen, type GateReport } from "../gates/types.js";
 import type { Packet } from "../packet/types.js";
 import { callAgent, surfaceCommands } from "./agent-call.js";
-import { measureBaseline, runTests } from "./baseline.js";
+import { hasBaseline, measureBaseline, runTests } from "./baseline.js";
 import { checkInterrupted, surfaceOf, type RunContext } from "./context.js";
 import { agentCallEnd, type AttemptEnd } from "./decide.js";
 import { runGates } from "./gates.js";
@@ -96,7 +96,7 @@ export async function runAttempt(ctx: RunContext, input: AttemptInput): Promise<
   // The worktree was made from the tip just now: only an install or a baseline run in it can have left anything.
   let ranInWorktree = Boolean(surface?.install);
   let baseline = new Map<string, TestResult[]>();
-  if (surface?.gates.some((gate) => gate.tests)) {
+  if (surface && hasBaseline(surface)) {
     step("baseline");
     const measured = await measureBaseline(ctx, { surface, commit: tip, runDir: input.runDir, checkout: worktree });
     if (!measured.ok) return { ...withTree, end: { kind: "environment-error", reason: `baseline: ${measured.reason}` } };

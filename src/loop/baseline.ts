@@ -55,12 +55,24 @@ function baselineFile(root: string, commit: string, surface: Surface): string {
   return join(root, STATE_DIR, "baselines", `${commit}-${surface.name}.json`);
 }
 
-/** The cache holds for these exact gate commands. */
+/** The cache holds for these exact gate commands: the tests gates' results, and the whole-tree gates green. */
 function baselineKey(surface: Surface): string {
-  return surface.gates
-    .filter((gate) => gate.tests)
-    .map((gate) => gate.run)
-    .join("\n");
+  return [...surface.gates.filter((gate) => gate.tests).map((gate) => gate.run), ...wholeTreeGates(surface).map((gate) => `whole-tree: ${gate.run}`)].join("\n");
+}
+
+/**
+ * The gates that judge the whole tree rather than the change (no `{files}`, not a tests gate: a lint or
+ * build of everything). One already red at the tip fails every packet whatever its work, so it must be
+ * green there before anything is spent. A `{files}` gate judges only what a change brings (its findings
+ * in a file are compared with the same file before), and a tests gate is compared with the baseline.
+ */
+function wholeTreeGates(surface: Surface): Surface["gates"] {
+  return surface.gates.filter((gate) => !gate.tests && !gate.run.includes("{files}"));
+}
+
+/** Whether a surface has anything to measure at the tip: tests gates, or whole-tree gates that must be green there. */
+export function hasBaseline(surface: Surface): boolean {
+  return surface.gates.some((gate) => gate.tests) || wholeTreeGates(surface).length > 0;
 }
 
 function writeBaseline(root: string, commit: string, surface: Surface, results: ReadonlyMap<string, TestResult[]>): void {
@@ -74,7 +86,7 @@ function writeBaseline(root: string, commit: string, surface: Surface, results: 
  * as: the squash has exactly the gated tree, so the next packet at that tip
  * need not run the suite again. Only a full-suite run of every tests gate
  * seeds (a `{files}` run saw part of it), and only one a baseline would
- * accept. Returns whether it seeded.
+ * accept; the tree landed green, so its whole-tree gates passed. Returns whether it seeded.
  */
 export function seedBaseline(root: string, input: { commit: string; surface: Surface; results: ReadonlyMap<string, TestResult[]> }): boolean {
   const gates = input.surface.gates.filter((gate) => gate.tests);
@@ -89,6 +101,26 @@ async function measureIn(ctx: Pick<RunContext, "root" | "config" | "signal">, in
   if (head !== input.commit) throw new Error(`a baseline for ${input.commit.slice(0, 10)} was to be measured in a checkout of ${head?.slice(0, 10)}`);
   const run = await runTests(ctx, input);
   if (!run.ok) return run;
+  for (const gate of wholeTreeGates(input.surface)) {
+    const { report } = await runCommandGate({
+      gate,
+      surface: input.surface,
+      worktree: input.worktree,
+      changed: [],
+      runDir: input.runDir,
+      timeoutMs: gate.timeoutMs ?? ctx.config.limits.gateTimeoutMs,
+      baseline: undefined,
+      signal: ctx.signal,
+      ...sandboxed(ctx, input.worktree, input.surface.network),
+    });
+    checkInterrupted(ctx.signal);
+    if (report.status !== "pass") {
+      return {
+        ok: false,
+        reason: `gate "${gate.name}" is ${report.status === "fail" ? "red" : "broken"} at the tip ${input.commit.slice(0, 10)} before any work (${report.summary}): fix the tip or drop the gate${report.tail ? `; its last lines:\n${report.tail}` : ""}`,
+      };
+    }
+  }
   const results = new Map<string, TestResult[]>();
   for (const [gate, measured] of run.runs) {
     const problem = baselineProblem(measured);

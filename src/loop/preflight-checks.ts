@@ -1,4 +1,5 @@
 import { adapterFor } from "../agents/index.js";
+import { shellProgram } from "../agents/shell-program.js";
 import { PROJECT_PROMPTS_DIR, projectTemplate } from "../agents/prompt-templates.js";
 import type { AgentAdapter } from "../agents/types.js";
 import type { Config } from "../config/types.js";
@@ -8,7 +9,7 @@ import { checkSandbox, SANDBOX_HELP } from "../process/sandbox.js";
 import { checkModels, findProgram, missingAgentPrograms } from "./preflight.js";
 import { join } from "node:path";
 import { realCases } from "../gates/test-compare.js";
-import { measureBaseline } from "./baseline.js";
+import { hasBaseline, measureBaseline } from "./baseline.js";
 import { RUNS_DIR } from "./context.js";
 import { pinnedSpec } from "./spec-drift.js";
 
@@ -24,13 +25,17 @@ export interface Preflight {
   costUsd: number;
 }
 
-const SHELL_WORDS = new Set(["for", "if", "while", "until", "case", "{", "(", "!", "cd", "export", "set", "source", ".", "exit", "exec", "env", "time"]);
+const SHELL_WORDS = new Set(["for", "if", "while", "until", "case", "export", "set", "source", ".", "exit", "time"]);
 
-/** Pure: the program a shell command line starts with, when it names one plainly on PATH (not a keyword, an assignment, a variable or a relative path that an install may create). */
+/**
+ * Pure: the program a gate's or install's command line starts, when it names one plainly on PATH (past
+ * assignments, exec and cd steps, as the shell finds it; not a keyword, a variable or a relative path
+ * that an install may create).
+ */
 export function commandProgram(line: string): string | undefined {
-  const first = line.trim().split(/\s+/)[0] ?? "";
-  if (first === "" || SHELL_WORDS.has(first) || first.includes("=") || first.includes("$") || first.includes("/")) return undefined;
-  return first;
+  const program = shellProgram(line);
+  if (program === undefined || SHELL_WORDS.has(program) || program.includes("$") || program.includes("/")) return undefined;
+  return program;
 }
 
 /**
@@ -118,10 +123,10 @@ export async function preflight(input: {
 
   if (input.baseline && checks.every((check) => !check.problem)) {
     const ctx = { root, config, signal: input.baseline.signal };
-    for (const surface of config.surfaces.filter((candidate) => surfacesUsed.has(candidate.name) && candidate.gates.some((gate) => gate.tests))) {
+    for (const surface of config.surfaces.filter((candidate) => surfacesUsed.has(candidate.name) && hasBaseline(candidate))) {
       const measured = await measureBaseline(ctx, { surface, commit: input.tip, runDir: join(root, RUNS_DIR, "preflight") });
       checks.push({
-        what: `surface "${surface.name}": the tests gates run the suite at the tip${measured.ok ? ` (${[...measured.results.values()].reduce((sum, results) => sum + realCases(results).length, 0)} test cases${measured.cached ? ", cached" : ""})` : ""}`,
+        what: `surface "${surface.name}": the gates run at the tip (the tests gates' suite, and every whole-tree gate green)${measured.ok ? ` (${[...measured.results.values()].reduce((sum, results) => sum + realCases(results).length, 0)} test cases${measured.cached ? ", cached" : ""})` : ""}`,
         ...(measured.ok ? {} : { problem: `surface "${surface.name}": the baseline at ${input.tip.slice(0, 10)} fails: ${measured.reason}` }),
       });
     }

@@ -59,7 +59,7 @@ describe("preflight", () => {
     expect(sound.text()).toMatch(/ok {4}sandbox \(bubblewrap\) starts/);
     expect(sound.text()).toMatch(/ok {4}surface "app": gate "test" program "node" is on PATH/);
     expect(sound.text()).toMatch(/ok {4}packet P01: spec_commit and spec_path resolve/);
-    expect(sound.text()).toMatch(/ok {4}surface "app": the tests gates run the suite at the tip \(1 test cases\)/);
+    expect(sound.text()).toMatch(/ok {4}surface "app": the gates run at the tip \(the tests gates. suite, and every whole-tree gate green\) \(1 test cases\)/);
     target.write(".factory/config.toml", target.read(".factory/config.toml").replace('run = "node --test', 'run = "no-such-runner --test'));
     target.commit("a broken config");
     const broken = bufferOutput();
@@ -84,5 +84,26 @@ describe("preflight", () => {
     const prompt = target.read(".factory/runs/P01/attempt-1/implementer-prompt.md");
     expect(prompt.startsWith("House rules first: small commits.\n\n# Task P01: Add double")).toBe(true);
     expect(prompt).toContain("Write this JSON to `.factory/result.json`");
+  });
+
+  it("a whole-tree gate (a lint of everything) already red at the tip refuses the run before anything is claimed; green there, the packet merges", async () => {
+    const lint = '\n  [[surfaces.app.gates]]\n  name = "lint"\n  run = "! grep -rn TODO src"\n';
+    const red = setUp({ script: { P01: { implementer: [honest] } } });
+    red.write(".factory/config.toml", red.read(".factory/config.toml").replace("tests = true\n", `tests = true\n${lint}`));
+    red.write("src/calc.js", `${red.read("src/calc.js")}// TODO: 17 errors\n`);
+    red.commit("a lint gate, red at the tip");
+    const refused = await red.run();
+    expect(refused.code).toBe(2);
+    expect(refused.out).toMatch(
+      /factory run refused: surface "app": the baseline at [0-9a-f]{10} fails: gate "lint" is red at the tip [0-9a-f]{10} before any work \(failed \(exit 1\)\): fix the tip or drop the gate/,
+    );
+    expect(refused.out).toContain("src/calc.js:4:// TODO: 17 errors");
+    expect(await red.events()).toEqual([]);
+
+    red.write("src/calc.js", red.read("src/calc.js").replace("// TODO: 17 errors\n", ""));
+    red.commit("the tip made green");
+    const { code, out } = await red.run();
+    expect(out).toContain("P01#1 → merged");
+    expect(code).toBe(0);
   });
 });
