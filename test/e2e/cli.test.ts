@@ -93,7 +93,9 @@ describe("the built CLI", () => {
     const repo = makeRepo();
     cleanups.push(repo.cleanup);
     repo.write(".factory/config.toml", MINIMAL_CONFIG);
-    repo.write("packets/A01-a.toml", packetToml("A01"));
+    repo.write("docs/SPEC.md", "# spec\n");
+    const spec = repo.commit("spec");
+    repo.write("packets/A01-a.toml", packetToml("A01", { specCommit: spec }));
     repo.commit("queue");
     const result = runCli(["lint", "--json"], repo.dir);
     expect(result.code).toBe(0);

@@ -228,7 +228,8 @@ describe("the run itself", () => {
   it("a gate that cannot run is the environment's fault: not counted, and two in a row halt the run", async () => {
     const target = setUp({
       // The shell is on PATH, so preflight passes; the tool it calls is not (a preflight refuses a gate program missing from PATH).
-      gates: `\n  [[surfaces.app.gates]]\n  name = "lint"\n  run = "sh -c no-such-linter-xyz"\n`,
+      // A {files} gate is not run at the tip (a whole-tree one broken there is refused before any claim: preflight.test.ts).
+      gates: `\n  [[surfaces.app.gates]]\n  name = "lint"\n  run = "sh -c no-such-linter-xyz {files}"\n`,
       planted: null, // no tests gate to run a planted test with
       script: { P01: { implementer: [honest] } },
     });

@@ -128,7 +128,8 @@ describe("the sandbox (bubblewrap, the default)", () => {
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     const port = (server.address() as AddressInfo).port;
     const reach = `node -e \\"require('net').connect(${port}, '127.0.0.1').on('connect', () => process.exit(0)).on('error', () => process.exit(3))\\"`;
-    const gates = `\n  [[surfaces.app.gates]]\n  name = "reach"\n  run = "${reach}"\n`;
+    // On the change's files: a whole-tree gate would be run at the tip first, and refused there without the network.
+    const gates = `\n  [[surfaces.app.gates]]\n  name = "reach"\n  run = "${reach} {files}"\n`;
     try {
       const closed = setUp({ gates, planted: null, script: { P01: { implementer: [{ write: { "src/double.js": DOUBLE_JS } }] } } });
       const denied = await closed.run();
