@@ -8,7 +8,7 @@ import { runCommandGate } from "../gates/command.js";
 import type { TestResult } from "../gates/junit.js";
 import { realCases } from "../gates/test-compare.js";
 import { STATE_DIR } from "../ledger/store.js";
-import { checkInterrupted, WORKTREES_DIR, type RunContext } from "./context.js";
+import { checkInterrupted, worktreesDir, type RunContext } from "./context.js";
 import { installSurface } from "./prepare.js";
 
 export type Baseline = { ok: true; results: Map<string, TestResult[]>; cached: boolean } | { ok: false; reason: string };
@@ -137,7 +137,7 @@ let scratchCount = 0;
 /** A checkout of `commit` of its own (installed like a task worktree), removed afterwards. */
 async function measureInScratch(ctx: Pick<RunContext, "root" | "config" | "signal">, input: { surface: Surface; commit: string; runDir: string }): Promise<Baseline> {
   // Its own path per measurement: two packets landing at once may both measure the same tip.
-  const worktree = join(ctx.root, WORKTREES_DIR, `.baseline-${input.commit.slice(0, 12)}-${process.pid}-${++scratchCount}`);
+  const worktree = join(worktreesDir(ctx.root), `.baseline-${input.commit.slice(0, 12)}-${process.pid}-${++scratchCount}`);
   await createWorktree(ctx.root, { path: worktree, start: input.commit });
   try {
     mkdirSync(input.runDir, { recursive: true });

@@ -1,4 +1,7 @@
-import { join } from "node:path";
+import { createHash } from "node:crypto";
+import { realpathSync } from "node:fs";
+import { homedir } from "node:os";
+import { basename, isAbsolute, join } from "node:path";
 import type { AgentAdapter } from "../agents/types.js";
 import type { Config, Surface } from "../config/types.js";
 import type { Owner } from "../ledger/events.js";
@@ -25,11 +28,29 @@ export interface RunContext {
   waits: AgentWaits;
 }
 
-export const WORKTREES_DIR = ".factory/worktrees";
 export const RUNS_DIR = ".factory/runs";
 
+/**
+ * Where a repository's worktrees live: outside it, in the user's cache
+ * directory (`$XDG_CACHE_HOME`, else `~/.cache`), under
+ * `factory/worktrees/<name>-<hash of the repository's path>`. Tools that look
+ * for configuration by walking up from where they run (eslint, prettier,
+ * editorconfig, pytest's rootdir and conftest search, tsconfig `extends`)
+ * must never reach the user's checkout and its files from a worktree.
+ */
+export function worktreesDir(root: string): string {
+  const cache = process.env.XDG_CACHE_HOME && isAbsolute(process.env.XDG_CACHE_HOME) ? process.env.XDG_CACHE_HOME : join(homedir(), ".cache");
+  let real = root;
+  try {
+    real = realpathSync(root);
+  } catch {
+    // not there (yet): its path as given
+  }
+  return join(cache, "factory", "worktrees", `${basename(real)}-${createHash("sha256").update(real).digest("hex").slice(0, 12)}`);
+}
+
 export function worktreePath(root: string, packet: string): string {
-  return join(root, WORKTREES_DIR, packet);
+  return join(worktreesDir(root), packet);
 }
 
 export function taskBranch(packet: string): string {

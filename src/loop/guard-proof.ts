@@ -10,7 +10,7 @@ import { changedPaths } from "../git/diff.js";
 import { listTree } from "../git/repo.js";
 import { commitPaths, commitWorktree, createWorktree, removeWorktree, resetWorktreeTo } from "../git/worktree.js";
 import { baselineProblem, runTests } from "./baseline.js";
-import { checkInterrupted, WORKTREES_DIR, type RunContext } from "./context.js";
+import { checkInterrupted, worktreesDir, type RunContext } from "./context.js";
 import { builtinReports } from "./gates.js";
 import { installSurface } from "./prepare.js";
 import { sandboxed } from "./sandbox.js";
@@ -28,7 +28,7 @@ const DEFINES_TEST = /^\s*(async\s+)?def\s+test\w*\s*\(|\b(it|test)\s*\(\s*["'`]
  * untouched tree (it must pass). The worktree is removed afterwards.
  */
 export async function proveGuards(ctx: ProofContext, input: { tip: string; surfaces: readonly Surface[]; runDir: string }): Promise<ProofLine[]> {
-  const worktree = join(ctx.root, WORKTREES_DIR, `.doctor-${process.pid}`);
+  const worktree = join(worktreesDir(ctx.root), `.doctor-${process.pid}`);
   await createWorktree(ctx.root, { path: worktree, start: input.tip });
   try {
     mkdirSync(input.runDir, { recursive: true });

@@ -7,7 +7,7 @@ import { createWorktree, removeWorktree } from "../git/worktree.js";
 import type { Packet } from "../packet/types.js";
 import { reviewerPrompt } from "../agents/prompt.js";
 import { validateReview } from "../review/contract.js";
-import { checkInterrupted, WORKTREES_DIR, type RunContext } from "./context.js";
+import { checkInterrupted, worktreesDir, type RunContext } from "./context.js";
 import { plant } from "./prepare.js";
 import { REVIEW_OUTPUT } from "./review.js";
 import { agentSandboxed } from "./sandbox.js";
@@ -36,7 +36,7 @@ export async function reviewerCanary(
   input: { tip: string; packet: Packet; tiers: readonly string[]; adapters: ReadonlyMap<string, AgentAdapter>; runDir: string },
 ): Promise<CanaryResult[]> {
   const { packet } = input;
-  const worktree = join(ctx.root, WORKTREES_DIR, `.canary-${process.pid}`);
+  const worktree = join(worktreesDir(ctx.root), `.canary-${process.pid}`);
   await createWorktree(ctx.root, { path: worktree, start: input.tip });
   try {
     const planted = await plant(ctx, worktree, packet, input.tip);

@@ -1,9 +1,10 @@
 import { type Dirent, existsSync, readdirSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { homedir } from "node:os";
+import { dirname, join, relative } from "node:path";
 import { matchesAny } from "../gates/paths.js";
 import { DEPENDENCY_PATTERNS } from "../git/worktree.js";
 import type { SandboxRequest } from "../process/sandbox.js";
-import type { RunContext } from "./context.js";
+import { type RunContext, worktreesDir } from "./context.js";
 
 /**
  * The sandbox of one agent call or gate run in a worktree (DESIGN §12): the
@@ -16,8 +17,12 @@ export function sandboxFor(
   options: { network: boolean; writable?: string[]; readable?: string[]; readOnly?: string[]; homeSeed?: readonly string[]; keepHome?: string },
 ): SandboxRequest | undefined {
   if (ctx.config.sandbox.kind === "none") return undefined;
+  // The other worktrees of the repository: under HOME the private HOME hides them already (and a mount there could not be made).
+  const others = worktreesDir(ctx.root);
+  const underHome = !relative(homedir(), others).startsWith("..");
   return {
     root: ctx.root,
+    ...(underHome ? {} : { hide: [others] }),
     writable: [worktree, ...(options.writable ?? [])],
     readable: options.readable ?? [],
     readOnly: options.readOnly ?? [],

@@ -10,6 +10,8 @@ export interface SandboxRequest {
   root: string;
   /** The only writable places: the worktree, a report directory. */
   writable: string[];
+  /** More directories hidden under an empty tmpfs (the repository's other worktrees, outside it); the writable places inside stay. */
+  hide?: readonly string[];
   /** Files or directories inside hidden places that the call must read (a prompt file). */
   readable?: string[];
   /** Directories inside the writable places that stay read-only (an install's dependencies, for an agent). */
@@ -62,7 +64,7 @@ export function openSandbox(request: SandboxRequest, command: string, cwd: strin
       privateTmp,
       homeKeep: homeKeepDirs(home, env.PATH, request.homeKeep ?? []).filter((dir) => existsSync(dir)),
       root: request.root,
-      hidden: HIDDEN_STATE.map((dir) => join(request.root, dir)).filter((dir) => existsSync(dir)),
+      hidden: [...HIDDEN_STATE.map((dir) => join(request.root, dir)), ...(request.hide ?? [])].filter((dir) => existsSync(dir)),
       readable: request.readable ?? [],
       writable: request.writable,
       readOnly: (request.readOnly ?? []).filter((path) => existsSync(path)),

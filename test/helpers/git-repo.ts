@@ -1,3 +1,4 @@
+import { worktreesDir } from "../../src/loop/context.js";
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync, readFileSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -37,7 +38,10 @@ export function makeRepo(options: { initialCommit?: boolean } = {}): TestRepo {
       git("commit", "--quiet", "--allow-empty", "-m", message);
       return git("rev-parse", "HEAD").trim();
     },
-    cleanup: () => rmSync(dir, { recursive: true, force: true }),
+    cleanup: () => {
+      rmSync(worktreesDir(dir), { recursive: true, force: true }); // the factory's worktrees of it live outside it
+      rmSync(dir, { recursive: true, force: true });
+    },
   };
   if (options.initialCommit !== false) {
     repo.write("README.md", "# target\n");

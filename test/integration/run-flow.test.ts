@@ -1,3 +1,4 @@
+import { worktreePath } from "../../src/loop/context.js";
 import { spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -53,7 +54,7 @@ describe("the human gate", () => {
     expect(target.subjects()[0]).toBe("queue");
 
     expect((await approveAs(target, { env: { FACTORY_ROLE: "implementer" } })).code).toBe(2);
-    expect((await approveAs(target, { cwd: `${target.dir}/.factory/worktrees/P01` })).out).toContain("inside a factory worktree");
+    expect((await approveAs(target, { cwd: worktreePath(target.dir, "P01") })).out).toContain("inside a factory worktree");
     expect((await approveAs(target, { yes: false })).out).toContain("needs a person");
     expect(target.subjects()[0]).toBe("queue");
     expect((await target.events("P01")).some((event) => event.kind === "approved")).toBe(false);

@@ -107,22 +107,23 @@ describe("the tripwire outside the worktree, without the sandbox", () => {
     process.env.HOME = realHome;
     rmSync(home, { recursive: true, force: true });
   });
-  // Each reach, run from the worktree (<root>/.factory/worktrees/P01), and how the tripwire names it.
+  // Each reach at the repository ("ROOT", its path), run from the worktree, and how the tripwire names it.
   const reaches: [string, string, RegExp][] = [
     ["a shim on PATH in HOME", `mkdir -p "$(dirname ${shim})" && touch ${shim}`, /~\/\.local\/bin\/factory-tripwire appeared/],
-    ["a commit straight to main", `git -C ../../.. commit -q --allow-empty -m sneaky`, /branch main changed/],
+    ["a commit straight to main", `git -C ROOT commit -q --allow-empty -m sneaky`, /branch main changed/],
     ["a new tag", "git tag sneaky", /ref refs\/tags\/sneaky appeared/],
-    ["an edit to the user's checkout", "echo '// x' >> ../../../src/calc.js", /a change to src\/calc\.js in your checkout appeared/],
-    ["the user's checkout switched to another branch", "git -C ../../.. checkout -q -b sneaky", /your checkout's HEAD changed/],
+    ["an edit to the user's checkout", "echo '// x' >> ROOT/src/calc.js", /a change to src\/calc\.js in your checkout appeared/],
+    ["the user's checkout switched to another branch", "git -C ROOT checkout -q -b sneaky", /your checkout's HEAD changed/],
     [
       "an edit hidden with skip-worktree",
-      "git -C ../../.. update-index --skip-worktree src/calc.js && echo '// x' >> ../../../src/calc.js",
+      "git -C ROOT update-index --skip-worktree src/calc.js && echo '// x' >> ROOT/src/calc.js",
       /a flag hiding changes to src\/calc\.js in your checkout appeared/,
     ],
   ];
   for (const [what, reach, named] of reaches) {
     it(`${what}: the attempt fails naming it, the packet is blocked and the run halts`, async () => {
-      const target = setUp({ config: NO_SANDBOX, script: { P01: { implementer: [{ ...honest, run: reach }] } } });
+      const target = setUp({ config: NO_SANDBOX, script: {} });
+      target.setScript({ P01: { implementer: [{ ...honest, run: reach.replaceAll("ROOT", target.dir) }] } });
       const { code, out } = await target.run();
       expect(out).toMatch(/P01#1 → blocked: the implementer reached outside its worktree: /);
       expect(out).toMatch(named);
@@ -180,7 +181,8 @@ describe("the config", () => {
 describe("the ledger's hash chain, without the sandbox", () => {
   it("a line an agent appends (a forged merge-blocked) halts the run, and status and the next run name the line", async () => {
     const forged = JSON.stringify({ v: 1, ts: new Date().toISOString(), kind: "merge-blocked", packet: "P01", attempt: 1, reason: "x", commit: "HEAD", fork: "HEAD" });
-    const target = setUp({ config: NO_SANDBOX, script: { P01: { implementer: [{ ...honest, run: `echo '${forged}' >> ../../state/ledger.jsonl` }] } } });
+    const target = setUp({ config: NO_SANDBOX, script: {} });
+    target.setScript({ P01: { implementer: [{ ...honest, run: `echo '${forged}' >> ${target.dir}/.factory/state/ledger.jsonl` }] } });
     const first = await target.run();
     expect(first.out).toMatch(/run halted: \.factory\/state\/ledger\.jsonl:\d+: the ledger's hash chain breaks here: it carries no link/);
     expect(first.code).toBe(1);

@@ -36,14 +36,15 @@ function processesNaming(text: string): number[] {
   return found;
 }
 
-/** Shell lines an agent (or a test) runs from its worktree, `<root>/.factory/worktrees/P01`; each may fail, none may stop the rest. */
-const REACHES = [
-  "echo 'export const add = () => 0;' > ../../../src/calc.js", // the user's checkout
-  `echo '{"kind":"merged","packet":"P01"}' >> ../../state/ledger.jsonl`, // the ledger
-  "git config diff.external true", // the shared .git
-  `mkdir -p "$HOME/.local/bin" && echo '#!/bin/sh' > "$HOME/.local/bin/${marker}"`, // a shim on a later PATH
-  `echo x > ${tmpMarker}`, // the machine's temp dir
-].map((line) => `(${line}) 2>/dev/null || true`);
+/** Shell lines an agent (or a test) runs from its worktree, aimed at the repository at `root`; each may fail, none may stop the rest. */
+const REACHES = (root: string): string[] =>
+  [
+    `echo 'export const add = () => 0;' > ${root}/src/calc.js`, // the user's checkout
+    `echo '{"kind":"merged","packet":"P01"}' >> ${root}/.factory/state/ledger.jsonl`, // the ledger
+    "git config diff.external true", // the shared .git
+    `mkdir -p "$HOME/.local/bin" && echo '#!/bin/sh' > "$HOME/.local/bin/${marker}"`, // a shim on a later PATH
+    `echo x > ${tmpMarker}`, // the machine's temp dir
+  ].map((line) => `(${line}) 2>/dev/null || true`);
 
 /** Runs the queue: the honest part merges, and none of REACHES changed anything outside the worktree. */
 async function expectMergedAndNothingOutside(target: LoopRepo): Promise<void> {
@@ -60,16 +61,15 @@ async function expectMergedAndNothingOutside(target: LoopRepo): Promise<void> {
 
 describe("the sandbox (bubblewrap, the default)", () => {
   it("lets an agent change its worktree and nothing else: the user's checkout, the ledger, .git, HOME and /tmp are untouched", async () => {
-    const target = setUp({ script: { P01: { implementer: [{ write: { "src/double.js": DOUBLE_JS }, run: REACHES.join("; ") }] } } });
+    const target = setUp({ script: {} });
+    target.setScript({ P01: { implementer: [{ write: { "src/double.js": DOUBLE_JS }, run: REACHES(target.dir).join("; ") }] } });
     await expectMergedAndNothingOutside(target);
   }, 60_000);
 
   it("holds code run by the gates to the worktree too", async () => {
-    const reaching = `import { execSync } from "node:child_process";\nimport test from "node:test";\ntest("reaches out", () => { execSync(${JSON.stringify(REACHES.join("; "))}, { cwd: process.cwd() }); });\n`;
-    const target = setUp({
-      allowed: ["src/double.js", "test/reach.test.js"],
-      script: { P01: { implementer: [{ write: { "src/double.js": DOUBLE_JS, "test/reach.test.js": reaching } }] } },
-    });
+    const target = setUp({ allowed: ["src/double.js", "test/reach.test.js"], script: {} });
+    const reaching = `import { execSync } from "node:child_process";\nimport test from "node:test";\ntest("reaches out", () => { execSync(${JSON.stringify(REACHES(target.dir).join("; "))}, { cwd: process.cwd() }); });\n`;
+    target.setScript({ P01: { implementer: [{ write: { "src/double.js": DOUBLE_JS, "test/reach.test.js": reaching } }] } });
     await expectMergedAndNothingOutside(target);
   }, 60_000);
 
@@ -100,12 +100,13 @@ describe("the sandbox (bubblewrap, the default)", () => {
   }, 60_000);
 
   it("hides the factory's state and runs: an agent sees neither the ledger nor any run file but its own prompt", async () => {
-    const peek = "ls -R ../../state ../../runs 2>&1 | sed 's,^,// ,' >> src/double.js";
-    const target = setUp({ script: { P01: { implementer: [{ write: { "src/double.js": DOUBLE_JS }, run: peek }] } } });
+    const target = setUp({ script: {} });
+    const peek = `cd ${target.dir}/.factory && ls -R ./state ./runs 2>&1 | sed 's,^,// ,' >> "$FACTORY_WORKTREE/src/double.js"`;
+    target.setScript({ P01: { implementer: [{ write: { "src/double.js": DOUBLE_JS }, run: peek }] } });
     const { code } = await target.run();
     expect(code).toBe(0);
     const landed = target.read("src/double.js");
-    expect(landed).toContain("// ../../state:"); // the listing ran, and saw empty directories
+    expect(landed).toContain("// ./state:"); // the listing ran, and saw empty directories
     expect(landed).not.toContain("ledger.jsonl");
     // Of the run directory, only its own prompt file is there (mounted read-only); no gate log, no report.
     expect(landed.split("\n").filter((line) => /^\/\/ \w/.test(line))).toEqual(["// P01", "// attempt-1", "// implementer-prompt.md"]);

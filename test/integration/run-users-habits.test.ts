@@ -66,7 +66,8 @@ describe("the run's own output redirected into the repository", () => {
     expect(await runInto(quiet, "night.log")).toBe(0);
     expect(readFileSync(join(quiet.dir, "night.log"), "utf8")).toContain("P01#1 → merged");
 
-    const fired = setUp({ config: NO_SANDBOX, script: { P01: { implementer: [{ write: { "src/double.js": DOUBLE_JS }, run: "echo x > ../../../other.log" }] } } });
+    const fired = setUp({ config: NO_SANDBOX, script: {} });
+    fired.setScript({ P01: { implementer: [{ write: { "src/double.js": DOUBLE_JS }, run: `echo x > ${fired.dir}/other.log` }] } });
     expect(await runInto(fired, "night.log")).toBe(1);
     expect(readFileSync(join(fired.dir, "night.log"), "utf8")).toMatch(/reached outside its worktree: a change to other\.log in your checkout appeared/);
   });

@@ -1,6 +1,7 @@
+import { worktreesDir } from "../../src/loop/context.js";
 import { spawnSync } from "node:child_process";
 import { afterEach, describe, expect, it } from "vitest";
-import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { approve } from "../../src/commands/approve.js";
 import { status } from "../../src/commands/status.js";
@@ -224,12 +225,14 @@ describe("preflight", () => {
 describe("leftovers", () => {
   it("a plain directory at the worktree path (a killed run's orphan) is moved aside with a notice, never deleted, and the run goes on", async () => {
     const target = setUp({ script: { P01: { implementer: [honest] } } });
-    target.write(".factory/worktrees/P01/notes.txt", "keep me\n");
+    const worktrees = worktreesDir(target.dir);
+    mkdirSync(join(worktrees, "P01"), { recursive: true });
+    writeFileSync(join(worktrees, "P01", "notes.txt"), "keep me\n");
     const { code, out } = await target.run();
-    expect(out).toMatch(/moved aside to .*\.factory\/worktrees\/P01\.orphan-/);
+    expect(out).toMatch(/moved aside to .*\/P01\.orphan-/);
     expect(out).toContain("P01#1 → merged");
     expect(code).toBe(0);
-    const orphan = readdirSync(`${target.dir}/.factory/worktrees`).find((name) => name.startsWith("P01.orphan-"));
-    expect(orphan && readFileSync(`${target.dir}/.factory/worktrees/${orphan}/notes.txt`, "utf8")).toBe("keep me\n");
+    const orphan = readdirSync(worktrees).find((name) => name.startsWith("P01.orphan-"));
+    expect(orphan && readFileSync(join(worktrees, orphan, "notes.txt"), "utf8")).toBe("keep me\n");
   });
 });
