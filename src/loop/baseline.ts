@@ -1,7 +1,7 @@
 import { sandboxed } from "./sandbox.js";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Surface } from "../config/types.js";
+import type { GateConfig, Surface } from "../config/types.js";
 import { resolveCommit } from "../git/repo.js";
 import { createWorktree, removeWorktree } from "../git/worktree.js";
 import { runCommandGate } from "../gates/command.js";
@@ -102,18 +102,7 @@ async function measureIn(ctx: Pick<RunContext, "root" | "config" | "signal">, in
   const run = await runTests(ctx, input);
   if (!run.ok) return run;
   for (const gate of wholeTreeGates(input.surface)) {
-    const { report } = await runCommandGate({
-      gate,
-      surface: input.surface,
-      worktree: input.worktree,
-      changed: [],
-      runDir: input.runDir,
-      timeoutMs: gate.timeoutMs ?? ctx.config.limits.gateTimeoutMs,
-      baseline: undefined,
-      signal: ctx.signal,
-      ...sandboxed(ctx, input.worktree, input.surface.network),
-    });
-    checkInterrupted(ctx.signal);
+    const { report } = await measureGate(ctx, input, gate);
     if (report.status !== "pass") {
       return {
         ok: false,
@@ -167,21 +156,27 @@ export async function runTests(ctx: Pick<RunContext, "root" | "config" | "signal
   mkdirSync(input.runDir, { recursive: true });
   const runs = new Map<string, TestGateRun>();
   for (const gate of input.surface.gates.filter((candidate) => candidate.tests)) {
-    const { report, results, exitCode } = await runCommandGate({
-      gate,
-      surface: input.surface,
-      worktree: input.worktree,
-      changed: [],
-      runDir: input.runDir,
-      timeoutMs: gate.timeoutMs ?? ctx.config.limits.gateTimeoutMs,
-      baseline: undefined,
-      signal: ctx.signal,
-      ...sandboxed(ctx, input.worktree, input.surface.network),
-    });
-    checkInterrupted(ctx.signal);
+    const { report, results, exitCode } = await measureGate(ctx, input, gate);
     if (!results || exitCode === undefined)
       return { ok: false, reason: `test gate "${gate.name}" (${report.command ?? gate.run}) could not be measured: ${report.summary}${report.tail ? `; its last lines:\n${report.tail}` : ""}` };
     runs.set(gate.name, { results, exitCode, tail: report.tail });
   }
   return { ok: true, runs };
+}
+
+/** One gate run on the whole checkout, in the sandbox, judged by no baseline: what a measurement sees. */
+async function measureGate(ctx: Pick<RunContext, "root" | "config" | "signal">, input: { worktree: string; surface: Surface; runDir: string }, gate: GateConfig) {
+  const run = await runCommandGate({
+    gate,
+    surface: input.surface,
+    worktree: input.worktree,
+    changed: [],
+    runDir: input.runDir,
+    timeoutMs: gate.timeoutMs ?? ctx.config.limits.gateTimeoutMs,
+    baseline: undefined,
+    signal: ctx.signal,
+    ...sandboxed(ctx, input.worktree, input.surface.network),
+  });
+  checkInterrupted(ctx.signal);
+  return run;
 }

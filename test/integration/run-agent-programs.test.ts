@@ -1,21 +1,12 @@
-import { chmodSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { useTemporaryHome } from "../helpers/temporary-home.js";
+import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { DOUBLE_JS, SCRIPTED_AGENT, useLoopRepos } from "../helpers/loop-repo.js";
 
 /** A command agent as users write it: any shell form, a program by path under HOME; a program that cannot start is the machine's. */
 const setUp = useLoopRepos(afterEach);
-const realHome = process.env.HOME;
-const home = join(tmpdir(), `factory-agent-home-${process.pid}`);
-beforeEach(() => {
-  mkdirSync(home, { recursive: true });
-  process.env.HOME = home;
-});
-afterEach(() => {
-  process.env.HOME = realHome;
-  rmSync(home, { recursive: true, force: true });
-});
+const home = useTemporaryHome(beforeEach, afterEach, "agent");
 
 const honest = { P01: { implementer: [{ write: { "src/double.js": DOUBLE_JS } }] } };
 const tiers = (agent: string) => `[tiers]\nstandard = { agent = "${agent}", model = "m" }\nadvanced = { agent = "${agent}", model = "m" }`;

@@ -1,6 +1,6 @@
+import { useTemporaryHome } from "../helpers/temporary-home.js";
 import { execFileSync } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { chmodSync, existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runCli } from "../helpers/cli.js";
@@ -96,17 +96,8 @@ describe("the tripwire on the repository's git state, without the sandbox", () =
 describe("the tripwire outside the worktree, without the sandbox", () => {
   // The shim goes into a HOME of this test's own: the real one is watched by every run of the suite's other
   // test files, which run at the same time and would each see it appear.
-  const realHome = process.env.HOME;
-  const home = join(tmpdir(), `factory-home-${process.pid}`);
+  const home = useTemporaryHome(beforeEach, afterEach, "tripwire");
   const shim = join(home, ".local", "bin", "factory-tripwire");
-  beforeEach(() => {
-    mkdirSync(home, { recursive: true });
-    process.env.HOME = home;
-  });
-  afterEach(() => {
-    process.env.HOME = realHome;
-    rmSync(home, { recursive: true, force: true });
-  });
   // Each reach at the repository ("ROOT", its path), run from the worktree, and how the tripwire names it.
   const reaches: [string, string, RegExp][] = [
     ["a shim on PATH in HOME", `mkdir -p "$(dirname ${shim})" && touch ${shim}`, /~\/\.local\/bin\/factory-tripwire appeared/],

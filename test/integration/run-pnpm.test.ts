@@ -1,6 +1,6 @@
+import { useTemporaryHome } from "../helpers/temporary-home.js";
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -17,16 +17,7 @@ const available = existsSync(PNPM);
 if (!available) console.warn("skipping the pnpm tests: node_modules/.bin/pnpm is missing (npm ci installs it)");
 
 const setUp = useLoopRepos(afterEach);
-const realHome = process.env.HOME;
-const home = join(tmpdir(), `factory-pnpm-home-${process.pid}`);
-beforeEach(() => {
-  mkdirSync(home, { recursive: true });
-  process.env.HOME = home;
-});
-afterEach(() => {
-  process.env.HOME = realHome;
-  rmSync(home, { recursive: true, force: true });
-});
+const home = useTemporaryHome(beforeEach, afterEach, "pnpm");
 
 const TOOL_GATE = '\n  [[surfaces.app.gates]]\n  name = "tool"\n  run = "pnpm exec say-ok"\n';
 
