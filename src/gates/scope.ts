@@ -16,6 +16,10 @@ export interface ScopeInput {
   maxFileSize?: number;
   /** Targets of the changed paths that are symbolic links. */
   links?: ReadonlyMap<string, string>;
+  /** Modes of the files in the attempt's tree: a gitlink (160000) is a nested repository. */
+  modes?: ReadonlyMap<string, string>;
+  /** Nested repositories found in the worktree before the attempt was committed (never staged). */
+  nested?: readonly string[];
 }
 
 /** Every changed path inside allowed_paths when declared; deletions only of deletable_paths. */
@@ -36,6 +40,10 @@ export function checkScope(input: ScopeInput): GateReport {
     if (change.path.split("/").some((segment) => segment.startsWith("-"))) {
       findings.push({ file: change.path, message: 'a path starting with "-" could pass as an option to a gate command; rename it' });
     }
+    // A nested repository carries a config of its own (filters, hooks) that git would run in it as the user.
+    if (input.modes?.get(change.path) === "160000") {
+      findings.push({ file: change.path, message: "is a nested git repository (a gitlink): an attempt may not add one; remove its .git and commit its files, or drop it" });
+    }
     const target = input.links?.get(change.path);
     if (target !== undefined && leavesRepository(change.path, target)) {
       findings.push({ file: change.path, message: `is a symbolic link that leaves the repository (→ ${target})` });
@@ -44,6 +52,9 @@ export function checkScope(input: ScopeInput): GateReport {
     if (size !== undefined && input.maxFileSize !== undefined && size > input.maxFileSize) {
       findings.push({ file: change.path, message: `is ${formatSize(size)}, over [limits] max_file_size (${formatSize(input.maxFileSize)})` });
     }
+  }
+  for (const path of input.nested ?? []) {
+    findings.push({ file: path, message: "is a nested git repository: an attempt may not make one (its config would run in the factory's git); remove its .git and commit its files, or drop it" });
   }
   return builtinReport("scope", findings, `${input.changes.length} changed path(s), all in scope`);
 }

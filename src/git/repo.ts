@@ -36,9 +36,20 @@ export function serialize<T>(cwd: string, action: () => Promise<T>): Promise<T> 
 /**
  * Every git call the factory makes runs with the repository's hooks and
  * fsmonitor off: an agent can write the shared `.git/config`, and nothing it
- * writes there may run inside the factory's own commits and merges.
+ * writes there may run inside the factory's own commits and merges. Nor does
+ * it ever recurse into a nested repository or submodule: a repository the
+ * agent made inside its worktree has a config of its own (a clean filter, a
+ * hook path), which the overrides here do not reach, and git run outside
+ * the sandbox would run it as the user.
  */
-const HARDENED = ["-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false"];
+const HARDENED = ["-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c", "submodule.recurse=false", "-c", "status.submoduleSummary=false"];
+
+/**
+ * Subcommands that compare the work tree and would look inside a nested repository or submodule (running
+ * git there, with its config) to see whether it changed: told not to. A diff between two commits reads
+ * only objects, and must still show a gitlink, so the scope gate can refuse it.
+ */
+const COMPARING = new Set(["status", "diff-index", "diff-files"]);
 
 /** Subcommands that run filter drivers (clean on staging and on comparing, smudge on checkout). */
 const FILTERING = new Set(["add", "read-tree", "merge", "restore", "checkout", "commit", "status"]);
@@ -231,13 +242,15 @@ export function gitTryInTurn(cwd: string, steps: readonly { args: string[]; befo
 async function runGit(cwd: string, args: string[], options: GitOptions): Promise<GitResult> {
   const subcommand = args.find((arg, at) => !arg.startsWith("-") && args[at - 1] !== "-c");
   const filters = subcommand && FILTERING.has(subcommand) ? await filterOverrides(cwd) : [];
+  const at = subcommand === undefined ? -1 : args.indexOf(subcommand);
+  const withArgs = subcommand && COMPARING.has(subcommand) ? [...args.slice(0, at + 1), "--ignore-submodules=all", ...args.slice(at + 1)] : args;
   return spawnGit(cwd, [
     ...HARDENED,
     ...filters,
     ...(options.identity ? FACTORY_IDENTITY : []),
     ...(options.identity && !options.signed ? NO_SIGNING : []),
     ...(subcommand === "commit" ? NO_MAINTENANCE : []),
-    ...args,
+    ...withArgs,
   ]);
 }
 

@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:f
 import { join } from "node:path";
 import { parseStatusV2 } from "./status.js";
 import { forgetGitDir, gitDirOf } from "./dirs.js";
+import { indexGitlinks, nestedRepositories } from "./nested.js";
 import { closeObjectReader } from "./object-reader.js";
 import { gitRun, gitTry, headOf, orThrow } from "./repo.js";
 
@@ -155,7 +156,10 @@ export async function deleteBranch(root: string, branch: string): Promise<void> 
  * commits; returns the new HEAD (unchanged when nothing was staged).
  */
 export async function commitWorktree(worktree: string, message: string, exclude: readonly string[] = []): Promise<string> {
-  await gitRun(worktree, ["add", "--all", "--", ".", ...cacheExcludes(), ...exclude.map((path) => `:(exclude,top)${path}`)]);
+  // Nested repositories and gitlinks are never staged: git add looks inside one (running git there, with its
+  // own config: a filter of the agent's, as the user). The scope gate refuses an attempt that made one.
+  const nested = [...nestedRepositories(worktree), ...(await indexGitlinks(worktree))].map((path) => `:(exclude,top,literal)${path}`);
+  await gitRun(worktree, ["add", "--all", "--", ".", ...cacheExcludes(), ...exclude.map((path) => `:(exclude,top)${path}`), ...nested]);
   return commitStaged(worktree, message);
 }
 

@@ -6,6 +6,7 @@ import { correctionPrompt, implementerPrompt } from "../agents/prompt.js";
 import { projectTemplate } from "../agents/prompt-templates.js";
 import { validateResult, type ImplementerResult } from "../agents/result.js";
 import { diffText } from "../git/diff.js";
+import { nestedRepositories } from "../git/nested.js";
 import { readFileAt } from "../git/repo.js";
 import type { Surface } from "../config/types.js";
 import { carryWork, commitWorktree, discardPaths, restoreWorktree, worktreeStatus } from "../git/worktree.js";
@@ -181,6 +182,7 @@ export async function runAttempt(ctx: RunContext, input: AttemptInput): Promise<
     await discardPaths(worktree, dropped);
     step("commit", `not committed: ${dropped.join(", ")} (a lock file is committed only with its manifest, both in scope)`);
   }
+  const nested = nestedRepositories(worktree); // never staged by the commit below; refused by the scope gate
   const attemptCommit = await commitWorktree(worktree, `factory: attempt ${attempt} of ${packet.id}`, AGENT_OUTPUTS);
   crashPoint("run-after-implementer");
   step("gates");
@@ -192,6 +194,7 @@ export async function runAttempt(ctx: RunContext, input: AttemptInput): Promise<
     plantedCommit: planting.commit,
     planted: planting.files,
     plantedCases: planting.cases ?? {},
+    nested,
     baseline,
     runDir: input.runDir,
   });

@@ -29,6 +29,8 @@ export interface GateRunInput {
   planted: readonly string[];
   /** Per tests gate: the planted cases that must be present and pass. */
   plantedCases: Readonly<Record<string, PlantedCases>>;
+  /** Nested repositories the attempt made (left out of its commit): the scope gate refuses them. */
+  nested?: readonly string[];
   baseline: ReadonlyMap<string, TestResult[]>;
   runDir: string;
   /**
@@ -157,6 +159,7 @@ export interface BuiltinInput {
   forbidden: readonly string[];
   maxFileSize: number;
   surface: Surface | undefined;
+  nested?: readonly string[] | undefined;
 }
 
 /** The factory's own guards on `plantedCommit..commit`: untouched, scope, tamper, and "changed" when nothing changed. */
@@ -182,6 +185,8 @@ export async function builtinReports(input: BuiltinInput): Promise<GateReport[]>
       planted: input.planted,
       links,
       sizes: new Map([...after].map(([path, entry]) => [path, entry.size])),
+      modes: new Map([...after].map(([path, entry]) => [path, entry.mode])),
+      ...(input.nested ? { nested: input.nested } : {}),
       maxFileSize: input.maxFileSize,
     }),
   );

@@ -35,6 +35,13 @@ describe("untouched", () => {
 describe("scope", () => {
   const base = { allowed: ["api/loader/**"], deletable: ["api/old.py"], planted: ["api/tests/test_loader.py"] };
 
+  it("fires on a nested repository the attempt made and on a gitlink in its tree, naming each; quiet on plain files", () => {
+    const changes = [{ kind: "added" as const, path: "api/loader/lib" }];
+    expect(checkScope({ ...base, changes, nested: ["api/loader/evil"] }).findings.map((finding) => finding.file)).toEqual(["api/loader/evil"]);
+    expect(checkScope({ ...base, changes, modes: new Map([["api/loader/lib", "160000"]]) }).findings[0]?.message).toMatch(/nested git repository \(a gitlink\)/);
+    expect(checkScope({ ...base, changes, modes: new Map([["api/loader/lib", "100644"]]), nested: [] }).status).toBe("pass");
+  });
+
   it("stays quiet on changes inside allowed_paths and deletions of deletable_paths", () => {
     const report = checkScope({
       ...base,
