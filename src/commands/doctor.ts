@@ -75,7 +75,14 @@ export async function doctor(options: DoctorOptions): Promise<ExitCode> {
   }
   const notArmed = lines.filter((line) => line.notArmed).length;
   if (lines.length === 0) return EXIT.ok;
-  output.out(notArmed ? `\n${notArmed} NOT ARMED: a packet could pass without doing the work (logs: ${relative(ctx.root, runDir)}).` : "\nEverything proven here is armed.");
+  const unproven = lines.filter((line) => line.unproven).length;
+  // Unproven is never summarised as armed: doctor could not show those guards firing.
+  const summary = notArmed
+    ? `\n${notArmed} NOT ARMED: a packet could pass without doing the work (logs: ${relative(ctx.root, runDir)}).`
+    : unproven
+      ? `\nArmed where proven; ${unproven} unproven (above): doctor could not show ${unproven === 1 ? "it" : "them"} firing here.`
+      : "\nEverything proven here is armed.";
+  output.out(summary);
   return notArmed ? EXIT.halted : EXIT.ok;
 }
 

@@ -153,7 +153,10 @@ async function proveTestGates(ctx: ProofContext, input: { worktree: string; tip:
       input.testFiles.filter((path) => path.startsWith(prefix)).map((path) => ({ path, text: readText(worktree, path) })),
       (path) => [path, path.slice(prefix.length)],
     );
-    const beside = run.map((file) => failingTestBeside({ path: file.path, text: readText(worktree, file.path) })).find((probe) => probe !== undefined);
+    // Beside a file the report runs; when the report names no files (a runner that reports by name alone, or
+    // a command that copies a fixed report), beside a test file where the repository keeps its tests.
+    const bySurface = input.testFiles.filter((path) => path.startsWith(prefix));
+    const beside = [...run.map((file) => file.path), ...bySurface].map((path) => failingTestBeside({ path, text: readText(worktree, path) })).find((probe) => probe !== undefined);
     if (beside) {
       const fired = await judge(() => write(worktree, beside.path, beside.text));
       lines.push(provenBy(`${named(gate.name)}: fails with a failing test added (${beside.path}), passes the untouched tree`, fired, quiet, "a failing test added"));

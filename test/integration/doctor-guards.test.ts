@@ -72,6 +72,40 @@ describe("factory doctor proves the guards", { timeout: 180_000 }, () => {
     expectNothingLeft(target);
   });
 
+  it("a tests gate whose report names no files and does not change (it copies a fixed JUnit file) is NOT ARMED: a failing test added where the repository keeps its tests is not seen", () => {
+    const fixed = '<testsuites><testsuite name="s"><testcase name="adds" classname="suite"/></testsuite></testsuites>';
+    const gates = `
+  [[surfaces.app.gates]]
+  name = "test"
+  run = "cp ci/fixed.xml {junit}"
+  tests = true
+`;
+    const target = setUp({ gates, script: {} });
+    target.write("ci/fixed.xml", fixed);
+    target.commit("a fixed report");
+    const { code, out } = doctor(target.dir);
+    expect(out).toMatch(/NOT ARMED {2}surface "app": tests gate "test": fails with a failing test added \(test\/factory-doctor-probe\.test\.js\), passes the untouched tree/);
+    expect(out).not.toContain("Everything proven here is armed.");
+    expect(code).toBe(1);
+    expectNothingLeft(target);
+  });
+
+  it("what doctor could not prove is never summarised as armed", () => {
+    const gates = `
+  [[surfaces.app.gates]]
+  name = "syntax"
+  run = "for f in {files}; do node --check \\"$f\\" || exit 1; done"
+  files = "**/*.js"
+`;
+    const target = setUp({ gates, planted: null, script: {} });
+    const { code, out } = doctor(target.dir);
+    expect(out).toMatch(/unproven {3}surface "app"\n {11}it has no tests gate/);
+    expect(out).toContain("Armed where proven; 1 unproven (above): doctor could not show it firing here.");
+    expect(out).not.toContain("Everything proven here is armed.");
+    expect(code).toBe(0);
+    expectNothingLeft(target);
+  });
+
   it("a tests gate whose every test fails at the tip cannot see a regression: NOT ARMED, naming why", () => {
     const target = setUp({ script: {} });
     target.write("test/calc.test.js", "import { nothing } from './missing.js';\n");
