@@ -19,7 +19,7 @@ export interface Report {
   until: string;
   /** The run the report is about, when it is about one. */
   run?: { id: string; outcome?: string; reason?: string };
-  merged: { id: string; goal: string; commit: string; attempts: number; costUsd: number; wallMs: number }[];
+  merged: { id: string; goal: string; commit: string; attempts: number; costUsd: number; wallMs: number; tests?: string }[];
   held: {
     id: string;
     goal: string;
@@ -79,7 +79,8 @@ export function buildReport(input: ReportInput): Report {
     }
     const status = record?.status;
     if (status?.state === "merged") {
-      report.merged.push({ id: row.id, goal, commit: status.commit, attempts: record?.attemptsUsed ?? 0, costUsd, wallMs });
+      const tests = testCounts(events);
+      report.merged.push({ id: row.id, goal, commit: status.commit, attempts: record?.attemptsUsed ?? 0, costUsd, wallMs, ...(tests ? { tests } : {}) });
     } else if (status?.state === "awaiting_human") {
       const reviewed = [...events].reverse().find((event) => event.kind === "review-recorded" && event.attempt === status.attempt);
       report.held.push({
@@ -117,8 +118,34 @@ function notAttemptedWhy(state: string, reason: string | null, requires: readonl
   if (state === "blocked") return `blocked before this window: ${reason ?? ""}`;
   if (state === "awaiting_human") return "held for a person before this window";
   const waiting = requires.filter((id) => board.packets.find((row) => row.id === id)?.state !== "merged");
+  const stuck = blockedUpstream(requires, board);
+  if (stuck) return `stuck behind ${stuck.id}, which is blocked (${stuck.reason}): nothing waiting on it runs until it is unblocked or fixed`;
   if (waiting.length) return `waits for ${waiting.join(", ")}`;
   return "the run ended before it (halted, the cost cap, or --once)";
+}
+
+/** The first blocked packet a packet waits on, directly or through others. */
+function blockedUpstream(requires: readonly string[], board: Board, seen: Set<string> = new Set()): { id: string; reason: string } | undefined {
+  for (const id of requires) {
+    if (seen.has(id)) continue;
+    seen.add(id);
+    const row = board.packets.find((candidate) => candidate.id === id);
+    if (!row || row.state === "merged") continue;
+    if (row.state === "blocked") return { id, reason: row.reason ?? "see factory show" };
+    const deeper = blockedUpstream(row.requires, board, seen);
+    if (deeper) return deeper;
+  }
+  return undefined;
+}
+
+/** The tests gates' counts of the attempt that landed ("12/12 passed"), from its gate results. */
+function testCounts(events: readonly LedgerEvent[]): string | undefined {
+  const merged = [...events].reverse().find((event) => event.kind === "merged");
+  if (merged?.kind !== "merged") return undefined;
+  const counts = events
+    .filter((event) => event.kind === "gate-finished" && event.attempt === merged.attempt && /^\d+\/\d+ passed/.test(event.detail ?? ""))
+    .map((event) => (event.kind === "gate-finished" ? `${event.gate} ${/^\d+\/\d+/.exec(event.detail ?? "")?.[0] ?? ""}` : ""));
+  return counts.length ? [...new Set(counts)].join(", ") : undefined;
 }
 
 /** Pure: the brief as text, for the terminal. */
@@ -127,7 +154,8 @@ export function reportText(report: Report): string[] {
     `Morning brief: ${report.since} to ${report.until}${report.run ? ` (run ${report.run.id}${report.run.outcome ? `, ${report.run.outcome}` : ""}${report.run.reason ? `: ${report.run.reason}` : ""})` : ""}`,
   ];
   lines.push("", `Merged (${report.merged.length})`);
-  for (const row of report.merged) lines.push(`  ${row.id}  ${row.commit.slice(0, 10)}  ${row.attempts} attempt(s)  $${row.costUsd.toFixed(2)}  ${minutes(row.wallMs)}  ${row.goal}`);
+  for (const row of report.merged)
+    lines.push(`  ${row.id}  ${row.commit.slice(0, 10)}  ${row.attempts} attempt(s)  $${row.costUsd.toFixed(2)}  ${minutes(row.wallMs)}  ${row.goal}${row.tests ? `  [tests ${row.tests}]` : ""}`);
   lines.push("", `Held for you (${report.held.length})`);
   for (const row of report.held) {
     lines.push(`  ${row.id}  attempt ${row.attempt}  $${row.costUsd.toFixed(2)}  ${minutes(row.wallMs)}  ${row.goal}`);
@@ -149,7 +177,8 @@ export function reportText(report: Report): string[] {
   }
   lines.push("", `Blocked (${report.blocked.length})`);
   for (const row of report.blocked) {
-    lines.push(`  ${row.id}  $${row.costUsd.toFixed(2)}  ${row.reason}${row.fingerprint ? `  [${row.fingerprint}]` : ""}`);
+    lines.push(`  ${row.id}  $${row.costUsd.toFixed(2)}  ${row.goal}`);
+    lines.push(`    ${row.reason}${row.fingerprint ? `  [${row.fingerprint}]` : ""}`);
     lines.push(`    factory show ${row.id}; then ${row.next}`);
   }
   lines.push("", `Not attempted (${report.notAttempted.length})`);
@@ -165,10 +194,10 @@ export function reportText(report: Report): string[] {
 export function reportHtml(report: Report): string {
   const e = escapeHtml;
   const section = (title: string, count: number, body: string): string => `<section><h2>${e(title)} (${count})</h2>${count ? body : "<p class=none>none</p>"}</section>`;
-  const merged = `<table><tr><th>packet</th><th>commit</th><th>attempts</th><th>cost</th><th>wall time</th><th>goal</th></tr>${report.merged
+  const merged = `<table><tr><th>packet</th><th>commit</th><th>attempts</th><th>cost</th><th>wall time</th><th>goal</th><th>tests</th></tr>${report.merged
     .map(
       (row) =>
-        `<tr><td>${e(row.id)}</td><td><code>${e(row.commit.slice(0, 10))}</code></td><td>${row.attempts}</td><td>$${row.costUsd.toFixed(2)}</td><td>${e(minutes(row.wallMs))}</td><td>${e(row.goal)}</td></tr>`,
+        `<tr><td>${e(row.id)}</td><td><code>${e(row.commit.slice(0, 10))}</code></td><td>${row.attempts}</td><td>$${row.costUsd.toFixed(2)}</td><td>${e(minutes(row.wallMs))}</td><td>${e(row.goal)}</td><td>${e(row.tests ?? "")}</td></tr>`,
     )
     .join("")}</table>`;
   const held = report.held
@@ -192,7 +221,7 @@ factory reject ${e(row.id)} --reason "…"</pre></article>`,
     .join("");
   const blocked = `<ul>${report.blocked
     .map(
-      (row) => `<li><b>${e(row.id)}</b> ${e(row.reason)}${row.fingerprint ? ` <code>${e(row.fingerprint)}</code>` : ""}<pre class=cmd>factory show ${e(row.id)}
+      (row) => `<li><b>${e(row.id)}</b> ${e(row.goal)}<br>${e(row.reason)}${row.fingerprint ? ` <code>${e(row.fingerprint)}</code>` : ""}<pre class=cmd>factory show ${e(row.id)}
 ${e(row.next)}</pre></li>`,
     )
     .join("")}</ul>`;

@@ -3,6 +3,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { Readable } from "node:stream";
+import { approve } from "../../src/commands/approve.js";
 import { report } from "../../src/commands/report.js";
 import { bufferOutput } from "../../src/log/output.js";
 import { DOUBLE_JS, DOUBLE_TEST_FOR, useLoopRepos } from "../helpers/loop-repo.js";
@@ -58,8 +60,8 @@ describe("factory report: the morning brief", () => {
     expect(text).toContain('deviation from "n * 2": used n + n');
     expect(text).toContain("doubles: held at src/double.js:2  | return n * 2;");
     expect(text).toContain("factory approve P01");
-    expect(text).toMatch(/Blocked \(1\)\n {2}P02 {2}\$\d+\.\d\d {2}out of attempts[^\n]*\[[0-9a-f]{12}\]\n {4}factory show P02/);
-    expect(text).toContain("Not attempted (1)\n  P03  waits for P02");
+    expect(text).toMatch(/Blocked \(1\)\n {2}P02 {2}\$\d+\.\d\d {2}Add triple\n {4}out of attempts[^\n]*\[[0-9a-f]{12}\]\n {4}factory show P02/);
+    expect(text).toContain("Not attempted (1)\n  P03  stuck behind P02, which is blocked (out of attempts");
     expect(text).toMatch(/Spend: \$\d+\.\d\d — implementer \$\d+\.\d\d, reviewer \$\d+\.\d\d/);
 
     // --html: a self-contained page a browser renders with the same facts; bad input is refused, naming it.
@@ -88,10 +90,25 @@ describe("factory report: the morning brief", () => {
       expect(shown).toContain("The agent says (a claim): Added double <fast>.");
       expect(shown).toContain("doubles held src/double.js:2 return n * 2;");
       expect(shown).toContain("Blocked (1) P02");
-      expect(shown).toContain("Not attempted (1) P03 waits for P02");
+      expect(shown).toContain("Not attempted (1) P03 stuck behind P02, which is blocked");
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
     expect(existsSync(join(dir, "brief.html"))).toBe(false);
+
+    // A person approves P01: the brief shows it merged, with the test counts of the attempt that landed.
+    const approved = await approve({
+      cwd: target.dir,
+      id: "P01",
+      yes: true,
+      output: bufferOutput(),
+      signal: new AbortController().signal,
+      input: Object.assign(Readable.from([]), { isTTY: false }),
+      env: {},
+    });
+    expect(approved).toBe(0);
+    const after = bufferOutput();
+    expect(await report({ cwd: target.dir, since: "2000-01-01", output: after })).toBe(0);
+    expect(after.text()).toMatch(/Merged \(1\)\n {2}P01 {2}[0-9a-f]{10} {2}1 attempt\(s\)[^\n]*Add double {2}\[tests test \d+\/\d+\]/);
   }, 150_000);
 });
