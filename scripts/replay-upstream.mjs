@@ -152,5 +152,9 @@ const differs = git(target, "diff", "--stat", last, "main", "--", ".", ":(exclud
 console.log(differs ? `main differs from upstream ${last.slice(0, 10)}:\n${differs}` : `main equals upstream ${last.slice(0, 10)}`);
 console.log(`factory run: exit ${run.status}, ${((Date.now() - started) / 1000).toFixed(1)} s; log: ${join(work, "run.log")}`);
 if (differs) ok = false;
-if (!values.keep && !values.dir) rmSync(work, { recursive: true, force: true });
+if (!values.keep && !values.dir) {
+  const { worktreesDir } = await import("../dist/loop/context.js"); // the factory keeps worktrees outside the target
+  rmSync(worktreesDir(target), { recursive: true, force: true });
+  rmSync(work, { recursive: true, force: true });
+}
 process.exit(ok ? 0 : 1);
