@@ -21,17 +21,16 @@ export function pytestAvailable(what: string): boolean {
  */
 export function usePythonQueue(afterEach: (hook: () => void) => void) {
   const scriptFile = `${process.env.TMPDIR ?? "/tmp"}/factory-python-script-${process.pid}.json`;
-  let current: TestRepo | undefined;
+  const made: TestRepo[] = []; // a test may make more than one: each is removed
   afterEach(() => {
-    current?.cleanup();
-    current = undefined;
+    for (const repo of made.splice(0)) repo.cleanup();
     rmSync(scriptFile, { force: true });
   });
   return {
     /** The [agents.scripted] table and the tiers for the target's config. */
     agentConfig: `[agents.scripted]\nkind = "command"\nrun = "node ${SCRIPTED_AGENT} ${scriptFile}"\n[tiers]\nstandard = { agent = "scripted", model = "m" }\nadvanced = { agent = "scripted", model = "m" }\n`,
     track(target: TestRepo): TestRepo {
-      current = target;
+      made.push(target);
       return target;
     },
     async run(target: TestRepo, script: object) {
