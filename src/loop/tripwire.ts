@@ -24,8 +24,26 @@ export interface Watched {
   home: string;
 }
 
-/** Paths under HOME that change what later runs execute: shims on PATH, user site-packages, git's own configuration. */
-export const WATCHED_HOME = [".local/bin", ".local/lib", ".gitconfig", ".config/git"];
+/**
+ * Paths under HOME that change what later runs execute: shims on PATH, user site-packages, git's own
+ * configuration, and the shell's start-up files and SSH keys (a line appended there runs at the user's
+ * next login, or lets someone in).
+ */
+export const WATCHED_HOME = [
+  ".local/bin",
+  ".local/lib",
+  ".gitconfig",
+  ".config/git",
+  ".bashrc",
+  ".bash_profile",
+  ".bash_login",
+  ".profile",
+  ".zshrc",
+  ".zshenv",
+  ".zprofile",
+  ".config/fish",
+  ".ssh",
+];
 const TARGET = (branch: string) => `branch ${branch}`;
 
 /**

