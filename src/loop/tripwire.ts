@@ -29,21 +29,7 @@ export interface Watched {
  * configuration, and the shell's start-up files and SSH keys (a line appended there runs at the user's
  * next login, or lets someone in).
  */
-export const WATCHED_HOME = [
-  ".local/bin",
-  ".local/lib",
-  ".gitconfig",
-  ".config/git",
-  ".bashrc",
-  ".bash_profile",
-  ".bash_login",
-  ".profile",
-  ".zshrc",
-  ".zshenv",
-  ".zprofile",
-  ".config/fish",
-  ".ssh",
-];
+export const WATCHED_HOME = [".local/bin", ".local/lib", ".gitconfig", ".config/git", ".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc", ".zshenv", ".zprofile", ".config/fish", ".ssh"];
 const TARGET = (branch: string) => `branch ${branch}`;
 
 /**
