@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { makeRepo, type TestRepo } from "../helpers/git-repo.js";
-import { pytestAvailable, usePythonQueue } from "../helpers/python-queue.js";
+import { pytestAvailable, usePythonQueue, writePythonProject } from "../helpers/python-queue.js";
 
 /**
  * Planted tests judged per case (DESIGN §6), the way real commits plant them: a new version of an
@@ -15,25 +15,10 @@ const TEST_CALC = `from pkg.calc import add\n\n\n${EXISTING}`;
 
 function pythonTarget(planted: string, extra = "", more: Record<string, string> = {}): TestRepo {
   const repo = queue.track(makeRepo({ initialCommit: false }));
-  repo.write("SPEC.md", "double things\n");
-  repo.write("pkg/__init__.py", "");
-  repo.write("pkg/calc.py", "def add(a, b):\n    return a + b\n");
-  repo.write("tests/__init__.py", "");
-  repo.write("tests/test_calc.py", TEST_CALC);
-  repo.write("tests/test_other.py", "def test_old():\n    assert 1 + 1 == 2\n\n\ndef test_kept():\n    assert 2 + 2 == 4\n");
-  repo.write(".gitignore", "__pycache__/\n");
-  repo.write(
-    ".factory/config.toml",
-    `[surfaces.py]
-dir = "."
-  [[surfaces.py.gates]]
-  name = "pytest"
-  run = "python3 -m pytest -q -p no:cacheprovider --ignore=packets --junitxml={junit}"
-  tests = true
-${queue.agentConfig}[limits]
-max_attempts = 1
-`,
-  );
+  writePythonProject(repo, {
+    config: `${queue.agentConfig}[limits]\nmax_attempts = 1\n`,
+    tests: { "tests/test_calc.py": TEST_CALC, "tests/test_other.py": "def test_old():\n    assert 1 + 1 == 2\n\n\ndef test_kept():\n    assert 2 + 2 == 4\n" },
+  });
   const spec = repo.commit("python project");
   repo.write(
     "packets/P01-double.toml",

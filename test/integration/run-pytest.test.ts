@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { makeRepo, type TestRepo } from "../helpers/git-repo.js";
-import { pytestAvailable, usePythonQueue } from "../helpers/python-queue.js";
+import { pytestAvailable, usePythonQueue, writePythonProject } from "../helpers/python-queue.js";
 
 /** The Python side: pytest's JUnit report through the real pipeline, as `factory init`'s python preset configures it. */
 const available = pytestAvailable("the pytest pipeline tests");
@@ -10,24 +10,7 @@ const DOUBLE_PY = "def double(n):\n    return n * 2\n";
 
 function pythonTarget(): TestRepo {
   const repo = queue.track(makeRepo({ initialCommit: false }));
-  repo.write("SPEC.md", "double things\n");
-  repo.write("pkg/__init__.py", "");
-  repo.write("pkg/calc.py", "def add(a, b):\n    return a + b\n");
-  repo.write("tests/__init__.py", "");
-  repo.write("tests/test_calc.py", "from pkg.calc import add\n\n\ndef test_add():\n    assert add(2, 2) == 4\n");
-  repo.write(".gitignore", ".factory/state/\n.factory/worktrees/\n.factory/runs/\n__pycache__/\n");
-  repo.write(
-    ".factory/config.toml",
-    `[surfaces.py]
-dir = "."
-  [[surfaces.py.gates]]
-  name = "pytest"
-  run = "python3 -m pytest -q -p no:cacheprovider --ignore=packets --junitxml={junit}"
-  tests = true
-${queue.agentConfig}[limits]
-max_attempts = 1
-`,
-  );
+  writePythonProject(repo, { config: `${queue.agentConfig}[limits]\nmax_attempts = 1\n` });
   const spec = repo.commit("python project");
   repo.write(
     "packets/P01-double.toml",
