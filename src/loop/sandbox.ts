@@ -1,6 +1,6 @@
 import { type Dirent, existsSync, readdirSync } from "node:fs";
 import { homedir } from "node:os";
-import { dirname, join, relative } from "node:path";
+import { dirname, isAbsolute, join, relative } from "node:path";
 import { matchesAny } from "../gates/paths.js";
 import { DEPENDENCY_PATTERNS } from "../git/worktree.js";
 import type { SandboxRequest } from "../process/sandbox.js";
@@ -46,10 +46,20 @@ export function sandboxed(ctx: Pick<RunContext, "root" | "config">, worktree: st
  * read-only, so an agent cannot change what the gates will import.
  */
 export function agentSandboxed(ctx: Pick<RunContext, "root" | "config">, worktree: string, home: string, program?: string): { sandbox?: SandboxRequest } {
-  // An agent program configured by path (under HOME, say) is visible inside, read-only, with its directory.
-  const readable = program && existsSync(program) ? [dirname(program)] : [];
+  const readable = program && existsSync(program) ? programMounts(program, homedir()) : [];
   const sandbox = sandboxFor(ctx, worktree, { network: true, keepHome: home, readOnly: dependencyDirs(worktree), readable });
   return sandbox ? { sandbox } : {};
+}
+
+/**
+ * Pure: what of an agent's program configured by path is made readable inside the sandbox: its directory
+ * (a script beside its helpers), or the file alone when that directory is HOME or holds it: mounting it
+ * would show the real HOME, keys and tokens included, in place of the private one.
+ */
+export function programMounts(program: string, home: string): string[] {
+  const fromDir = relative(dirname(program), home);
+  const holdsHome = fromDir === "" || (!fromDir.startsWith("..") && !isAbsolute(fromDir));
+  return [holdsHome ? program : dirname(program)];
 }
 
 /** The install's dependency directories in a worktree: at its root and one level down (a surface's dir). */

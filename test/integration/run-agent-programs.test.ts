@@ -38,6 +38,21 @@ describe("a command agent's run line", () => {
     expect(code).toBe(0);
   });
 
+  it("directly in HOME is visible alone: the rest of the real HOME (a token beside it) stays hidden", async () => {
+    const program = join(home, "my-agent");
+    writeFileSync(join(home, "secret-token"), "sk-do-not-leak\n");
+    const target = setUp({ script: {}, agents: "" });
+    writeFileSync(program, `#!/bin/sh\nexec node ${SCRIPTED_AGENT} ${target.scriptFile}\n`);
+    chmodSync(program, 0o755);
+    target.setScript({ P01: { implementer: [{ write: { "src/double.js": DOUBLE_JS }, run: `(cat ${home}/secret-token >> src/double.js) 2>/dev/null || true` }] } });
+    target.write(".factory/config.toml", target.read(".factory/config.toml").replace("[limits]", `[agents.mine]\nkind = "command"\nrun = "${program}"\n${tiers("mine")}\n\n[limits]`));
+    target.commit("an agent directly in HOME");
+    const { code, out } = await target.run();
+    expect(out).toContain("P01#1 → merged");
+    expect(code).toBe(0);
+    expect(target.read("src/double.js")).toBe(DOUBLE_JS);
+  });
+
   it("that cannot start inside the sandbox (exit 127) is an environment error: no attempt spent, no cost counted", async () => {
     const target = setUp({ script: honest, agents: "" });
     target.write(
