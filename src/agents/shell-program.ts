@@ -19,6 +19,18 @@ export function agentProgramPath(agent: Pick<Agent, "kind" | "bin" | "run">, roo
 }
 
 /**
+ * Pure: the absolute paths a command agent's line names besides its program (`node /opt/a.mjs /tmp/script.json`),
+ * `~/` expanded: the files it reads, made visible inside the sandbox when they are files (never directories).
+ */
+export function agentNamedPaths(agent: Pick<Agent, "kind" | "run">, home: string = homedir()): string[] {
+  if (agent.kind !== "command") return [];
+  return (shellWords(agent.run ?? "") ?? [])
+    .filter((word) => !word.operator)
+    .map((word) => (word.text.startsWith("~/") ? join(home, word.text.slice(2)) : word.text))
+    .filter((path) => isAbsolute(path));
+}
+
+/**
  * Pure: the program a shell command line starts first, as `sh -c` will look it up: past variable
  * assignments (`FOO=1 node a.mjs`), `exec`, `env` and its assignments, `command`, `nohup`, and leading
  * `cd DIR &&` or `cd DIR;` steps. Undefined when the line starts with something that is not a plain

@@ -4,7 +4,10 @@ import { isAbsolute, join, relative, sep } from "node:path";
  * Pure: the bubblewrap command line for one sandboxed call (DESIGN §12).
  * Mount order matters, later mounts cover earlier ones:
  *
- * 1. the whole filesystem read-only, a fresh /dev, /proc of a new PID namespace;
+ * 1. the whole filesystem read-only, a fresh /dev, /proc of a new PID namespace,
+ *    and empty directories over the machine's temporary directories (other
+ *    users' and programs' files, sockets) and, without the network, over
+ *    /run (the host's unix sockets: a docker or D-Bus socket is a way out);
  * 2. a private, writable HOME over the real one (credentials an agent CLI
  *    needs are copied into it beforehand), then the toolchains under the
  *    real HOME (what PATH points into, pyenv, rustup, …) read-only again;
@@ -33,12 +36,15 @@ export interface BwrapPlan {
   writable: string[];
   /** Inside the writable places, made read-only again (the dependencies an install produced). */
   readOnly: string[];
+  /** Directories replaced by an empty tmpfs before anything is mounted (/tmp; /run without the network); later mounts inside them reappear. */
+  emptied: string[];
   network: boolean;
   cwd: string;
 }
 
 export function bwrapArgs(plan: BwrapPlan, command: string): string[] {
   const args = ["--ro-bind", "/", "/", "--dev", "/dev", "--tmpfs", "/dev/shm", "--proc", "/proc"];
+  for (const dir of plan.emptied) args.push("--tmpfs", dir);
   args.push("--bind", plan.privateHome, plan.home);
   for (const dir of plan.homeKeep) args.push("--ro-bind-try", dir, dir);
   args.push("--ro-bind", plan.root, plan.root);
@@ -78,4 +84,20 @@ export function homeKeepDirs(home: string, path: string | undefined, extra: read
   }
   for (const dir of [...HOME_TOOLCHAINS, ...extra]) keep.add(join(home, dir));
   return [...keep].sort();
+}
+
+/** The machine's temporary directories, emptied for every sandboxed call. */
+export const TEMPORARY_DIRS = ["/tmp", "/var/tmp"];
+/** Where the host's unix sockets live, emptied for a call without the network. */
+export const SOCKET_DIRS = ["/run", "/var/run"];
+
+/**
+ * Pure: the directories to empty for one call, of those that exist as real directories (a symlink such as
+ * /var/run → /run is covered by its target), and what under them stays readable: the PATH entries there
+ * (a tool installed under /tmp) are mounted back read-only.
+ */
+export function emptiedDirs(candidates: readonly string[], path: string | undefined): { emptied: string[]; keep: string[] } {
+  const emptied = [...new Set(candidates)];
+  const keep = (path ?? "").split(":").filter((entry) => isAbsolute(entry) && emptied.some((dir) => !relative(dir, entry).startsWith("..")));
+  return { emptied, keep: [...new Set(keep)] };
 }

@@ -1,8 +1,8 @@
-import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { execa } from "execa";
-import { bwrapArgs, homeKeepDirs } from "./bwrap-args.js";
+import { bwrapArgs, emptiedDirs, homeKeepDirs, SOCKET_DIRS, TEMPORARY_DIRS } from "./bwrap-args.js";
 
 /** What one sandboxed call may see and change (DESIGN §12). */
 export interface SandboxRequest {
@@ -57,6 +57,8 @@ export function openSandbox(request: SandboxRequest, command: string, cwd: strin
     cpSync(source, join(privateHome, path), { recursive: true, dereference: true });
     seeded.push(join(privateHome, path));
   }
+  const candidates = [...TEMPORARY_DIRS, tmpdir(), ...(request.network ? [] : SOCKET_DIRS)].filter(isRealDirectory);
+  const { emptied, keep } = emptiedDirs(candidates, env.PATH);
   const args = bwrapArgs(
     {
       home,
@@ -65,9 +67,10 @@ export function openSandbox(request: SandboxRequest, command: string, cwd: strin
       homeKeep: homeKeepDirs(home, env.PATH, request.homeKeep ?? []).filter((dir) => existsSync(dir)),
       root: request.root,
       hidden: [...HIDDEN_STATE.map((dir) => join(request.root, dir)), ...(request.hide ?? [])].filter((dir) => existsSync(dir)),
-      readable: request.readable ?? [],
+      readable: [...(request.readable ?? []), ...keep.filter((dir) => existsSync(dir))],
       writable: request.writable,
       readOnly: (request.readOnly ?? []).filter((path) => existsSync(path)),
+      emptied,
       network: request.network,
       cwd,
     },
@@ -82,6 +85,14 @@ export function openSandbox(request: SandboxRequest, command: string, cwd: strin
       for (const path of seeded) rmSync(path, { recursive: true, force: true }); // no credentials left in a kept HOME
     },
   };
+}
+
+function isRealDirectory(path: string): boolean {
+  try {
+    return lstatSync(path).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 /** Whether bubblewrap is installed and can build a sandbox here; the reason when not. */

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer, type AddressInfo } from "node:net";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -145,6 +145,48 @@ describe("the sandbox (bubblewrap, the default)", () => {
       expect(allowed.code).toBe(0);
     } finally {
       server.close();
+    }
+  }, 60_000);
+
+  it("gives agents and gates a private /tmp, and the gates no host unix socket (in /run or abstract)", async () => {
+    const secret = `host-secret-${process.pid}`;
+    writeFileSync(tmpMarker, secret);
+    const socketPath = `/run/factory-test-${process.pid}.sock`;
+    const abstract = `factory-test-${process.pid}`;
+    const servers = [createServer((socket) => socket.end()), createServer((socket) => socket.end())];
+    try {
+      await new Promise<void>((resolve, reject) => servers[0]?.once("error", reject).listen(socketPath, resolve));
+      await new Promise<void>((resolve) => servers[1]?.listen(`\0${abstract}`, resolve));
+    } catch (error) {
+      servers[1]?.close();
+      console.log(`skipped: cannot listen on ${socketPath} here (${String(error)})`);
+      return;
+    }
+    try {
+      // The gate reaches for both sockets and the host's temp file, and needs a working /tmp of its own.
+      const probe = `const net = require("node:net"), fs = require("node:fs");
+const [sock, abstract, marker] = process.argv.slice(2);
+const tryConnect = (path) => new Promise((done) => net.connect(path).on("connect", () => done(path)).on("error", () => done(null)));
+Promise.all([tryConnect(sock), tryConnect("\\0" + abstract)]).then((reached) => {
+  fs.writeFileSync("/tmp/own", "mine");
+  const problems = [...reached.filter(Boolean), fs.existsSync(marker) ? marker : null, fs.readFileSync("/tmp/own", "utf8") === "mine" ? null : "own /tmp"].filter(Boolean);
+  if (problems.length) { console.log("reached: " + problems.join(", ")); process.exit(3); }
+});
+`;
+      const gates = `\n  [[surfaces.app.gates]]\n  name = "reach"\n  run = "node probe.cjs ${socketPath} ${abstract} ${tmpMarker} {files}"\n`;
+      const peek = `(cat ${tmpMarker} | sed 's,^,// ,' >> src/double.js) 2>/dev/null; echo mine > /tmp/agent-own && test "$(cat /tmp/agent-own)" = mine && echo '// own tmp' >> src/double.js`;
+      const target = setUp({ gates, planted: null, script: { P01: { implementer: [{ write: { "src/double.js": DOUBLE_JS }, run: peek }] } } });
+      target.write("probe.cjs", probe);
+      target.commit("a probe");
+      const { code, out } = await target.run();
+      expect(out).toMatch(/gate reach: pass/);
+      expect(code).toBe(0);
+      const landed = target.read("src/double.js");
+      expect(landed).toContain("// own tmp");
+      expect(landed).not.toContain(secret);
+    } finally {
+      for (const server of servers) server.close();
+      rmSync(socketPath, { force: true });
     }
   }, 60_000);
 

@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { agentNamedPaths } from "../../src/agents/shell-program.js";
 import { programMounts } from "../../src/loop/sandbox.js";
+import { bwrapArgs, emptiedDirs } from "../../src/process/bwrap-args.js";
 
 describe("what of an agent program named by path the sandbox shows", () => {
   it("its directory, so a script finds the helpers beside it", () => {
@@ -11,5 +13,42 @@ describe("what of an agent program named by path the sandbox shows", () => {
     expect(programMounts("/home/me/run-agent", "/home/me")).toEqual(["/home/me/run-agent"]);
     expect(programMounts("/home/run-agent", "/home/me")).toEqual(["/home/run-agent"]);
     expect(programMounts("/run-agent", "/home/me")).toEqual(["/run-agent"]);
+  });
+});
+
+describe("the files a command agent's line names, shown read-only beside its program", () => {
+  it("are its absolute and ~/ words, past operators; relative words and flags are not paths", () => {
+    const agent = { kind: "command" as const, run: "FOO=1 node /opt/a.mjs ~/scripts/s.json --flag rel.json && cat '/tmp/x y'" };
+    expect(agentNamedPaths(agent, "/home/me")).toEqual(["/opt/a.mjs", "/home/me/scripts/s.json", "/tmp/x y"]);
+    expect(agentNamedPaths({ kind: "claude", run: "/tmp/x" }, "/home/me")).toEqual([]);
+  });
+});
+
+describe("the directories emptied for a sandboxed call", () => {
+  it("are the candidates, once each, with the PATH entries under them mounted back", () => {
+    expect(emptiedDirs(["/tmp", "/var/tmp", "/tmp"], "/usr/bin:/tmp/tools/bin:relative:/tmpfoo/bin")).toEqual({ emptied: ["/tmp", "/var/tmp"], keep: ["/tmp/tools/bin"] });
+  });
+
+  it("come before every other mount in bwrap's arguments, so what is bound inside them reappears", () => {
+    const plan = {
+      home: "/h",
+      privateHome: "/tmp/s/home",
+      privateTmp: "/tmp/s/tmp",
+      homeKeep: [],
+      root: "/tmp/repo",
+      hidden: [],
+      readable: [],
+      writable: ["/tmp/wt"],
+      readOnly: [],
+      emptied: ["/tmp", "/run"],
+      network: false,
+      cwd: "/tmp/wt",
+    };
+    const args = bwrapArgs(plan, "true");
+    const at = (flag: string, path: string): number => args.findIndex((arg, index) => arg === flag && args[index + 1] === path);
+    expect(at("--tmpfs", "/tmp")).toBeGreaterThan(0);
+    expect(at("--tmpfs", "/tmp")).toBeLessThan(at("--bind", "/tmp/s/home"));
+    expect(at("--tmpfs", "/run")).toBeLessThan(at("--ro-bind", "/tmp/repo"));
+    expect(at("--bind", "/tmp/wt")).toBeGreaterThan(at("--ro-bind", "/tmp/repo"));
   });
 });
