@@ -85,6 +85,8 @@ export interface Limits {
   concurrency: number;
   /** The longest a rate limit is waited out before the run halts instead. */
   rateLimitWaitMs: number;
+  /** How many rate limits in a row an agent may report before the run halts instead of waiting again. */
+  rateLimitMaxWaits: number;
   /** Result and review files larger than this are not read. */
   maxResultSizeBytes: number;
   /** A file larger than this in an attempt's change fails the scope gate. */
@@ -104,6 +106,7 @@ export const DEFAULT_LIMITS: Limits = {
   maxAttempts: 3,
   concurrency: 1,
   rateLimitWaitMs: 30 * 60_000,
+  rateLimitMaxWaits: 8,
   maxResultSizeBytes: 1024 ** 2,
   maxFileSizeBytes: 10 * 1024 ** 2,
   onBlock: "halt",

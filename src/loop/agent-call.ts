@@ -62,7 +62,7 @@ export async function callAgent(ctx: RunContext, call: AgentCall): Promise<Agent
     }
     // A rate limit is the provider's, not the packet's: the same call is made again after the wait, in the
     // same attempt and claim. Past rate_limit_wait in all, the attempt ends and the scheduler decides.
-    const wait = ctx.waits.limit(tier.agent, outcome.resetsAt, Date.now(), limits.rateLimitWaitMs);
+    const wait = ctx.waits.limit(tier.agent, outcome.resetsAt, Date.now(), limits.rateLimitWaitMs, limits.rateLimitMaxWaits);
     if ("halt" in wait || waitedMs + (wait.until - Date.now()) > limits.rateLimitWaitMs) break;
     const source = outcome.resetsAt ? "the reset it reported" : "backing off";
     ctx.emit({
@@ -88,7 +88,7 @@ async function runAndRecord(
   const exhausted = ctx.budget.exhausted();
   if (exhausted) throw new BudgetExhausted(exhausted);
   ctx.emit({ kind: "step", packet: call.packet, attempt: call.attempt, step: `${call.role}${call.round && !call.fresh ? " (correction)" : ""}`, detail: `${how.agent} ${how.model}` });
-  const outcome = await how.adapter.run({
+  const reported = await how.adapter.run({
     role: call.role,
     packet: call.packet,
     attempt: call.attempt,
@@ -108,6 +108,10 @@ async function runAndRecord(
     // Each role of an attempt keeps its own HOME, never shared with the other.
     ...agentSandboxed(ctx, call.worktree, join(call.runDir, `${call.role}-home`), how.program, how.named),
   });
+  const outcome = believableCost(reported);
+  if (outcome !== reported) {
+    ctx.emit({ kind: "notice", packet: call.packet, message: `agent "${how.agent}" reported a cost of ${String(reported.costUsd)}, which is not a cost: its tier's estimate is charged` });
+  }
   // A call of unknown cost counts at its tier's estimate, never as $0 (a rate-limited call, or a program that never started, spent nothing).
   const estimatedUsd = outcome.costUsd === undefined && outcome.status !== "rate-limited" && !outcome.neverStarted ? how.estimateUsd : undefined;
   ctx.budget.add(outcome.costUsd ?? estimatedUsd);
@@ -144,6 +148,17 @@ async function runAndRecord(
     ...(outcome.detail ? { detail: outcome.detail } : {}),
   });
   return outcome;
+}
+
+/**
+ * Pure: the outcome with its self-reported cost kept only when it is a finite, non-negative number; any
+ * other (a negative cost would lower the spend under max_cost_usd, NaN would poison it) makes the cost
+ * unknown, so the tier's estimate is charged.
+ */
+export function believableCost(outcome: AgentOutcome): AgentOutcome {
+  if (outcome.costUsd === undefined || (Number.isFinite(outcome.costUsd) && outcome.costUsd >= 0)) return outcome;
+  const { costUsd: _refused, ...rest } = outcome;
+  return { ...rest, costSource: "unknown" };
 }
 
 type OutputRead = { kind: "missing" } | { kind: "text"; text: string } | { kind: "refused"; problem: string };

@@ -7,22 +7,28 @@ export const FIRST_BACKOFF_MS = 30_000;
 
 export type Wait = { until: number } | { halt: string };
 
+/** How many limits in a row an agent may report before its reports are no longer waited out. */
+export const DEFAULT_MAX_WAITS = 8;
+
 /**
- * Pure: how long to wait after a rate limit. The reset the provider or CLI
- * gave wins (longer than `maxWaitMs`: halt rather than sit out the night);
- * without one, back off exponentially from 30 s, doubling with each limit in
- * a row, capped by `maxWaitMs`.
+ * Pure: how long to wait after a rate limit. A reset the provider or CLI
+ * gave is honoured (longer than `maxWaitMs`: halt rather than sit out the
+ * night), but from the second limit in a row it is never shorter than the
+ * backoff: an agent that keeps reporting "resets now" is not called again and
+ * again. Without a reset, back off exponentially from 30 s, doubling with
+ * each limit in a row, capped by `maxWaitMs`.
  */
 export function rateLimitWait(input: { resetsAt: string | undefined; strikes: number; now: number; maxWaitMs: number; agent: string }): Wait {
+  const backoff = (strikes: number): number => Math.min(FIRST_BACKOFF_MS * 2 ** Math.max(0, strikes - 1), input.maxWaitMs);
   const reset = input.resetsAt === undefined ? Number.NaN : Date.parse(input.resetsAt);
   if (!Number.isNaN(reset)) {
     if (reset - input.now > input.maxWaitMs) {
       return { halt: `agent "${input.agent}" is rate-limited until ${new Date(reset).toISOString()}, longer than rate_limit_wait; run again after that` };
     }
-    return { until: Math.max(reset, input.now) };
+    const floor = input.strikes > 1 ? backoff(input.strikes - 1) : 0;
+    return { until: Math.max(reset, input.now + floor) };
   }
-  const backoff = FIRST_BACKOFF_MS * 2 ** Math.max(0, input.strikes - 1);
-  return { until: input.now + Math.min(backoff, input.maxWaitMs) };
+  return { until: input.now + backoff(input.strikes) };
 }
 
 /** Which agents wait, until when, and how many limits each hit in a row. */
@@ -30,9 +36,14 @@ export class AgentWaits {
   private readonly ends = new Map<string, number>();
   private readonly strikes = new Map<string, number>();
 
-  limit(agent: string, resetsAt: string | undefined, now: number, maxWaitMs: number): Wait {
+  limit(agent: string, resetsAt: string | undefined, now: number, maxWaitMs: number, maxWaits: number = DEFAULT_MAX_WAITS): Wait {
     const strikes = (this.strikes.get(agent) ?? 0) + 1;
     this.strikes.set(agent, strikes);
+    if (strikes > maxWaits) {
+      return {
+        halt: `agent "${agent}" reported a rate limit ${strikes} times in a row without a call getting through (rate_limit_max_waits = ${maxWaits}): its reports are no longer waited out; check the agent and its provider, then run again`,
+      };
+    }
     const wait = rateLimitWait({ resetsAt, strikes, now, maxWaitMs, agent });
     if ("halt" in wait) return wait;
     const until = Math.max(wait.until, this.ends.get(agent) ?? 0); // an earlier, longer wait still holds

@@ -61,7 +61,7 @@ export async function drainQueue(ctx: RunContext, options: SchedulerOptions): Pr
         if (environmentErrors >= 2) halt ??= { outcome: "halted", reason: "two environment errors in a row: the machine is broken, not the work (see the gate and install logs)" };
         if (outcome.rateLimited) {
           const agent = agentOf(ctx, outcome.rateLimited.role === "implementer" ? packet.tier : packet.reviewer);
-          const wait = waits.limit(agent, outcome.rateLimited.resetsAt, Date.now(), ctx.config.limits.rateLimitWaitMs);
+          const wait = waits.limit(agent, outcome.rateLimited.resetsAt, Date.now(), ctx.config.limits.rateLimitWaitMs, ctx.config.limits.rateLimitMaxWaits);
           if ("halt" in wait) halt ??= { outcome: "halted", reason: wait.halt };
           else {
             const source = outcome.rateLimited.resetsAt ? "the reset it reported" : "backing off";

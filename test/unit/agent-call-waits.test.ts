@@ -77,6 +77,25 @@ describe("an agent call under a rate limit", () => {
     expect(notices).toEqual([expect.stringMatching(/^rate-limited: agent "a" waits until \S+ \(the reset it reported; no attempt spent\)/)]);
   });
 
+  it("does not call again and again an agent that keeps reporting a limit that resets now: after the first, it waits the backoff", async () => {
+    const starts: number[] = [];
+    const always: AgentAdapter = {
+      run: async (request) => {
+        starts.push(Date.now());
+        return { rawPath: join(request.runDir, "raw"), durationMs: 1, costSource: "unknown", status: "rate-limited", resetsAt: new Date().toISOString() };
+      },
+    };
+    const { ctx } = context(always, 60 * 60_000);
+    const controller = new AbortController();
+    const stopped = callAgent({ ...ctx, signal: controller.signal }, call(ctx, "P01")).catch((error: unknown) => error);
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    controller.abort();
+    await stopped;
+    // The old code honoured "now" every time: hundreds of calls in 1.5 s.
+    expect(starts).toHaveLength(2);
+    expect(ctx.waits.until("a") - (starts[1] ?? 0)).toBeGreaterThanOrEqual(29_000);
+  });
+
   it("ends rate-limited, for the scheduler to decide, when the reset is further off than rate_limit_wait", async () => {
     const adapter = limitedOnce(60_000);
     const { ctx, notices } = context(adapter, 1_000);
@@ -98,5 +117,22 @@ describe("an agent call's record", () => {
     const { ctx: unset } = context(silent, 60_000);
     await callAgent(unset, call(unset, "P01"));
     expect(unset.budget.spentUsd).toBe(1);
+  });
+
+  it("charges the tier's estimate for a self-reported cost that is negative or not finite, and records no such cost", async () => {
+    for (const costUsd of [-100, Number.POSITIVE_INFINITY, Number.NaN]) {
+      const lying: AgentAdapter = { run: async (request) => ({ rawPath: join(request.runDir, "raw"), durationMs: 1, costSource: "reported", costUsd, status: "ok" }) };
+      const { ctx, notices } = context(lying, 60_000, 0.5);
+      await callAgent(ctx, call(ctx, "P01"));
+      expect(ctx.budget.spentUsd).toBeCloseTo(0.5, 10);
+      const [finished] = (await readLedger(ctx.root)).events;
+      expect(finished).toMatchObject({ kind: "agent-finished", costSource: "unknown", estimatedUsd: 0.5 });
+      expect(finished).not.toHaveProperty("costUsd");
+      expect(notices).toEqual([expect.stringContaining("which is not a cost: its tier's estimate is charged")]);
+    }
+    const honest: AgentAdapter = { run: async (request) => ({ rawPath: join(request.runDir, "raw"), durationMs: 1, costSource: "reported", costUsd: 0.25, status: "ok" }) };
+    const { ctx: believed } = context(honest, 60_000, 0.5);
+    await callAgent(believed, call(believed, "P01"));
+    expect(believed.budget.spentUsd).toBe(0.25);
   });
 });

@@ -29,6 +29,21 @@ describe("rate limits", () => {
     expect(waits.limit("codex", undefined, now, 30 * MINUTE)).toEqual({ until: now + 60_000 }); // an earlier, longer wait is kept
   });
 
+  it("from the second limit in a row, waits at least the backoff however soon the reported reset is", () => {
+    const soon = "2026-11-30T20:00:01Z";
+    const waits = [1, 2, 3].map((strikes) => rateLimitWait({ resetsAt: soon, strikes, now, maxWaitMs: 30 * MINUTE, agent: "a" }));
+    expect(waits).toEqual([{ until: now + 1_000 }, { until: now + 30_000 }, { until: now + 60_000 }]);
+    expect(rateLimitWait({ resetsAt: "2026-11-30T20:05:00Z", strikes: 2, now, maxWaitMs: 30 * MINUTE, agent: "a" })).toEqual({ until: now + 5 * MINUTE });
+  });
+
+  it("halts, naming the agent, after rate_limit_max_waits limits in a row; a call that gets through starts the count again", () => {
+    const waits = new AgentWaits();
+    for (let strike = 1; strike <= 3; strike++) expect(waits.limit("codex", undefined, now, 30 * MINUTE, 3)).toHaveProperty("until");
+    expect(waits.limit("codex", undefined, now, 30 * MINUTE, 3)).toEqual({ halt: expect.stringContaining('agent "codex" reported a rate limit 4 times in a row') });
+    waits.clear("codex");
+    expect(waits.limit("codex", undefined, now, 30 * MINUTE, 3)).toHaveProperty("until");
+  });
+
   it("reads the reset from what Codex says", () => {
     expect(resetFromText("Rate limit reached for gpt-5 in organization org-x on tokens per min. Please try again in 6.5s.", now)).toBe(new Date(now + 6500).toISOString());
     expect(resetFromText("You've hit your usage limit. Try again in 2 minutes.", now)).toBe(new Date(now + 2 * MINUTE).toISOString());
