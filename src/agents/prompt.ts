@@ -107,28 +107,48 @@ export function reviewerPrompt(input: ReviewerPromptInput, template: string = bu
     ? block(
         [
           "## What the implementer says it did (a claim: check it against the change)",
-          input.result.summary,
+          fenced("text", input.result.summary),
           "",
           input.result.deviations.length
-            ? `Declared deviations from the brief:\n${input.result.deviations.map((deviation) => `- from "${deviation.from_packet}": ${deviation.reason}`).join("\n")}`
+            ? `Declared deviations from the brief:\n${fenced("text", input.result.deviations.map((deviation) => `- from "${deviation.from_packet}": ${deviation.reason}`).join("\n"))}`
             : "It declares no deviation from the brief.",
           "A deviation from the brief that it did not declare is at least a major finding.",
         ],
         "after",
       )
     : "";
-  return fillTemplate(template, {
-    id: packet.id,
-    goal: packet.goal,
-    brief: packet.brief,
-    invariants: invariantLines(packet).join("\n"),
-    gates: input.gates.length ? input.gates.map((gate) => `- ${gate.name}: ${gate.status} — ${gate.summary}`).join("\n") : "- (none)",
-    claims,
-    last_feedback: input.lastFeedback?.length ? block(["## Why the last attempt was sent back", ...input.lastFeedback.map((item) => `- ${item.replaceAll("\n", "\n  ")}`)], "after") : "",
-    conventions: input.conventions?.trim() ? block(["## The project's conventions", input.conventions.trim()], "after") : "",
-    diff: input.diff.trimEnd(),
-    review_contract: reviewContract(packet, input.outputPath).join("\n"),
-  });
+  // The diff is the agent's text: its fence is longer than any run of backticks inside, so a ``` line cannot close it.
+  const diff = input.diff.trimEnd();
+  return fillTemplate(
+    template.replace("```diff\n{{diff}}\n```", () => fenced("diff", "{{diff}}", diff)),
+    {
+      id: packet.id,
+      goal: packet.goal,
+      brief: packet.brief,
+      invariants: invariantLines(packet).join("\n"),
+      gates: input.gates.length ? input.gates.map((gate) => `- ${gate.name}: ${gate.status} — ${oneLine(gate.summary)}`).join("\n") : "- (none)",
+      claims,
+      last_feedback: input.lastFeedback?.length ? block(["## Why the last attempt was sent back", ...input.lastFeedback.map((item) => `- ${item.replaceAll("\n", "\n  ")}`)], "after") : "",
+      conventions: input.conventions?.trim() ? block(["## The project's conventions", input.conventions.trim()], "after") : "",
+      diff,
+      review_contract: reviewContract(packet, input.outputPath).join("\n"),
+    },
+  );
+}
+
+/**
+ * Pure: `text` in a fenced block whose fence (CommonMark) is longer than any run of backticks in `content`
+ * (the text that will stand there; `text` itself by default), so nothing inside can close it and open a
+ * section of its own.
+ */
+export function fenced(info: string, text: string, content: string = text): string {
+  const longest = Math.max(0, ...[...content.matchAll(/`+/g)].map((run) => run[0].length));
+  const fence = "`".repeat(Math.max(3, longest + 1));
+  return `${fence}${info}\n${text}\n${fence}`;
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s*\n\s*/g, " ");
 }
 
 /** Pure: an optional section, with the blank line that separates it from what comes before it or after it. */

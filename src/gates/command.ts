@@ -7,6 +7,7 @@ import { formatDuration } from "../util/duration.js";
 import { normalizeResults, parseJunit, type TestResult } from "./junit.js";
 import { checkPlanted, compareWithBaseline, namedBy, realCases, type PlantedCases } from "./test-compare.js";
 import { matchesAny, shellQuote } from "./paths.js";
+import { reportDisagreement, runnerSummaries } from "./runner-summary.js";
 import type { Finding, GateReport } from "./types.js";
 
 export interface CommandGateInput {
@@ -55,6 +56,9 @@ export function surfaceFiles(surface: Surface, glob: string | undefined, changed
  */
 export const TESTS_PLACEHOLDER = /\{tests(?:\|([^}]*))?\}/g;
 
+/** The longest command line a gate runs at once: `sh -c` gets it as one argument, which Linux caps at 128 KiB. */
+export const MAX_COMMAND_BYTES = 100_000;
+
 export async function runCommandGate(input: CommandGateInput): Promise<CommandGateResult> {
   const { gate, surface } = input;
   const files = surfaceFiles(surface, gate.files, input.changed);
@@ -64,11 +68,69 @@ export async function runCommandGate(input: CommandGateInput): Promise<CommandGa
   // The report directory is the only place outside the worktree a gate may write.
   const junit = join(input.runDir, "reports", `junit-${gate.name}.xml`);
   mkdirSync(dirname(junit), { recursive: true });
+  const commandFor = (batch: readonly string[]): string =>
+    gate.run
+      .replaceAll("{files}", batch.map(shellQuote).join(" "))
+      .replace(TESTS_PLACEHOLDER, (_match, fallback: string | undefined) => (input.tests?.length ? input.tests.map(shellQuote).join(" ") : (fallback ?? "")))
+      .replaceAll("{junit}", shellQuote(junit));
+  // Too many changed files for one command line: the gate runs once per batch, and fails if any batch does.
+  const batches = gate.run.includes("{files}") ? batchesOf(files, MAX_COMMAND_BYTES - commandFor([]).length) : [files];
+  const note = (report: GateReport, index: number): GateReport => (batches.length > 1 ? { ...report, summary: `${report.summary} (batch ${index + 1} of ${batches.length})` } : report);
+  let ran: Ran | undefined;
+  const results: TestResult[] = [];
+  for (const [index, batch] of batches.entries()) {
+    const run = await runBatch(input, commandFor(batch), junit);
+    if (run.kind === "ended") return { report: note(run.report, index) };
+    if (!gate.tests && run.base.exitCode !== 0) return { report: note(exitReport(run.base), index) };
+    results.push(...run.results);
+    ran = ran && ran.base.exitCode !== 0 ? ran : run; // the first batch that failed speaks for the exit
+  }
+  const { base } = ran as Ran;
+  if (!gate.tests) return { report: exitReport(base) };
+  const exitCode = base.exitCode;
+  // Measuring (a baseline, the planted check): the caller judges the raw results.
+  if (input.baseline === undefined) {
+    return { report: { ...base, status: exitCode === 0 ? "pass" : "fail", summary: `${results.length} test(s), exit ${exitCode}`, findings: [] }, results, exitCode };
+  }
+  return {
+    report: judgeTests({ base, exitCode, results, baseline: input.baseline, planted: input.planted, takenAway: input.takenAway ?? [], surfaceDir: surface.dir }),
+    results,
+    exitCode,
+  };
+}
+
+function exitReport(base: Ran["base"]): GateReport {
+  return { ...base, status: base.exitCode === 0 ? "pass" : "fail", summary: base.exitCode === 0 ? "passed" : `failed (exit ${base.exitCode})`, findings: [] };
+}
+
+/** Pure: `files` in runs whose quoted, space-joined length stays within `room` bytes (a file longer than that alone). */
+export function batchesOf(files: readonly string[], room: number): string[][] {
+  const batches: string[][] = [];
+  let current: string[] = [];
+  let used = 0;
+  for (const file of files) {
+    const size = Buffer.byteLength(shellQuote(file)) + 1;
+    if (current.length > 0 && used + size > room) {
+      batches.push(current);
+      current = [];
+      used = 0;
+    }
+    current.push(file);
+    used += size;
+  }
+  batches.push(current);
+  return batches;
+}
+
+type Ran = { kind: "ran"; base: Pick<GateReport, "name" | "command" | "durationMs" | "tail"> & { exitCode: number }; results: TestResult[] };
+
+/**
+ * One run of a gate's command (one batch of `{files}`): how it ended, and for a tests gate its report,
+ * read and checked against what the runner printed.
+ */
+async function runBatch(input: CommandGateInput, command: string, junit: string): Promise<{ kind: "ended"; report: GateReport } | Ran> {
+  const { gate, surface } = input;
   rmSync(junit, { force: true });
-  const command = gate.run
-    .replaceAll("{files}", files.map(shellQuote).join(" "))
-    .replace(TESTS_PLACEHOLDER, (_match, fallback: string | undefined) => (input.tests?.length ? input.tests.map(shellQuote).join(" ") : (fallback ?? "")))
-    .replaceAll("{junit}", shellQuote(junit));
   const outcome = await runCommand({
     command,
     cwd: join(input.worktree, surface.dir),
@@ -80,32 +142,29 @@ export async function runCommandGate(input: CommandGateInput): Promise<CommandGa
   });
   const base = { name: gate.name, command, durationMs: outcome.durationMs, ...("tail" in outcome ? { tail: outcome.tail } : {}) };
   const ended = endOf(outcome, input.timeoutMs);
-  if (ended.kind === "environment") return { report: { ...base, status: "error", summary: ended.summary, findings: [] } };
+  if (ended.kind === "environment") return { kind: "ended", report: { ...base, status: "error", summary: ended.summary, findings: [] } };
   if (ended.kind === "hung") {
     // It finished on the baseline, so a hang or a kill now is the candidate's doing.
     if (input.finishedOnBaseline)
-      return { report: { ...base, status: "fail", summary: `${ended.summary} on this change; it finished on the baseline, so the change hangs or crashes it`, findings: [] } };
-    return { report: { ...base, status: "error", summary: ended.summary, findings: [] } };
+      return { kind: "ended", report: { ...base, status: "fail", summary: `${ended.summary} on this change; it finished on the baseline, so the change hangs or crashes it`, findings: [] } };
+    return { kind: "ended", report: { ...base, status: "error", summary: ended.summary, findings: [] } };
   }
   const exitCode = ended.code;
-  if (!gate.tests) {
-    return {
-      report: { ...base, exitCode, status: exitCode === 0 ? "pass" : "fail", summary: exitCode === 0 ? "passed" : `failed (exit ${exitCode})`, findings: [] },
-    };
-  }
+  if (!gate.tests) return { kind: "ran", base: { ...base, exitCode }, results: [] };
   const read = readReport(junit, input.worktree);
-  // Measuring (a baseline, the planted check): the caller judges the raw results.
-  if (input.baseline === undefined) {
-    if (!read.ok) return { report: { ...base, exitCode, status: "error", summary: `${read.problem} (exit ${exitCode})`, findings: [] } };
-    return { report: { ...base, exitCode, status: exitCode === 0 ? "pass" : "fail", summary: `${read.results.length} test(s), exit ${exitCode}`, findings: [] }, results: read.results, exitCode };
+  if (!read.ok) {
+    // Measuring, no report is the toolchain's problem; judging, the same runner wrote one on the baseline, so it is the change's.
+    if (input.baseline === undefined) return { kind: "ended", report: { ...base, exitCode, status: "error", summary: `${read.problem} (exit ${exitCode})`, findings: [] } };
+    return { kind: "ended", report: { ...base, exitCode, status: "fail", summary: `${read.problem} (exit ${exitCode}); it did on the baseline`, findings: [] } };
   }
-  // The same runner wrote a report on the baseline: no report now is the change's doing.
-  if (!read.ok) return { report: { ...base, exitCode, status: "fail", summary: `${read.problem} (exit ${exitCode}); it did on the baseline`, findings: [] } };
-  return {
-    report: judgeTests({ base, exitCode, results: read.results, baseline: input.baseline, planted: input.planted, takenAway: input.takenAway ?? [], surfaceDir: surface.dir }),
-    results: read.results,
-    exitCode,
-  };
+  // The report is a file the code under test could rewrite: it must agree with what the runner printed.
+  if (input.baseline !== undefined) {
+    const printed = "stdout" in outcome ? `${outcome.stdout}\n${outcome.stderr}` : "";
+    const failing = read.results.filter((result) => result.outcome === "failed").length;
+    const disagreement = reportDisagreement(runnerSummaries(printed), failing, read.results.length);
+    if (disagreement) return { kind: "ended", report: { ...base, exitCode, status: "fail", summary: disagreement, findings: [] } };
+  }
+  return { kind: "ran", base: { ...base, exitCode }, results: read.results };
 }
 
 type Read = { ok: true; results: TestResult[] } | { ok: false; problem: string };

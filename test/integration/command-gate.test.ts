@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -32,6 +32,17 @@ async function runGate(config: GateConfig, options: Options = {}) {
 }
 
 describe("command gates", () => {
+  it("run in batches when the changed files do not fit on one command line, and fail when any batch fails", async () => {
+    // 6,000 paths of 50 characters: 300 KB, past the 128 KiB Linux allows `sh -c` its command (E2BIG: an environment error before).
+    const changed = Array.from({ length: 6_000 }, (_, index) => `src/${"deep/".repeat(8)}file-${String(index).padStart(5, "0")}.js`);
+    const lines = gate('printf "%s\\n" {files} >> seen.txt');
+    expect(await runGate(lines, { changed })).toMatchObject({ status: "pass" });
+    const seen = readFileSync(join(dir, "seen.txt"), "utf8").trim().split("\n");
+    expect(seen).toEqual(changed);
+    const failing = gate(`case "{files}" in *file-05999*) exit 4;; esac`);
+    expect(await runGate(failing, { changed })).toMatchObject({ status: "fail", exitCode: 4, summary: expect.stringMatching(/failed \(exit 4\) \(batch \d of \d\)/) });
+  });
+
   it("pass on exit 0 and fail on another exit code, recording command and exit code", async () => {
     expect(await runGate(gate("true"))).toMatchObject({ status: "pass", command: "true", exitCode: 0 });
     expect(await runGate(gate("exit 3"))).toMatchObject({ status: "fail", exitCode: 3, summary: "failed (exit 3)" });

@@ -67,7 +67,7 @@ describe("an agent call under a rate limit", () => {
     const adapter = limitedOnce(800);
     const { ctx, notices } = context(adapter, 60_000);
     const first = callAgent(ctx, call(ctx, "P01"));
-    await new Promise((resolve) => setTimeout(resolve, 100)); // P01's limit is known when P02 calls
+    while (ctx.waits.until("a") === 0) await new Promise((resolve) => setTimeout(resolve, 10)); // P01's limit is known when P02 calls
     const second = callAgent(ctx, call(ctx, "P02"));
     expect((await first).outcome.status).toBe("ok");
     expect((await second).outcome.status).toBe("ok");
