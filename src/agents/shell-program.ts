@@ -1,6 +1,7 @@
 import { homedir } from "node:os";
 import { isAbsolute, join } from "node:path";
 import type { Agent } from "../config/types.js";
+import { shellWords } from "../process/shell-words.js";
 
 /**
  * The program an agent starts: `bin` for the CLI kinds, the first program of `run` for a command agent;
@@ -16,18 +17,6 @@ export function agentProgramPath(agent: Pick<Agent, "kind" | "bin" | "run">, roo
   const program = agentProgram(agent, home);
   if (!program?.includes("/")) return undefined;
   return isAbsolute(program) ? program : join(root, program);
-}
-
-/**
- * Pure: the absolute paths a command agent's line names besides its program (`node /opt/a.mjs /tmp/script.json`),
- * `~/` expanded: the files it reads, made visible inside the sandbox when they are files (never directories).
- */
-export function agentNamedPaths(agent: Pick<Agent, "kind" | "run">, home: string = homedir()): string[] {
-  if (agent.kind !== "command") return [];
-  return (shellWords(agent.run ?? "") ?? [])
-    .filter((word) => !word.operator)
-    .map((word) => (word.text.startsWith("~/") ? join(home, word.text.slice(2)) : word.text))
-    .filter((path) => isAbsolute(path));
 }
 
 /**
@@ -52,52 +41,4 @@ export function shellProgram(line: string): string | undefined {
     } else if (word.operator || /^[(){}<>|&!]/.test(word.text)) return undefined;
     else return word.text;
   }
-}
-
-interface Word {
-  text: string;
-  /** An operator (`&&`, `;`, `||`, `|`), not a word. */
-  operator: boolean;
-  /** The word began with a quote (so `"A=1"` is a program name, not an assignment). */
-  quotedStart: boolean;
-}
-
-/** The words and operators of a command line, quotes removed; undefined when a quote is not closed. */
-function shellWords(line: string): Word[] | undefined {
-  const words: Word[] = [];
-  let current: Word | undefined;
-  let quote: string | undefined;
-  const push = (): void => {
-    if (current) words.push(current);
-    current = undefined;
-  };
-  for (let at = 0; at < line.length; at++) {
-    const char = line[at] as string;
-    if (quote) {
-      if (char === quote) quote = undefined;
-      else if (char === "\\" && quote === '"' && at + 1 < line.length) current = { ...(current as Word), text: (current as Word).text + line[++at] };
-      else current = { ...(current as Word), text: (current as Word).text + char };
-      continue;
-    }
-    if (char === "'" || char === '"') {
-      current ??= { text: "", operator: false, quotedStart: true };
-      quote = char;
-    } else if (/\s/.test(char)) {
-      push();
-    } else if (char === ";" || char === "&" || char === "|") {
-      push();
-      const double = line[at + 1] === char && char !== ";";
-      words.push({ text: double ? char + char : char, operator: true, quotedStart: false });
-      if (double) at++;
-    } else if (char === "\\" && at + 1 < line.length) {
-      current ??= { text: "", operator: false, quotedStart: false };
-      current.text += line[++at];
-    } else {
-      current ??= { text: "", operator: false, quotedStart: false };
-      current.text += char;
-    }
-  }
-  if (quote) return undefined;
-  push();
-  return words;
 }

@@ -1,4 +1,4 @@
-import { agentNamedPaths, agentProgramPath } from "../agents/shell-program.js";
+import { agentProgramPath } from "../agents/shell-program.js";
 import { createHash } from "node:crypto";
 import { copyFileSync, lstatSync, mkdirSync, readFileSync, rmSync, type Stats } from "node:fs";
 import { dirname, join } from "node:path";
@@ -54,8 +54,7 @@ export async function callAgent(ctx: RunContext, call: AgentCall): Promise<Agent
     checkInterrupted(ctx.signal);
     const agent = ctx.config.agents?.[tier.agent]; // a partial config (a unit test's) may have no agents table
     const program = agent ? agentProgramPath(agent, ctx.root) : undefined;
-    const named = agent ? agentNamedPaths(agent) : [];
-    outcome = await runAndRecord(ctx, call, { agent: tier.agent, model: tier.model, estimateUsd: tier.estimateUsd ?? UNKNOWN_COST_ESTIMATE_USD, adapter, outputPath, repeat, program, named });
+    outcome = await runAndRecord(ctx, call, { agent: tier.agent, model: tier.model, estimateUsd: tier.estimateUsd ?? UNKNOWN_COST_ESTIMATE_USD, adapter, outputPath, repeat, program });
     if (outcome.status !== "rate-limited") {
       ctx.waits.clear(tier.agent);
       break;
@@ -83,7 +82,7 @@ export async function callAgent(ctx: RunContext, call: AgentCall): Promise<Agent
 async function runAndRecord(
   ctx: RunContext,
   call: AgentCall,
-  how: { agent: string; model: string; estimateUsd: number; adapter: AgentAdapter; outputPath: string; repeat: number; program?: string | undefined; named?: readonly string[] },
+  how: { agent: string; model: string; estimateUsd: number; adapter: AgentAdapter; outputPath: string; repeat: number; program?: string | undefined },
 ): Promise<AgentOutcome> {
   const exhausted = ctx.budget.exhausted();
   if (exhausted) throw new BudgetExhausted(exhausted);
@@ -106,7 +105,7 @@ async function runAndRecord(
     idleTimeoutMs: ctx.config.limits.agentIdleTimeoutMs,
     signal: ctx.signal,
     // Each role of an attempt keeps its own HOME, never shared with the other.
-    ...agentSandboxed(ctx, call.worktree, join(call.runDir, `${call.role}-home`), how.program, how.named),
+    ...agentSandboxed(ctx, call.worktree, join(call.runDir, `${call.role}-home`), how.program),
   });
   const outcome = believableCost(reported);
   if (outcome !== reported) {

@@ -1,4 +1,4 @@
-import { type Dirent, existsSync, readdirSync, statSync } from "node:fs";
+import { type Dirent, existsSync, readdirSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join, relative } from "node:path";
 import { matchesAny } from "../gates/paths.js";
@@ -45,19 +45,10 @@ export function sandboxed(ctx: Pick<RunContext, "root" | "config">, worktree: st
  * correction round resumes one), and the dependencies the install produced
  * read-only, so an agent cannot change what the gates will import.
  */
-export function agentSandboxed(ctx: Pick<RunContext, "root" | "config">, worktree: string, home: string, program?: string, named: readonly string[] = []): { sandbox?: SandboxRequest } {
-  // The files its command line names (a script's input) are shown too, read-only: a private /tmp would hide one kept there.
-  const readable = [...(program && existsSync(program) ? programMounts(program, homedir()) : []), ...named.filter(isFile)];
+export function agentSandboxed(ctx: Pick<RunContext, "root" | "config">, worktree: string, home: string, program?: string): { sandbox?: SandboxRequest } {
+  const readable = program && existsSync(program) ? programMounts(program, homedir()) : [];
   const sandbox = sandboxFor(ctx, worktree, { network: true, keepHome: home, readOnly: dependencyDirs(worktree), readable });
   return sandbox ? { sandbox } : {};
-}
-
-function isFile(path: string): boolean {
-  try {
-    return statSync(path).isFile();
-  } catch {
-    return false;
-  }
 }
 
 /**

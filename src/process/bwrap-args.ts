@@ -92,12 +92,18 @@ export const TEMPORARY_DIRS = ["/tmp", "/var/tmp"];
 export const SOCKET_DIRS = ["/run", "/var/run"];
 
 /**
- * Pure: the directories to empty for one call, of those that exist as real directories (a symlink such as
- * /var/run → /run is covered by its target), and what under them stays readable: the PATH entries there
- * (a tool installed under /tmp) are mounted back read-only.
+ * Pure: the directories to empty for one call, and what under them stays readable: the PATH entries
+ * there (a tool installed under /tmp) and the paths the call's command line names there (a script, a
+ * runner, its input: the user's config wrote them), never an emptied directory itself.
  */
-export function emptiedDirs(candidates: readonly string[], path: string | undefined): { emptied: string[]; keep: string[] } {
+export function emptiedDirs(candidates: readonly string[], path: string | undefined, named: readonly string[] = []): { emptied: string[]; keep: string[] } {
   const emptied = [...new Set(candidates)];
-  const keep = (path ?? "").split(":").filter((entry) => isAbsolute(entry) && emptied.some((dir) => !relative(dir, entry).startsWith("..")));
+  const inside = (entry: string): boolean =>
+    isAbsolute(entry) &&
+    emptied.some((dir) => {
+      const rest = relative(dir, entry);
+      return rest !== "" && !rest.startsWith("..") && !isAbsolute(rest);
+    });
+  const keep = [...(path ?? "").split(":"), ...named].filter(inside);
   return { emptied, keep: [...new Set(keep)] };
 }

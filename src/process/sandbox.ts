@@ -2,6 +2,7 @@ import { cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, rmSync } from "n
 import { homedir, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { execa } from "execa";
+import { absolutePathsIn } from "./shell-words.js";
 import { bwrapArgs, emptiedDirs, homeKeepDirs, SOCKET_DIRS, TEMPORARY_DIRS } from "./bwrap-args.js";
 
 /** What one sandboxed call may see and change (DESIGN §12). */
@@ -58,7 +59,7 @@ export function openSandbox(request: SandboxRequest, command: string, cwd: strin
     seeded.push(join(privateHome, path));
   }
   const candidates = [...TEMPORARY_DIRS, tmpdir(), ...(request.network ? [] : SOCKET_DIRS)].filter(isRealDirectory);
-  const { emptied, keep } = emptiedDirs(candidates, env.PATH);
+  const { emptied, keep } = emptiedDirs(candidates, env.PATH, absolutePathsIn(command));
   const args = bwrapArgs(
     {
       home,

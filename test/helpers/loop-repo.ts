@@ -94,7 +94,8 @@ export const NODE_TEST_GATES = gatesRunning("node --test --test-reporter=junit -
  */
 export function makeLoopRepo(options: LoopRepoOptions): LoopRepo {
   const repo = makeRepo({ initialCommit: false });
-  const scriptFile = join(repo.dir, "..", `${repo.dir.split("/").pop()}-script.json`);
+  // In the repository's git directory: readable inside the sandbox, where the machine's /tmp is not.
+  const scriptFile = join(repo.dir, ".git", "factory-test-script.json");
   repo.write("docs/SPEC.md", "# spec\n\nDouble things.\n");
   repo.write("src/calc.js", "export function add(a, b) {\n  return a + b;\n}\n");
   repo.write(

@@ -163,9 +163,10 @@ describe("the sandbox (bubblewrap, the default)", () => {
       return;
     }
     try {
-      // The gate reaches for both sockets and the host's temp file, and needs a working /tmp of its own.
+      // The gate reaches for both sockets and the host's temp file, and needs a working /tmp of its own. The paths
+      // are in the probe, not on the gate's command line: a path the user's config names there is shown.
       const probe = `const net = require("node:net"), fs = require("node:fs");
-const [sock, abstract, marker] = process.argv.slice(2);
+const [sock, abstract, marker] = ${JSON.stringify([socketPath, abstract, tmpMarker])};
 const tryConnect = (path) => new Promise((done) => net.connect(path).on("connect", () => done(path)).on("error", () => done(null)));
 Promise.all([tryConnect(sock), tryConnect("\\0" + abstract)]).then((reached) => {
   fs.writeFileSync("/tmp/own", "mine");
@@ -173,7 +174,7 @@ Promise.all([tryConnect(sock), tryConnect("\\0" + abstract)]).then((reached) => 
   if (problems.length) { console.log("reached: " + problems.join(", ")); process.exit(3); }
 });
 `;
-      const gates = `\n  [[surfaces.app.gates]]\n  name = "reach"\n  run = "node probe.cjs ${socketPath} ${abstract} ${tmpMarker} {files}"\n`;
+      const gates = `\n  [[surfaces.app.gates]]\n  name = "reach"\n  run = "node probe.cjs {files}"\n`;
       const peek = `(cat ${tmpMarker} | sed 's,^,// ,' >> src/double.js) 2>/dev/null; echo mine > /tmp/agent-own && test "$(cat /tmp/agent-own)" = mine && echo '// own tmp' >> src/double.js`;
       const target = setUp({ gates, planted: null, script: { P01: { implementer: [{ write: { "src/double.js": DOUBLE_JS }, run: peek }] } } });
       target.write("probe.cjs", probe);

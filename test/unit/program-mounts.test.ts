@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { agentNamedPaths } from "../../src/agents/shell-program.js";
+import { absolutePathsIn } from "../../src/process/shell-words.js";
 import { programMounts } from "../../src/loop/sandbox.js";
 import { bwrapArgs, emptiedDirs } from "../../src/process/bwrap-args.js";
 
@@ -16,17 +16,18 @@ describe("what of an agent program named by path the sandbox shows", () => {
   });
 });
 
-describe("the files a command agent's line names, shown read-only beside its program", () => {
-  it("are its absolute and ~/ words, past operators; relative words and flags are not paths", () => {
-    const agent = { kind: "command" as const, run: "FOO=1 node /opt/a.mjs ~/scripts/s.json --flag rel.json && cat '/tmp/x y'" };
-    expect(agentNamedPaths(agent, "/home/me")).toEqual(["/opt/a.mjs", "/home/me/scripts/s.json", "/tmp/x y"]);
-    expect(agentNamedPaths({ kind: "claude", run: "/tmp/x" }, "/home/me")).toEqual([]);
+describe("the paths a sandboxed command line names", () => {
+  it("are its absolute words, past operators and quotes; relative words and flags are not paths", () => {
+    expect(absolutePathsIn("FOO=1 node /opt/a.mjs ~/s.json --flag rel.json && cat '/tmp/x y'")).toEqual(["/opt/a.mjs", "/tmp/x y"]);
   });
 });
 
 describe("the directories emptied for a sandboxed call", () => {
-  it("are the candidates, once each, with the PATH entries under them mounted back", () => {
-    expect(emptiedDirs(["/tmp", "/var/tmp", "/tmp"], "/usr/bin:/tmp/tools/bin:relative:/tmpfoo/bin")).toEqual({ emptied: ["/tmp", "/var/tmp"], keep: ["/tmp/tools/bin"] });
+  it("are the candidates, once each, with the PATH entries and named paths under them mounted back, never an emptied directory itself", () => {
+    expect(emptiedDirs(["/tmp", "/var/tmp", "/tmp"], "/usr/bin:/tmp/tools/bin:relative:/tmpfoo/bin", ["/tmp/repo/run.mjs", "/tmp", "/opt/x"])).toEqual({
+      emptied: ["/tmp", "/var/tmp"],
+      keep: ["/tmp/tools/bin", "/tmp/repo/run.mjs"],
+    });
   });
 
   it("come before every other mount in bwrap's arguments, so what is bound inside them reappears", () => {
