@@ -1,25 +1,11 @@
 import type { FileDiff } from "./diff-parse.js";
 import { matchesAny } from "./paths.js";
 import { STDLIB_MODULES, TEST_TOOL_MODULES } from "./python-modules.js";
+import { isPackageTestLine, namesExplicitly, shadowedProjectModule, steeringPart } from "./runner-steering.js";
 import { builtinReport, type Finding, type GateReport } from "./types.js";
 
 /** Files that hold tests, by the conventions of pytest, unittest, jest, vitest, mocha and node:test. */
 const TEST_FILES = ["**/test_*.py", "**/*_test.py", "**/tests/**", "**/test/**", "**/__tests__/**", "**/*.test.*", "**/*.spec.*", "**/conftest.py"];
-
-/** Test-runner configuration: editing it can switch tests off wholesale. */
-const RUNNER_CONFIG = [
-  "**/conftest.py",
-  "**/pytest.ini",
-  "**/.pytest.ini",
-  "**/tox.ini",
-  "**/.mocharc*",
-  "**/karma.conf*",
-  "**/vitest.config.*",
-  "**/vitest.workspace.*",
-  "**/vite.config.*",
-  "**/jest.config.*",
-  "**/jest.setup.*",
-];
 
 const SKIP_MARKERS: [RegExp, string][] = [
   [/@pytest\.mark\.(skip|skipif|xfail)\b/, "adds a pytest skip/xfail marker"],
@@ -69,6 +55,8 @@ export interface TamperInput {
   deletable?: readonly string[];
   /** Tests the packet retires (`path::name`, or a whole file's `path`): removing them is the author's wish. */
   retired?: readonly string[];
+  /** The files of the tree the change started from: a new module named like one of them elsewhere shadows it. */
+  tipFiles?: readonly string[];
   /** For pyproject.toml / setup.cfg: which lines (new side) lie in a pytest section. */
   pytestSectionLines?: ReadonlyMap<string, { added: Set<number>; removed: Set<number> }>;
 }
@@ -84,6 +72,7 @@ export function checkTamper(input: TamperInput): GateReport {
   // its assertions went with it, and are counted where it went.
   const addedBodies = new Map<string, { file: string; asserts: number }>();
   for (const file of input.files) for (const [name, body] of bodiesIn(file.added)) addedBodies.set(name, { file: file.path, asserts: body.asserts });
+  const newPaths = input.files.filter((file) => file.isNew).map((file) => file.path);
   for (const file of input.files) {
     const shadowed = file.isNew ? shadowedModule(file.path, input.surfaceDir ?? ".") : undefined;
     if (shadowed) findings.push({ file: file.path, message: `shadows ${shadowed}: a module at the surface's root is imported instead of it by every test run` });
@@ -95,16 +84,26 @@ export function checkTamper(input: TamperInput): GateReport {
       }
     }
     const isTest = matchesAny(file.path, TEST_FILES) || matchesAny(file.oldPath, TEST_FILES);
-    const inScope = input.allowed !== undefined && matchesAny(file.path, input.allowed);
-    if (matchesAny(file.path, RUNNER_CONFIG) && !inScope) {
-      const line = file.added[0]?.line ?? file.removed[0]?.line;
-      findings.push({ file: file.path, ...(line ? { line } : {}), message: "edits test-runner configuration outside the packet's allowed_paths" });
+    // What steers the runner may change only where allowed_paths names it: a glob such as ** does not.
+    const named = namesExplicitly(input.allowed, file.path);
+    const firstLine = file.added[0]?.line ?? file.removed[0]?.line;
+    for (const path of new Set([file.path, file.oldPath])) {
+      const steering = steeringPart(path);
+      if (steering && !namesExplicitly(input.allowed, path, steering.part)) {
+        findings.push({ file: path, ...(firstLine ? { line: firstLine } : {}), message: `${steering.what} not named in the packet's allowed_paths` });
+      }
     }
     const section = input.pytestSectionLines?.get(file.path);
-    if (section && !inScope && (section.added.size > 0 || section.removed.size > 0)) {
+    if (section && !named && (section.added.size > 0 || section.removed.size > 0)) {
       const line = [...section.added][0] ?? [...section.removed][0];
-      findings.push({ file: file.path, ...(line ? { line } : {}), message: "edits the pytest configuration section outside the packet's allowed_paths" });
+      findings.push({ file: file.path, ...(line ? { line } : {}), message: "edits the pytest configuration section, not named in the packet's allowed_paths" });
     }
+    if (/(^|\/)package\.json$/.test(file.path) && !named) {
+      const changed = [...file.added, ...file.removed].find((line) => isPackageTestLine(line.text));
+      if (changed) findings.push({ file: file.path, line: changed.line, message: "edits the test script or a test runner's configuration, not named in the packet's allowed_paths" });
+    }
+    const shadows = file.isNew && input.tipFiles && !named ? shadowedProjectModule(file.path, input.tipFiles, newPaths) : undefined;
+    if (shadows) findings.push({ file: file.path, message: `shadows ${shadows}: a runner that puts this directory first on its path imports it instead` });
     if (!isTest) continue;
     // A new test module can switch off or fake nothing but itself: skipping it when an optional
     // dependency is missing, or a fixture local to it, is honest. In conftest.py it reaches every test.

@@ -3,7 +3,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { GateConfig, Surface } from "../config/types.js";
 import { changedPaths, diffText } from "../git/diff.js";
-import { headOf, listTree, readFileAt } from "../git/repo.js";
+import { headOf, listTree, listTreeFiles, readFileAt } from "../git/repo.js";
 import { commitWorktree, reduceToCommit, restoreWorktree } from "../git/worktree.js";
 import { runCommandGate, surfaceFiles, TESTS_PLACEHOLDER } from "../gates/command.js";
 import { parseUnifiedDiff } from "../gates/diff-parse.js";
@@ -291,9 +291,12 @@ async function tamperReport(input: Pick<BuiltinInput, "worktree" | "plantedCommi
       ),
     });
   }
+  // New Python modules are checked against the tree they were added to, for one shadowing a project module.
+  const tipFiles = files.some((file) => file.isNew && file.path.endsWith(".py")) ? await listTreeFiles(input.worktree, input.plantedCommit, ".") : undefined;
   return checkTamper({
     files,
     allowed: input.allowed,
+    ...(tipFiles ? { tipFiles } : {}),
     deletable: input.deletable,
     retired: input.retired ?? [],
     pytestSectionLines: sections,

@@ -1,3 +1,5 @@
+import { mkdirSync, renameSync, rmSync } from "node:fs";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { makeRepo, type TestRepo } from "../helpers/git-repo.js";
 import { pytestAvailable, usePythonQueue, writePythonProject } from "../helpers/python-queue.js";
@@ -35,9 +37,28 @@ atexit.register(_forge)
 
 ${WRONG_PY}`;
 
-function pythonTarget(allowed: readonly string[]): TestRepo {
+/** A pytest plugin that turns every failing test into a pass. */
+const PLUGIN_PY = `import pytest
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if report.failed:
+        report.outcome = "passed"
+        report.longrepr = None
+`;
+
+function pythonTarget(allowed: readonly string[], options: { srcLayout?: boolean } = {}): TestRepo {
   const repo = queue.track(makeRepo({ initialCommit: false }));
   writePythonProject(repo, { config: `${queue.agentConfig}[limits]\nmax_attempts = 1\n` });
+  if (options.srcLayout) {
+    mkdirSync(join(repo.dir, "src"));
+    renameSync(join(repo.dir, "pkg"), join(repo.dir, "src/pkg"));
+    rmSync(join(repo.dir, "tests/__init__.py"));
+    repo.write(".factory/config.toml", repo.read(".factory/config.toml").replace('run = "python3', 'run = "PYTHONPATH=src python3'));
+  }
   const spec = repo.commit("python project");
   repo.write(
     "packets/P01-double.toml",
@@ -56,6 +77,45 @@ describe.skipIf(!available)("a pytest run the candidate cannot steer", () => {
     expect(record?.status.state).toBe("blocked");
     expect(code).toBe(1);
     expect(target.exists("pkg/double.py")).toBe(false);
+  });
+
+  it("refuses a pytest plugin loaded through a committed *.dist-info entry point, with allowed_paths = ['**']", async () => {
+    const target = pythonTarget(["**"]);
+    const entryPoint = { "evil-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: evil\nVersion: 1.0\n", "evil-1.0.dist-info/entry_points.txt": "[pytest11]\nevil = evil_plugin\n" };
+    const write = { "pkg/double.py": WRONG_PY, "evil_plugin.py": PLUGIN_PY, ...entryPoint };
+    const { code, out, record } = await queue.run(target, { P01: { implementer: [{ write }], reviewer: [{ evidence: "pkg/double.py:2" }] } });
+    expect(out).toMatch(/gate tamper: fail — evil-1\.0\.dist-info\/\w+:1: adds or edits a Python start-up hook or plugin entry point/);
+    expect(record?.status.state).toBe("blocked");
+    expect(code).toBe(1);
+  });
+
+  it("refuses a new pytest.toml that loads a plugin through addopts; a pytest.toml the packet names is the team's and merges", async () => {
+    const steered = pythonTarget(["**"]);
+    const evil = { "pkg/double.py": WRONG_PY, "evil_plugin.py": PLUGIN_PY, "pytest.toml": '[pytest]\naddopts = ["-p", "evil_plugin"]\n' };
+    const refused = await queue.run(steered, { P01: { implementer: [{ write: evil }], reviewer: [{ evidence: "pkg/double.py:2" }] } });
+    expect(refused.out).toContain("gate tamper: fail — pytest.toml:1: edits test-runner configuration not named in the packet's allowed_paths");
+    expect(refused.record?.status.state).toBe("blocked");
+    const honest = pythonTarget(["pkg/double.py", "pytest.toml"]);
+    const write = { "pkg/double.py": DOUBLE_PY, "pytest.toml": '[pytest]\naddopts = ["-ra"]\n' };
+    const merged = await queue.run(honest, { P01: { implementer: [{ write }], reviewer: [{ evidence: "pkg/double.py:2" }] } });
+    expect(merged.out).toContain("gate pytest: pass — 2/2 passed");
+    expect(merged.record?.status.state).toBe("merged");
+  });
+
+  it("refuses a module that shadows the code under test from the test directory, which pytest puts first on its path", async () => {
+    // A src layout whose tests/ is no package: pytest inserts tests/ at the front of sys.path, so tests/pkg/ is imported for pkg.
+    const target = pythonTarget(["**"], { srcLayout: true });
+    const write = { "src/pkg/double.py": WRONG_PY, "tests/pkg/__init__.py": "", "tests/pkg/double.py": DOUBLE_PY };
+    const { out, record } = await queue.run(target, { P01: { implementer: [{ write }], reviewer: [{ evidence: "src/pkg/double.py:2" }] } });
+    expect(out).toMatch(/gate tamper: fail — tests\/pkg\/(__init__|double)\.py: shadows the project's module "pkg" \(imported from src\/\)/);
+    expect(record?.status.state).toBe("blocked");
+  });
+
+  it("honest twin: a new module of the project's own in that layout merges", async () => {
+    const target = pythonTarget(["src/pkg/double.py"], { srcLayout: true });
+    const { out, record } = await queue.run(target, { P01: { implementer: [{ write: { "src/pkg/double.py": DOUBLE_PY } }], reviewer: [{ evidence: "src/pkg/double.py:2" }] } });
+    expect(out).toContain("gate tamper: pass");
+    expect(record?.status.state).toBe("merged");
   });
 
   it("honest twin: a report that agrees with the runner is believed", async () => {

@@ -200,7 +200,7 @@ describe("tamper", () => {
 
   it("still fires on importorskip and autouse in an existing module or conftest, and on a refactor that drops cases", () => {
     expect(tamper(diff("tests/test_yaml.py", '@@ -1,0 +2 @@\n+yaml = pytest.importorskip("yaml")')).status).toBe("fail");
-    expect(tamper(diff("tests/conftest.py", "@@ -0,0 +1 @@\n+@pytest.fixture(autouse=True)", "new file mode 100644\nindex 0000000..2"), ["tests/**"]).findings[0]?.message).toBe(
+    expect(tamper(diff("tests/conftest.py", "@@ -0,0 +1 @@\n+@pytest.fixture(autouse=True)", "new file mode 100644\nindex 0000000..2"), ["tests/conftest.py"]).findings[0]?.message).toBe(
       "adds an autouse fixture",
     );
     const dropped = diff(
@@ -234,6 +234,38 @@ describe("tamper", () => {
     expect(tamper(diff("pkg/json.py", "@@ -0,0 +1 @@\n+x = 1", created)).status).toBe("pass");
     expect(tamper(diff("json.py", "@@ -1 +1 @@\n-x = 1\n+x = 2")).status).toBe("pass");
     expect(tamper(diff("double.py", "@@ -0,0 +1 @@\n+x = 1", created)).status).toBe("pass");
+  });
+
+  it("fires on everything that steers the runner unless allowed_paths names it: a glob does not", () => {
+    const created = "new file mode 100644\nindex 0000000..2";
+    const messages = (text: string, allowed?: string[]) => tamper(text, allowed).findings.map((finding) => `${finding.file}: ${finding.message}`);
+    for (const name of ["pytest.toml", ".pytest.toml", "tests/conftest.py", "vitest.config.ts"]) {
+      const edit = diff(name, "@@ -0,0 +1,2 @@\n+[pytest]\n+addopts = -p evil", created);
+      expect(messages(edit, ["**"])).toEqual([`${name}: edits test-runner configuration not named in the packet's allowed_paths`]);
+      expect(tamper(edit, [name]).status).toBe("pass");
+    }
+    const entryPoint = diff("src/evil-1.0.dist-info/entry_points.txt", "@@ -0,0 +1,2 @@\n+[pytest11]\n+evil = evil", created);
+    expect(messages(entryPoint, ["src/**"])).toEqual([expect.stringContaining("adds or edits a Python start-up hook or plugin entry point")]);
+    expect(tamper(entryPoint, ["src/evil-1.0.dist-info/**"]).status).toBe("pass");
+    for (const name of ["src/evil.pth", "sitecustomize.py", "lib/usercustomize.py", "x.egg-info/entry_points.txt"]) {
+      expect(tamper(diff(name, "@@ -0,0 +1 @@\n+import evil", created), ["**"]).status).toBe("fail");
+    }
+    const script = diff("package.json", '@@ -3 +3 @@\n-    "test": "vitest run",\n+    "test": "vitest run --passWithNoTests -t nothing",');
+    expect(messages(script, ["**"])).toEqual(["package.json: edits the test script or a test runner's configuration, not named in the packet's allowed_paths"]);
+    expect(tamper(script, ["package.json"]).status).toBe("pass");
+    expect(tamper(diff("package.json", '@@ -2 +2 @@\n-  "version": "1.0.0",\n+  "version": "1.1.0",'), ["**"]).status).toBe("pass");
+  });
+
+  it("fires on a new module that shadows one of the project's own from another directory, not on a new module of its own", () => {
+    const created = "new file mode 100644\nindex 0000000..2";
+    const tipFiles = ["src/calc/__init__.py", "src/calc/core.py", "tests/test_calc.py", "tests/conftest.py", "helpers.py"];
+    const check = (path: string) => checkTamper({ files: parseUnifiedDiff(diff(path, "@@ -0,0 +1 @@\n+def add(a, b): return 5", created)), allowed: ["**"], tipFiles });
+    expect(check("tests/calc.py").findings.map((finding) => finding.message)).toEqual([
+      'shadows the project\'s module "calc" (imported from src/): a runner that puts this directory first on its path imports it instead',
+    ]);
+    expect(check("tests/calc/__init__.py").status).toBe("fail");
+    expect(check("src/helpers.py").status).toBe("fail");
+    for (const honest of ["src/calc/extra.py", "src/double.py", "tests/test_double.py", "docs/conf.py"]) expect(check(honest).status).toBe("pass");
   });
 
   it("fires on .pytest.ini, the hidden form pytest also reads", () => {
