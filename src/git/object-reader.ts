@@ -1,4 +1,5 @@
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import { checkGitFile } from "./git-file.js";
 
 /** An object git found by name: its id, type and exact bytes. */
 export interface GitObject {
@@ -139,6 +140,7 @@ export async function readObject(cwd: string, args: readonly string[], name: str
   if (/[\n\r]/.test(name)) throw new Error("a name with a line break cannot be read in a batch");
   let reader = readers.get(cwd);
   if (!reader) {
+    checkGitFile(cwd);
     const made: ObjectReader = new ObjectReader(cwd, args, () => {
       if (readers.get(cwd) === made) readers.delete(cwd);
     });

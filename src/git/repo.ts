@@ -3,6 +3,7 @@ import { createHash } from "node:crypto";
 import { readFileSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
+import { checkGitFile } from "./git-file.js";
 import { launchGit, ShellUnavailable } from "./launcher.js";
 import { allFullIds, atCommits } from "./memo.js";
 import { type GitObject, parseAnswer, readObject } from "./object-reader.js";
@@ -240,6 +241,7 @@ export function gitTryInTurn(cwd: string, steps: readonly { args: string[]; befo
 }
 
 async function runGit(cwd: string, args: string[], options: GitOptions): Promise<GitResult> {
+  checkGitFile(cwd); // a worktree's .git rewritten to point elsewhere is never followed
   const subcommand = args.find((arg, at) => !arg.startsWith("-") && args[at - 1] !== "-c");
   const filters = subcommand && FILTERING.has(subcommand) ? await filterOverrides(cwd) : [];
   const at = subcommand === undefined ? -1 : args.indexOf(subcommand);
@@ -378,6 +380,7 @@ export function readBlobBytes(cwd: string, shas: readonly string[]): Promise<(Bu
 
 /** `git <args>` with `input` on stdin; its stdout as bytes, gathered once at the end. */
 function gitWithInput(cwd: string, args: string[], input: string): Promise<Buffer> {
+  checkGitFile(cwd);
   return new Promise((done, fail) => {
     const child = spawn("git", args, { cwd, stdio: ["pipe", "pipe", "pipe"] });
     const out: Buffer[] = [];

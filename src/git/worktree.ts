@@ -144,6 +144,9 @@ export async function removeWorktree(root: string, path: string): Promise<void> 
   closeObjectReader(path);
   // A removal that worked leaves nothing to prune; a missing directory or a failed removal may leave a registration.
   if (existsSync(path) && (await gitTry(root, ["worktree", "remove", "--force", "--force", path])).ok) return;
+  // A .git file rewritten inside the worktree fails git's validation: repaired from the repository's side
+  // (git reads only the pointer, runs nothing of it), then removed.
+  if (existsSync(path) && (await gitTry(root, ["worktree", "repair", path])).ok && (await gitTry(root, ["worktree", "remove", "--force", "--force", path])).ok) return;
   await gitTry(root, ["worktree", "prune"]);
 }
 

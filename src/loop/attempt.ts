@@ -19,6 +19,7 @@ import type { Packet } from "../packet/types.js";
 import { callAgent, surfaceCommands } from "./agent-call.js";
 import { hasBaseline, measureBaseline, runTests } from "./baseline.js";
 import { checkInterrupted, surfaceOf, type RunContext } from "./context.js";
+import { GitFileTampered } from "../git/git-file.js";
 import { agentCallEnd, type AttemptEnd } from "./decide.js";
 import { runGates } from "./gates.js";
 import { installSurface, plant, prepareWorktree, type Planting } from "./prepare.js";
@@ -59,6 +60,17 @@ export interface AttemptReport {
  * (retry, block, merge, hold) is decide.ts's job.
  */
 export async function runAttempt(ctx: RunContext, input: AttemptInput): Promise<AttemptReport> {
+  try {
+    return await attemptSteps(ctx, input);
+  } catch (error) {
+    // Its .git file rewritten: the factory never followed it, and the packet blocks as tampering.
+    if (error instanceof GitFileTampered)
+      return { forkCommit: input.tip, end: { kind: "reached-outside", reason: `something in the worktree (the agent, or code it wrote) rewrote its .git file: ${error.message}` } };
+    throw error;
+  }
+}
+
+async function attemptSteps(ctx: RunContext, input: AttemptInput): Promise<AttemptReport> {
   const { packet, attempt, tip } = input;
   const step = (name: string, detail?: string): void => ctx.emit({ kind: "step", packet: packet.id, attempt, step: name, ...(detail ? { detail } : {}) });
   const base = { forkCommit: tip };

@@ -1,4 +1,4 @@
-import { cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { execa } from "execa";
@@ -59,7 +59,7 @@ export function openSandbox(request: SandboxRequest, command: string, cwd: strin
     seeded.push(join(privateHome, path));
   }
   const candidates = [...TEMPORARY_DIRS, tmpdir(), ...(request.network ? [] : SOCKET_DIRS)].filter(isRealDirectory);
-  const { emptied, keep } = emptiedDirs(candidates, env.PATH, absolutePathsIn(command));
+  const { emptied, keep } = emptiedDirs(candidates, env.PATH, absolutePathsIn(command).flatMap(shownFor));
   const args = bwrapArgs(
     {
       home,
@@ -68,7 +68,13 @@ export function openSandbox(request: SandboxRequest, command: string, cwd: strin
       homeKeep: homeKeepDirs(home, env.PATH, request.homeKeep ?? []).filter((dir) => existsSync(dir)),
       root: request.root,
       hidden: [...HIDDEN_STATE.map((dir) => join(request.root, dir)), ...(request.hide ?? [])].filter((dir) => existsSync(dir)),
-      readable: [...(request.readable ?? []), ...keep.filter((dir) => existsSync(dir))],
+      readable: [
+        ...(request.readable ?? []),
+        ...notCovered(
+          keep.filter((dir) => existsSync(dir)),
+          [...(request.readable ?? []), ...request.writable],
+        ),
+      ],
       writable: request.writable,
       readOnly: (request.readOnly ?? []).filter((path) => existsSync(path)),
       emptied,
@@ -86,6 +92,27 @@ export function openSandbox(request: SandboxRequest, command: string, cwd: strin
       for (const path of seeded) rmSync(path, { recursive: true, force: true }); // no credentials left in a kept HOME
     },
   };
+}
+
+/**
+ * What to show for a path a command line names: the path itself, or for a symbolic link (node_modules/.bin/x)
+ * the directory that holds the link and the one that holds what it points to, as a link cannot be mounted.
+ */
+function shownFor(path: string): string[] {
+  try {
+    if (!lstatSync(path).isSymbolicLink()) return [path];
+    return [dirname(path), dirname(realpathSync(path))];
+  } catch {
+    return [];
+  }
+}
+
+/** Pure: the paths not already inside (or equal to) one of `mounted`: mounting one again over a read-only mount fails. */
+export function notCovered(paths: readonly string[], mounted: readonly string[]): string[] {
+  return paths.filter((path, index) => {
+    if (mounted.includes(path) || paths.indexOf(path) < index) return false;
+    return ![...paths, ...mounted].some((other) => path.startsWith(`${other}/`));
+  });
 }
 
 function isRealDirectory(path: string): boolean {

@@ -1,5 +1,5 @@
 import { useTemporaryHome } from "../helpers/temporary-home.js";
-import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { DOUBLE_JS, SCRIPTED_AGENT, useLoopRepos } from "../helpers/loop-repo.js";
@@ -10,6 +10,17 @@ const home = useTemporaryHome(beforeEach, afterEach, "agent");
 
 const honest = { P01: { implementer: [{ write: { "src/double.js": DOUBLE_JS } }] } };
 const tiers = (agent: string) => `[tiers]\nstandard = { agent = "${agent}", model = "m" }\nadvanced = { agent = "${agent}", model = "m" }`;
+
+/**
+ * The scripted agent copied into the repository's git directory, which the sandbox shows: a wrapper names
+ * it inside itself, where the sandbox cannot see it, and the package may be checked out under /tmp, which
+ * the sandbox empties.
+ */
+function visibleAgent(repo: string): string {
+  const copy = join(repo, ".git", "scripted-agent.mjs");
+  copyFileSync(SCRIPTED_AGENT, copy);
+  return copy;
+}
 
 describe("a command agent's run line", () => {
   it("may start with assignments and cd steps, as a shell command: the preflight finds the program the shell will run, and the packet merges", async () => {
@@ -29,7 +40,7 @@ describe("a command agent's run line", () => {
     const program = join(home, "agents", "my-agent");
     mkdirSync(join(home, "agents"), { recursive: true });
     const target = setUp({ script: honest, agents: "" });
-    writeFileSync(program, `#!/bin/sh\nexec node ${SCRIPTED_AGENT} ${target.scriptFile}\n`);
+    writeFileSync(program, `#!/bin/sh\nexec node ${visibleAgent(target.dir)} ${target.scriptFile}\n`);
     chmodSync(program, 0o755);
     target.write(".factory/config.toml", target.read(".factory/config.toml").replace("[limits]", `[agents.mine]\nkind = "command"\nrun = "${program}"\n${tiers("mine")}\n\n[limits]`));
     target.commit("an agent under HOME");
@@ -42,7 +53,7 @@ describe("a command agent's run line", () => {
     const program = join(home, "my-agent");
     writeFileSync(join(home, "secret-token"), "sk-do-not-leak\n");
     const target = setUp({ script: {}, agents: "" });
-    writeFileSync(program, `#!/bin/sh\nexec node ${SCRIPTED_AGENT} ${target.scriptFile}\n`);
+    writeFileSync(program, `#!/bin/sh\nexec node ${visibleAgent(target.dir)} ${target.scriptFile}\n`);
     chmodSync(program, 0o755);
     target.setScript({ P01: { implementer: [{ write: { "src/double.js": DOUBLE_JS }, run: `(cat ${home}/secret-token >> src/double.js) 2>/dev/null || true` }] } });
     target.write(".factory/config.toml", target.read(".factory/config.toml").replace("[limits]", `[agents.mine]\nkind = "command"\nrun = "${program}"\n${tiers("mine")}\n\n[limits]`));

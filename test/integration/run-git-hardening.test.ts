@@ -1,4 +1,5 @@
 import { useTemporaryHome } from "../helpers/temporary-home.js";
+import { worktreePath } from "../../src/loop/context.js";
 import { execFileSync } from "node:child_process";
 import { chmodSync, existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -49,6 +50,35 @@ describe("the factory's git calls", () => {
     expect(out).toContain("P01#1 → merged");
     expect(code).toBe(0);
     expect(target.git("cat-file", "blob", "main:src/double.js")).toBe(DOUBLE_JS);
+  });
+});
+
+describe("the worktree's .git file", () => {
+  it("rewritten by the agent to point at a git directory it made, is never followed: the packet blocks as tampering", async () => {
+    const target = setUp({ script: {} });
+    // A git directory of the agent's own inside its worktree, and the worktree's .git pointed at it.
+    const repoint = 'git init -q --bare "$PWD/.fake-git" && printf "gitdir: %s\\n" "$PWD/.fake-git" > .git';
+    target.setScript({ P01: { implementer: [{ ...honest, run: repoint }] } });
+    const { code, out } = await target.run();
+    expect(out).toMatch(/P01#1 → blocked: something in the worktree \(the agent, or code it wrote\) rewrote its \.git file: .*its \.git file points inside the worktree/);
+    expect(out).not.toContain("internal error");
+    expect(code).toBe(1);
+    const fake = join(worktreePath(target.dir, "P01"), ".fake-git");
+    // Nothing the factory did went into the agent's git directory: it has no commit at all.
+    if (existsSync(fake)) expect(execFileSync("git", ["--git-dir", fake, "rev-list", "--all"], { encoding: "utf8" })).toBe("");
+    expect(target.read("src/calc.js")).toContain("return a + b");
+    // A person resets it: the tampered worktree is repaired from the repository's side and removed, and the packet merges.
+    expect(runCli(["reset", "P01", "--yes"], target.dir).code).toBe(0);
+    expect(existsSync(worktreePath(target.dir, "P01"))).toBe(false);
+    target.setScript({ P01: { implementer: [honest] } });
+    expect((await target.run()).out).toMatch(/P01#\d → merged/);
+  });
+
+  it("honest twin: an agent that uses git in its worktree (status, diff, add) merges", async () => {
+    const target = setUp({ script: { P01: { implementer: [{ ...honest, run: "git status --short >/dev/null && git diff >/dev/null && git add -A 2>/dev/null; true" }] } } });
+    const { code, out } = await target.run();
+    expect(out).toContain("P01#1 → merged");
+    expect(code).toBe(0);
   });
 });
 

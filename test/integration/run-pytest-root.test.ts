@@ -165,10 +165,10 @@ describe.skipIf(!available)("factory run on a Python repository whose pytest run
   });
 
   it("a gate that hangs on the candidate (it finished on the baseline) is the work's failure, not the machine's", async () => {
-    const target = pythonTarget({ gateTimeout: "4s" });
+    const target = pythonTarget({ gateTimeout: "10s" }); // room for pytest in the sandbox on a loaded machine; the hang waits it out
     const loops = "def double(n):\n    while True:\n        pass\n";
     const { code, out, state } = await runQueue(target, { P01: { implementer: [{ write: { "pkg/double.py": loops } }, { write: { "pkg/double.py": DOUBLE_PY } }] }, P02: honest.P02 });
-    expect(out).toMatch(/P01#1 {3}gate pytest: fail — timed out after 4s on this change; it finished on the baseline/);
+    expect(out).toMatch(/P01#1 {3}gate pytest: fail — timed out after 10s on this change; it finished on the baseline/);
     expect(out).not.toContain("two environment errors");
     expect(out).toContain("P01#2 → merged");
     expect(code).toBe(0);

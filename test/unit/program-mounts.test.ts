@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { absolutePathsIn } from "../../src/process/shell-words.js";
 import { programMounts } from "../../src/loop/sandbox.js";
+import { notCovered } from "../../src/process/sandbox.js";
 import { bwrapArgs, emptiedDirs } from "../../src/process/bwrap-args.js";
 
 describe("what of an agent program named by path the sandbox shows", () => {
@@ -51,5 +52,11 @@ describe("the directories emptied for a sandboxed call", () => {
     expect(at("--tmpfs", "/tmp")).toBeLessThan(at("--bind", "/tmp/s/home"));
     expect(at("--tmpfs", "/run")).toBeLessThan(at("--ro-bind", "/tmp/repo"));
     expect(at("--bind", "/tmp/wt")).toBeGreaterThan(at("--ro-bind", "/tmp/repo"));
+  });
+});
+
+describe("what is mounted back of the named paths", () => {
+  it("is each path once, and none already inside another mount (a second mount over a read-only one fails)", () => {
+    expect(notCovered(["/tmp/a/.bin", "/tmp/a/pkg", "/tmp/a/.bin", "/tmp/w/x.js", "/tmp/a/.bin/tool"], ["/tmp/w", "/tmp/a/pkg"])).toEqual(["/tmp/a/.bin"]);
   });
 });
