@@ -157,7 +157,10 @@ function block(lines: readonly string[], blank: "before" | "after"): string {
 }
 
 function invariantLines(packet: Packet): string[] {
-  return packet.invariants.map((invariant) => `- \`${invariant.id}\`${invariant.critical ? " (critical)" : ""}: ${invariant.assert}`);
+  return packet.invariants.map(
+    (invariant) =>
+      `- \`${invariant.id}\`${invariant.critical ? " (critical)" : ""}: ${invariant.assert}${invariant.check ? ` (the factory rules on it itself by running \`${invariant.check}\`: exit 0 is held)` : ""}`,
+  );
 }
 
 /** Pure: the review contract: where to write the review and its exact shape, every invariant named. */

@@ -103,11 +103,38 @@ export async function runGates(ctx: RunContext, input: GateRunInput): Promise<Ga
     const planted = input.plantedCases[gate.name];
     if (gate.tests && new RegExp(TESTS_PLACEHOLDER.source).test(gate.run) && planted?.files.length) reports.push(await plantedOnly(ctx, input, gate, planted));
   }
+  // An invariant with a check is ruled by the factory: its command runs like a gate on the same tree.
+  for (const invariant of surface ? packet.invariants : []) {
+    if (!invariant.check) continue;
+    const gate = invariantGate(invariant.id, invariant.check);
+    const { report } = await runCommandGate({
+      gate,
+      surface: surface as Surface,
+      worktree: input.worktree,
+      changed,
+      runDir: input.runDir,
+      timeoutMs: ctx.config.limits.gateTimeoutMs,
+      baseline: undefined,
+      signal: ctx.signal,
+      ...sandboxed(ctx, input.worktree, (surface as Surface).network),
+    });
+    checkInterrupted(ctx.signal);
+    const ruling = report.status === "pass" ? "held" : report.status === "fail" ? "violated" : undefined;
+    reports.push({ ...report, summary: ruling ? `${ruling}: its check ${report.status === "pass" ? "passed" : report.summary}` : report.summary });
+  }
   for (const report of reports.slice(input.combined?.builtins.length ?? 0)) {
     ctx.emit({ kind: "gate", packet: packet.id, attempt: input.attempt, gate: report.name, status: report.status, summary: report.summary, durationMs: report.durationMs });
   }
   writeFileSync(join(input.runDir, `gates-${commit.slice(0, 12)}.json`), JSON.stringify(reports, null, 2));
   return { reports, commit, tests };
+}
+
+/** The gate name an invariant's check runs under: `invariant-<id>`. */
+export const INVARIANT_GATE_PREFIX = "invariant-";
+
+/** Pure: an invariant's check as a command gate (not a tests gate: its exit status is the ruling). */
+export function invariantGate(id: string, check: string): GateConfig {
+  return { name: `${INVARIANT_GATE_PREFIX}${id}`, run: check, files: undefined, fix: undefined, tests: false, timeoutMs: undefined };
 }
 
 /**

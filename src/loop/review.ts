@@ -128,7 +128,9 @@ async function reviewWith(ctx: RunContext, input: ReviewInput, options: { tier: 
 /** Records a usable review and computes the factory's verdict on it. */
 async function recordReview(ctx: RunContext, input: ReviewInput, review: Review, unresolved: Map<string, string>): Promise<AttemptEnd> {
   const { packet } = input;
-  const verdict = effectiveVerdict({ review, invariants: packet.invariants, gatesGreen: true, unresolvedEvidence: unresolved });
+  // Reviews run only on green gates: every invariant with a check passed it.
+  const checked = new Set(packet.invariants.filter((invariant) => invariant.check).map((invariant) => invariant.id));
+  const verdict = effectiveVerdict({ review, invariants: packet.invariants, gatesGreen: true, unresolvedEvidence: unresolved, checked });
   const counts = rulingCounts(review);
   await ctx.ledger.append([
     {

@@ -200,6 +200,7 @@ function readInvariants(fields: Fields): Invariant[] | undefined {
     const id = table.string("id", { required: true, nonEmpty: true });
     const critical = table.boolean("critical") ?? true;
     const assertion = table.string("assert", { required: true, nonEmpty: true });
+    const check = table.string("check", { nonEmpty: true });
     table.rejectUnknown();
     if (id === undefined || assertion === undefined) return;
     if (!INVARIANT_ID.test(id)) {
@@ -212,7 +213,7 @@ function readInvariants(fields: Fields): Invariant[] | undefined {
       return;
     }
     seen.set(id, index);
-    invariants.push({ id, critical, assert: assertion.trim() });
+    invariants.push({ id, critical, assert: assertion.trim(), ...(check?.trim() ? { check: check.trim() } : {}) });
   });
   return invariants.length === tables.length ? invariants : undefined;
 }

@@ -7,6 +7,8 @@ export interface Invariant {
   id: string;
   critical: boolean;
   assert: string;
+  /** A command the factory runs on the gated tree (as a gate, in the sandbox): exit 0 is the ruling `held`, else `violated`. */
+  check?: string;
 }
 
 export type GateMode = "auto" | "human";

@@ -13,6 +13,8 @@ export interface VerdictInput {
   gatesGreen: boolean;
   /** Evidence that does not resolve to a line in the worktree, by invariant id. */
   unresolvedEvidence: ReadonlyMap<string, string>;
+  /** Invariants the factory ruled itself by running their checks (all passed, or the gates were not green): held. */
+  checked?: ReadonlySet<string>;
 }
 
 /**
@@ -25,10 +27,14 @@ export function effectiveVerdict(input: VerdictInput): EffectiveVerdict {
   const { review } = input;
   if (review.verdict === "reject") return { verdict: "reject", overrides: [] };
   const reasons: string[] = [];
+  // The factory's own ruling of a checked invariant stands over the reviewer's; a ruling against it is recorded.
+  const rulingOverrides = review.invariants
+    .filter((ruling) => input.checked?.has(ruling.id) && ruling.status !== "held")
+    .map((ruling) => `reviewer ruled invariant "${ruling.id}" ${ruling.status}, but its check passed: held`);
   if (!input.gatesGreen) reasons.push("the gates are not green");
   for (const ruling of review.invariants) {
     const invariant = input.invariants.find((candidate) => candidate.id === ruling.id);
-    if (!invariant?.critical) continue;
+    if (!invariant?.critical || input.checked?.has(ruling.id)) continue;
     if (ruling.status !== "held") reasons.push(`critical invariant "${ruling.id}" is ${ruling.status}`);
     else if (input.unresolvedEvidence.has(ruling.id)) {
       reasons.push(`critical invariant "${ruling.id}" is unverifiable: ${input.unresolvedEvidence.get(ruling.id)}`);
@@ -37,9 +43,9 @@ export function effectiveVerdict(input: VerdictInput): EffectiveVerdict {
   for (const finding of review.findings) {
     if (finding.severity === "blocker") reasons.push(`blocker finding: ${finding.claim}`);
   }
-  if (reasons.length === 0) return { verdict: review.verdict, overrides: [] };
-  if (review.verdict === "revise") return { verdict: "revise", overrides: [] };
-  return { verdict: "revise", overrides: reasons.map((reason) => `reviewer said ${review.verdict}, but ${reason}`) };
+  if (reasons.length === 0) return { verdict: review.verdict, overrides: rulingOverrides };
+  if (review.verdict === "revise") return { verdict: "revise", overrides: rulingOverrides };
+  return { verdict: "revise", overrides: [...rulingOverrides, ...reasons.map((reason) => `reviewer said ${review.verdict}, but ${reason}`)] };
 }
 
 /** Counts for the merge commit's trailers and the ledger. */

@@ -89,6 +89,19 @@ describe("effectiveVerdict", () => {
     ]);
   });
 
+  it("rules a checked invariant held over the reviewer, recording the override; its other reasons still count", () => {
+    const violated = review({
+      invariants: [
+        { id: "sep", status: "violated", evidence: "a:1" },
+        { id: "nice", status: "held", evidence: "a:2" },
+      ],
+    });
+    const checked = (r: Review, gatesGreen = true) => effectiveVerdict({ review: r, invariants, gatesGreen, unresolvedEvidence: new Map(), checked: new Set(["sep"]) });
+    expect(checked(violated)).toEqual({ verdict: "accept", overrides: ['reviewer ruled invariant "sep" violated, but its check passed: held'] });
+    expect(checked(violated, false).verdict).toBe("revise");
+    expect(verdict(violated).verdict).toBe("revise"); // without the check, the reviewer's ruling stands
+  });
+
   it("does not override for a non-critical invariant or a minor finding", () => {
     const r = review({
       invariants: [
