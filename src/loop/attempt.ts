@@ -1,5 +1,6 @@
 import { crashPoint } from "../util/crash-point.js";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { formatSize } from "../util/size.js";
+import { lstatSync, mkdirSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { correctionPrompt, implementerPrompt } from "../agents/prompt.js";
@@ -14,7 +15,7 @@ import type { TestResult } from "../gates/junit.js";
 import { unearnedLockFiles } from "../gates/lock-files.js";
 import { describeNoFailingCase, hasFailingPlantedCase, plantedCases, plantedTestFiles, type PlantedCases, type PlantedCount } from "../gates/test-compare.js";
 import { AGENT_OUTPUTS } from "../gates/paths.js";
-import { isGreen, type GateReport } from "../gates/types.js";
+import { builtinReport, isGreen, type GateReport } from "../gates/types.js";
 import type { Packet } from "../packet/types.js";
 import { callAgent, surfaceCommands } from "./agent-call.js";
 import { hasBaseline, measureBaseline, runTests } from "./baseline.js";
@@ -200,6 +201,13 @@ async function attemptSteps(ctx: RunContext, input: AttemptInput): Promise<Attem
     await discardPaths(worktree, dropped);
     step("commit", `not committed: ${dropped.join(", ")} (a lock file is committed only with its manifest, both in scope)`);
   }
+  // A file over max_file_size never reaches `git add`: hashed, it would sit in the repository's object store for good.
+  const oversized = oversizedFiles(
+    worktree,
+    changedNow.map((entry) => entry.path),
+    ctx.config.limits.maxFileSizeBytes,
+  );
+  if (oversized.length > 0) return { ...withPlanting, end: { kind: "gates-red", reports: [oversizedReport(oversized, ctx.config.limits.maxFileSizeBytes)] } };
   const nested = nestedRepositories(worktree); // never staged by the commit below; refused by the scope gate
   const attemptCommit = await commitWorktree(worktree, `factory: attempt ${attempt} of ${packet.id}`, AGENT_OUTPUTS);
   // The factory's own git just read a tree the implementer wrote, outside the sandbox: looked at on its own,
@@ -261,6 +269,29 @@ async function attemptSteps(ctx: RunContext, input: AttemptInput): Promise<Attem
     ...(templates.reviewer.template ? { template: templates.reviewer.template } : {}),
   });
   return { ...withGates, end: (await reachedOutside("the reviewer")) ?? end };
+}
+
+/** The changed paths that are regular files larger than `max` bytes, with their sizes. */
+function oversizedFiles(worktree: string, paths: readonly string[], max: number): { path: string; size: number }[] {
+  const found: { path: string; size: number }[] = [];
+  for (const path of paths) {
+    try {
+      const stat = lstatSync(join(worktree, path));
+      if (stat.isFile() && stat.size > max) found.push({ path, size: stat.size });
+    } catch {
+      // deleted: nothing to hash
+    }
+  }
+  return found;
+}
+
+/** Pure: the scope gate's report on files refused before the commit. */
+export function oversizedReport(oversized: readonly { path: string; size: number }[], max: number): GateReport {
+  const findings = oversized.map(({ path, size }) => ({
+    file: path,
+    message: `is ${formatSize(size)}, over [limits] max_file_size (${formatSize(max)}); not committed, so it never entered the repository's object store`,
+  }));
+  return builtinReport("scope", findings, "");
 }
 
 /** The first five of a list of changes, and how many more. */

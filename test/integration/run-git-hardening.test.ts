@@ -1,6 +1,6 @@
 import { useTemporaryHome } from "../helpers/temporary-home.js";
 import { worktreePath } from "../../src/loop/context.js";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -194,15 +194,17 @@ describe("limits", () => {
     expect(out).toMatch(/gate scope: fail — src\/etc: is a symbolic link that leaves the repository \(→ \/etc\)/);
   });
 
-  it("a changed file over max_file_size fails the scope gate", async () => {
+  it("a changed file over max_file_size fails the scope gate before it is committed: it never enters the repository's objects", async () => {
     const target = setUp({
       config: `max_file_size = "100KB"`,
       allowed: ["src/double.js", "src/blob.bin"],
-      script: { P01: { implementer: [{ ...honest, run: "head -c 200000 /dev/urandom > src/blob.bin" }] } },
+      script: { P01: { implementer: [{ ...honest, run: "yes blob | head -c 200000 > src/blob.bin" }] } },
     });
     const { code, out } = await target.run();
     expect(code).toBe(1);
-    expect(out).toMatch(/gate scope: fail — src\/blob\.bin: is 195\.3 KB, over \[limits\] max_file_size \(100 KB\)/);
+    expect(out).toMatch(/gate scope failed: src\/blob\.bin: is 195\.3 KB, over \[limits\] max_file_size \(100 KB\); not committed/);
+    const blob = execFileSync("git", ["hash-object", "--stdin"], { input: "blob\n".repeat(40_000), encoding: "utf8" }).trim();
+    expect(spawnSync("git", ["-C", target.dir, "cat-file", "-e", blob]).status).not.toBe(0); // no such object
   });
 });
 
