@@ -1,3 +1,4 @@
+import { BINARY_EXTENSIONS } from "../git/binary.js";
 import type { FileDiff } from "./diff-parse.js";
 import { matchesAny } from "./paths.js";
 import { STDLIB_MODULES, TEST_TOOL_MODULES } from "./python-modules.js";
@@ -35,13 +36,6 @@ const FAKE_SETUP: [RegExp, string][] = [
 
 /** Test definitions, matched over a run of lines joined (a formatter may wrap a call over several lines). */
 const TEST_DEFINITION = [/^[ \t]*(?:async[ \t]+)?def[ \t]+(test\w*)\s*\(/gm, /\b(?:it|test)\s*\(\s*(["'`])((?:(?!\1)[^\\]|\\.)+)\1/g];
-
-/** Binary file types: a `.gitattributes` line that marks only these `-diff` or `binary` hides no test. */
-const BINARY_EXTENSIONS = new Set(
-  "png jpg jpeg gif bmp ico icns webp avif tif tiff psd pdf zip gz tgz bz2 xz 7z rar tar jar war whl egg woff woff2 ttf otf eot mp3 mp4 m4a wav ogg oga webm mov avi mkv flac pyc pyo so dylib dll exe bin wasm sqlite sqlite3 db parquet npy npz pkl pickle h5 hdf5 onnx pt ckpt".split(
-    " ",
-  ),
-);
 
 const ASSERTION = /\bassert\b|\bexpect\s*\(|\bassert\w*\s*\(|\.should\b/g;
 

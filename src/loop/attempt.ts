@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { correctionPrompt, implementerPrompt } from "../agents/prompt.js";
 import { projectTemplate } from "../agents/prompt-templates.js";
 import { validateResult, type ImplementerResult } from "../agents/result.js";
-import { diffText } from "../git/diff.js";
+import { reviewableDiff } from "../git/diff.js";
 import { nestedRepositories } from "../git/nested.js";
 import { readFileAt } from "../git/repo.js";
 import type { Surface } from "../config/types.js";
@@ -230,7 +230,7 @@ async function attemptSteps(ctx: RunContext, input: AttemptInput): Promise<Attem
   });
   // The look outside starts now, beside the patch's read: the gates' code has ended either way.
   const gatesReachedOutside = settled(reachedOutside("the code run by the gates")); // used below, after the gates are recorded
-  writeFileSync(join(input.runDir, "diff.patch"), await diffText(worktree, tip, gated.commit));
+  writeFileSync(join(input.runDir, "diff.patch"), await reviewableDiff(worktree, tip, gated.commit));
   crashPoint("run-after-gates");
   const withGates = { ...withPlanting, commit: gated.commit, gates: gated.reports, tests: gated.tests };
   if (gated.commit !== attemptCommit) step("gates", `ran on ${gated.commit.slice(0, 10)} (after auto-fixes)`);

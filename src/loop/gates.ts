@@ -196,7 +196,7 @@ export async function builtinReports(input: BuiltinInput): Promise<GateReport[]>
   const [before, after, tamperDiff] = await Promise.all([
     listTree(input.worktree, input.plantedCommit),
     listTree(input.worktree, commit),
-    diffText(input.worktree, input.plantedCommit, commit, { context: 0 }),
+    diffText(input.worktree, input.plantedCommit, commit, { context: 0, text: true }),
   ]);
   const reports = [checkUntouched({ before, after, planted: input.planted, forbidden: input.forbidden })];
   const links = new Map<string, string>();

@@ -1,6 +1,6 @@
 import { correctionPrompt, reviewContract, reviewerPrompt } from "../agents/prompt.js";
 import type { ImplementerResult } from "../agents/result.js";
-import { diffText } from "../git/diff.js";
+import { reviewableDiff } from "../git/diff.js";
 import { gitRun, readFileAt } from "../git/repo.js";
 import { worktreeState } from "../git/worktree.js";
 import { AGENT_OUTPUTS, matchesAny } from "../gates/paths.js";
@@ -39,7 +39,7 @@ export interface ReviewInput {
  */
 export async function review(ctx: RunContext, input: ReviewInput): Promise<AttemptEnd> {
   const { packet } = input;
-  const diff = await diffText(input.worktree, input.forkCommit, input.commit);
+  const diff = await reviewableDiff(input.worktree, input.forkCommit, input.commit);
   const prompt = reviewerPrompt(
     {
       packet,

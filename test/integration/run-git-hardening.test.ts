@@ -42,6 +42,29 @@ describe("the factory's git calls", () => {
     expect(target.subjects()[0]).toBe("queue");
   });
 
+  it("read test diffs as text: a NUL byte that makes git call a test file binary hides no weakened test", async () => {
+    // The assertion goes, and a NUL in a comment turns git's diff of the file into "Binary files differ".
+    const weakened = 'import test from "node:test";\n// \u0000\ntest("adds", () => {});\n';
+    const target = setUp({ allowed: ["src/double.js", "test/calc.test.js"], script: { P01: { implementer: [{ write: { ...honest.write, "test/calc.test.js": weakened } }] } } });
+    const { code, out } = await target.run();
+    expect(out).toMatch(/gate tamper: fail — test\/calc\.test\.js:\d+: lowers the number of assertions/);
+    expect(code).toBe(1);
+    expect(target.subjects()[0]).toBe("queue");
+    // The reviewer and the person read the change as text too.
+    expect(readFileSync(join(target.dir, ".factory/runs/P01/attempt-1/diff.patch"), "utf8")).toContain("-  assert.equal(add(2, 2), 4);");
+  });
+
+  it("honest twin: a binary asset merges, shown as binary in the diff people and the reviewer read", async () => {
+    const png = "\u0089PNG\r\n\u001a\n\u0000\u0000\u0000\rIHDR";
+    const target = setUp({ allowed: ["src/double.js", "assets/logo.png"], script: { P01: { implementer: [{ write: { ...honest.write, "assets/logo.png": png } }] } } });
+    const { code, out } = await target.run();
+    expect(out).toContain("P01#1 → merged");
+    expect(code).toBe(0);
+    const patch = readFileSync(join(target.dir, ".factory/runs/P01/attempt-1/diff.patch"), "utf8");
+    expect(patch).toContain("Binary files /dev/null and b/assets/logo.png differ");
+    expect(patch).toContain("+export function double(n) {");
+  });
+
   it("commit the worktree's exact bytes: a clean filter in the configuration cannot change what lands", async () => {
     const target = setUp({ script: { P01: { implementer: [honest] } } });
     writeFileSync(`${target.dir}/.git/info/attributes`, "src/*.js filter=rewrite\n");
