@@ -1,4 +1,5 @@
 import { BINARY_EXTENSIONS } from "../git/binary.js";
+import { type AssertFacts, weakenedAsserts } from "./python-asserts.js";
 import type { FileDiff } from "./diff-parse.js";
 import { matchesAny } from "./paths.js";
 import { STDLIB_MODULES, TEST_TOOL_MODULES } from "./python-modules.js";
@@ -7,6 +8,11 @@ import { builtinReport, type Finding, type GateReport } from "./types.js";
 
 /** Files that hold tests, by the conventions of pytest, unittest, jest, vitest, mocha and node:test. */
 const TEST_FILES = ["**/test_*.py", "**/*_test.py", "**/tests/**", "**/test/**", "**/__tests__/**", "**/*.test.*", "**/*.spec.*", "**/conftest.py"];
+
+/** Whether `path` holds tests by the runners' conventions (the tamper gate's reading). */
+export function isTestPath(path: string): boolean {
+  return matchesAny(path, TEST_FILES);
+}
 
 const SKIP_MARKERS: [RegExp, string][] = [
   [/@pytest\.mark\.(skip|skipif|xfail)\b/, "adds a pytest skip/xfail marker"],
@@ -51,6 +57,8 @@ export interface TamperInput {
   retired?: readonly string[];
   /** The files of the tree the change started from: a new module named like one of them elsewhere shadows it. */
   tipFiles?: readonly string[];
+  /** For Python test files the change edits: their tests' parsed assertions before and after. */
+  assertFacts?: ReadonlyMap<string, { before: AssertFacts; after: AssertFacts }>;
   /** For pyproject.toml / setup.cfg: which lines (new side) lie in a pytest section. */
   pytestSectionLines?: ReadonlyMap<string, { added: Set<number>; removed: Set<number> }>;
 }
@@ -130,6 +138,12 @@ export function checkTamper(input: TamperInput): GateReport {
       } else if (!added) {
         findings.push({ file: file.path, line: body.line, message: `deletes the test "${name}"` });
       }
+    }
+    // Parsed, the file's tests say exactly what each one asserts, and when: that count replaces the line count.
+    const parsed = input.assertFacts?.get(file.path);
+    if (parsed?.before && parsed.after) {
+      for (const weakened of weakenedAsserts(parsed.before, parsed.after)) findings.push({ file: file.path, ...weakened });
+      continue;
     }
     const removedAsserts = countAssertions(file.removed.map((line) => line.text)) - carried;
     // A parametrized test asserts once per case: folding three asserts into one over three cases keeps them all.

@@ -12,7 +12,8 @@ import type { TestResult } from "../gates/junit.js";
 import { checkPlanted, realCases, type PlantedCases } from "../gates/test-compare.js";
 import { AGENT_OUTPUTS, ALWAYS_FORBIDDEN, matchesAny, shellQuote } from "../gates/paths.js";
 import { checkScope } from "../gates/scope.js";
-import { checkTamper, pytestSectionLines } from "../gates/tamper.js";
+import { pythonAssertFacts } from "../gates/python-asserts.js";
+import { checkTamper, isTestPath, pytestSectionLines } from "../gates/tamper.js";
 import type { GateReport } from "../gates/types.js";
 import { checkUntouched } from "../gates/untouched.js";
 import type { Packet } from "../packet/types.js";
@@ -318,12 +319,18 @@ async function tamperReport(input: Pick<BuiltinInput, "worktree" | "plantedCommi
       ),
     });
   }
+  // Python test files the change edits are parsed on both sides: what each test asserts, and when.
+  const edited = files.filter((file) => !file.isNew && !file.isDeleted && file.path.endsWith(".py") && isTestPath(file.path));
+  const texts = await Promise.all(edited.flatMap((file) => [readFileAt(input.worktree, input.plantedCommit, file.oldPath), readFileAt(input.worktree, commit, file.path)]));
+  const facts = pythonAssertFacts(texts);
+  const assertFacts = new Map(edited.map((file, index) => [file.path, { before: facts[2 * index], after: facts[2 * index + 1] }]));
   // New Python modules are checked against the tree they were added to, for one shadowing a project module.
   const tipFiles = files.some((file) => file.isNew && file.path.endsWith(".py")) ? await listTreeFiles(input.worktree, input.plantedCommit, ".") : undefined;
   return checkTamper({
     files,
     allowed: input.allowed,
     ...(tipFiles ? { tipFiles } : {}),
+    assertFacts,
     deletable: input.deletable,
     retired: input.retired ?? [],
     pytestSectionLines: sections,

@@ -118,6 +118,30 @@ describe.skipIf(!available)("a pytest run the candidate cannot steer", () => {
     expect(record?.status.state).toBe("merged");
   });
 
+  it("refuses an existing test weakened in ways lines cannot show: an assert moved under an if, or made a tuple", async () => {
+    for (const weakened of [
+      "from pkg.calc import add\n\n\ndef test_add():\n    if add(2, 2) == 5:\n        return\n    assert add(2, 2) == 4\n",
+      'from pkg.calc import add\n\n\ndef test_add():\n    assert (add(2, 2) == 4, "adds")\n',
+    ]) {
+      const target = pythonTarget(["pkg/double.py", "pkg/calc.py", "tests/test_calc.py"]);
+      // Wrong code in add, and its test made unable to see it.
+      const write = { "pkg/double.py": DOUBLE_PY, "pkg/calc.py": "def add(a, b):\n    return a * b + 1\n", "tests/test_calc.py": weakened };
+      const { out, record } = await queue.run(target, { P01: { implementer: [{ write }], reviewer: [{ evidence: "pkg/double.py:2" }] } });
+      expect(out).toMatch(/gate tamper: fail — tests\/test_calc\.py:\d+: (makes an assertion of "test_add" a tuple|"test_add" has fewer assertions that always run)/);
+      expect(record?.status.state).toBe("blocked");
+    }
+  });
+
+  it("honest twin: a test of the team's reformatted and given a second assertion merges", async () => {
+    const target = pythonTarget(["pkg/double.py", "tests/test_calc.py"]);
+    const restructured = "from pkg.calc import add\n\n\ndef test_add():\n    assert add(\n        2, 2\n    ) == 4\n    for n in range(3):\n        assert add(n, 0) == n\n";
+    const { out, record } = await queue.run(target, {
+      P01: { implementer: [{ write: { "pkg/double.py": DOUBLE_PY, "tests/test_calc.py": restructured } }], reviewer: [{ evidence: "pkg/double.py:2" }] },
+    });
+    expect(out).toContain("gate tamper: pass");
+    expect(record?.status.state).toBe("merged");
+  });
+
   it("honest twin: a report that agrees with the runner is believed", async () => {
     const target = pythonTarget(["pkg/double.py"]);
     const { code, out, record } = await queue.run(target, { P01: { implementer: [{ write: { "pkg/double.py": DOUBLE_PY } }], reviewer: [{ evidence: "pkg/double.py:2" }] } });
