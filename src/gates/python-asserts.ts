@@ -24,7 +24,7 @@ export interface TestAsserts {
 /** Per file: test name → its facts; undefined when the file does not parse (a syntax error fails elsewhere). */
 export type AssertFacts = Map<string, TestAsserts> | undefined;
 
-const SCRIPT = String.raw`
+const SCRIPT = `
 import ast, json, sys
 
 CATCH_ALL = {"AssertionError", "Exception", "BaseException"}

@@ -100,11 +100,18 @@ export function openSandbox(request: SandboxRequest, command: string, cwd: strin
  */
 function shownFor(path: string): string[] {
   try {
-    if (!lstatSync(path).isSymbolicLink()) return [path];
-    return [dirname(path), dirname(realpathSync(path))];
+    const shown = lstatSync(path).isSymbolicLink() ? [dirname(path), dirname(realpathSync(path))] : [path];
+    // Inside an npm install (node_modules/.bin/codex), a program needs its sibling packages too.
+    return shown.map(npmInstallOf);
   } catch {
     return [];
   }
+}
+
+/** Pure: the `node_modules` directory a path lies in (the outermost), or the path itself. */
+export function npmInstallOf(path: string): string {
+  const at = path.indexOf("/node_modules/");
+  return at < 0 ? path : path.slice(0, at + "/node_modules".length);
 }
 
 /** Pure: the paths not already inside (or equal to) one of `mounted`: mounting one again over a read-only mount fails. */

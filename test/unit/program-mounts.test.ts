@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { absolutePathsIn } from "../../src/process/shell-words.js";
 import { programMounts } from "../../src/loop/sandbox.js";
-import { notCovered } from "../../src/process/sandbox.js";
+import { notCovered, npmInstallOf } from "../../src/process/sandbox.js";
 import { bwrapArgs, emptiedDirs } from "../../src/process/bwrap-args.js";
 
 describe("what of an agent program named by path the sandbox shows", () => {
@@ -58,5 +58,13 @@ describe("the directories emptied for a sandboxed call", () => {
 describe("what is mounted back of the named paths", () => {
   it("is each path once, and none already inside another mount (a second mount over a read-only one fails)", () => {
     expect(notCovered(["/tmp/a/.bin", "/tmp/a/pkg", "/tmp/a/.bin", "/tmp/w/x.js", "/tmp/a/.bin/tool"], ["/tmp/w", "/tmp/a/pkg"])).toEqual(["/tmp/a/.bin"]);
+  });
+});
+
+describe("a named program inside an npm install", () => {
+  it("shows the whole node_modules it lies in (a CLI needs its sibling packages), the outermost one", () => {
+    expect(npmInstallOf("/tmp/p/agent-clis/node_modules/.bin/codex")).toBe("/tmp/p/agent-clis/node_modules");
+    expect(npmInstallOf("/tmp/p/node_modules/a/node_modules/b/x.js")).toBe("/tmp/p/node_modules");
+    expect(npmInstallOf("/tmp/p/run.mjs")).toBe("/tmp/p/run.mjs");
   });
 });
