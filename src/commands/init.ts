@@ -12,7 +12,7 @@ export interface InitOptions {
   output: Output;
 }
 
-export const IGNORED_STATE = [".factory/state/", ".factory/worktrees/", ".factory/runs/"];
+export const IGNORED_STATE = [".factory/state/", ".factory/worktrees/", ".factory/runs/", ".factory/holdout/"];
 
 /** Writes a commented config with detected surfaces and makes git ignore the state dirs. Never clobbers. */
 export async function init(options: InitOptions): Promise<ExitCode> {

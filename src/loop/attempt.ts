@@ -25,6 +25,7 @@ import { GitFileTampered } from "../git/git-file.js";
 import { agentCallEnd, type AttemptEnd } from "./decide.js";
 import { runGates } from "./gates.js";
 import { installSurface, plant, prepareWorktree, type Planting } from "./prepare.js";
+import { holdoutProblem } from "./holdout.js";
 import { review } from "./review.js";
 import { checkSpecDrift } from "./spec-drift.js";
 import { changedOutside, fingerprintOutside, isUsersOwn, snapshotHooks, undoHookChanges } from "./tripwire.js";
@@ -80,6 +81,8 @@ async function attemptSteps(ctx: RunContext, input: AttemptInput): Promise<Attem
 
   const drift = await checkSpecDrift(ctx.root, packet, tip);
   if (drift) return { ...base, end: { kind: "spec-drift", reason: drift } };
+  const exposed = await holdoutProblem(ctx.root, packet.id);
+  if (exposed) return { ...base, end: { kind: "defective-packet", reason: exposed } };
 
   step("worktree", `${packet.id} from ${ctx.branch} @ ${tip.slice(0, 10)}`);
   const worktree = await prepareWorktree(ctx, packet, tip);

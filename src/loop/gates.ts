@@ -19,6 +19,7 @@ import { checkUntouched } from "../gates/untouched.js";
 import type { Packet } from "../packet/types.js";
 import { baseEnv, runCommand } from "../process/run.js";
 import { checkInterrupted, type RunContext } from "./context.js";
+import { holdoutFiles, runHoldout } from "./holdout.js";
 
 export interface GateRunInput {
   packet: Packet;
@@ -123,6 +124,9 @@ export async function runGates(ctx: RunContext, input: GateRunInput): Promise<Ga
     const ruling = report.status === "pass" ? "held" : report.status === "fail" ? "violated" : undefined;
     reports.push({ ...report, summary: ruling ? `${ruling}: its check ${report.status === "pass" ? "passed" : report.summary}` : report.summary });
   }
+  // The packet's hidden tests, last: copied into this tree, run, and removed again.
+  const hidden = surface ? holdoutFiles(ctx.root, packet.id) : [];
+  if (surface && hidden.length > 0) reports.push(await runHoldout(ctx, { packet, worktree: input.worktree, surface, runDir: input.runDir, files: hidden }));
   for (const report of reports.slice(input.combined?.builtins.length ?? 0)) {
     ctx.emit({ kind: "gate", packet: packet.id, attempt: input.attempt, gate: report.name, status: report.status, summary: report.summary, durationMs: report.durationMs });
   }

@@ -30,7 +30,7 @@ export interface SandboxRequest {
   keepHome?: string;
 }
 
-export const HIDDEN_STATE = [".factory/state", ".factory/runs", ".factory/worktrees"];
+export const HIDDEN_STATE = [".factory/state", ".factory/runs", ".factory/worktrees", ".factory/holdout"];
 
 export interface OpenSandbox {
   file: string;

@@ -1,0 +1,96 @@
+import { copyFileSync, lstatSync, mkdirSync, readdirSync } from "node:fs";
+import { dirname, join, relative } from "node:path";
+import type { Surface } from "../config/types.js";
+import { gitTry } from "../git/repo.js";
+import { reduceToCommit } from "../git/worktree.js";
+import { runCommandGate } from "../gates/command.js";
+import type { TestResult } from "../gates/junit.js";
+import { namedBy, realCases } from "../gates/test-compare.js";
+import type { GateReport } from "../gates/types.js";
+import type { Packet } from "../packet/types.js";
+import { checkInterrupted, type RunContext } from "./context.js";
+import { sandboxed } from "./sandbox.js";
+
+/**
+ * Hidden holdout tests (issue 23): tests the team keeps out of the repository, under
+ * `.factory/holdout/<ID>/` in the checkout (untracked, so in no git object the agent's git could read;
+ * hidden inside the sandbox like the factory's state). They never enter the implementer's worktree,
+ * prompt or environment, nor the reviewer's. After the gates they are copied into the gated tree at the
+ * same relative paths, run by the surface's tests gates, and removed again; every case in them must
+ * pass. The implementer learns only that a hidden test failed, and which invariants they guard.
+ */
+export const HOLDOUT_DIR = ".factory/holdout";
+
+/** The holdout files of a packet, relative to its holdout directory (= their paths in the tree). */
+export function holdoutFiles(root: string, packet: string): string[] {
+  const base = join(root, HOLDOUT_DIR, packet);
+  const found: string[] = [];
+  const walk = (dir: string): void => {
+    let entries: string[];
+    try {
+      entries = readdirSync(dir);
+    } catch {
+      return;
+    }
+    for (const entry of entries.sort()) {
+      const path = join(dir, entry);
+      const stat = lstatSync(path);
+      if (stat.isDirectory()) walk(path);
+      else if (stat.isFile()) found.push(relative(base, path));
+    }
+  };
+  walk(base);
+  return found;
+}
+
+/** Why a packet's holdout files are not hidden, or undefined: committed, the agent's git could read them. */
+export async function holdoutProblem(root: string, packet: string): Promise<string | undefined> {
+  const tracked = await gitTry(root, ["ls-files", "--", `${HOLDOUT_DIR}/${packet}`]);
+  if (tracked.ok && tracked.out.trim()) {
+    return `its holdout files are committed (${tracked.out.trim().split("\n")[0]}${tracked.out.trim().includes("\n") ? ", …" : ""}): the agent's git can read them from the object store; keep ${HOLDOUT_DIR}/ untracked (git rm --cached -r ${HOLDOUT_DIR}/${packet}, and ignore it)`;
+  }
+  return undefined;
+}
+
+/**
+ * Runs a packet's holdout tests in the gated tree and removes them again. The report says only how many
+ * hidden cases ran and failed, and which invariants they guard: never their names or output.
+ */
+export async function runHoldout(ctx: RunContext, input: { packet: Packet; worktree: string; surface: Surface; runDir: string; files: readonly string[] }): Promise<GateReport> {
+  const { packet, worktree, surface, files } = input;
+  const started = Date.now();
+  const source = join(ctx.root, HOLDOUT_DIR, packet.id);
+  for (const file of files) {
+    mkdirSync(dirname(join(worktree, file)), { recursive: true });
+    copyFileSync(join(source, file), join(worktree, file));
+  }
+  const cases: TestResult[] = [];
+  try {
+    const prefix = surface.dir === "." ? "" : `${surface.dir}/`;
+    const inSurface = files.filter((file) => file.startsWith(prefix)).map((file) => file.slice(prefix.length));
+    for (const gate of surface.gates.filter((candidate) => candidate.tests)) {
+      const { results } = await runCommandGate({
+        gate: { ...gate, name: `holdout-${gate.name}` },
+        surface,
+        worktree,
+        changed: [],
+        runDir: join(input.runDir, "holdout"),
+        timeoutMs: gate.timeoutMs ?? ctx.config.limits.gateTimeoutMs,
+        baseline: undefined,
+        tests: inSurface,
+        signal: ctx.signal,
+        ...sandboxed(ctx, worktree, surface.network),
+      });
+      checkInterrupted(ctx.signal);
+      cases.push(...realCases(results ?? []).filter((result) => namedBy(result.id, files, surface.dir)));
+    }
+  } finally {
+    await reduceToCommit(worktree); // the hidden files leave the tree before anything else reads it
+  }
+  const guards = packet.invariants.map((invariant) => `"${invariant.id}"`).join(", ");
+  const base = { name: "holdout", durationMs: Date.now() - started, findings: [] };
+  if (cases.length === 0) return { ...base, status: "fail", summary: `the packet's hidden tests yielded no test case in any tests gate (the team's holdout files, ${files.length}): fix them` };
+  const failed = cases.filter((result) => result.outcome !== "passed").length;
+  if (failed > 0) return { ...base, status: "fail", summary: `${failed} of ${cases.length} hidden test case(s) of the packet failed; they check its invariants ${guards}` };
+  return { ...base, status: "pass", summary: `${cases.length} hidden test case(s) passed` };
+}

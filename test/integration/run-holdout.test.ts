@@ -1,0 +1,75 @@
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { makeRepo, type TestRepo } from "../helpers/git-repo.js";
+import { pytestAvailable, usePythonQueue, writePythonProject } from "../helpers/python-queue.js";
+
+/**
+ * Issue 23.6: an implementer that special-cases the planted inputs passes everything the factory runs
+ * that it can see. Hidden holdout tests, kept untracked under .factory/holdout/<ID>/, are run after the
+ * gates and are never within the implementer's reach.
+ */
+const available = pytestAvailable("the holdout tests");
+const queue = usePythonQueue(afterEach);
+const MARKER = `HOLDOUT-MARKER-${process.pid}`;
+
+const DOUBLE_PY = "def double(n):\n    return n * 2\n";
+const SPECIAL_CASED = "def double(n):\n    return 42 if n == 21 else n + 1\n";
+const HIDDEN = `# ${MARKER}\nfrom pkg.double import double\n\n\ndef test_double_other_inputs():\n    assert double(5) == 10\n    assert double(0) == 0\n`;
+
+function pythonTarget(): TestRepo {
+  const repo = queue.track(makeRepo({ initialCommit: false }));
+  writePythonProject(repo, { config: `${queue.agentConfig}[limits]\nmax_attempts = 1\n` });
+  repo.write(".gitignore", "__pycache__/\n.factory/holdout/\n");
+  const spec = repo.commit("python project");
+  repo.write(
+    "packets/P01-double.toml",
+    `id = "P01"\ngoal = "Add double"\nspec_commit = "${spec}"\nspec_path = "SPEC.md"\nallowed_paths = ["pkg/double.py"]\nbrief = "Add pkg/double.py with double(n) = n * 2."\n[[invariants]]\nid = "doubles"\nassert = "double(n) == n * 2"\n`,
+  );
+  repo.write("packets/supplied/P01/tests/test_double.py", "from pkg.double import double\n\n\ndef test_double():\n    assert double(21) == 42\n");
+  repo.commit("queue");
+  mkdirSync(join(repo.dir, ".factory/holdout/P01/tests"), { recursive: true });
+  writeFileSync(join(repo.dir, ".factory/holdout/P01/tests/test_double_hidden.py"), HIDDEN);
+  return repo;
+}
+
+describe.skipIf(!available)("hidden holdout tests", () => {
+  it("refuse code special-cased to the planted input, and the implementer learns only that a hidden test failed", async () => {
+    const target = pythonTarget();
+    const { code, out, events, record } = await queue.run(target, { P01: { implementer: [{ write: { "pkg/double.py": SPECIAL_CASED } }], reviewer: [{ evidence: "pkg/double.py:2" }] } });
+    expect(out).toMatch(/gate holdout: fail — 2 of 2 hidden test case\(s\) of the packet failed|gate holdout: fail — 1 of 1 hidden test case\(s\) of the packet failed/);
+    expect(record?.status.state).toBe("blocked");
+    expect(code).toBe(1);
+    // Nothing of the hidden test (its name, its file, its content) is in what the factory recorded for anyone to read.
+    const recorded = JSON.stringify(events);
+    expect(recorded).not.toContain("test_double_other_inputs");
+    expect(recorded).not.toContain("test_double_hidden");
+    expect(recorded).not.toContain(MARKER);
+  });
+
+  it("are out of the implementer's reach: searching the checkout and every git object finds nothing; honest work merges without them", async () => {
+    const target = pythonTarget();
+    const search = [
+      `git log --all -p`,
+      `git rev-list --all --objects | cut -d' ' -f1 | git cat-file --batch`,
+      `cat -v ${target.dir}/.factory/holdout/P01/tests/test_double_hidden.py`,
+      `grep -r ${MARKER} ${target.dir}`,
+    ].join("; ");
+    const run = `echo "# found $( (${search}) 2>/dev/null | grep -c ${MARKER})" >> pkg/double.py`;
+    const { code, out, record } = await queue.run(target, { P01: { implementer: [{ write: { "pkg/double.py": DOUBLE_PY }, run }], reviewer: [{ evidence: "pkg/double.py:2" }] } });
+    expect(out).toMatch(/gate holdout: pass — 1 hidden test case\(s\) passed/);
+    expect(record?.status.state).toBe("merged");
+    expect(code).toBe(0);
+    expect(target.read("pkg/double.py")).toContain("# found 0");
+    expect(target.exists("tests/test_double_hidden.py")).toBe(false); // never landed
+  });
+
+  it("committed to the repository, are refused: the agent's git could read them", async () => {
+    const target = pythonTarget();
+    target.git("add", "-f", ".factory/holdout");
+    target.commit("holdout, committed by mistake");
+    const { code, out } = await queue.run(target, { P01: { implementer: [{ write: { "pkg/double.py": DOUBLE_PY } }] } });
+    expect(out).toContain("its holdout files are committed (.factory/holdout/P01/tests/test_double_hidden.py)");
+    expect(code).toBe(1);
+  });
+});
