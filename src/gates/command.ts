@@ -1,9 +1,10 @@
-import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { GateConfig, Surface } from "../config/types.js";
 import { baseEnv, describeOutcome, runCommand, type RunOutcome } from "../process/run.js";
 import type { SandboxRequest } from "../process/sandbox.js";
 import { formatDuration } from "../util/duration.js";
+import { formatSize } from "../util/size.js";
 import { normalizeResults, parseJunit, type TestResult } from "./junit.js";
 import { checkPlanted, compareWithBaseline, namedBy, realCases, type PlantedCases } from "./test-compare.js";
 import { matchesAny, shellQuote } from "./paths.js";
@@ -167,10 +168,25 @@ async function runBatch(input: CommandGateInput, command: string, junit: string)
   return { kind: "ran", base: { ...base, exitCode }, results: read.results };
 }
 
+function isLink(path: string): boolean {
+  try {
+    return lstatSync(path).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
 type Read = { ok: true; results: TestResult[] } | { ok: false; problem: string };
 
+/** The largest JUnit report read: the code under test can write there, and a report is read whole. */
+export const MAX_REPORT_BYTES = 64 * 1024 ** 2;
+
 function readReport(junit: string, worktree: string): Read {
-  if (!existsSync(junit)) return { ok: false, problem: "wrote no JUnit report to {junit}: the test runner did not run or is not configured to report" };
+  if (!existsSync(junit) && !isLink(junit)) return { ok: false, problem: "wrote no JUnit report to {junit}: the test runner did not run or is not configured to report" };
+  // Not followed, and sized first: the code under test can write the report directory (a FIFO would hang the factory).
+  const stat = lstatSync(junit);
+  if (!stat.isFile()) return { ok: false, problem: "its JUnit report is not a regular file (a link, FIFO or device); it was not read" };
+  if (stat.size > MAX_REPORT_BYTES) return { ok: false, problem: `its JUnit report is ${formatSize(stat.size)}, over ${formatSize(MAX_REPORT_BYTES)}; it was not read` };
   const parsed = parseJunit(readFileSync(junit, "utf8"));
   if (!parsed.ok) return { ok: false, problem: `its JUnit report cannot be read: ${parsed.detail}` };
   return { ok: true, results: normalizeResults(parsed.results, worktree) };

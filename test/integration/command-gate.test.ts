@@ -32,6 +32,16 @@ async function runGate(config: GateConfig, options: Options = {}) {
 }
 
 describe("command gates", () => {
+  it("read a JUnit report only when it is a regular file: a FIFO or a link there is refused, not followed or waited on", async () => {
+    const tests = { tests: true };
+    const fifo = await runGate(gate("mkfifo {junit}", tests));
+    expect(fifo).toMatchObject({ status: "fail", summary: expect.stringContaining("its JUnit report is not a regular file (a link, FIFO or device); it was not read") });
+    const link = await runGate(gate("ln -s /dev/zero {junit}", tests));
+    expect(link).toMatchObject({ status: "fail", summary: expect.stringContaining("not a regular file") });
+    const honest = await runGate(gate(junit('<testcase classname="t" name="a"/>'), tests), { baseline: [{ id: "t::a", outcome: "passed" }] });
+    expect(honest.status).toBe("pass");
+  });
+
   it("run in batches when the changed files do not fit on one command line, and fail when any batch fails", async () => {
     // 6,000 paths of 50 characters: 300 KB, past the 128 KiB Linux allows `sh -c` its command (E2BIG: an environment error before).
     const changed = Array.from({ length: 6_000 }, (_, index) => `src/${"deep/".repeat(8)}file-${String(index).padStart(5, "0")}.js`);
