@@ -1,13 +1,13 @@
 import { posix } from "node:path";
 import type { TestResult } from "../gates/junit.js";
 import type { GateReport } from "../gates/types.js";
-import type { CanaryResult } from "../loop/reviewer-canary.js";
+import type { CanaryResult } from "../guards/reviewer-canary.js";
 
 /**
  * Pure pieces of `factory doctor`'s guard proof: the synthetic violations it
  * writes, which existing test file a tests gate is known to run, and what a
  * guard's reports mean. The effects (a scratch worktree, the real gates) are
- * in src/loop/guard-proof.ts.
+ * in src/guards/guard-proof.ts.
  */
 
 /** Where the synthetic packet's own files go, relative to the surface dir. */

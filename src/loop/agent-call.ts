@@ -8,7 +8,7 @@ import { UNKNOWN_COST_ESTIMATE_USD, type Surface } from "../config/types.js";
 import { formatSize } from "../util/size.js";
 import { BudgetExhausted } from "./budget.js";
 import { checkInterrupted, type RunContext } from "./context.js";
-import { agentSandboxed } from "./sandbox.js";
+import { agentSandboxed } from "../guards/sandbox-policy.js";
 import { sleepUntil } from "../util/sleep.js";
 
 export interface AgentCall {

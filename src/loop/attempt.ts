@@ -25,10 +25,10 @@ import { GitFileTampered } from "../git/git-file.js";
 import { agentCallEnd, type AttemptEnd } from "./decide.js";
 import { runGates } from "./gates.js";
 import { installSurface, plant, prepareWorktree, type Planting } from "./prepare.js";
-import { holdoutProblem } from "./holdout.js";
+import { holdoutProblem } from "../guards/holdout.js";
 import { review } from "./review.js";
 import { checkSpecDrift } from "./spec-drift.js";
-import { changedOutside, fingerprintOutside, isUsersOwn, snapshotHooks, undoHookChanges } from "./tripwire.js";
+import { changedOutside, fingerprintOutside, isUsersOwn, snapshotHooks, undoHookChanges } from "../guards/tripwire.js";
 
 export const RESULT_OUTPUT = ".factory/result.json";
 /** A project's conventions, added to every prompt when the file exists at the tip. */

@@ -1,4 +1,4 @@
-import { sandboxed } from "./sandbox.js";
+import { sandboxed } from "../guards/sandbox-policy.js";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { GateConfig, Surface } from "../config/types.js";

@@ -1,4 +1,4 @@
-import { sandboxed } from "./sandbox.js";
+import { sandboxed } from "../guards/sandbox-policy.js";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { GateConfig, Surface } from "../config/types.js";
@@ -11,15 +11,15 @@ import { newFindings } from "../gates/lint-compare.js";
 import type { TestResult } from "../gates/junit.js";
 import { checkPlanted, realCases, type PlantedCases } from "../gates/test-compare.js";
 import { AGENT_OUTPUTS, ALWAYS_FORBIDDEN, matchesAny, shellQuote } from "../gates/paths.js";
-import { checkScope } from "../gates/scope.js";
-import { pythonAssertFacts } from "../gates/python-asserts.js";
-import { checkTamper, isTestPath, pytestSectionLines } from "../gates/tamper.js";
+import { checkScope } from "../guards/scope.js";
+import { pythonAssertFacts } from "../guards/python-asserts.js";
+import { checkTamper, isTestPath, pytestSectionLines } from "../guards/tamper.js";
 import type { GateReport } from "../gates/types.js";
-import { checkUntouched } from "../gates/untouched.js";
+import { checkUntouched } from "../guards/untouched.js";
 import type { Packet } from "../packet/types.js";
 import { baseEnv, runCommand } from "../process/run.js";
 import { checkInterrupted, type RunContext } from "./context.js";
-import { holdoutFiles, runHoldout } from "./holdout.js";
+import { holdoutFiles, runHoldout } from "../guards/holdout.js";
 
 export interface GateRunInput {
   packet: Packet;

@@ -1,5 +1,5 @@
 import { packageCaches } from "./package-caches.js";
-import { sandboxFor } from "./sandbox.js";
+import { sandboxFor } from "../guards/sandbox-policy.js";
 import { appendFileSync, existsSync, lstatSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { headOf, listTree, readBlobBytes } from "../git/repo.js";

@@ -3,7 +3,7 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { gitTry } from "../../src/git/repo.js";
-import { fingerprintOutside } from "../../src/loop/tripwire.js";
+import { fingerprintOutside } from "../../src/guards/tripwire.js";
 import { finishCheckout, moveWithCheckout } from "../../src/merge/checkout.js";
 import { makeRepo, type TestRepo } from "../helpers/git-repo.js";
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { failingTestBeside, filesRunBy, provenBy, skipMarkerFor } from "../../src/doctor/probes.js";
-import { checkTamper } from "../../src/gates/tamper.js";
+import { checkTamper } from "../../src/guards/tamper.js";
 import { parseUnifiedDiff } from "../../src/gates/diff-parse.js";
 
 describe("doctor's failing test", () => {

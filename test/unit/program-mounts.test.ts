@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { absolutePathsIn } from "../../src/process/shell-words.js";
-import { programMounts } from "../../src/loop/sandbox.js";
+import { programMounts } from "../../src/guards/sandbox-policy.js";
 import { notCovered, npmInstallOf } from "../../src/process/sandbox.js";
 import { bwrapArgs, emptiedDirs } from "../../src/process/bwrap-args.js";
 

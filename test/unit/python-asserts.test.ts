@@ -1,6 +1,6 @@
 import { spawnSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
-import { pythonAssertFacts, weakenedAsserts } from "../../src/gates/python-asserts.js";
+import { pythonAssertFacts, weakenedAsserts } from "../../src/guards/python-asserts.js";
 
 const python = spawnSync("python3", ["--version"]).status === 0;
 if (!python) console.warn("skipping the parsed-assertion tests: python3 is not on PATH");

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { trippedBy } from "../../src/loop/tripwire.js";
+import { trippedBy } from "../../src/guards/tripwire.js";
 
 describe("trippedBy", () => {
   const before = new Map([

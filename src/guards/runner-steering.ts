@@ -1,5 +1,5 @@
 import { posix } from "node:path";
-import { matchesAny } from "./paths.js";
+import { matchesAny } from "../gates/paths.js";
 
 /**
  * What in a candidate tree can change how the test runner runs, rather than

@@ -1,8 +1,8 @@
 import type { Change } from "../git/diff.js";
 import { posix } from "node:path";
 import { formatSize } from "../util/size.js";
-import { matchesAny } from "./paths.js";
-import { builtinReport, type Finding, type GateReport } from "./types.js";
+import { matchesAny } from "../gates/paths.js";
+import { builtinReport, type Finding, type GateReport } from "../gates/types.js";
 
 export interface ScopeInput {
   changes: readonly Change[];

@@ -1,10 +1,10 @@
 import { BINARY_EXTENSIONS } from "../git/binary.js";
 import { type AssertFacts, weakenedAsserts } from "./python-asserts.js";
-import type { FileDiff } from "./diff-parse.js";
-import { matchesAny } from "./paths.js";
+import type { FileDiff } from "../gates/diff-parse.js";
+import { matchesAny } from "../gates/paths.js";
 import { STDLIB_MODULES, TEST_TOOL_MODULES } from "./python-modules.js";
 import { isPackageTestLine, namesExplicitly, shadowedProjectModule, steeringPart } from "./runner-steering.js";
-import { builtinReport, type Finding, type GateReport } from "./types.js";
+import { builtinReport, type Finding, type GateReport } from "../gates/types.js";
 
 /** Files that hold tests, by the conventions of pytest, unittest, jest, vitest, mocha and node:test. */
 const TEST_FILES = ["**/test_*.py", "**/*_test.py", "**/tests/**", "**/test/**", "**/__tests__/**", "**/*.test.*", "**/*.spec.*", "**/conftest.py"];

@@ -4,7 +4,7 @@ import { dirname, isAbsolute, join, relative } from "node:path";
 import { matchesAny } from "../gates/paths.js";
 import { DEPENDENCY_PATTERNS } from "../git/worktree.js";
 import type { SandboxRequest } from "../process/sandbox.js";
-import { type RunContext, worktreesDir } from "./context.js";
+import { type RunContext, worktreesDir } from "../loop/context.js";
 
 /**
  * The sandbox of one agent call or gate run in a worktree (DESIGN §12): the

@@ -8,8 +8,8 @@ import type { TestResult } from "../gates/junit.js";
 import { namedBy, realCases } from "../gates/test-compare.js";
 import type { GateReport } from "../gates/types.js";
 import type { Packet } from "../packet/types.js";
-import { checkInterrupted, type RunContext } from "./context.js";
-import { sandboxed } from "./sandbox.js";
+import { checkInterrupted, type RunContext } from "../loop/context.js";
+import { sandboxed } from "./sandbox-policy.js";
 
 /**
  * Hidden holdout tests (issue 23): tests the team keeps out of the repository, under

@@ -9,11 +9,11 @@ import type { GateReport } from "../gates/types.js";
 import { changedPaths } from "../git/diff.js";
 import { listTree } from "../git/repo.js";
 import { commitPaths, commitWorktree, createWorktree, removeWorktree, resetWorktreeTo } from "../git/worktree.js";
-import { baselineProblem, runTests } from "./baseline.js";
-import { checkInterrupted, worktreesDir, type RunContext } from "./context.js";
-import { builtinReports } from "./gates.js";
-import { installSurface } from "./prepare.js";
-import { sandboxed } from "./sandbox.js";
+import { baselineProblem, runTests } from "../loop/baseline.js";
+import { checkInterrupted, worktreesDir, type RunContext } from "../loop/context.js";
+import { builtinReports } from "../loop/gates.js";
+import { installSurface } from "../loop/prepare.js";
+import { sandboxed } from "./sandbox-policy.js";
 
 export type ProofContext = Pick<RunContext, "root" | "config" | "signal">;
 

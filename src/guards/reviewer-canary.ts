@@ -7,10 +7,10 @@ import { createWorktree, removeWorktree } from "../git/worktree.js";
 import type { Packet } from "../packet/types.js";
 import { reviewerPrompt } from "../agents/prompt.js";
 import { validateReview } from "../review/contract.js";
-import { checkInterrupted, worktreesDir, type RunContext } from "./context.js";
-import { plant } from "./prepare.js";
-import { REVIEW_OUTPUT } from "./review.js";
-import { agentSandboxed } from "./sandbox.js";
+import { checkInterrupted, worktreesDir, type RunContext } from "../loop/context.js";
+import { plant } from "../loop/prepare.js";
+import { REVIEW_OUTPUT } from "../loop/review.js";
+import { agentSandboxed } from "./sandbox-policy.js";
 
 /** One reviewer tier's canary review: what it ruled on a packet with no implementation. */
 export interface CanaryResult {
