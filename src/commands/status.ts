@@ -167,10 +167,15 @@ async function renderBoard(board: Board, output: Output): Promise<string> {
   const counts = Object.entries(board.counts)
     .filter(([, count]) => count > 0)
     .map(([state, count]) => `${count} ${state}`);
+  const seen = (board.seen ?? []).map(
+    (entry) =>
+      `While ${entry.packet}#${entry.attempt} ran, your repository changed (yours, not the packet's; the run carried on): ${entry.changes.slice(0, 3).join(", ")}${entry.changes.length > 3 ? ` and ${entry.changes.length - 3} more` : ""}; see \`factory show ${entry.packet}\``,
+  );
   return [
     await renderTable(["ID", "STATE", "ATTEMPTS", "COST", "GATE", "REASON / GOAL"], rows),
     "",
     `${board.branch} @ ${board.tip.slice(0, 10)}: ${counts.join(", ")}; spent $${board.cost_usd.toFixed(2)}`,
+    ...seen,
   ].join("\n");
 }
 

@@ -11,7 +11,7 @@ export const SNAPSHOT_FILE = "ledger.snapshot.json";
  * Bump when fold.ts changes what it computes: a snapshot folded by another
  * version of the fold is then ignored and rebuilt, never trusted.
  */
-export const FOLD_VERSION = 1;
+export const FOLD_VERSION = 2;
 /** A read that had to fold at least this many events leaves a snapshot for the next process. */
 export const SNAPSHOT_AFTER_EVENTS = 500;
 

@@ -53,6 +53,8 @@ export interface PacketRecord {
   lastWork: { attempt: number; commit: string; from: string } | undefined;
   /** Failure fingerprints of the current version's failed attempts, oldest first. */
   fingerprints: string[];
+  /** What of the user's own the tripwire saw change while its last attempt ran (the run carried on). */
+  outsideSeen?: { attempt: number; changes: string[] };
 }
 
 /** A packet's record with every event the ledger holds for it, in order (a full read; see Ledger.history). */
@@ -162,6 +164,7 @@ export function foldInto(state: LedgerState, events: readonly LedgerEvent[], his
         packet.lastAttempt = Math.max(packet.lastAttempt, event.attempt);
         packet.sha256 = event.sha256;
         packet.pendingLand = undefined;
+        delete packet.outsideSeen;
         break;
       }
       case "attempt-interrupted": {
@@ -182,8 +185,13 @@ export function foldInto(state: LedgerState, events: readonly LedgerEvent[], his
         }
         break;
       }
+      case "outside-change-seen": {
+        const packet = record(event.packet);
+        const earlier = packet.outsideSeen?.attempt === event.attempt ? packet.outsideSeen.changes : [];
+        packet.outsideSeen = { attempt: event.attempt, changes: [...earlier, ...event.changes] };
+        break;
+      }
       case "baseline-measured":
-      case "outside-change-seen":
       case "continued":
       case "planted":
       case "gate-finished":

@@ -34,6 +34,8 @@ export interface Board {
   packets: BoardRow[];
   problems: Problem[];
   warnings: string[];
+  /** Packets whose last attempt saw the user's own repository change (the run carried on), and what changed. */
+  seen?: { packet: string; attempt: number; changes: string[] }[];
 }
 
 export interface BoardInput {
@@ -142,6 +144,7 @@ export function buildBoard(input: BoardInput): Board {
     packets: rows,
     problems: input.problems,
     warnings: input.warnings,
+    seen: [...input.ledger.packets.values()].flatMap((record) => (record.outsideSeen ? [{ packet: record.id, ...record.outsideSeen }] : [])),
   };
 }
 

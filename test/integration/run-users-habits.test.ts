@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import { appendFileSync, chmodSync, closeSync, existsSync, openSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { runCli } from "../helpers/cli.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { FACTORY_BIN } from "../helpers/cli.js";
 import { DOUBLE_JS, type LoopRepo, useLoopRepos } from "../helpers/loop-repo.js";
@@ -46,6 +47,9 @@ describe("the user's own work during a run, with the sandbox on", () => {
     expect(target.read("src/calc.js")).toContain("// an edit of mine");
     const seen = (await target.events("P01")).find((event) => event.kind === "outside-change-seen");
     expect(seen?.kind === "outside-change-seen" ? seen.changes : []).toEqual(expect.arrayContaining(["branch main changed", "ref refs/remotes/origin/main appeared"]));
+    // The morning's board says so too, and where to read it all.
+    const board = runCli(["status"], target.dir);
+    expect(board.stdout).toMatch(/While P01#1 ran, your repository changed \(yours, not the packet's; the run carried on\): .*; see `factory show P01`/);
   });
 
   it("a hook that appears in .git while the implementer runs still blocks the packet and halts the run: it would run code as the user", async () => {
