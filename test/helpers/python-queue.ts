@@ -60,3 +60,13 @@ export function writePythonProject(repo: TestRepo, options: { config: string; te
   repo.write(".gitignore", "__pycache__/\n");
   repo.write(".factory/config.toml", `[surfaces.py]\ndir = "."\n  [[surfaces.py.gates]]\n  name = "pytest"\n  run = "${PYTEST_GATE}"\n  tests = true\n${options.config}`);
 }
+
+/** P01 ("Add double", pkg/double.py) on a Python project whose spec is at `spec`, its planted test, committed. */
+export function queueDoublePacket(repo: TestRepo, spec: string, allowed: readonly string[] = ["pkg/double.py"]): void {
+  repo.write(
+    "packets/P01-double.toml",
+    `id = "P01"\ngoal = "Add double"\nspec_commit = "${spec}"\nspec_path = "SPEC.md"\nallowed_paths = ${JSON.stringify(allowed)}\nbrief = "Add pkg/double.py with double(n) = n * 2."\n[[invariants]]\nid = "doubles"\nassert = "double(n) == n * 2"\n`,
+  );
+  repo.write("packets/supplied/P01/tests/test_double.py", "from pkg.double import double\n\n\ndef test_double():\n    assert double(21) == 42\n");
+  repo.commit("queue");
+}

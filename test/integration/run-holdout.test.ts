@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { makeRepo, type TestRepo } from "../helpers/git-repo.js";
-import { pytestAvailable, usePythonQueue, writePythonProject } from "../helpers/python-queue.js";
+import { pytestAvailable, queueDoublePacket, usePythonQueue, writePythonProject } from "../helpers/python-queue.js";
 
 /**
  * Issue 23.6: an implementer that special-cases the planted inputs passes everything the factory runs
@@ -22,12 +22,7 @@ function pythonTarget(): TestRepo {
   writePythonProject(repo, { config: `${queue.agentConfig}[limits]\nmax_attempts = 1\n` });
   repo.write(".gitignore", "__pycache__/\n.factory/holdout/\n");
   const spec = repo.commit("python project");
-  repo.write(
-    "packets/P01-double.toml",
-    `id = "P01"\ngoal = "Add double"\nspec_commit = "${spec}"\nspec_path = "SPEC.md"\nallowed_paths = ["pkg/double.py"]\nbrief = "Add pkg/double.py with double(n) = n * 2."\n[[invariants]]\nid = "doubles"\nassert = "double(n) == n * 2"\n`,
-  );
-  repo.write("packets/supplied/P01/tests/test_double.py", "from pkg.double import double\n\n\ndef test_double():\n    assert double(21) == 42\n");
-  repo.commit("queue");
+  queueDoublePacket(repo, spec);
   mkdirSync(join(repo.dir, ".factory/holdout/P01/tests"), { recursive: true });
   writeFileSync(join(repo.dir, ".factory/holdout/P01/tests/test_double_hidden.py"), HIDDEN);
   return repo;

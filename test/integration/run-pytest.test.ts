@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { makeRepo, type TestRepo } from "../helpers/git-repo.js";
-import { pytestAvailable, usePythonQueue, writePythonProject } from "../helpers/python-queue.js";
+import { pytestAvailable, queueDoublePacket, usePythonQueue, writePythonProject } from "../helpers/python-queue.js";
 
 /** The Python side: pytest's JUnit report through the real pipeline, as `factory init`'s python preset configures it. */
 const available = pytestAvailable("the pytest pipeline tests");
@@ -12,12 +12,7 @@ function pythonTarget(): TestRepo {
   const repo = queue.track(makeRepo({ initialCommit: false }));
   writePythonProject(repo, { config: `${queue.agentConfig}[limits]\nmax_attempts = 1\n` });
   const spec = repo.commit("python project");
-  repo.write(
-    "packets/P01-double.toml",
-    `id = "P01"\ngoal = "Add double"\nspec_commit = "${spec}"\nspec_path = "SPEC.md"\nallowed_paths = ["pkg/double.py"]\nbrief = "Add pkg/double.py with double(n) = n * 2."\n[[invariants]]\nid = "doubles"\nassert = "double(n) == n * 2"\n`,
-  );
-  repo.write("packets/supplied/P01/tests/test_double.py", "from pkg.double import double\n\n\ndef test_double():\n    assert double(21) == 42\n");
-  repo.commit("queue");
+  queueDoublePacket(repo, spec);
   return repo;
 }
 

@@ -2,7 +2,7 @@ import { mkdirSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { makeRepo, type TestRepo } from "../helpers/git-repo.js";
-import { pytestAvailable, usePythonQueue, writePythonProject } from "../helpers/python-queue.js";
+import { pytestAvailable, queueDoublePacket, usePythonQueue, writePythonProject } from "../helpers/python-queue.js";
 
 /**
  * Issue 23.2: the test run must not be steerable from inside the candidate tree. Each case is an
@@ -60,12 +60,7 @@ function pythonTarget(allowed: readonly string[], options: { srcLayout?: boolean
     repo.write(".factory/config.toml", repo.read(".factory/config.toml").replace('run = "python3', 'run = "PYTHONPATH=src python3'));
   }
   const spec = repo.commit("python project");
-  repo.write(
-    "packets/P01-double.toml",
-    `id = "P01"\ngoal = "Add double"\nspec_commit = "${spec}"\nspec_path = "SPEC.md"\nallowed_paths = ${JSON.stringify(allowed)}\nbrief = "Add pkg/double.py with double(n) = n * 2."\n[[invariants]]\nid = "doubles"\nassert = "double(n) == n * 2"\n`,
-  );
-  repo.write("packets/supplied/P01/tests/test_double.py", "from pkg.double import double\n\n\ndef test_double():\n    assert double(21) == 42\n");
-  repo.commit("queue");
+  queueDoublePacket(repo, spec, allowed);
   return repo;
 }
 
