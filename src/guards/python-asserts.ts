@@ -1,29 +1,10 @@
 import { spawnSync } from "node:child_process";
+import type { AssertFacts, TestAsserts } from "./assert-facts.js";
 
 /**
- * What Python's own parser says about the assertions of each test function
- * of a file (pytest's `assert`, unittest's `self.assert*()` calls): how many
- * run whenever the test runs, how many only under a condition (`if`, a loop,
- * a `try` or `with` that swallows the failure), and which cannot fail (a
- * tuple or a constant). Parsed with `ast.parse`, which runs nothing of the
- * file. Line-based rules cannot see an assert moved under an `if` or turned
- * into `assert (x == 1, "msg")`; these facts can.
+ * What Python's own parser says about the assertions of each test function of a file (pytest's `assert`,
+ * unittest's `self.assert*()` calls). Parsed with `ast.parse`, which runs nothing of the file.
  */
-export interface TestAsserts {
-  line: number;
-  /** Assertions that run whenever the test runs, times the test's parametrized cases. */
-  plain: number;
-  /** Under an if, a loop, or a try/with that swallows AssertionError. */
-  conditional: number;
-  /** In a try whose handler catches the failure and goes on, or a `suppress(AssertionError)`. */
-  swallowed: number[];
-  /** `assert (a, b)`, `assert "text"`, `assert 1`: always true. */
-  constant: number[];
-}
-
-/** Per file: test name → its facts; undefined when the file does not parse (a syntax error fails elsewhere). */
-export type AssertFacts = Map<string, TestAsserts> | undefined;
-
 const SCRIPT = `
 import ast, json, sys
 
@@ -140,25 +121,4 @@ export function pythonAssertFacts(texts: readonly (string | undefined)[]): Asser
   if (run.status !== 0) return texts.map(() => undefined);
   const parsed = JSON.parse(run.stdout) as (Record<string, TestAsserts> | null)[];
   return parsed.map((file) => (file ? new Map(Object.entries(file)) : undefined));
-}
-
-/**
- * Pure: how a test file's change weakens the tests it keeps, by their parsed assertions: fewer that run
- * every time (made conditional, moved out of the body, removed), new ones that cannot fail, new ones
- * whose failure is caught and ignored. Tests that are gone are the line rules' business.
- */
-export function weakenedAsserts(before: AssertFacts, after: AssertFacts): { line: number; message: string }[] {
-  if (!before || !after) return [];
-  const findings: { line: number; message: string }[] = [];
-  for (const [name, now] of after) {
-    const was = before.get(name);
-    if (!was) continue;
-    if (now.constant.length > was.constant.length) findings.push({ line: now.constant.at(-1) ?? now.line, message: `makes an assertion of "${name}" a tuple or a constant, which is always true` });
-    if (now.swallowed.length > was.swallowed.length) findings.push({ line: now.swallowed.at(-1) ?? now.line, message: `catches and ignores the failure of an assertion of "${name}"` });
-    else if (now.plain < was.plain) {
-      const moved = now.conditional > was.conditional ? "made conditional (under an if, a loop or a try)" : "removed or moved out of the test's body";
-      findings.push({ line: now.line, message: `"${name}" has fewer assertions that always run (${was.plain} before, ${now.plain} now): ${moved}` });
-    }
-  }
-  return findings;
 }

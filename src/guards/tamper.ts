@@ -1,5 +1,5 @@
 import { BINARY_EXTENSIONS } from "../git/binary.js";
-import { type AssertFacts, weakenedAsserts } from "./python-asserts.js";
+import { type AssertFacts, weakenedAsserts } from "./assert-facts.js";
 import type { FileDiff } from "../gates/diff-parse.js";
 import { matchesAny } from "../gates/paths.js";
 import { STDLIB_MODULES, TEST_TOOL_MODULES } from "./python-modules.js";

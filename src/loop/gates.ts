@@ -12,6 +12,7 @@ import type { TestResult } from "../gates/junit.js";
 import { checkPlanted, realCases, type PlantedCases } from "../gates/test-compare.js";
 import { AGENT_OUTPUTS, ALWAYS_FORBIDDEN, matchesAny, shellQuote } from "../gates/paths.js";
 import { checkScope } from "../guards/scope.js";
+import { isJsFile, jsAssertFacts } from "../guards/js-asserts.js";
 import { pythonAssertFacts } from "../guards/python-asserts.js";
 import { checkTamper, isTestPath, pytestSectionLines } from "../guards/tamper.js";
 import type { GateReport } from "../gates/types.js";
@@ -324,10 +325,18 @@ async function tamperReport(input: Pick<BuiltinInput, "worktree" | "plantedCommi
     });
   }
   // Python test files the change edits are parsed on both sides: what each test asserts, and when.
-  const edited = files.filter((file) => !file.isNew && !file.isDeleted && file.path.endsWith(".py") && isTestPath(file.path));
-  const texts = await Promise.all(edited.flatMap((file) => [readFileAt(input.worktree, input.plantedCommit, file.oldPath), readFileAt(input.worktree, commit, file.path)]));
-  const facts = pythonAssertFacts(texts);
-  const assertFacts = new Map(edited.map((file, index) => [file.path, { before: facts[2 * index], after: facts[2 * index + 1] }]));
+  // JavaScript and TypeScript ones by TypeScript's parser, in this process.
+  const edited = files.filter((file) => !file.isNew && !file.isDeleted && isTestPath(file.path) && (file.path.endsWith(".py") || isJsFile(file.path)));
+  const texts = await Promise.all(edited.map(async (file) => [await readFileAt(input.worktree, input.plantedCommit, file.oldPath), await readFileAt(input.worktree, commit, file.path)] as const));
+  const python = edited.flatMap((file, index) => (file.path.endsWith(".py") ? [index] : []));
+  const pythonFacts = pythonAssertFacts(python.flatMap((index) => texts[index] ?? []));
+  const assertFacts = new Map(
+    edited.map((file, index) => {
+      const at = python.indexOf(index);
+      const [before, after] = texts[index] ?? [undefined, undefined];
+      return [file.path, at >= 0 ? { before: pythonFacts[2 * at], after: pythonFacts[2 * at + 1] } : { before: jsAssertFacts(file.oldPath, before), after: jsAssertFacts(file.path, after) }];
+    }),
+  );
   // New Python modules are checked against the tree they were added to, for one shadowing a project module.
   const tipFiles = files.some((file) => file.isNew && file.path.endsWith(".py")) ? await listTreeFiles(input.worktree, input.plantedCommit, ".") : undefined;
   return checkTamper({

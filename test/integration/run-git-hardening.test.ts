@@ -47,11 +47,26 @@ describe("the factory's git calls", () => {
     const weakened = 'import test from "node:test";\n// \u0000\ntest("adds", () => {});\n';
     const target = setUp({ allowed: ["src/double.js", "test/calc.test.js"], script: { P01: { implementer: [{ write: { ...honest.write, "test/calc.test.js": weakened } }] } } });
     const { code, out } = await target.run();
-    expect(out).toMatch(/gate tamper: fail — test\/calc\.test\.js:\d+: lowers the number of assertions/);
+    expect(out).toMatch(/gate tamper: fail — test\/calc\.test\.js:\d+: ("adds" has fewer assertions that always run|lowers the number of assertions)/);
     expect(code).toBe(1);
     expect(target.subjects()[0]).toBe("queue");
     // The reviewer and the person read the change as text too.
     expect(readFileSync(join(target.dir, ".factory/runs/P01/attempt-1/diff.patch"), "utf8")).toContain("-  assert.equal(add(2, 2), 4);");
+  });
+
+  it("read JavaScript tests with TypeScript's parser: an assertion made conditional beside wrong code is tamper", async () => {
+    const wrong = "export function add(a, b) {\n  return a * b + 1;\n}\n";
+    const conditional =
+      'import assert from "node:assert/strict";\nimport test from "node:test";\nimport { add } from "../src/calc.js";\n\ntest("adds", () => {\n  if (add(2, 2) !== 5) assert.equal(add(2, 2), 4);\n});\n';
+    const target = setUp({
+      allowed: ["src/double.js", "src/calc.js", "test/calc.test.js"],
+      forbidden: [],
+      script: { P01: { implementer: [{ write: { ...honest.write, "src/calc.js": wrong, "test/calc.test.js": conditional } }] } },
+    });
+    const { code, out } = await target.run();
+    expect(out).toMatch(/gate tamper: fail — test\/calc\.test\.js:\d+: "adds" has fewer assertions that always run \(1 before, 0 now\): made conditional/);
+    expect(code).toBe(1);
+    expect(target.read("src/calc.js")).toContain("return a + b");
   });
 
   it("honest twin: a binary asset merges, shown as binary in the diff people and the reviewer read", async () => {

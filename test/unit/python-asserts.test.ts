@@ -1,6 +1,7 @@
 import { spawnSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
-import { pythonAssertFacts, weakenedAsserts } from "../../src/guards/python-asserts.js";
+import { weakenedAsserts } from "../../src/guards/assert-facts.js";
+import { pythonAssertFacts } from "../../src/guards/python-asserts.js";
 
 const python = spawnSync("python3", ["--version"]).status === 0;
 if (!python) console.warn("skipping the parsed-assertion tests: python3 is not on PATH");
