@@ -121,10 +121,18 @@ export class LedgerScanner {
       warnings.push(`${where}: unknown event kind "${value.kind}"; it is ignored`);
       return;
     }
+    // Every event but a run's own is about one packet: without its id it cannot be folded.
+    if (!RUN_KINDS.has(value.kind) && typeof (value as { packet?: unknown }).packet !== "string") {
+      warnings.push(`${where}: a "${value.kind}" event without a packet id; it is ignored`);
+      return;
+    }
     const { prev: _prev, ...event } = value as LedgerEvent & { prev?: string };
     this.onEvent(event as LedgerEvent, complete);
   }
 }
+
+/** The events about a run rather than a packet. */
+const RUN_KINDS = new Set<string>(["run-started", "run-ended", "run-lock-taken-over"]);
 
 function isEvent(value: unknown): value is LedgerEvent {
   if (typeof value !== "object" || value === null) return false;

@@ -112,6 +112,17 @@ describe("file ledger", () => {
     expect((await ledger.read()).broken).toMatchObject({ line: 10 });
   });
 
+  it("survives a packet event without a packet id: a warning, never a crash, and the other packets fold", async () => {
+    const ledger = fileLedger(root);
+    await ledger.append(life("A"));
+    appendFileSync(ledgerPath(root), `${JSON.stringify({ v: 1, ts: "2026-12-01T00:00:00Z", kind: "claimed", attempt: 1 })}\n`);
+    await ledger.append(life("B"));
+    const read = await ledger.read();
+    expect(read.warnings).toEqual([expect.stringContaining(':7: a "claimed" event without a packet id; it is ignored')]);
+    expect([...read.state.packets.keys()]).toEqual(["A", "B"]);
+    expect(read.state.packets.get("B")?.status.state).toBe("merged");
+  });
+
   it("shows a torn last line as a warning without remembering it, and goes on once it is closed", async () => {
     const ledger = fileLedger(root);
     await ledger.append(life("A"));
