@@ -119,12 +119,14 @@ async function attemptSteps(ctx: RunContext, input: AttemptInput): Promise<Attem
   // The worktree was made from the tip just now: only an install or a baseline run in it can have left anything.
   let ranInWorktree = Boolean(surface?.install);
   let baseline = new Map<string, TestResult[]>();
+  let tipProven = false; // the whole-tree gates ran green on the tip (measureBaseline refuses otherwise)
   if (surface && hasBaseline(surface)) {
     step("baseline");
     const measured = await measureBaseline(ctx, { surface, commit: tip, runDir: input.runDir, checkout: worktree });
     if (!measured.ok) return { ...withTree, end: { kind: "environment-error", reason: `baseline: ${measured.reason}` } };
     ranInWorktree ||= !measured.cached;
     baseline = measured.results;
+    tipProven = true;
     const all = [...baseline.values()].flat();
     await ctx.ledger.append([
       {
@@ -229,6 +231,7 @@ async function attemptSteps(ctx: RunContext, input: AttemptInput): Promise<Attem
     plantedCases: planting.cases ?? {},
     nested,
     baseline,
+    tipProven,
     runDir: input.runDir,
   });
   // The look outside starts now, beside the patch's read: the gates' code has ended either way.

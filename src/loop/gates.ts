@@ -35,6 +35,8 @@ export interface GateRunInput {
   /** Nested repositories the attempt made (left out of its commit): the scope gate refuses them. */
   nested?: readonly string[];
   baseline: ReadonlyMap<string, TestResult[]>;
+  /** The surface's whole-tree gates (no {files}, not tests) ran green on the tip this attempt started from. */
+  tipProven?: boolean;
   runDir: string;
   /**
    * For the combined tree after the target moved: the agent's own change was
@@ -96,7 +98,8 @@ export async function runGates(ctx: RunContext, input: GateRunInput): Promise<Ga
       baseline: gate.tests ? (input.baseline.get(gate.name) ?? []) : undefined,
       ...(gate.tests && input.plantedCases[gate.name] ? { planted: input.plantedCases[gate.name] } : {}),
       takenAway,
-      finishedOnBaseline: gate.tests && input.baseline.has(gate.name),
+      // A tests gate measured at the tip, or a whole-tree gate proven green there, finished on the tip: a hang now is the work's.
+      finishedOnBaseline: gate.tests ? input.baseline.has(gate.name) : input.tipProven === true && !gate.run.includes("{files}"),
       signal: ctx.signal,
       ...sandboxed(ctx, input.worktree, (surface as Surface).network),
     });

@@ -236,3 +236,20 @@ describe("leftovers", () => {
     expect(orphan && readFileSync(join(worktrees, orphan, "notes.txt"), "utf8")).toBe("keep me\n");
   });
 });
+
+describe("a whole-tree gate that hangs on the candidate", () => {
+  it("is the work's failure, not the machine's: it ran green on the tip before the attempt", async () => {
+    // A build of the whole tree that never ends on code marked SLOW.
+    const build = `import { existsSync, readFileSync } from "node:fs";\nif (existsSync("src/double.js") && readFileSync("src/double.js", "utf8").includes("SLOW")) for (;;) {}\n`;
+    const gates = `${NODE_TEST_GATES}\n  [[surfaces.app.gates]]\n  name = "build"\n  run = "node build.mjs"\n  timeout = "3s"\n`;
+    const slow = { write: { "src/double.js": `// SLOW\n${DOUBLE_JS}` } };
+    const target = setUp({ gates, script: { P01: { implementer: [slow, { write: { "src/double.js": DOUBLE_JS } }] } } });
+    target.write("build.mjs", build);
+    target.commit("a whole-tree build gate");
+    const { code, out } = await target.run();
+    expect(out).toMatch(/P01#1 {3}gate build: fail — timed out after 3s on this change; it finished on the baseline/);
+    expect(out).not.toContain("two environment errors");
+    expect(out).toContain("P01#2 → merged");
+    expect(code).toBe(0);
+  }, 90_000);
+});
