@@ -103,5 +103,8 @@ async function canary(ctx: ProofContext, workspace: Workspace, adapters: Readonl
   const tiers = [...new Set(packets.map((candidate) => candidate.reviewer))];
   output.out(`\nReviewer canary: ${tiers.length} reviewer tier(s) review ${packet.id} with its planted files and nothing implemented (one paid review call per tier):`);
   const results = await reviewerCanary(ctx, { tip: workspace.tip, packet, tiers, adapters, runDir });
+  // Paid calls that belong to no packet: recorded, so status counts them in what was spent.
+  const spent = results.flatMap((result) => (result.spend ? [{ kind: "spent" as const, for: `doctor's reviewer canary (tier ${result.tier})`, ...result.spend }] : []));
+  if (spent.length > 0) await workspace.ledger.append(spent);
   return results.map(canaryLine);
 }

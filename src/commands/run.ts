@@ -74,7 +74,15 @@ export async function run(options: RunOptions): Promise<ExitCode> {
   const refusals = checked.checks.filter((check) => check.problem);
   if (refusals.length > 0) {
     for (const refusal of refusals) output.err(`factory run refused: ${refusal.problem}`);
-    output.err("Nothing was claimed or spent. `factory doctor` shows every check.");
+    // A probe that answered was paid for, refused or not: recorded, so the night's spend is whole.
+    const probes = checked.spends.map((spend) => ({ kind: "spent" as const, for: "the preflight's model probe", ...spend }));
+    if (probes.length > 0) await workspace.ledger.append(probes);
+    const probeCost = checked.spends.reduce((sum, spend) => sum + (spend.costUsd ?? spend.estimatedUsd ?? 0), 0);
+    output.err(
+      probes.length > 0
+        ? `Nothing was claimed; the preflight's model probe(s) spent $${probeCost.toFixed(4)} (recorded). \`factory doctor\` shows every check.`
+        : "Nothing was claimed or spent. `factory doctor` shows every check.",
+    );
     return EXIT.invalid;
   }
   const { adapters } = checked;
@@ -92,7 +100,7 @@ export async function run(options: RunOptions): Promise<ExitCode> {
   const progress = createProgress(options.output, join(workspace.root, RUNS_DIR, `run-${lock.lock.startedAt.replaceAll(":", "-")}.log`), { json: Boolean(options.json) });
   const started = Date.now();
   const budget = new Budget(options.maxCost ?? config.limits.maxCostUsd);
-  budget.add(checked.costUsd);
+  for (const spend of checked.spends) budget.add(spend.costUsd ?? spend.estimatedUsd);
   try {
     if (lock.tookOverFrom) progress.emit({ kind: "notice", message: `took over the run lock of pid ${lock.tookOverFrom.pid}, which is no longer running` });
     const finished = await finishLeftCheckout(workspace.root, workspace.branch);
@@ -104,7 +112,11 @@ export async function run(options: RunOptions): Promise<ExitCode> {
     for (const id of await recordLandedVersions(workspace.root, workspace.ledger, workspace.branch, packets, ledgerState)) {
       progress.emit({ kind: "notice", packet: id, message: `this version is already on ${workspace.branch} (its Factory-Packet trailers say so); recorded as merged, not run again` });
     }
-    await workspace.ledger.append([{ kind: "run-started", options: { once: options.once, packet: options.packet ?? null, maxCost: budget.capUsd ?? null }, ...owner }]);
+    await workspace.ledger.append([
+      { kind: "run-started", options: { once: options.once, packet: options.packet ?? null, maxCost: budget.capUsd ?? null }, ...owner },
+      // The preflight's probes cost money too: recorded, and counted in this run's spend.
+      ...checked.spends.map((spend) => ({ kind: "spent" as const, for: "the preflight's model probe", run: owner.run, ...spend })),
+    ]);
     progress.emit({ kind: "run-start", packets: packets.length, run: owner.run });
     const ctx: RunContext = {
       root: workspace.root,

@@ -111,7 +111,8 @@ export function provenBy(what: string, fired: GateReport | undefined, quiet: Gat
 
 /** Pure: a reviewer tier's canary as a proof line: armed when it ruled nothing held on a tree that implements nothing. */
 export function canaryLine(result: CanaryResult): ProofLine {
-  const cost = result.costUsd === undefined ? "cost unknown" : `$${result.costUsd.toFixed(4)}`;
+  const spend = result.spend;
+  const cost = spend?.costUsd !== undefined ? `$${spend.costUsd.toFixed(4)}` : spend?.estimatedUsd !== undefined ? `cost unknown, counted as $${spend.estimatedUsd.toFixed(2)}` : "no call made";
   const what = `reviewer tier "${result.tier}": rules nothing held on unimplemented work (${cost})`;
   if (result.problem) return { what, notArmed: result.problem };
   if (result.held.length > 0) return { what, notArmed: `rubber-stamping: it ruled ${result.held.join(", ")} held, though nothing implements ${result.held.length === 1 ? "it" : "them"}` };

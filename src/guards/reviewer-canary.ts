@@ -1,3 +1,4 @@
+import { UNKNOWN_COST_ESTIMATE_USD } from "../config/types.js";
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseJsonFile } from "../agents/result.js";
@@ -21,7 +22,8 @@ export interface CanaryResult {
   unverifiable: number;
   /** The call failed or its review was unusable. */
   problem?: string;
-  costUsd?: number;
+  /** What the call spent (reported, or the tier's estimate when unknown); absent when no call was made. */
+  spend?: { agent: string; model: string; costUsd?: number; estimatedUsd?: number };
 }
 
 /**
@@ -29,7 +31,7 @@ export interface CanaryResult {
  * implementer who did nothing would hand it in (the tip with the planted
  * files only), in a scratch worktree, with the same prompt and sandbox as in
  * a run. A tier that rules any invariant `held` there would pass work that is
- * not done. One review call per tier; nothing is recorded in the ledger.
+ * not done. One review call per tier; what each costs is returned for the ledger.
  */
 export async function reviewerCanary(
   ctx: Pick<RunContext, "root" | "config" | "signal">,
@@ -73,7 +75,10 @@ export async function reviewerCanary(
         ...agentSandboxed(ctx, worktree, join(runDir, "home")),
       });
       checkInterrupted(ctx.signal);
-      const cost = outcome.costUsd !== undefined ? { costUsd: outcome.costUsd } : {};
+      const believed = outcome.costUsd !== undefined && Number.isFinite(outcome.costUsd) && outcome.costUsd >= 0;
+      const cost = outcome.neverStarted
+        ? {}
+        : { spend: { agent: tier.agent, model: tier.model, ...(believed ? { costUsd: outcome.costUsd } : { estimatedUsd: tier.estimateUsd ?? UNKNOWN_COST_ESTIMATE_USD }) } };
       if (outcome.status !== "ok") {
         results.push({ tier: name, held: [], violated: 0, unverifiable: 0, ...cost, problem: `the review call ended ${outcome.status}${outcome.detail ? `: ${outcome.detail}` : ""}` });
         continue;

@@ -19,6 +19,8 @@ export type EventBody =
   | ({ kind: "run-started"; options: Record<string, unknown> } & Owner)
   | { kind: "run-ended"; run: string; outcome: "drained" | "halted" | "interrupted"; reason?: string }
   | { kind: "run-lock-taken-over"; run: string; previous: { pid: number; host: string; startedAt: string } }
+  /** A model call that belongs to no packet (the preflight's probe, doctor's reviewer canary): its cost, or the tier's estimate. */
+  | { kind: "spent"; for: string; agent: string; model: string; costUsd?: number; estimatedUsd?: number; run?: string }
   | { kind: "packet-registered"; packet: string; sha256: string; file: string }
   | ({ kind: "claimed"; packet: string; attempt: number; sha256: string } & Owner)
   | { kind: "attempt-interrupted"; packet: string; attempt: number; reason: string; worktree?: string }
@@ -110,6 +112,7 @@ export const EVENT_KINDS: readonly EventKind[] = [
   "run-started",
   "run-ended",
   "run-lock-taken-over",
+  "spent",
   "packet-registered",
   "claimed",
   "attempt-interrupted",

@@ -136,6 +136,13 @@ export function foldInto(state: LedgerState, events: readonly LedgerEvent[], his
       }
       case "run-lock-taken-over":
         break;
+      case "spent": {
+        const cost = event.costUsd ?? event.estimatedUsd ?? 0;
+        state.costUsd += cost;
+        const run = event.run ? runs.get(event.run) : undefined;
+        if (run) run.costUsd += cost;
+        break;
+      }
       case "packet-registered": {
         const packet = record(event.packet);
         if (packet.sha256 !== undefined && packet.sha256 !== event.sha256) {

@@ -132,7 +132,7 @@ export class LedgerScanner {
 }
 
 /** The events about a run rather than a packet. */
-const RUN_KINDS = new Set<string>(["run-started", "run-ended", "run-lock-taken-over"]);
+const RUN_KINDS = new Set<string>(["run-started", "run-ended", "run-lock-taken-over", "spent"]);
 
 function isEvent(value: unknown): value is LedgerEvent {
   if (typeof value !== "object" || value === null) return false;

@@ -6,7 +6,7 @@ import type { Config } from "../config/types.js";
 import { gitTry } from "../git/repo.js";
 import type { Packet } from "../packet/types.js";
 import { checkSandbox, SANDBOX_HELP } from "../process/sandbox.js";
-import { checkModels, findProgram, missingAgentPrograms } from "./preflight.js";
+import { checkModels, findProgram, missingAgentPrograms, type ProbeSpend } from "./preflight.js";
 import { join } from "node:path";
 import { realCases } from "../gates/test-compare.js";
 import { hasBaseline, measureBaseline } from "./baseline.js";
@@ -22,7 +22,8 @@ export interface Check {
 export interface Preflight {
   checks: Check[];
   adapters: Map<string, AgentAdapter>;
-  costUsd: number;
+  /** The model probes' spends, for the ledger and the run's budget. */
+  spends: ProbeSpend[];
 }
 
 const SHELL_WORDS = new Set(["for", "if", "while", "until", "case", "export", "set", "source", ".", "exit", "time"]);
@@ -138,11 +139,11 @@ export async function preflight(input: {
     else if (template.template !== undefined) checks.push({ what: `the project's ${role} prompt template (${PROJECT_PROMPTS_DIR}/${role}.md) fills` });
   }
 
-  let costUsd = 0;
+  let spends: ProbeSpend[] = [];
   if (input.models && checks.every((check) => !check.problem)) {
     const models = await checkModels({ root, config, tiers: tiersUsed, adapters });
-    costUsd = models.costUsd;
+    spends = models.spends;
     for (const refusal of models.refusals) checks.push({ what: "a tier's model answers as configured", problem: refusal });
   }
-  return { checks, adapters, costUsd };
+  return { checks, adapters, spends };
 }

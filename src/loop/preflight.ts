@@ -2,13 +2,21 @@ import { accessSync, constants, mkdirSync, statSync } from "node:fs";
 import { delimiter, isAbsolute, join } from "node:path";
 import { modelMatches } from "../agents/claude-stream.js";
 import type { AgentAdapter } from "../agents/types.js";
-import type { Config } from "../config/types.js";
+import { type Config, UNKNOWN_COST_ESTIMATE_USD } from "../config/types.js";
 import { agentProgram } from "../agents/shell-program.js";
 import { RUNS_DIR } from "./context.js";
 
+/** One probe call's spend: what it reported, or (unknown) the tier's estimate, never $0. */
+export interface ProbeSpend {
+  agent: string;
+  model: string;
+  costUsd?: number;
+  estimatedUsd?: number;
+}
+
 export interface PreflightResult {
   refusals: string[];
-  costUsd: number;
+  spends: ProbeSpend[];
 }
 
 /**
@@ -19,7 +27,7 @@ export interface PreflightResult {
  */
 export async function checkModels(input: { root: string; config: Config; tiers: ReadonlySet<string>; adapters: ReadonlyMap<string, AgentAdapter> }): Promise<PreflightResult> {
   const refusals: string[] = [];
-  let costUsd = 0;
+  const spends: ProbeSpend[] = [];
   const probed = new Map<string, string | undefined>();
   const dir = join(input.root, RUNS_DIR, "preflight");
   mkdirSync(dir, { recursive: true });
@@ -32,7 +40,8 @@ export async function checkModels(input: { root: string; config: Config; tiers: 
       if (!result.ok) {
         probed.set(key, `tier "${tier.name}" (agent ${tier.agent}, model ${tier.model}): the preflight call failed: ${result.reason}`);
       } else {
-        costUsd += result.costUsd ?? 0;
+        const believed = result.costUsd !== undefined && Number.isFinite(result.costUsd) && result.costUsd >= 0;
+        spends.push({ agent: tier.agent, model: tier.model, ...(believed ? { costUsd: result.costUsd } : { estimatedUsd: tier.estimateUsd ?? UNKNOWN_COST_ESTIMATE_USD }) });
         const foreign = result.models.filter((model) => !modelMatches(tier.model, model));
         probed.set(
           key,
@@ -43,7 +52,7 @@ export async function checkModels(input: { root: string; config: Config; tiers: 
     const refusal = probed.get(key);
     if (refusal) refusals.push(refusal.startsWith("tier") ? refusal : `tier "${tier.name}": ${refusal}`);
   }
-  return { refusals, costUsd };
+  return { refusals, spends };
 }
 
 /**

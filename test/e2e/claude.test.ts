@@ -95,6 +95,8 @@ describe.skipIf(!available)("factory run with the real Claude Code", () => {
       tier: "standard",
     });
     expect(server.requests.map((request) => request.role)).toEqual(["probe", "implementer", "implementer", "implementer", "reviewer", "reviewer", "reviewer"]);
+    // The preflight's probe is paid for too: recorded, beside the run, not as the packet's.
+    expect((await target.events()).find((event) => event.kind === "spent")).toMatchObject({ for: "the preflight's model probe", agent: "claude", model: MODEL });
     expect(existsSync(join(target.dir, ".factory/runs/P01/attempt-1/implementer-stream.jsonl"))).toBe(true);
     expect(target.git("log", "-1", "--format=%B", "main")).toContain("Factory-Invariants: held=1 violated=0 unverifiable=0");
   }, 120_000);
@@ -164,5 +166,8 @@ describe.skipIf(!available)("factory run with the real Claude Code", () => {
     expect(code).toBe(2);
     expect(out).toContain(`configured with model ${MODEL}, but claude-haiku-4-5 answered`);
     expect(await target.events("P01")).toEqual([]);
+    // The probe itself was paid for: recorded, though nothing was claimed.
+    expect(out).toMatch(/Nothing was claimed; the preflight's model probe\(s\) spent \$\d+\.\d{4} \(recorded\)/);
+    expect((await target.events()).map((event) => event.kind)).toEqual(["spent"]);
   }, 120_000);
 });

@@ -160,13 +160,14 @@ describe("factory doctor --reviewer", () => {
     expect(target.git("log", "--format=%s", "main").split("\n")[0]).toBe("queue");
   });
 
-  it("a reviewer that finds the invariant violated there is armed, and nothing is recorded as the packet's", async () => {
+  it("a reviewer that finds the invariant violated there is armed; nothing is recorded as the packet's, and the call's spend is recorded", async () => {
     const target = setUp({ script: { P01: { reviewer: [{ invariants: "violated", evidence: "test/double.test.js:1" }] } } });
     const { code, out } = doctor(target.dir, "--no-guards", "--reviewer");
     expect(out).toContain('armed      reviewer tier "advanced": rules nothing held on unimplemented work ($0.0100): violated 1, unverifiable 0');
     expect(out).toContain("Everything proven here is armed.");
     expect(code).toBe(0);
-    expect(await target.events()).toEqual([]);
+    // The paid call is the night's spend, not the packet's: one "spent" event, and status counts it.
+    expect(await target.events()).toEqual([expect.objectContaining({ kind: "spent", for: "doctor's reviewer canary (tier advanced)", costUsd: 0.01 })]);
     expectNothingLeft(target);
   });
 });

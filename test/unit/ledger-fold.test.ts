@@ -34,6 +34,20 @@ describe("foldLedger", () => {
     expect([...state.runs.values()]).toEqual([expect.objectContaining({ run: "r1", costUsd: 1, ended: expect.objectContaining({ outcome: "drained" }) })]);
   });
 
+  it("counts spend that belongs to no packet (a probe, a canary) in the total and its run's, never in a packet's", () => {
+    const state = foldLedger(
+      events(
+        { kind: "run-started", options: {}, ...owner },
+        { kind: "spent", for: "the preflight's model probe", agent: "claude", model: "m", costUsd: 0.02, run: "r1" },
+        { kind: "spent", for: "doctor's reviewer canary", agent: "codex", model: "m", estimatedUsd: 1 },
+        claim(1),
+      ),
+    );
+    expect(state.costUsd).toBeCloseTo(1.02, 10);
+    expect(state.runs.get("r1")?.costUsd).toBeCloseTo(0.02, 10);
+    expect(state.packets.get("A01")?.costUsd).toBe(0);
+  });
+
   it("records the retry's reasons while queued", () => {
     const state = foldLedger(events(claim(1), { kind: "decided", packet: "A01", attempt: 1, decision: "retry", reasons: ["a", "b"] }));
     expect(state.packets.get("A01")).toMatchObject({ status: { state: "queued" }, reason: "a; b", attemptsUsed: 1 });
