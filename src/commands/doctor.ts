@@ -1,3 +1,4 @@
+import { sweepLeftovers } from "../loop/leftovers.js";
 import { rmSync } from "node:fs";
 import { join, relative } from "node:path";
 import { canaryLine, type ProofLine } from "../doctor/probes.js";
@@ -35,6 +36,7 @@ export async function doctor(options: DoctorOptions): Promise<ExitCode> {
   }
   const { workspace } = load;
   for (const warning of workspace.warnings) output.err(`warning: ${warning}`);
+  await sweepLeftovers(workspace.root); // a killed doctor's or run's scratch worktrees and sandbox directories
   let checked: Awaited<ReturnType<typeof preflight>>;
   try {
     checked = await preflight({

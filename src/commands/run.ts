@@ -1,3 +1,4 @@
+import { sweepLeftovers } from "../loop/leftovers.js";
 import { blockedNextStep } from "../status/next-step.js";
 import { finishLeftCheckout } from "../merge/checkout.js";
 import { join, relative } from "node:path";
@@ -97,6 +98,7 @@ export async function run(options: RunOptions): Promise<ExitCode> {
     return EXIT.halted;
   }
   const owner = { run: lock.lock.run, pid: lock.lock.pid, host: lock.lock.host };
+  await sweepLeftovers(workspace.root); // what a killed run or doctor left: its sandbox directories, its scratch worktrees
   const progress = createProgress(options.output, join(workspace.root, RUNS_DIR, `run-${lock.lock.startedAt.replaceAll(":", "-")}.log`), { json: Boolean(options.json) });
   const started = Date.now();
   const budget = new Budget(options.maxCost ?? config.limits.maxCostUsd);

@@ -45,7 +45,8 @@ export interface OpenSandbox {
  */
 export function openSandbox(request: SandboxRequest, command: string, cwd: string, env: Record<string, string | undefined>): OpenSandbox {
   const home = env.HOME ?? homedir();
-  const base = mkdtempSync(join(tmpdir(), "factory-sandbox-"));
+  // Named by this process's pid: one a kill leaves behind is found and removed at the next start (loop/leftovers.ts).
+  const base = mkdtempSync(join(tmpdir(), `factory-sandbox-${process.pid}-`));
   const privateHome = request.keepHome ?? join(base, "home");
   const privateTmp = join(base, "tmp");
   mkdirSync(privateHome, { recursive: true });
