@@ -112,6 +112,8 @@ export interface PlantedCheckInput {
   surfaceDir: string;
   baseline: readonly TestResult[];
   now: readonly TestResult[];
+  /** `now` is a run of the planted files alone (`{tests}`): every result in it is theirs, and the rest of the suite did not run. */
+  only?: boolean;
 }
 
 /**
@@ -145,6 +147,8 @@ export function plantedCases(input: PlantedCheckInput): PlantedCases & { counts:
     const was = before.get(result.id);
     const failsNow = result.outcome === "failed" && was !== "failed";
     if (owners.length > 0) for (const file of owners) files.add(file);
+    else if (input.only && !attributable && !fileLevel)
+      for (const file of input.files) files.add(file); // run alone: every case is theirs
     else if (attributable || fileLevel || (was !== undefined && !failsNow)) continue;
     else for (const file of input.files) files.add(file); // new or newly failing since the baseline, runner names no files
     const labels = owners.length > 0 ? owners : [shared];
@@ -161,7 +165,11 @@ export function plantedCases(input: PlantedCheckInput): PlantedCases & { counts:
     if (!fileLevel && failsNow) cases.add(result.id);
   }
   const current = outcomesById(input.now);
-  const removed = [...before.keys()].filter((id) => !current.has(id) && (!attributable || input.files.some((file) => belongsTo({ id, outcome: "passed" }, file, input.surfaceDir))));
+  // Run alone, a report without file names cannot say which baseline cases the planting took away: none is assumed.
+  const removed =
+    input.only && !attributable
+      ? []
+      : [...before.keys()].filter((id) => !current.has(id) && (!attributable || input.files.some((file) => belongsTo({ id, outcome: "passed" }, file, input.surfaceDir))));
   return { cases: [...cases].sort(), files: [...files].sort(), removed: removed.sort(), counts: [...counts.values()] };
 }
 

@@ -13,7 +13,7 @@ import type { Surface } from "../config/types.js";
 import { carryWork, commitWorktree, discardPaths, restoreWorktree, worktreeStatus } from "../git/worktree.js";
 import type { TestResult } from "../gates/junit.js";
 import { unearnedLockFiles } from "../gates/lock-files.js";
-import { describeNoFailingCase, hasFailingPlantedCase, plantedCases, plantedTestFiles, type PlantedCases, type PlantedCount } from "../gates/test-compare.js";
+import { describeNoFailingCase, hasFailingPlantedCase, isTestFile, plantedCases, plantedTestFiles, type PlantedCases, type PlantedCount } from "../gates/test-compare.js";
 import { AGENT_OUTPUTS } from "../gates/paths.js";
 import { builtinReport, isGreen, type GateReport } from "../gates/types.js";
 import type { Packet } from "../packet/types.js";
@@ -323,13 +323,16 @@ async function checkPlantedTests(
   ctx: RunContext,
   input: { worktree: string; surface: Surface; baseline: ReadonlyMap<string, TestResult[]>; testFiles: string[]; runDir: string },
 ): Promise<PlantedCheck> {
-  const run = await runTests(ctx, { worktree: input.worktree, surface: input.surface, runDir: join(input.runDir, "planted-check") });
+  // The planted files alone where the gate can name them: the rest of the suite runs once, in the gates. Not when
+  // a name is off the runners' conventions: named, a runner collects any file, so only the whole suite shows it never runs.
+  const alone = input.testFiles.every(isTestFile) ? { only: input.testFiles } : {};
+  const run = await runTests(ctx, { worktree: input.worktree, surface: input.surface, runDir: join(input.runDir, "planted-check"), ...alone });
   if (!run.ok) return { ok: false, reason: `the planted tests break the test run, which worked on the baseline: ${run.reason}` };
   const cases: Record<string, PlantedCases> = {};
   const ran = new Set<string>();
   const counts: PlantedCount[] = [];
   for (const [gate, measured] of run.runs) {
-    const found = plantedCases({ files: input.testFiles, surfaceDir: input.surface.dir, baseline: input.baseline.get(gate) ?? [], now: measured.results });
+    const found = plantedCases({ files: input.testFiles, surfaceDir: input.surface.dir, baseline: input.baseline.get(gate) ?? [], now: measured.results, only: measured.alone === true });
     if (found.files.length === 0) continue;
     cases[gate] = { cases: found.cases, files: found.files, ...(found.removed.length ? { removed: found.removed } : {}) };
     for (const file of found.files) ran.add(file);

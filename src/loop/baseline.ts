@@ -4,7 +4,7 @@ import { join } from "node:path";
 import type { GateConfig, Surface } from "../config/types.js";
 import { resolveCommit } from "../git/repo.js";
 import { createWorktree, removeWorktree } from "../git/worktree.js";
-import { runCommandGate } from "../gates/command.js";
+import { runCommandGate, TESTS_PLACEHOLDER } from "../gates/command.js";
 import type { TestResult } from "../gates/junit.js";
 import { realCases } from "../gates/test-compare.js";
 import { STATE_DIR } from "../ledger/store.js";
@@ -18,6 +18,8 @@ export interface TestGateRun {
   results: TestResult[];
   exitCode: number;
   tail: string | undefined;
+  /** The run named the planted files alone ({tests}): the rest of the suite did not run. */
+  alone?: true;
 }
 
 export type TestRun = { ok: true; runs: Map<string, TestGateRun> } | { ok: false; reason: string };
@@ -152,22 +154,27 @@ export function baselineProblem(run: TestGateRun): string | undefined {
 }
 
 /** Runs the surface's tests gates without comparing: raw per-test results, or why they could not be had. */
-export async function runTests(ctx: Pick<RunContext, "root" | "config" | "signal">, input: { worktree: string; surface: Surface; runDir: string }): Promise<TestRun> {
+export async function runTests(ctx: Pick<RunContext, "root" | "config" | "signal">, input: { worktree: string; surface: Surface; runDir: string; only?: readonly string[] }): Promise<TestRun> {
   mkdirSync(input.runDir, { recursive: true });
   const runs = new Map<string, TestGateRun>();
+  const prefix = input.surface.dir === "." ? "" : `${input.surface.dir}/`;
+  const only = (input.only ?? []).filter((file) => file.startsWith(prefix)).map((file) => file.slice(prefix.length));
   for (const gate of input.surface.gates.filter((candidate) => candidate.tests)) {
-    const { report, results, exitCode } = await measureGate(ctx, input, gate);
+    // A gate that can name files runs only `only` (the planted files): the rest of the suite has its baseline.
+    const alone = only.length > 0 && new RegExp(TESTS_PLACEHOLDER.source).test(gate.run);
+    const { report, results, exitCode } = await measureGate(ctx, input, gate, alone ? only : undefined);
     if (!results || exitCode === undefined)
       return { ok: false, reason: `test gate "${gate.name}" (${report.command ?? gate.run}) could not be measured: ${report.summary}${report.tail ? `; its last lines:\n${report.tail}` : ""}` };
-    runs.set(gate.name, { results, exitCode, tail: report.tail });
+    runs.set(gate.name, { results, exitCode, tail: report.tail, ...(alone ? { alone: true } : {}) });
   }
   return { ok: true, runs };
 }
 
 /** One gate run on the whole checkout, in the sandbox, judged by no baseline: what a measurement sees. */
-async function measureGate(ctx: Pick<RunContext, "root" | "config" | "signal">, input: { worktree: string; surface: Surface; runDir: string }, gate: GateConfig) {
+async function measureGate(ctx: Pick<RunContext, "root" | "config" | "signal">, input: { worktree: string; surface: Surface; runDir: string }, gate: GateConfig, tests?: readonly string[]) {
   const run = await runCommandGate({
     gate,
+    ...(tests ? { tests } : {}),
     surface: input.surface,
     worktree: input.worktree,
     changed: [],

@@ -51,14 +51,14 @@ export const PYTEST_GATE = "python3 -m pytest -q -p no:cacheprovider --ignore=pa
  * A small Python project in `repo` (not committed): `pkg/calc.py` with add(), its tests (`tests/test_calc.py`
  * unless `tests` names others), and a config with one pytest surface followed by `config` (agents, limits).
  */
-export function writePythonProject(repo: TestRepo, options: { config: string; tests?: Record<string, string> }): void {
+export function writePythonProject(repo: TestRepo, options: { config: string; tests?: Record<string, string>; gate?: string }): void {
   repo.write("SPEC.md", "double things\n");
   repo.write("pkg/__init__.py", "");
   repo.write("pkg/calc.py", "def add(a, b):\n    return a + b\n");
   repo.write("tests/__init__.py", "");
   for (const [path, text] of Object.entries(options.tests ?? { "tests/test_calc.py": "from pkg.calc import add\n\n\ndef test_add():\n    assert add(2, 2) == 4\n" })) repo.write(path, text);
   repo.write(".gitignore", "__pycache__/\n");
-  repo.write(".factory/config.toml", `[surfaces.py]\ndir = "."\n  [[surfaces.py.gates]]\n  name = "pytest"\n  run = "${PYTEST_GATE}"\n  tests = true\n${options.config}`);
+  repo.write(".factory/config.toml", `[surfaces.py]\ndir = "."\n  [[surfaces.py.gates]]\n  name = "pytest"\n  run = "${options.gate ?? PYTEST_GATE}"\n  tests = true\n${options.config}`);
 }
 
 /** P01 ("Add double", pkg/double.py) on a Python project whose spec is at `spec`, its planted test, committed. */

@@ -1,6 +1,8 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { makeRepo, type TestRepo } from "../helpers/git-repo.js";
-import { pytestAvailable, usePythonQueue, writePythonProject } from "../helpers/python-queue.js";
+import { PYTEST_GATE, pytestAvailable, usePythonQueue, writePythonProject } from "../helpers/python-queue.js";
 
 /**
  * Planted tests judged per case (DESIGN §6), the way real commits plant them: a new version of an
@@ -13,9 +15,13 @@ const DOUBLE_PY = "def double(n):\n    return n * 2\n";
 const EXISTING = Array.from({ length: 12 }, (_, n) => `def test_add_${n}():\n    assert add(${n}, 1) == ${n + 1}\n`).join("\n\n");
 const TEST_CALC = `from pkg.calc import add\n\n\n${EXISTING}`;
 
+/** The gate the targets get: the whole suite each time, or (with {tests}) the planted files alone in the planted check. */
+let gate = PYTEST_GATE;
+
 function pythonTarget(planted: string, extra = "", more: Record<string, string> = {}): TestRepo {
   const repo = queue.track(makeRepo({ initialCommit: false }));
   writePythonProject(repo, {
+    gate,
     config: `${queue.agentConfig}[limits]\nmax_attempts = 1\n`,
     tests: { "tests/test_calc.py": TEST_CALC, "tests/test_other.py": "def test_old():\n    assert 1 + 1 == 2\n\n\ndef test_kept():\n    assert 2 + 2 == 4\n" },
   });
@@ -33,7 +39,14 @@ function pythonTarget(planted: string, extra = "", more: Record<string, string> 
 const HONEST = { P01: { implementer: [{ append: { "pkg/calc.py": `\n\n${DOUBLE_PY}` } }], reviewer: [{ evidence: "pkg/calc.py:5" }] } };
 const DOUBLE_CASE = "\n\ndef test_double():\n    from pkg.calc import double\n    assert double(21) == 42\n";
 
-describe.skipIf(!available)("planted tests judged per case", () => {
+describe.skipIf(!available).each([
+  ["running the whole suite", PYTEST_GATE],
+  ["running the planted files alone through {tests}", `${PYTEST_GATE} {tests}`],
+])("planted tests judged per case, the gate %s", (_how, command) => {
+  beforeEach(() => {
+    gate = command;
+  });
+
   it("a new case added to an existing file of passing cases is the planted case: the packet merges", async () => {
     const target = pythonTarget(`${TEST_CALC}${DOUBLE_CASE}`);
     const { code, out, record, events } = await queue.run(target, HONEST);
@@ -42,6 +55,10 @@ describe.skipIf(!available)("planted tests judged per case", () => {
     expect(record?.status.state).toBe("merged");
     const planted = events.find((event) => event.kind === "planted");
     expect(planted && "cases" in planted ? planted.cases?.pytest?.cases : undefined).toEqual(["tests.test_calc::test_double"]);
+    // With {tests}, the planted check ran the planted file alone: the rest of the suite runs once, in the gates.
+    const checked = readFileSync(join(target.dir, ".factory/runs/P01/attempt-1/planted-check/reports/junit-pytest.xml"), "utf8");
+    expect(checked.includes("test_old")).toBe(!command.includes("{tests}"));
+    expect(checked).toContain("test_double");
   });
 
   it("a case the planted version drops was removed by the packet's author: not a regression", async () => {

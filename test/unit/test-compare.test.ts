@@ -100,6 +100,14 @@ describe("plantedCases (right after planting)", () => {
     });
   });
 
+  it("run alone (node:test, no file names): every case is the planted file's, and none of the suite's other cases is taken as removed", () => {
+    const nodeBaseline = [pass("test::adds"), pass("test::subtracts")];
+    const alone = plantedCases({ files: ["test/double.test.js"], surfaceDir: ".", baseline: nodeBaseline, now: [pass("test::adds"), fail("test::doubles")], only: true });
+    expect(alone).toEqual({ cases: ["test::doubles"], files: ["test/double.test.js"], removed: [], counts: [count("test/double.test.js", 2, 1, 1)] });
+    // The same report from a whole-suite run would say the planting took test::subtracts away.
+    expect(plantedCases({ files: ["test/double.test.js"], surfaceDir: ".", baseline: nodeBaseline, now: [pass("test::adds"), fail("test::doubles")] }).removed).toEqual(["test::subtracts"]);
+  });
+
   it("matches paths relative to the surface directory", () => {
     const now = [fail("tests.test_double::test_double")];
     expect(plantedCases({ files: ["api/tests/test_double.py"], surfaceDir: "api", baseline: [], now }).files).toEqual(["api/tests/test_double.py"]);
