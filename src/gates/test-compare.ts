@@ -262,7 +262,8 @@ function belongsTo(result: TestResult, file: string, surfaceDir: string): boolea
 }
 
 /** A report entry about the whole file (it could not be collected or loaded), not a test case. */
-function isFileLevel(result: TestResult, files: readonly string[], surfaceDir: string): boolean {
+/** Whether a result stands for a whole file of `files` (a collection or load error, a file-level entry), not a case in it. */
+export function isFileLevel(result: TestResult, files: readonly string[], surfaceDir: string): boolean {
   if (result.collectionError) return files.some((file) => belongsTo(result, file, surfaceDir));
   const [, name] = splitId(result.id);
   return files.some((file) => pathForms(file, surfaceDir).includes(name));

@@ -3,9 +3,9 @@ import { dirname, join, relative } from "node:path";
 import type { Surface } from "../config/types.js";
 import { gitTry } from "../git/repo.js";
 import { reduceToCommit } from "../git/worktree.js";
-import { runCommandGate } from "../gates/command.js";
+import { runCommandGate, TESTS_PLACEHOLDER } from "../gates/command.js";
 import type { TestResult } from "../gates/junit.js";
-import { namedBy, realCases } from "../gates/test-compare.js";
+import { isFileLevel, namedBy, realCases } from "../gates/test-compare.js";
 import type { GateReport } from "../gates/types.js";
 import type { Packet } from "../packet/types.js";
 import { checkInterrupted, type RunContext } from "../loop/context.js";
@@ -56,7 +56,10 @@ export async function holdoutProblem(root: string, packet: string): Promise<stri
  * Runs a packet's holdout tests in the gated tree and removes them again. The report says only how many
  * hidden cases ran and failed, and which invariants they guard: never their names or output.
  */
-export async function runHoldout(ctx: RunContext, input: { packet: Packet; worktree: string; surface: Surface; runDir: string; files: readonly string[] }): Promise<GateReport> {
+export async function runHoldout(
+  ctx: RunContext,
+  input: { packet: Packet; worktree: string; surface: Surface; runDir: string; files: readonly string[] },
+): Promise<{ report: GateReport; ran: number; failed: number; alone: boolean }> {
   const { packet, worktree, surface, files } = input;
   const started = Date.now();
   const source = join(ctx.root, HOLDOUT_DIR, packet.id);
@@ -82,15 +85,21 @@ export async function runHoldout(ctx: RunContext, input: { packet: Packet; workt
         ...sandboxed(ctx, worktree, surface.network),
       });
       checkInterrupted(ctx.signal);
-      cases.push(...realCases(results ?? []).filter((result) => namedBy(result.id, files, surface.dir)));
+      // A hidden file that does not load counts as one failing case: before the work that is expected, after it a failure.
+      const loadErrors = (results ?? []).filter((result) => result.outcome === "failed" && isFileLevel(result, files, surface.dir));
+      cases.push(...realCases(results ?? []).filter((result) => namedBy(result.id, files, surface.dir) && !loadErrors.includes(result)), ...loadErrors);
     }
   } finally {
     await reduceToCommit(worktree); // the hidden files leave the tree before anything else reads it
   }
   const guards = packet.invariants.map((invariant) => `"${invariant.id}"`).join(", ");
   const base = { name: "holdout", durationMs: Date.now() - started, findings: [] };
-  if (cases.length === 0) return { ...base, status: "fail", summary: `the packet's hidden tests yielded no test case in any tests gate (the team's holdout files, ${files.length}): fix them` };
   const failed = cases.filter((result) => result.outcome !== "passed").length;
-  if (failed > 0) return { ...base, status: "fail", summary: `${failed} of ${cases.length} hidden test case(s) of the packet failed; they check its invariants ${guards}` };
-  return { ...base, status: "pass", summary: `${cases.length} hidden test case(s) passed` };
+  // Every tests gate named the hidden files ({tests}): they ran alone, so what they yielded is all they hold.
+  const alone = surface.gates.filter((gate) => gate.tests).every((gate) => new RegExp(TESTS_PLACEHOLDER.source).test(gate.run));
+  const ran = { ran: cases.length, failed, alone };
+  if (cases.length === 0)
+    return { ...ran, report: { ...base, status: "fail", summary: `the packet's hidden tests yielded no test case in any tests gate (the team's holdout files, ${files.length}): fix them` } };
+  if (failed > 0) return { ...ran, report: { ...base, status: "fail", summary: `${failed} of ${cases.length} hidden test case(s) of the packet failed; they check its invariants ${guards}` } };
+  return { ...ran, report: { ...base, status: "pass", summary: `${cases.length} hidden test case(s) passed` } };
 }

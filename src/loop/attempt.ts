@@ -25,7 +25,7 @@ import { GitFileTampered } from "../git/git-file.js";
 import { agentCallEnd, type AttemptEnd } from "./decide.js";
 import { runGates } from "./gates.js";
 import { installSurface, plant, prepareWorktree, type Planting } from "./prepare.js";
-import { holdoutProblem } from "../guards/holdout.js";
+import { HOLDOUT_DIR, holdoutFiles, holdoutProblem, runHoldout } from "../guards/holdout.js";
 import { review } from "./review.js";
 import { checkSpecDrift } from "./spec-drift.js";
 import { changedOutside, fingerprintOutside, isUsersOwn, snapshotHooks, undoHookChanges } from "../guards/tripwire.js";
@@ -150,6 +150,17 @@ async function attemptSteps(ctx: RunContext, input: AttemptInput): Promise<Attem
     if (!checked.ok) return { ...withTree, planting, end: { kind: "defective-packet", reason: checked.reason } };
     planting = { ...planting, cases: checked.cases };
     await restoreWorktree(worktree);
+  }
+  // Hidden tests that already pass before any work cannot tell right from wrong, like planted ones.
+  const hidden = surface ? holdoutFiles(ctx.root, packet.id) : [];
+  if (surface && hidden.length > 0) {
+    const before = await runHoldout(ctx, { packet, worktree, surface, runDir: join(input.runDir, "holdout-before"), files: hidden });
+    // Run with the whole suite, a planted file that does not load yet can stop the runner before the hidden files: no verdict then.
+    if (before.ran === 0 && before.alone) return { ...withTree, planting, end: { kind: "defective-packet", reason: before.report.summary } };
+    if (before.ran > 0 && before.failed === 0) {
+      const reason = `its hidden tests (${HOLDOUT_DIR}/${packet.id}/, ${before.ran} case(s)) all pass before any implementation, so they cannot tell right from wrong: make at least one fail without the change`;
+      return { ...withTree, planting, end: { kind: "defective-packet", reason } };
+    }
   }
   const withPlanting = { ...withTree, planting };
   if (planting.files.length > 0) {

@@ -130,7 +130,7 @@ export async function runGates(ctx: RunContext, input: GateRunInput): Promise<Ga
   }
   // The packet's hidden tests, last: copied into this tree, run, and removed again.
   const hidden = surface ? holdoutFiles(ctx.root, packet.id) : [];
-  if (surface && hidden.length > 0) reports.push(await runHoldout(ctx, { packet, worktree: input.worktree, surface, runDir: input.runDir, files: hidden }));
+  if (surface && hidden.length > 0) reports.push((await runHoldout(ctx, { packet, worktree: input.worktree, surface, runDir: input.runDir, files: hidden })).report);
   for (const report of reports.slice(input.combined?.builtins.length ?? 0)) {
     ctx.emit({ kind: "gate", packet: packet.id, attempt: input.attempt, gate: report.name, status: report.status, summary: report.summary, durationMs: report.durationMs });
   }

@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { makeRepo, type TestRepo } from "../helpers/git-repo.js";
-import { pytestAvailable, queueDoublePacket, usePythonQueue, writePythonProject } from "../helpers/python-queue.js";
+import { PYTEST_GATE, pytestAvailable, queueDoublePacket, usePythonQueue, writePythonProject } from "../helpers/python-queue.js";
 
 /**
  * Issue 23.6: an implementer that special-cases the planted inputs passes everything the factory runs
@@ -17,9 +17,9 @@ const DOUBLE_PY = "def double(n):\n    return n * 2\n";
 const SPECIAL_CASED = "def double(n):\n    return 42 if n == 21 else n + 1\n";
 const HIDDEN = `# ${MARKER}\nfrom pkg.double import double\n\n\ndef test_double_other_inputs():\n    assert double(5) == 10\n    assert double(0) == 0\n`;
 
-function pythonTarget(): TestRepo {
+function pythonTarget(gate = PYTEST_GATE): TestRepo {
   const repo = queue.track(makeRepo({ initialCommit: false }));
-  writePythonProject(repo, { config: `${queue.agentConfig}[limits]\nmax_attempts = 1\n` });
+  writePythonProject(repo, { gate, config: `${queue.agentConfig}[limits]\nmax_attempts = 1\n` });
   repo.write(".gitignore", "__pycache__/\n.factory/holdout/\n");
   const spec = repo.commit("python project");
   queueDoublePacket(repo, spec);
@@ -57,6 +57,15 @@ describe.skipIf(!available)("hidden holdout tests", () => {
     expect(code).toBe(0);
     expect(target.read("pkg/double.py")).toContain("# found 0");
     expect(target.exists("tests/test_double_hidden.py")).toBe(false); // never landed
+  });
+
+  it("that already pass before any implementation make the packet defective, before the implementer is paid", async () => {
+    const target = pythonTarget(`${PYTEST_GATE} {tests}`); // run alone: a planted file that does not load yet cannot stop them
+    writeFileSync(join(target.dir, ".factory/holdout/P01/tests/test_double_hidden.py"), "from pkg.calc import add\n\n\ndef test_add_more():\n    assert add(1, 1) == 2\n");
+    const { code, out, events } = await queue.run(target, { P01: { implementer: [{ write: { "pkg/double.py": DOUBLE_PY } }] } });
+    expect(out).toContain("its hidden tests (.factory/holdout/P01/, 1 case(s)) all pass before any implementation, so they cannot tell right from wrong");
+    expect(events.filter((event) => event.kind === "agent-finished")).toEqual([]);
+    expect(code).toBe(1);
   });
 
   it("committed to the repository, are refused: the agent's git could read them", async () => {
