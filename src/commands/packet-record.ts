@@ -1,3 +1,4 @@
+import { FACTORY_WORKTREES } from "../git/git-file.js";
 import { userInfo } from "node:os";
 import { createInterface } from "node:readline/promises";
 import { gitUserName } from "../git/repo.js";
@@ -43,7 +44,7 @@ export async function loadPacketRecord(cwd: string, id: string, output: Output):
  */
 export function refuseAgents(cwd: string, env: NodeJS.ProcessEnv, ancestor: () => string | undefined = agentAncestor): string | undefined {
   // Worktrees live under <cache>/factory/worktrees/ (older versions: <repository>/.factory/worktrees/).
-  if (/[\\/]\.?factory[\\/]worktrees[\\/]/.test(`${cwd}/`)) return "it is run from inside a factory worktree; run it from your own checkout";
+  if (FACTORY_WORKTREES.test(`${cwd}/`)) return "it is run from inside a factory worktree; run it from your own checkout";
   const agentVariables = AGENT_VARIABLES.filter((name) => env[name]);
   if (agentVariables.length > 0) return `it is run by an agent process (${agentVariables.join(", ")} set); only a person can do this`;
   const found = ancestor();

@@ -34,8 +34,16 @@ export function gitFileProblem(worktree: string, stat: Pick<Stats, "isFile" | "i
   return undefined;
 }
 
-/** Throws GitFileTampered when `cwd` is a linked worktree whose `.git` file is not the one git wrote. */
+/** Where the factory keeps its task and scratch worktrees (`…/factory/worktrees/<repo>-<hash>/…`, see loop/context.ts). */
+export const FACTORY_WORKTREES = /[\\/]\.?factory[\\/]worktrees[\\/]/;
+
+/**
+ * Throws GitFileTampered when `cwd` is one of the factory's worktrees and its `.git` file is not the one git
+ * wrote. The user's own checkouts (a linked worktree, a submodule, whose `.git` points into `modules/`) are
+ * theirs, never checked.
+ */
 export function checkGitFile(cwd: string): void {
+  if (!FACTORY_WORKTREES.test(`${cwd}/`)) return;
   const file = join(cwd, ".git");
   let stat: Stats;
   try {
