@@ -1,4 +1,4 @@
-import { landedPackets, landedVersion } from "../git/trailers.js";
+import { landedCacheFile, landedPackets, landedVersion } from "../git/trailers.js";
 import { recordLandedVersions } from "../loop/reconcile.js";
 import { diffStat, diffText } from "../git/diff.js";
 import { resolveCommit } from "../git/repo.js";
@@ -47,7 +47,7 @@ export async function approve(options: ApproveOptions): Promise<ExitCode> {
   const finished = await finishLeftCheckout(workspace.root, workspace.branch);
   if (finished) output.err(`notice: ${finished}`);
   // git's history may say it landed while the ledger does not (an approve or run killed after moving the target).
-  const landed = packet ? landedVersion(await landedPackets(workspace.root, workspace.tip), id, packet.sha256) : undefined;
+  const landed = packet ? landedVersion(await landedPackets(workspace.root, workspace.tip, { cacheFile: landedCacheFile(workspace.root) }), id, packet.sha256) : undefined;
   if (packet && landed && record?.status.state !== "merged") {
     await withLandLock(workspace.root, async () => recordLandedVersions(workspace.root, workspace.ledger, workspace.branch, [packet], (await workspace.ledger.read()).state));
     output.err(

@@ -1,4 +1,4 @@
-import { landedPackets, landedVersion } from "../git/trailers.js";
+import { landedCacheFile, landedPackets, landedVersion } from "../git/trailers.js";
 import { deleteBranch, removeWorktree } from "../git/worktree.js";
 import { isAlive } from "../ledger/run-lock.js";
 import type { Output } from "../log/output.js";
@@ -23,7 +23,9 @@ export async function reset(options: ResetOptions): Promise<ExitCode> {
   }
   const loaded = await loadPacketRecord(options.cwd, id, output);
   if (!loaded) return EXIT.invalid;
-  const landed = loaded.packet ? landedVersion(await landedPackets(loaded.workspace.root, loaded.workspace.branch), id, loaded.packet.sha256) : undefined;
+  const landed = loaded.packet
+    ? landedVersion(await landedPackets(loaded.workspace.root, loaded.workspace.branch, { cacheFile: landedCacheFile(loaded.workspace.root) }), id, loaded.packet.sha256)
+    : undefined;
   if (landed) {
     output.err(
       `${id} is merged on ${loaded.workspace.branch} (${landed.commit.slice(0, 10)}, by its Factory-Packet trailers); a reset would land it twice. Change the packet (a new version) to run it again.`,

@@ -1,6 +1,6 @@
 import { finishLeftCheckout } from "../merge/checkout.js";
 import { hostname } from "node:os";
-import { landedPackets } from "../git/trailers.js";
+import { landedCacheFile, landedPackets } from "../git/trailers.js";
 import type { LedgerState, PacketHistory, PacketRecord } from "../ledger/fold.js";
 import type { LedgerView } from "../ledger/ledger.js";
 import type { LedgerEvent } from "../ledger/events.js";
@@ -122,7 +122,7 @@ export async function loadBoard<R extends PacketRecord = PacketRecord>(
   view?: LedgerView<R>,
 ): Promise<{ ledger: LedgerState<R>; board: Board; warnings: string[]; owners: OwnerCheck[]; version: string | undefined }> {
   // git's log runs while the ledger is read.
-  const landing = landedPackets(workspace.root, workspace.tip);
+  const landing = landedPackets(workspace.root, workspace.tip, { cacheFile: landedCacheFile(workspace.root) });
   landing.catch(() => undefined); // awaited below; a failure is not left unhandled meanwhile
   const ledgerRead = view ?? ((await workspace.ledger.read()) as unknown as LedgerView<R>);
   const ledger = ledgerRead.state;

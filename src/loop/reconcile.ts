@@ -1,6 +1,6 @@
 import { treeOf } from "../git/repo.js";
 import { deleteBranch, removeWorktree } from "../git/worktree.js";
-import { landedIndex, landedPackets } from "../git/trailers.js";
+import { landedIndex, landedCacheFile, landedPackets } from "../git/trailers.js";
 import type { EventBody } from "../ledger/events.js";
 import type { LedgerState } from "../ledger/fold.js";
 import type { Ledger } from "../ledger/ledger.js";
@@ -15,7 +15,7 @@ import { taskBranch, worktreePath } from "./context.js";
  * version lands twice.
  */
 export async function recordLandedVersions(root: string, ledger: Ledger, branch: string, packets: readonly Packet[], state: LedgerState): Promise<string[]> {
-  const landedAs = landedIndex(await landedPackets(root, branch));
+  const landedAs = landedIndex(await landedPackets(root, branch, { cacheFile: landedCacheFile(root) }));
   const events: EventBody[] = [];
   for (const packet of packets) {
     const found = landedAs(packet.id, packet.sha256);

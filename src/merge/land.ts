@@ -5,7 +5,7 @@ import { gitRun, gitTry, headOf, resolveCommit, treeOf, wantsSignedCommits } fro
 import { createWorktree, listWorktrees, mergeInWorktree, worktreeStatus } from "../git/worktree.js";
 import type { PlantedCases } from "../gates/test-compare.js";
 import { checkSpecDrift } from "../loop/spec-drift.js";
-import { landedPackets, landedVersion } from "../git/trailers.js";
+import { landedCacheFile, landedPackets, landedVersion } from "../git/trailers.js";
 import { isGreen, type GateReport } from "../gates/types.js";
 import type { TestResult } from "../gates/junit.js";
 import { measureBaseline, seedBaseline } from "../loop/baseline.js";
@@ -97,7 +97,7 @@ export async function land(ctx: RunContext, input: LandInput): Promise<LandResul
     const drift = await checkSpecDrift(ctx.root, input.packet, tip);
     if (drift) return { kind: "spec-drift", reason: drift };
     // This exact version may be on the target already (an approve that ran meanwhile, a crash after the move): never twice.
-    const already = landedVersion(await landedPackets(ctx.root, tip), input.packet.id, input.packet.sha256);
+    const already = landedVersion(await landedPackets(ctx.root, tip, { cacheFile: landedCacheFile(ctx.root) }), input.packet.id, input.packet.sha256);
     if (already) return { kind: "merged", commit: already.commit, tree: await treeOf(ctx.root, already.commit) };
     const tree = await treeOf(ctx.root, commit);
     const message = mergeMessage(ctx.config.merge.message, input.packet, { ...input.provenance, gates });
@@ -107,7 +107,7 @@ export async function land(ctx: RunContext, input: LandInput): Promise<LandResul
       if (moved.notice) ctx.emit({ kind: "notice", packet: input.packet.id, message: moved.notice });
       const surface = surfaceOf(ctx.config, input.packet);
       // The squash has exactly the gated tree: its gate results are the next packets' baseline there.
-      if (surface && tests) seedBaseline(ctx.root, { commit: squash, surface, results: tests });
+      if (surface && tests) await seedBaseline(ctx.root, { commit: squash, surface, results: tests });
       return { kind: "merged", commit: squash, tree };
     }
     if (moved.kind === "dirty") return { kind: "merge-blocked", reason: moved.reason };
