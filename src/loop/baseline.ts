@@ -1,13 +1,15 @@
 import { sandboxed } from "../guards/sandbox-policy.js";
+import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { GateConfig, Surface } from "../config/types.js";
-import { resolveCommit } from "../git/repo.js";
+import { gitReadObjects, orThrow, resolveCommit } from "../git/repo.js";
 import { createWorktree, removeWorktree } from "../git/worktree.js";
 import { runCommandGate, TESTS_PLACEHOLDER } from "../gates/command.js";
 import type { TestResult } from "../gates/junit.js";
 import { realCases } from "../gates/test-compare.js";
 import { STATE_DIR } from "../ledger/store.js";
+import { PACKETS_DIR } from "../packet/load.js";
 import { checkInterrupted, worktreesDir, type RunContext } from "./context.js";
 import { installSurface } from "./prepare.js";
 
@@ -25,6 +27,8 @@ export interface TestGateRun {
 export type TestRun = { ok: true; runs: Map<string, TestGateRun> } | { ok: false; reason: string };
 
 interface CacheFile {
+  /** The tree the tests saw (`testedTree`), and the commit it was measured at. */
+  tree: string;
   commit: string;
   key: string;
   results: Record<string, TestResult[]>;
@@ -32,29 +36,49 @@ interface CacheFile {
 
 /**
  * The per-test results of the surface's tests gates at `commit`, measured in
- * a checkout of exactly that commit and cached under it (keyed by the gate
- * commands). `checkout` is such a checkout when the caller has one (a fresh
+ * a checkout of exactly that commit and cached under the tree the tests see
+ * there (`testedTree`) and the gate commands: a commit that changes only
+ * packets reuses the baseline of the one before. `checkout` is such a checkout when the caller has one (a fresh
  * task worktree before planting); otherwise a scratch worktree is made for it.
  * A baseline that cannot run the suite is an error, never an empty baseline.
  */
 export async function measureBaseline(ctx: Pick<RunContext, "root" | "config" | "signal">, input: { surface: Surface; commit: string; runDir: string; checkout?: string }): Promise<Baseline> {
-  const cacheFile = baselineFile(ctx.root, input.commit, input.surface);
+  const tree = await testedTree(ctx.root, input.commit);
+  const cacheFile = baselineFile(ctx.root, tree, input.surface);
   const key = baselineKey(input.surface);
   try {
     const cached = JSON.parse(readFileSync(cacheFile, "utf8")) as CacheFile;
-    if (cached.key === key && cached.commit === input.commit) return { ok: true, results: new Map(Object.entries(cached.results)), cached: true };
+    if (cached.key === key && cached.tree === tree) return { ok: true, results: new Map(Object.entries(cached.results)), cached: true };
   } catch {
     // no usable cache: measure
   }
   const runDir = join(input.runDir, `baseline-${input.commit.slice(0, 10)}`);
   const measured = input.checkout ? await measureIn(ctx, { ...input, worktree: input.checkout, runDir }) : await measureInScratch(ctx, { ...input, runDir });
   if (!measured.ok) return measured;
-  writeBaseline(ctx.root, input.commit, input.surface, measured.results);
+  writeBaseline(ctx.root, { tree, commit: input.commit }, input.surface, measured.results);
   return { ...measured, cached: false };
 }
 
-function baselineFile(root: string, commit: string, surface: Surface): string {
-  return join(root, STATE_DIR, "baselines", `${commit}-${surface.name}.json`);
+function baselineFile(root: string, tree: string, surface: Surface): string {
+  return join(root, STATE_DIR, "baselines", `${tree}-${surface.name}.json`);
+}
+
+/**
+ * What the tests see of `commit`: a digest of its root tree without the
+ * packets directory (packet files and their planted tests are read by the
+ * factory, not by the suite, and are planted into a task's tree only after
+ * its baseline). Two commits with the same digest have the same baseline.
+ */
+export async function testedTree(root: string, commit: string): Promise<string> {
+  const args = ["ls-tree", "-z", "--full-tree", commit];
+  const listing = orThrow(root, await gitReadObjects(root, [commit], args), args);
+  return testedTreeOf(listing);
+}
+
+/** Pure: the digest of a root tree's `ls-tree -z` listing without its packets entry. */
+export function testedTreeOf(listing: string): string {
+  const kept = listing.split("\0").filter((entry) => entry !== "" && entry.slice(entry.indexOf("\t") + 1) !== PACKETS_DIR);
+  return createHash("sha256").update(kept.join("\0")).digest("hex");
 }
 
 /** The cache holds for these exact gate commands: the tests gates' results, and the whole-tree gates green. */
@@ -77,10 +101,10 @@ export function hasBaseline(surface: Surface): boolean {
   return surface.gates.some((gate) => gate.tests) || wholeTreeGates(surface).length > 0;
 }
 
-function writeBaseline(root: string, commit: string, surface: Surface, results: ReadonlyMap<string, TestResult[]>): void {
+function writeBaseline(root: string, at: { tree: string; commit: string }, surface: Surface, results: ReadonlyMap<string, TestResult[]>): void {
   mkdirSync(join(root, STATE_DIR, "baselines"), { recursive: true });
-  const file: CacheFile = { commit, key: baselineKey(surface), results: Object.fromEntries(results) };
-  writeFileSync(baselineFile(root, commit, surface), JSON.stringify(file));
+  const file: CacheFile = { ...at, key: baselineKey(surface), results: Object.fromEntries(results) };
+  writeFileSync(baselineFile(root, at.tree, surface), JSON.stringify(file));
 }
 
 /**
@@ -90,11 +114,11 @@ function writeBaseline(root: string, commit: string, surface: Surface, results: 
  * seeds (a `{files}` run saw part of it), and only one a baseline would
  * accept; the tree landed green, so its whole-tree gates passed. Returns whether it seeded.
  */
-export function seedBaseline(root: string, input: { commit: string; surface: Surface; results: ReadonlyMap<string, TestResult[]> }): boolean {
+export async function seedBaseline(root: string, input: { commit: string; surface: Surface; results: ReadonlyMap<string, TestResult[]> }): Promise<boolean> {
   const gates = input.surface.gates.filter((gate) => gate.tests);
   if (gates.length === 0 || gates.some((gate) => gate.run.includes("{files}") || !input.results.has(gate.name))) return false;
   if (gates.some((gate) => baselineProblem({ results: input.results.get(gate.name) ?? [], exitCode: 0, tail: undefined }))) return false;
-  writeBaseline(root, input.commit, input.surface, input.results);
+  writeBaseline(root, { tree: await testedTree(root, input.commit), commit: input.commit }, input.surface, input.results);
   return true;
 }
 

@@ -97,6 +97,28 @@ describe("the baseline after a landing", () => {
   });
 });
 
+describe("the baseline cache", () => {
+  it("is kept for the tree the tests see: a commit of packets alone reuses it, a commit of anything else measures again", async () => {
+    const triple = { write: { "src/triple.js": "export const triple = (n) => n * 3;\n" } };
+    const quad = { write: { "src/quad.js": "export const quad = (n) => n * 4;\n" } };
+    const target = setUp({ script: { P01: { implementer: [honest] }, P02: { implementer: [triple] }, P03: { implementer: [quad] } } });
+    const measuredAt = (commit: string) => existsSync(join(target.dir, ".factory/runs/preflight", `baseline-${commit.slice(0, 10)}`));
+    expect((await target.run()).out).toContain("P01#1 → merged");
+    addPacket(target, "P02", `allowed_paths = ["src/triple.js"]`);
+    const packetsOnly = target.commit("a second packet");
+    expect((await target.run()).out).toContain("P02#1 → merged");
+    expect((await target.events("P02")).filter((event) => event.kind === "baseline-measured")).toMatchObject([{ commit: packetsOnly, cached: true }]);
+    expect(measuredAt(packetsOnly)).toBe(false);
+
+    target.write("NOTES.md", "a person's notes\n");
+    addPacket(target, "P03", `allowed_paths = ["src/quad.js"]`);
+    const withNotes = target.commit("notes and a third packet");
+    expect((await target.run()).out).toContain("P03#1 → merged");
+    expect(measuredAt(withNotes)).toBe(true); // by the run's preflight, before any spend; P03 then used it
+    expect((await target.events("P03")).filter((event) => event.kind === "baseline-measured")).toMatchObject([{ commit: withNotes, cached: true }]);
+  });
+});
+
 describe("the queue is out of the agent's reach", () => {
   it("a packet file the agent creates under packets/ fails the untouched gate and never lands", async () => {
     const sneaky = { write: { ...honest.write, "packets/P09-free.toml": 'id = "P09"\n', "packets/supplied/P01/test/double.test.js": "// weakened\n" } };
