@@ -51,6 +51,38 @@ describe("the merge re-check", () => {
   }, 60_000);
 });
 
+describe("the merge re-check, in a forced order", () => {
+  it("the second packet's change breaks the first one's test, which is not its own planted test: caught against the tip's own baseline", async () => {
+    // P01 (double() on add()) lands first; P02 (add() renamed to sum()) finishes 3 s later, on the moved tip.
+    // In the combined tree only P01's test fails: a baseline measured on the combined tree would call it
+    // already failing and land P02 with main red. Against the tip's own baseline it is a regression.
+    const rename = {
+      sleep: 3000,
+      write: {
+        "src/calc.js": "export function sum(a, b) {\n  return a + b;\n}\n",
+        "test/calc.test.js": `import assert from "node:assert/strict";\nimport test from "node:test";\nimport { sum } from "../src/calc.js";\n\ntest("adds", () => {\n  assert.equal(sum(2, 2), 4);\n});\n`,
+      },
+    };
+    const target = setUp({
+      allowed: ["src/double.js"],
+      forbidden: [],
+      script: {
+        P01: { implementer: [{ write: { "src/double.js": `import { add } from "./calc.js";\nexport function double(n) {\n  return add(n, n);\n}\n` } }] },
+        P02: { implementer: [rename] },
+      },
+    });
+    addPacket(target, "P02", `allowed_paths = ["src/calc.js", "test/calc.test.js"]\nmax_attempts = 1`);
+    target.commit("second packet");
+    const { out } = await target.run({ concurrency: 2 });
+    expect(out).toContain("P01#1 → merged");
+    expect(out).not.toContain("P02#1 → merged");
+    expect(out).toMatch(/P02#1 re-gate: main moved to [0-9a-f]{10}; gating the combined tree/);
+    expect(await target.record("P02")).toMatchObject({ status: { state: "blocked", reason: expect.stringMatching(/gate test failed: 1 regression\(s\)/) } });
+    expect(target.subjects().filter((subject) => subject.startsWith("feat:"))).toHaveLength(1);
+    expect(target.targetTestsPass()).toBe(true);
+  }, 60_000);
+});
+
 describe("planted tests must run, with node:test", () => {
   it("an implementation that ends the planted test file early, beside a passing test of its own, does not land", async () => {
     const cheat = { write: { "src/double.js": "process.exit(0);\nexport const double = () => 0;\n", "test/mine.test.js": 'import test from "node:test";\ntest("mine", () => {});\n' } };
