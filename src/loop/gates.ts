@@ -246,8 +246,8 @@ async function againstBefore(ctx: RunContext, input: GateRunInput, gate: GateCon
     const text = await readFileAt(input.worktree, input.plantedCommit, `${prefix}${file}`);
     if (text !== undefined) before.set(file, text);
   }
-  if (before.size === 0) return report; // every file is new: every finding is the change's
   const now = readLog(join(input.runDir, `gate-${gate.name}.log`));
+  if (before.size === 0) return withFindings(report, newFindings({ now, before: "", files }), files); // every file is new: every finding is the change's
   for (const [file, text] of before) writeFileSync(join(input.worktree, prefix, file), text);
   let then: GateReport;
   try {
@@ -268,14 +268,18 @@ async function againstBefore(ctx: RunContext, input: GateRunInput, gate: GateCon
   checkInterrupted(ctx.signal);
   if (then.status !== "pass" && then.status !== "fail") return report;
   const fresh = newFindings({ now, before: readLog(join(input.runDir, `gate-${then.name}.log`)), files });
-  if (fresh.length > 0) {
-    return {
-      ...report,
-      summary: `${fresh.length} new finding(s) in the changed files: ${fresh[0]}`,
-      findings: fresh.map((message) => ({ file: files.find((file) => message.includes(file)) ?? "", message })),
-    };
-  }
+  if (fresh.length > 0) return withFindings(report, fresh, files);
   return { ...report, status: "pass", summary: "its findings in the changed files were all there before this change" };
+}
+
+/** A failed `{files}` gate's report naming the findings this change brought (the first in its summary); as it was when none is recognised. */
+function withFindings(report: GateReport, fresh: readonly string[], files: readonly string[] = []): GateReport {
+  if (fresh.length === 0) return report;
+  return {
+    ...report,
+    summary: `${fresh.length} new finding(s) in the changed files: ${fresh[0]}`,
+    findings: fresh.map((message) => ({ file: files.find((file) => message.includes(file)) ?? "", message })),
+  };
 }
 
 function readLog(path: string): string {

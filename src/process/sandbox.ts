@@ -1,6 +1,6 @@
 import { cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { dirname, isAbsolute, join } from "node:path";
 import { execa } from "execa";
 import { absolutePathsIn } from "./shell-words.js";
 import { bwrapArgs, emptiedDirs, homeKeepDirs, SOCKET_DIRS, TEMPORARY_DIRS } from "./bwrap-args.js";
@@ -60,7 +60,11 @@ export function openSandbox(request: SandboxRequest, command: string, cwd: strin
     seeded.push(join(privateHome, path));
   }
   const candidates = [...TEMPORARY_DIRS, tmpdir(), ...(request.network ? [] : SOCKET_DIRS)].filter(isRealDirectory);
-  const { emptied, keep } = emptiedDirs(candidates, env.PATH, absolutePathsIn(command).flatMap(shownFor));
+  // A PATH entry inside an npm install (node_modules/.bin) needs the packages beside it, as a named program does.
+  const path = env.PATH?.split(":")
+    .map((entry) => (isAbsolute(entry) ? npmInstallOf(entry) : entry))
+    .join(":");
+  const { emptied, keep } = emptiedDirs(candidates, path, absolutePathsIn(command).flatMap(shownFor));
   const args = bwrapArgs(
     {
       home,
