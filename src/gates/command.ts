@@ -148,7 +148,7 @@ async function runBatch(input: CommandGateInput, command: string, junit: string)
     // It finished on the baseline, so a hang or a kill now is the candidate's doing.
     if (input.finishedOnBaseline)
       return { kind: "ended", report: { ...base, status: "fail", summary: `${ended.summary} on this change; it finished on the baseline, so the change hangs or crashes it`, findings: [] } };
-    return { kind: "ended", report: { ...base, status: "error", summary: ended.summary, findings: [] } };
+    return { kind: "ended", report: { ...base, status: "error", summary: ended.summary, findings: [], hung: true } };
   }
   const exitCode = ended.code;
   if (!gate.tests) return { kind: "ran", base: { ...base, exitCode }, results: [] };

@@ -18,6 +18,8 @@ export interface GateReport {
   durationMs: number;
   /** The tail of the output; the full output is in the run directory. */
   tail?: string;
+  /** An error because the command timed out or was killed: whose fault it is depends on whether it finishes without the change. */
+  hung?: true;
 }
 
 export function isGreen(reports: readonly GateReport[]): boolean {

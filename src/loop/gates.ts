@@ -105,7 +105,10 @@ export async function runGates(ctx: RunContext, input: GateRunInput): Promise<Ga
     });
     checkInterrupted(ctx.signal); // a gate killed by Ctrl-C says nothing about the work
     if (gate.tests && results) tests.set(gate.name, results);
-    reports.push(!gate.tests && report.status === "fail" && gate.run.includes("{files}") ? await againstBefore(ctx, input, gate, changed, report) : report);
+    const judgedByFile = !gate.tests && gate.run.includes("{files}");
+    if (judgedByFile && report.status === "fail") reports.push(await againstBefore(ctx, input, gate, changed, report));
+    else if (judgedByFile && report.hung) reports.push(await hangAgainstBefore(ctx, input, gate, changed, report));
+    else reports.push(report);
     const planted = input.plantedCases[gate.name];
     if (gate.tests && new RegExp(TESTS_PLACEHOLDER.source).test(gate.run) && planted?.files.length) reports.push(await plantedOnly(ctx, input, gate, planted));
   }
@@ -238,20 +241,45 @@ export async function builtinReports(input: BuiltinInput): Promise<GateReport[]>
  * file's existing findings never block a packet that touches it.
  */
 async function againstBefore(ctx: RunContext, input: GateRunInput, gate: GateConfig, changed: readonly string[], report: GateReport): Promise<GateReport> {
+  const files = surfaceFiles(input.surface as Surface, gate.files, changed);
+  const now = readLog(join(input.runDir, `gate-${gate.name}.log`));
+  const then = await runOnBefore(ctx, input, gate, files);
+  if (!then) return withFindings(report, newFindings({ now, before: "", files }), files); // every file is new: every finding is the change's
+  if (then.status !== "pass" && then.status !== "fail") return report;
+  const fresh = newFindings({ now, before: readLog(join(input.runDir, `gate-${then.name}.log`)), files });
+  if (fresh.length > 0) return withFindings(report, fresh, files);
+  return { ...report, status: "pass", summary: "its findings in the changed files were all there before this change" };
+}
+
+/**
+ * A `{files}` gate that hung or was killed on the change: run on the same files as they were before it
+ * (the planted commit's versions). Finished there, the hang is the change's doing, and the work's
+ * failure; hanging there too, or with every file new, it stays the environment's.
+ */
+async function hangAgainstBefore(ctx: RunContext, input: GateRunInput, gate: GateConfig, changed: readonly string[], report: GateReport): Promise<GateReport> {
+  const then = await runOnBefore(ctx, input, gate, surfaceFiles(input.surface as Surface, gate.files, changed));
+  if (then?.status !== "pass" && then?.status !== "fail") return report;
+  const { hung: _, ...rest } = report;
+  return { ...rest, status: "fail", summary: `${report.summary} on this change; on the same files before it, it finished, so the change hangs or crashes it` };
+}
+
+/**
+ * Runs `gate` on the versions before the change (at the planted commit) of those of `files` that
+ * existed then, in the worktree, which is restored afterwards; undefined when every file is new.
+ */
+async function runOnBefore(ctx: RunContext, input: GateRunInput, gate: GateConfig, files: readonly string[]): Promise<GateReport | undefined> {
   const surface = input.surface as Surface;
   const prefix = surface.dir === "." ? "" : `${surface.dir}/`;
-  const files = surfaceFiles(surface, gate.files, changed);
   const before = new Map<string, string>();
   for (const file of files) {
     const text = await readFileAt(input.worktree, input.plantedCommit, `${prefix}${file}`);
     if (text !== undefined) before.set(file, text);
   }
-  const now = readLog(join(input.runDir, `gate-${gate.name}.log`));
-  if (before.size === 0) return withFindings(report, newFindings({ now, before: "", files }), files); // every file is new: every finding is the change's
+  if (before.size === 0) return undefined;
   for (const [file, text] of before) writeFileSync(join(input.worktree, prefix, file), text);
-  let then: GateReport;
+  let report: GateReport;
   try {
-    ({ report: then } = await runCommandGate({
+    ({ report } = await runCommandGate({
       gate: { ...gate, name: `${gate.name} (before the change)` },
       surface,
       worktree: input.worktree,
@@ -266,10 +294,7 @@ async function againstBefore(ctx: RunContext, input: GateRunInput, gate: GateCon
     await restoreWorktree(input.worktree);
   }
   checkInterrupted(ctx.signal);
-  if (then.status !== "pass" && then.status !== "fail") return report;
-  const fresh = newFindings({ now, before: readLog(join(input.runDir, `gate-${then.name}.log`)), files });
-  if (fresh.length > 0) return withFindings(report, fresh, files);
-  return { ...report, status: "pass", summary: "its findings in the changed files were all there before this change" };
+  return report;
 }
 
 /** A failed `{files}` gate's report naming the findings this change brought (the first in its summary); as it was when none is recognised. */

@@ -15,7 +15,7 @@ import { unblock } from "../../src/commands/unblock.js";
 import { appendEvents } from "../../src/ledger/store.js";
 import { runLockPath } from "../../src/ledger/run-lock.js";
 import { bufferOutput } from "../../src/log/output.js";
-import { DOUBLE_JS, DOUBLE_TEST_FOR, useLoopRepos, type LoopRepo } from "../helpers/loop-repo.js";
+import { DEFAULT_GATES, DOUBLE_JS, DOUBLE_TEST_FOR, useLoopRepos, type LoopRepo } from "../helpers/loop-repo.js";
 
 /** A person scripting the command (`--yes`). */
 const person = { yes: true, input: Readable.from([]) };
@@ -241,6 +241,32 @@ describe("the run itself", () => {
     expect(record?.attemptsUsed).toBe(0);
     expect(record?.lastAttempt).toBe(2);
     expect(record?.status.state).toBe("queued");
+  });
+
+  it("a gate that hangs on the change but finished without it is the work's failure: a {files} lint on the files before the change, a whole-tree gate on the tip", async () => {
+    // Each hangs on a file that says HANG: only the change brings one. (A gate that hangs everywhere is the next test's.)
+    const hangs = (name: string, run: string, files = "") => `\n  [[surfaces.app.gates]]\n  name = "${name}"\n  run = "${run}"\n  timeout = "2s"\n${files}`;
+    const byFile = hangs("lint", "for f in {files}; do if grep -q HANG $f; then sleep 30; fi; done", `  files = "**/*.js"\n`);
+    const wholeTree = hangs("build", "if grep -rq HANG src; then sleep 30; fi");
+    const edit = { write: { ...honest.write, "src/calc.js": "// HANG\nexport function add(a, b) {\n  return a + b;\n}\n" } };
+    for (const gate of [byFile, wholeTree]) {
+      const target = setUp({ gates: `${DEFAULT_GATES}${gate}`, allowed: ["src/double.js", "src/calc.js"], forbidden: [], packet: "max_attempts = 1", script: { P01: { implementer: [edit] } } });
+      const { code, out } = await target.run();
+      expect(out).toMatch(/gate (lint|build): fail — timed out after 2s on this change; (on the same files before it|it finished on the baseline)/);
+      expect(code).toBe(1);
+      expect(await target.record("P01")).toMatchObject({ attemptsUsed: 1, status: { state: "blocked" } });
+    }
+  });
+
+  it("a {files} gate that hangs on the files before the change too is the environment's: not counted", async () => {
+    const gate = `\n  [[surfaces.app.gates]]\n  name = "lint"\n  run = "sleep 30; echo {files}"\n  timeout = "2s"\n  files = "**/*.js"\n`;
+    const edit = { write: { ...honest.write, "src/calc.js": "// a comment\nexport function add(a, b) {\n  return a + b;\n}\n" } };
+    const target = setUp({ gates: `${DEFAULT_GATES}${gate}`, allowed: ["src/double.js", "src/calc.js"], forbidden: [], script: { P01: { implementer: [edit] } } });
+    const { code, out } = await target.run();
+    expect(out).toMatch(/gate lint: error — timed out after 2s/);
+    expect(out).toContain("two environment errors in a row");
+    expect(code).toBe(1);
+    expect(await target.record("P01")).toMatchObject({ attemptsUsed: 0, status: { state: "queued" } });
   });
 
   it("a hung agent is killed by the idle timeout, with its whole process group", async () => {
