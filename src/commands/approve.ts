@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { landedCacheFile, landedPackets, landedVersion } from "../git/trailers.js";
 import { recordLandedVersions } from "../loop/reconcile.js";
 import { diffStat, diffText } from "../git/diff.js";
@@ -9,7 +10,8 @@ import { withLandLock } from "../ledger/store.js";
 import type { Output } from "../log/output.js";
 import { createProgress } from "../log/progress.js";
 import { Budget } from "../loop/budget.js";
-import { attemptDir, taskBranch, type RunContext } from "../loop/context.js";
+import { attemptDir, Interrupted, taskBranch, worktreePath, type RunContext } from "../loop/context.js";
+import { resetWorktreeTo } from "../git/worktree.js";
 import { applyLanding } from "../loop/process-packet.js";
 import { AgentWaits } from "../loop/rate-limits.js";
 import { recordedAttempt } from "../loop/recorded-attempt.js";
@@ -64,11 +66,17 @@ export async function approve(options: ApproveOptions): Promise<ExitCode> {
     output.err(`${id}'s packet file changed since the attempt was held; the held work is for the old version. The next \`factory run\` runs the new one.`);
     return EXIT.invalid;
   }
-  const branchHead = await resolveCommit(workspace.root, taskBranch(id));
-  if (branchHead !== status.commit) {
-    output.err(`${taskBranch(id)} no longer points at the held commit ${status.commit.slice(0, 10)}; nothing was approved. \`factory reject ${id} --reason …\` sends it back.`);
+  // The held commit is what was reviewed, and what lands. An approval or landing stopped during its
+  // re-gate leaves the task branch on a merge of it with the tip: the re-gate starts again from it.
+  if (!(await resolveCommit(workspace.root, `${status.commit}^{commit}`))) {
+    output.err(`the held commit ${status.commit.slice(0, 10)} of ${id} is no longer in the repository; nothing was approved. \`factory reject ${id} --reason …\` sends it back.`);
     return EXIT.invalid;
   }
+  const branchHead = await resolveCommit(workspace.root, taskBranch(id));
+  if (branchHead !== status.commit)
+    output.err(
+      `notice: ${taskBranch(id)} was left at ${branchHead?.slice(0, 10) ?? "nothing"} (a stopped approval or landing); approving the held commit ${status.commit.slice(0, 10)}, re-gated from the start`,
+    );
 
   // The spec may have moved while the work waited for a person: approving it would land work cut from an old spec.
   const drift = await checkSpecDrift(workspace.root, packet, workspace.tip);
@@ -94,29 +102,42 @@ export async function approve(options: ApproveOptions): Promise<ExitCode> {
   const config = workspace.config;
   if (!config) return EXIT.invalid;
   // One landing at a time: another approval, a rejection or a run may have acted while this one was asking.
-  return withLandLock(workspace.root, async () => {
-    const now = (await workspace.ledger.read()).state.packets.get(id)?.status;
-    if (now?.state !== "awaiting_human" || now.commit !== status.commit) {
-      output.err(
-        now?.state === "merged"
-          ? `${id} is merged already (${now.commit.slice(0, 10)}), by an approval or run that came first; nothing to do.`
-          : `${id} is ${now?.state ?? "queued"} now, no longer the held attempt you saw; nothing was approved.`,
-      );
-      return EXIT.invalid;
-    }
-    return approveLocked({ ...options, workspace, packet, record, status, config });
-  });
+  try {
+    return await withLandLock(workspace.root, () => approveIfStillHeld({ ...options, workspace, packet, record, status, config }));
+  } catch (error) {
+    if (!(error instanceof Interrupted)) throw error;
+    output.err(`factory approve interrupted: nothing was merged; ${id} is still held, and \`factory approve ${id}\` starts its re-gate again.`);
+    return EXIT.interrupted;
+  }
 }
 
-async function approveLocked(
-  input: ApproveOptions & {
-    workspace: Workspace;
-    packet: Packet;
-    record: PacketHistory;
-    config: Config;
-    status: Extract<PacketRecord["status"], { state: "awaiting_human" }>;
-  },
-): Promise<ExitCode> {
+async function approveIfStillHeld(input: ApproveOptions & ApprovalInput): Promise<ExitCode> {
+  const { output, id, workspace, status } = input;
+  const now = (await workspace.ledger.read()).state.packets.get(id)?.status;
+  if (now?.state !== "awaiting_human" || now.commit !== status.commit) {
+    output.err(
+      now?.state === "merged"
+        ? `${id} is merged already (${now.commit.slice(0, 10)}), by an approval or run that came first; nothing to do.`
+        : `${id} is ${now?.state ?? "queued"} now, no longer the held attempt you saw; nothing was approved.`,
+    );
+    return EXIT.invalid;
+  }
+  // Back to the held commit, whatever a stopped re-gate left (a merge commit, a merge half done): its
+  // installed dependencies stay. Without a worktree, the landing makes one of the held commit.
+  const worktree = worktreePath(workspace.root, id);
+  if (existsSync(worktree)) await resetWorktreeTo(worktree, status.commit);
+  return approveLocked(input);
+}
+
+interface ApprovalInput {
+  workspace: Workspace;
+  packet: Packet;
+  record: PacketHistory;
+  config: Config;
+  status: Extract<PacketRecord["status"], { state: "awaiting_human" }>;
+}
+
+async function approveLocked(input: ApproveOptions & ApprovalInput): Promise<ExitCode> {
   const { output, id, workspace, packet, record, status, config, signal } = input;
   const by = await personName(workspace.root);
   await workspace.ledger.append([{ kind: "approved", packet: id, by, tree: status.tree }]);

@@ -1,5 +1,5 @@
 import { worktreePath } from "../../src/loop/context.js";
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname } from "node:path";
@@ -15,6 +15,7 @@ import { unblock } from "../../src/commands/unblock.js";
 import { appendEvents } from "../../src/ledger/store.js";
 import { runLockPath } from "../../src/ledger/run-lock.js";
 import { bufferOutput } from "../../src/log/output.js";
+import { FACTORY_BIN } from "../helpers/cli.js";
 import { DEFAULT_GATES, DOUBLE_JS, DOUBLE_TEST_FOR, useLoopRepos, type LoopRepo } from "../helpers/loop-repo.js";
 
 /** A person scripting the command (`--yes`). */
@@ -37,6 +38,20 @@ async function approveAs(target: LoopRepo, options: { yes?: boolean; env?: NodeJ
     env: options.env ?? {},
   });
   return { code, out: output.text() };
+}
+
+/** `factory approve P01 --yes` as a person runs it, sent `signal` a second after its re-gate begins. */
+function approveCli(cwd: string, signal: NodeJS.Signals): Promise<{ status: number | null; signal: NodeJS.Signals | null; stderr: string }> {
+  const child = spawn(process.execPath, [FACTORY_BIN, "approve", "P01", "--yes"], { cwd, env: { ...process.env, NO_COLOR: "1" } });
+  let [stdout, stderr] = ["", ""];
+  child.stdout.on("data", (chunk) => {
+    stdout += chunk;
+    if (stdout.includes("re-gate:")) setTimeout(() => child.kill(signal), 1_000);
+  });
+  child.stderr.on("data", (chunk) => {
+    stderr += chunk;
+  });
+  return new Promise((resolve) => child.on("close", (status, killedBy) => resolve({ status, signal: killedBy, stderr })));
 }
 
 describe("the human gate", () => {
@@ -84,6 +99,31 @@ describe("the human gate", () => {
     expect(target.read("src/double.js")).toBe(DOUBLE_JS);
     expect(target.git("rev-list", "--parents", "-1", "main").trim().split(" ")).toHaveLength(2); // a squash: one parent
   });
+
+  it("an approval stopped during its re-gate, by kill -9 or Ctrl-C, leaves the packet approvable: the next approve lands it", async () => {
+    // The slow gate sleeps once the tip has src/other.js: in the approval's re-gate, not in the run.
+    const slow = `\n  [[surfaces.app.gates]]\n  name = "slow"\n  run = "if [ -f src/other.js ]; then sleep 5; fi"\n`;
+    const target = setUp({ gates: `${DEFAULT_GATES}${slow}`, packet: `gate = "human"`, script: { P01: { implementer: [honest] } } });
+    await target.run();
+    const held = target.git("rev-parse", "factory/P01").trim();
+    target.write("src/other.js", "export const other = 1;\n");
+    target.commit("someone else lands work");
+    const killed = await approveCli(target.dir, "SIGKILL");
+    expect(killed.signal).toBe("SIGKILL");
+    expect(target.git("rev-parse", "factory/P01").trim()).not.toBe(held); // the re-gate had merged the tip into it
+
+    const interrupted = await approveCli(target.dir, "SIGINT");
+    expect(interrupted.stderr).toContain("factory approve interrupted: nothing was merged; P01 is still held");
+    expect(interrupted.stderr).not.toContain("internal error");
+    expect(interrupted.status).toBe(130);
+    expect((await target.record("P01"))?.status.state).toBe("awaiting_human");
+
+    const { code, out } = await approveAs(target);
+    expect(out).toContain("re-gated from the start");
+    expect(code).toBe(0);
+    expect(target.read("src/double.js")).toBe(DOUBLE_JS);
+    expect(target.subjects().filter((subject) => subject.includes("[P01]"))).toHaveLength(1);
+  }, 60_000);
 
   it("two approvals of one held packet merge it once; the second says it is merged, and a late reject changes nothing", async () => {
     const target = setUp({ packet: `gate = "human"`, script: { P01: { implementer: [honest] } } });
