@@ -104,7 +104,10 @@ export async function run(options: RunOptions): Promise<ExitCode> {
   const budget = new Budget(options.maxCost ?? config.limits.maxCostUsd);
   for (const spend of checked.spends) budget.add(spend.costUsd ?? spend.estimatedUsd);
   try {
-    if (lock.tookOverFrom) progress.emit({ kind: "notice", message: `took over the run lock of pid ${lock.tookOverFrom.pid}, which is no longer running` });
+    if (lock.tookOverFrom) {
+      const gone = lock.pidReused ? `whose pid now belongs to another process, started after the lock was taken at ${lock.tookOverFrom.startedAt}` : "which is no longer running";
+      progress.emit({ kind: "notice", message: `took over the run lock of pid ${lock.tookOverFrom.pid}, ${gone}` });
+    }
     const finished = await finishLeftCheckout(workspace.root, workspace.branch);
     if (finished) progress.emit({ kind: "notice", message: finished });
     for (const id of await recoverInFlight(workspace.ledger, owner.run)) {

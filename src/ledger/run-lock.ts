@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { readFile, rm, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
@@ -15,7 +16,7 @@ export interface RunLockInfo {
 }
 
 export type RunLockResult =
-  | { ok: true; lock: RunLockInfo; release: () => Promise<void>; tookOverFrom?: RunLockInfo }
+  | { ok: true; lock: RunLockInfo; release: () => Promise<void>; tookOverFrom?: RunLockInfo; pidReused?: true }
   | { ok: false; reason: "held"; holder: RunLockInfo }
   | { ok: false; reason: "held-elsewhere"; holder: RunLockInfo };
 
@@ -26,7 +27,8 @@ export function runLockPath(root: string): string {
 /**
  * Takes the one-run-per-repository lock. A lock left by a process that no
  * longer exists on this host is taken over, and the takeover is recorded in
- * the ledger. A lock from another host cannot be checked, so it is refused.
+ * the ledger; so is one whose pid now belongs to a process that started after
+ * the lock was taken (the pid was reused after the holder died). A lock from another host cannot be checked, so it is refused.
  * Everything happens under the ledger lock, so two runs cannot both take over.
  */
 export async function acquireRunLock(root: string, now = new Date()): Promise<RunLockResult> {
@@ -37,7 +39,7 @@ export async function acquireRunLock(root: string, now = new Date()): Promise<Ru
     let tookOverFrom: RunLockInfo | undefined;
     if (holder) {
       if (holder.host !== lock.host) return { ok: false, reason: "held-elsewhere", holder };
-      if (isAlive(holder.pid)) return { ok: false, reason: "held", holder };
+      if (isAlive(holder.pid) && !startedAfter(holder.pid, holder.startedAt)) return { ok: false, reason: "held", holder };
       tookOverFrom = holder;
       await appendUnlocked(root, [
         stamp(
@@ -57,7 +59,8 @@ export async function acquireRunLock(root: string, now = new Date()): Promise<Ru
         if (current?.run === lock.run) await rm(path, { force: true });
       });
     };
-    return tookOverFrom ? { ok: true, lock, release, tookOverFrom } : { ok: true, lock, release };
+    if (!tookOverFrom) return { ok: true, lock, release };
+    return isAlive(tookOverFrom.pid) ? { ok: true, lock, release, tookOverFrom, pidReused: true } : { ok: true, lock, release, tookOverFrom };
   });
 }
 
@@ -90,3 +93,28 @@ export function isAlive(pid: number): boolean {
     return (error as NodeJS.ErrnoException).code === "EPERM";
   }
 }
+
+/**
+ * Whether the process with this pid started after `iso` (more than the
+ * clock's two seconds of slack): then it is not the one that wrote a lock at
+ * that time, whose pid it reuses. Read from /proc (Linux); false where it
+ * cannot be told.
+ */
+export function startedAfter(pid: number, iso: string): boolean {
+  const taken = Date.parse(iso);
+  if (Number.isNaN(taken)) return false;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // Fields after the command name (which may hold spaces and parentheses): the 22nd field is the start, in clock ticks since boot.
+    const ticks = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]);
+    const boot = Number(/^btime (\d+)$/m.exec(readFileSync("/proc/stat", "utf8"))?.[1]);
+    if (!Number.isFinite(ticks) || !Number.isFinite(boot)) return false;
+    const started = boot * 1000 + (ticks / CLOCK_TICKS) * 1000;
+    return started > taken + 2000;
+  } catch {
+    return false;
+  }
+}
+
+/** Linux's USER_HZ, the unit of /proc's process times: 100 on every architecture it runs on today. */
+const CLOCK_TICKS = 100;

@@ -3,6 +3,7 @@ import { shellProgram } from "../agents/shell-program.js";
 import { PROJECT_PROMPTS_DIR, projectTemplate } from "../agents/prompt-templates.js";
 import type { AgentAdapter } from "../agents/types.js";
 import type { Config } from "../config/types.js";
+import { leftGitLocks, lockLeftMessage } from "../git/locks.js";
 import { gitTry } from "../git/repo.js";
 import type { Packet } from "../packet/types.js";
 import { checkSandbox, SANDBOX_HELP } from "../process/sandbox.js";
@@ -63,6 +64,10 @@ export async function preflight(input: {
   } else {
     checks.push({ what: 'sandbox: [sandbox] kind = "none" (agents and gates run uncontained)' });
   }
+
+  // A lock file a killed git command left would stop the first landing, after the money is spent.
+  const locks = await leftGitLocks(root, config.targetBranch);
+  checks.push({ what: "no git lock file is left in the repository", ...(locks.length ? { problem: locks.map(lockLeftMessage).join("; and ") } : {}) });
 
   const adapters = new Map<string, AgentAdapter>();
   const tiersUsed = new Set(input.packets.flatMap((packet) => [packet.tier, packet.reviewer]));

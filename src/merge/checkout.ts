@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { lockInMessage, lockLeftMessage } from "../git/locks.js";
 import { gitTry, gitTryInTurn, resolveCommit } from "../git/repo.js";
 import { STATE_DIR, withLandLock } from "../ledger/store.js";
 import { crashPoint } from "../util/crash-point.js";
@@ -70,7 +71,8 @@ export async function moveWithCheckout(root: string, input: { branch: string; ch
     resolve(checkout) === resolve(root) ? await gitTryInTurn(root, [{ args: move }, { args: forward, before: () => crashPoint("land-after-move") }]) : [await gitTry(root, move)];
   if (!swapped?.ok) {
     rmSync(note, { force: true });
-    return { kind: "raced" };
+    const lock = lockInMessage(swapped?.message ?? "");
+    return lock ? { kind: "dirty", reason: lockLeftMessage(lock) } : { kind: "raced" };
   }
   let forwarded = followed;
   if (!forwarded) {
@@ -113,11 +115,15 @@ export async function finishCheckout(root: string, branch: string): Promise<stri
 }
 
 function refusal(branch: string, checkout: string, message: string): string {
+  const lock = lockInMessage(message);
+  if (lock) return lockLeftMessage(lock);
   const files = [...message.matchAll(/'([^']+)'/g)].map((match) => match[1]);
   const named = files.length ? `: it would overwrite ${files.slice(0, 5).join(", ")}${files.length > 5 ? ", …" : ""}` : ` (${message.split("\n")[0]})`;
   return `git refuses to fast-forward the checkout of ${branch} at ${checkout}${named}; commit or stash your changes there, then run factory again`;
 }
 
 function behind(branch: string, checkout: string, message: string): string {
+  const lock = lockInMessage(message);
+  if (lock) return `${branch} moved, but your checkout at ${checkout} could not follow: ${lockLeftMessage(lock)}; then \`factory status\` brings it forward`;
   return `${branch} moved, but your checkout at ${checkout} could not follow (${message.split("\n")[0]}); commit or stash your changes there, then run \`factory status\` to bring it forward`;
 }

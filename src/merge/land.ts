@@ -5,6 +5,7 @@ import { gitRun, gitTry, headOf, resolveCommit, treeOf, wantsSignedCommits } fro
 import { createWorktree, listWorktrees, mergeInWorktree, worktreeStatus } from "../git/worktree.js";
 import type { PlantedCases } from "../gates/test-compare.js";
 import { checkSpecDrift } from "../loop/spec-drift.js";
+import { lockInMessage, lockLeftMessage } from "../git/locks.js";
 import { landedCacheFile, landedPackets, landedVersion } from "../git/trailers.js";
 import { isGreen, type GateReport } from "../gates/types.js";
 import type { TestResult } from "../gates/junit.js";
@@ -142,7 +143,9 @@ async function moveTarget(ctx: RunContext, tip: string, squash: string): Promise
   const checkout = (await listWorktrees(ctx.root)).find((worktree) => worktree.branch === ctx.branch);
   if (!checkout) {
     const swapped = await gitTry(ctx.root, ["update-ref", "-m", "factory: land", `refs/heads/${ctx.branch}`, squash, tip]);
-    return swapped.ok ? { kind: "moved" } : { kind: "raced" };
+    if (swapped.ok) return { kind: "moved" };
+    const lock = lockInMessage(swapped.message);
+    return lock ? { kind: "dirty", reason: lockLeftMessage(lock) } : { kind: "raced" };
   }
   return moveWithCheckout(ctx.root, { branch: ctx.branch, checkout: checkout.path, from: tip, to: squash });
 }

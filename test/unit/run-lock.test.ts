@@ -1,4 +1,4 @@
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -41,6 +41,23 @@ describe("run lock", () => {
     const { events } = await readLedger(root);
     expect(events).toEqual([expect.objectContaining({ kind: "run-lock-taken-over", previous: { pid, host: hostname(), startedAt: "2026-01-01T00:00:00Z" } })]);
     if (result.ok) await result.release();
+  });
+
+  it("takes over a lock whose pid now belongs to a process started after it was taken (pid reuse); refuses while the holder itself lives", async () => {
+    const other = spawn("sleep", ["30"], { stdio: "ignore" });
+    try {
+      const pid = other.pid as number;
+      const taken = new Date(Date.now() - 3_600_000).toISOString(); // an hour before that process started
+      writeFileSync(runLockPath(root), JSON.stringify({ run: "old", pid, host: hostname(), startedAt: taken }));
+      const result = await acquireRunLock(root);
+      expect(result).toMatchObject({ ok: true, pidReused: true, tookOverFrom: { pid, run: "old" } });
+      if (result.ok) await result.release();
+      // The same live process, with a lock taken after it started: its own lock, held.
+      writeFileSync(runLockPath(root), JSON.stringify({ run: "its", pid, host: hostname(), startedAt: new Date().toISOString() }));
+      expect(await acquireRunLock(root)).toMatchObject({ ok: false, reason: "held", holder: { pid, run: "its" } });
+    } finally {
+      other.kill();
+    }
   });
 
   it("refuses a lock held on another host, which it cannot check", async () => {
