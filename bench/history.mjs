@@ -8,7 +8,7 @@
 // the time of a whole-history lookup beside an incremental one.
 // Usage: node bench/history.mjs [N]   (default 100000)
 import { execFileSync, spawnSync } from "node:child_process";
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { BIN, makeRepo, time } from "./lib.mjs";
 
@@ -30,6 +30,7 @@ try {
   git("reset", "--quiet", "--hard", "main");
   console.log(`history: ${commits} commits made in ${built.toFixed(1)} s`);
 
+  mkdirSync(join(dir, ".factory", "state"), { recursive: true }); // a repository the factory has run in keeps state
   const whole = time(() => spawnSync("git", ["log", "--grep=^Factory-Packet:", "--format=%H", "main"], { cwd: dir }));
   const status = time(() => execFileSync("node", [BIN, "status"], { cwd: dir, stdio: "pipe" }));
   console.log(`git log --grep over the whole history: ${(whole * 1000).toFixed(0)} ms; factory status (reads it once and keeps it): ${status.toFixed(2)} s`);

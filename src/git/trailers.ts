@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { STATE_DIR } from "../ledger/scan.js";
 import { gitRun, gitTry, resolveCommit } from "./repo.js";
@@ -77,10 +77,13 @@ function readCache(file: string): CacheFile | undefined {
   }
 }
 
-/** Written whole to a temporary name, then renamed: a reader sees the old cache or the new one. */
+/**
+ * Written whole to a temporary name, then renamed: a reader sees the old cache or the new one. Only
+ * where its directory exists: a repository where the factory keeps no state gets no file from a lookup.
+ */
 function writeCache(file: string, cache: Omit<CacheFile, "version">): void {
+  if (!existsSync(dirname(file))) return;
   try {
-    mkdirSync(dirname(file), { recursive: true });
     const temporary = `${file}.${process.pid}.tmp`;
     writeFileSync(temporary, JSON.stringify({ version: 1, ...cache }));
     renameSync(temporary, file);

@@ -1,5 +1,5 @@
-import { readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { landedPackets } from "../../src/git/trailers.js";
 import { makeRepo, removedAfterEach } from "../helpers/git-repo.js";
@@ -15,6 +15,7 @@ describe("the landed-version lookup", () => {
   it("reads only the commits added since the tip it covered last, and the whole history again when that tip left it", async () => {
     const repo = newRepo();
     const cacheFile = join(repo.dir, ".factory", "state", "landed.cache.json");
+    mkdirSync(dirname(cacheFile), { recursive: true }); // the factory keeps state here
     const first = land(repo, "A01");
     repo.commit("a person's commit");
     expect(await landedPackets(repo.dir, "main", { cacheFile })).toEqual([{ id: "A01", sha256: "sha-A01", commit: first }]);
@@ -39,6 +40,7 @@ describe("the landed-version lookup", () => {
   it("answers the same with an unreadable cache, or none, as a whole-history read", async () => {
     const repo = newRepo();
     const cacheFile = join(repo.dir, ".factory", "state", "landed.cache.json");
+    mkdirSync(dirname(cacheFile), { recursive: true });
     land(repo, "A01");
     land(repo, "A02");
     const whole = await landedPackets(repo.dir, "main");
