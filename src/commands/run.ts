@@ -64,6 +64,10 @@ export async function run(options: RunOptions): Promise<ExitCode> {
     return EXIT.halted;
   }
 
+  // A landing a killed run left half-way holds the checkout's index lock: finished first, so the preflight finds no lock of the factory's own.
+  const finished = await finishLeftCheckout(workspace.root, workspace.branch);
+  if (finished) output.err(`notice: ${finished}`);
+
   let checked: Awaited<ReturnType<typeof preflight>>;
   try {
     checked = await preflight({ root: workspace.root, config, tip: workspace.tip, packets: await openPackets(workspace), models: true, baseline: { signal: options.signal } });
@@ -108,8 +112,6 @@ export async function run(options: RunOptions): Promise<ExitCode> {
       const gone = lock.pidReused ? `whose pid now belongs to another process, started after the lock was taken at ${lock.tookOverFrom.startedAt}` : "which is no longer running";
       progress.emit({ kind: "notice", message: `took over the run lock of pid ${lock.tookOverFrom.pid}, ${gone}` });
     }
-    const finished = await finishLeftCheckout(workspace.root, workspace.branch);
-    if (finished) progress.emit({ kind: "notice", message: finished });
     for (const id of await recoverInFlight(workspace.ledger, owner.run)) {
       progress.emit({ kind: "notice", packet: id, message: "its last attempt was interrupted; it is claimable again" });
     }

@@ -153,6 +153,8 @@ export interface GitOptions {
   identity?: boolean;
   /** With identity: leave signing to the command line and the user's configuration (gpg.format, user.signingkey). */
   signed?: boolean;
+  /** Another index file than the worktree's own (GIT_INDEX_FILE): git then locks that file, not the index. */
+  indexFile?: string;
 }
 
 /**
@@ -165,7 +167,8 @@ export interface GitOptions {
  * nor simple-git (a fixed 50 ms wait after a command that prints nothing):
  * they were most of what the factory added. stdin is /dev/null.
  */
-function spawnGit(cwd: string, args: string[]): Promise<GitResult> {
+function spawnGit(cwd: string, args: string[], env?: NodeJS.ProcessEnv): Promise<GitResult> {
+  if (env) return spawnGitHere(cwd, args, env);
   const launched = launchGit(cwd, args);
   if (!launched) return spawnGitHere(cwd, args);
   return launched.then(
@@ -175,9 +178,9 @@ function spawnGit(cwd: string, args: string[]): Promise<GitResult> {
 }
 
 /** One git process started by node itself (where no shell starts it, see launcher.ts). */
-function spawnGitHere(cwd: string, args: string[]): Promise<GitResult> {
+function spawnGitHere(cwd: string, args: string[], env?: NodeJS.ProcessEnv): Promise<GitResult> {
   return new Promise((done) => {
-    const child = spawn("git", args, { cwd, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn("git", args, { cwd, stdio: ["ignore", "pipe", "pipe"], ...(env ? { env } : {}) });
     let stdout = "";
     let stderr = "";
     child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
@@ -225,16 +228,18 @@ export function gitReadObjects(cwd: string, commits: readonly string[], args: st
  * Runs git calls in `cwd` back to back, stopping at the first failure: no
  * other call in that directory runs between them, so nothing in this process
  * sees the state between two steps (a branch moved, its checkout not yet).
- * `before` runs just before its step.
+ * `before` runs just before its step, `after` just after it succeeded; a
+ * step may run in another directory (`cwd`), serialized with this one.
  */
-export function gitTryInTurn(cwd: string, steps: readonly { args: string[]; before?: () => void }[]): Promise<GitResult[]> {
+export function gitTryInTurn(cwd: string, steps: readonly { args: string[]; cwd?: string; options?: GitOptions; before?: () => void; after?: () => void }[]): Promise<GitResult[]> {
   return serialize(cwd, async () => {
     const results: GitResult[] = [];
     for (const step of steps) {
       step.before?.();
-      const result = await runGit(cwd, step.args, {});
+      const result = await runGit(step.cwd ?? cwd, step.args, step.options ?? {});
       results.push(result);
       if (!result.ok) break;
+      step.after?.();
     }
     return results;
   });
@@ -246,14 +251,18 @@ async function runGit(cwd: string, args: string[], options: GitOptions): Promise
   const filters = subcommand && FILTERING.has(subcommand) ? await filterOverrides(cwd) : [];
   const at = subcommand === undefined ? -1 : args.indexOf(subcommand);
   const withArgs = subcommand && COMPARING.has(subcommand) ? [...args.slice(0, at + 1), "--ignore-submodules=all", ...args.slice(at + 1)] : args;
-  return spawnGit(cwd, [
-    ...HARDENED,
-    ...filters,
-    ...(options.identity ? FACTORY_IDENTITY : []),
-    ...(options.identity && !options.signed ? NO_SIGNING : []),
-    ...(subcommand === "commit" ? NO_MAINTENANCE : []),
-    ...withArgs,
-  ]);
+  return spawnGit(
+    cwd,
+    [
+      ...HARDENED,
+      ...filters,
+      ...(options.identity ? FACTORY_IDENTITY : []),
+      ...(options.identity && !options.signed ? NO_SIGNING : []),
+      ...(subcommand === "commit" ? NO_MAINTENANCE : []),
+      ...withArgs,
+    ],
+    options.indexFile ? { ...process.env, GIT_INDEX_FILE: options.indexFile } : undefined,
+  );
 }
 
 /** Runs `git <args>` where failure means a bug or a broken repository: it throws with git's message. */

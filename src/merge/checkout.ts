@@ -1,20 +1,24 @@
 import { randomUUID } from "node:crypto";
-import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { copyFileSync, existsSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
 import { lockInMessage, lockLeftMessage } from "../git/locks.js";
-import { gitTry, gitTryInTurn, resolveCommit } from "../git/repo.js";
+import { gitRun, gitTry, gitTryInTurn, resolveCommit } from "../git/repo.js";
 import { STATE_DIR, withLandLock } from "../ledger/store.js";
 import { crashPoint } from "../util/crash-point.js";
 
 /**
- * The user's checkout of the target follows a landing in two steps: the ref
- * moves by compare-and-swap, then the checkout's index and files are brought
- * from the old tip to the new one (git's two-way merge, as a fast-forward
- * does it: the user's own changes to other files are kept, and it refuses
- * rather than overwrite one). A note in the state directory says a checkout
- * is on its way, so that a run killed between the two steps is finished by
- * the next run or `status`, never left with the packet's files looking
- * reverted on the new HEAD.
+ * The user's checkout of the target follows a landing: the ref moves by
+ * compare-and-swap, then the checkout's index and files are brought from the
+ * old tip to the new one (git's two-way merge, as a fast-forward does it: the
+ * user's own changes to other files are kept, and it refuses rather than
+ * overwrite one). The checkout's index lock is taken before the ref moves and
+ * released only when the new index is in place, so no git command of the
+ * user's commits the old index on the new tip (a `git commit -a` between the
+ * two would have undone the packet): it fails while the lock is held, and the
+ * new index is written to a file of its own and renamed into place. A note in
+ * the state directory says a move is under way, so that one killed half-way
+ * is finished (and the lock released) by the next command that lands or
+ * reads the board.
  */
 const NOTE = "checkout-forward.json";
 /** Rewritten (a new random token) each time a move of the checkout ends: a reader sees whether one ended while it looked. */
@@ -50,6 +54,10 @@ interface Forward {
   checkout: string;
   from: string;
   to: string;
+  /** The checkout's index lock as the move took it: its path and the token written in it. */
+  lock?: { path: string; token: string };
+  /** The new index, written beside the index: its path, and its inode before git wrote it (a new inode: written whole). */
+  next?: { path: string; ino: number };
 }
 
 export type Moved = { kind: "moved"; notice?: string } | { kind: "raced" } | { kind: "dirty"; reason: string };
@@ -60,28 +68,59 @@ export async function moveWithCheckout(root: string, input: { branch: string; ch
   if ((await resolveCommit(checkout, "HEAD")) !== from) return { kind: "raced" };
   const dry = await gitTry(checkout, ["read-tree", "-m", "-u", "-n", from, to]);
   if (!dry.ok) return { kind: "dirty", reason: refusal(input.branch, checkout, dry.message) };
+  const gitDir = resolve(checkout, (await gitRun(checkout, ["rev-parse", "--git-dir"])).trim());
+  const index = join(gitDir, "index");
+  const lock = { path: join(gitDir, "index.lock"), token: `factory ${process.pid} ${randomUUID()}\n` };
+  try {
+    writeFileSync(lock.path, lock.token, { flag: "wx" }); // as git takes it: fails when the file exists
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "EEXIST") return { kind: "dirty", reason: lockLeftMessage(lock.path) };
+    throw error;
+  }
+  const next = join(gitDir, `index.factory-${process.pid}`);
+  let forward: Forward;
+  try {
+    copyFileSync(index, next);
+    forward = { checkout, from, to, lock, next: { path: next, ino: statSync(next).ino } };
+  } catch (error) {
+    releaseLock(lock);
+    throw error;
+  }
   const note = join(root, STATE_DIR, NOTE);
-  writeFileSync(note, JSON.stringify({ checkout, from, to } satisfies Forward));
+  writeFileSync(note, JSON.stringify(forward));
   crashPoint("land-before-move");
   const move = ["update-ref", "-m", "factory: land", `refs/heads/${input.branch}`, to, from];
-  const forward = ["read-tree", "-m", "-u", from, to];
-  // With the checkout at the root, one turn: no other git call of this process (a tripwire's
-  // git status of the checkout) runs between the move and the checkout following it.
-  const [swapped, followed] =
-    resolve(checkout) === resolve(root) ? await gitTryInTurn(root, [{ args: move }, { args: forward, before: () => crashPoint("land-after-move") }]) : [await gitTry(root, move)];
+  // One turn: no other git call of this process (a tripwire's git status of the checkout) runs between the
+  // move and the checkout following it. The new index goes into place while the lock is still held.
+  const [swapped, followed] = await gitTryInTurn(root, [
+    { args: move },
+    { args: ["read-tree", "-m", "-u", from, to], cwd: checkout, options: { indexFile: next }, before: () => crashPoint("land-after-move"), after: () => crashPoint("land-after-forward") },
+  ]);
   if (!swapped?.ok) {
+    rmSync(next, { force: true });
+    releaseLock(lock);
     rmSync(note, { force: true });
-    const lock = lockInMessage(swapped?.message ?? "");
-    return lock ? { kind: "dirty", reason: lockLeftMessage(lock) } : { kind: "raced" };
+    const left = lockInMessage(swapped?.message ?? "");
+    return left ? { kind: "dirty", reason: lockLeftMessage(left) } : { kind: "raced" };
   }
-  let forwarded = followed;
-  if (!forwarded) {
-    crashPoint("land-after-move");
-    forwarded = await gitTry(checkout, forward);
+  if (!followed?.ok) {
+    rmSync(next, { force: true });
+    releaseLock(lock);
+    return { kind: "moved", notice: behind(input.branch, checkout, followed?.message ?? "") };
   }
-  if (!forwarded.ok) return { kind: "moved", notice: behind(input.branch, checkout, forwarded.message) };
+  renameSync(next, index);
+  releaseLock(lock);
   moveEnded(root, note);
   return { kind: "moved" };
+}
+
+/** Removes the index lock the move took, if it is still the move's own (its token in it). */
+function releaseLock(lock: { path: string; token: string }): void {
+  try {
+    if (readFileSync(lock.path, "utf8") === lock.token) rmSync(lock.path, { force: true });
+  } catch {
+    // already gone
+  }
 }
 
 /** finishCheckout under the landing lock, for a command that is not landing itself; nothing is touched when no note is left. */
@@ -103,15 +142,44 @@ export async function finishCheckout(root: string, branch: string): Promise<stri
     return undefined;
   }
   const head = await resolveCommit(forward.checkout, "HEAD");
+  const ours = forward.lock && readText(forward.lock.path) === forward.lock.token;
   if (head !== forward.to) {
     // The ref never moved (killed before the swap), or the checkout has moved on since: nothing of ours to finish.
+    if (forward.next) rmSync(forward.next.path, { force: true });
+    if (forward.lock) releaseLock(forward.lock);
     rmSync(note, { force: true });
     return undefined;
   }
+  const message = `your checkout of ${branch} at ${forward.checkout} was left half-way to ${forward.to.slice(0, 10)} by a run that was stopped; it is brought forward now (your own changes kept)`;
+  // The new index written whole (git renamed it into place: a new inode) while the lock was still ours: put it in place.
+  if (ours && forward.next && forward.lock && inodeOf(forward.next.path) !== undefined && inodeOf(forward.next.path) !== forward.next.ino) {
+    renameSync(forward.next.path, join(dirname(forward.lock.path), "index"));
+    releaseLock(forward.lock);
+    moveEnded(root, note);
+    return message;
+  }
+  if (forward.next) rmSync(forward.next.path, { force: true });
+  if (forward.lock) releaseLock(forward.lock);
   const forwarded = await gitTry(forward.checkout, ["read-tree", "-m", "-u", forward.from, forward.to]);
   if (!forwarded.ok) return behind(branch, forward.checkout, forwarded.message);
   moveEnded(root, note);
-  return `your checkout of ${branch} at ${forward.checkout} was left half-way to ${forward.to.slice(0, 10)} by a run that was stopped; it is brought forward now (your own changes kept)`;
+  return message;
+}
+
+function readText(path: string): string | undefined {
+  try {
+    return readFileSync(path, "utf8");
+  } catch {
+    return undefined;
+  }
+}
+
+function inodeOf(path: string): number | undefined {
+  try {
+    return statSync(path).ino;
+  } catch {
+    return undefined;
+  }
 }
 
 function refusal(branch: string, checkout: string, message: string): string {

@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -70,6 +71,28 @@ describe("a run killed with SIGKILL at a step boundary, then run again", { timeo
       if (point === "land-after-move")
         expect(again.out).toMatch(/your checkout of main at .* was left half-way to [0-9a-f]{10} by a run that was stopped; it is brought forward now \(your own changes kept\)/);
       expectRecovered(target, ["P01", "P02"]);
+    });
+  }
+});
+
+describe("a run killed while landing, then the user's own `git commit -a` before any factory command", { timeout: 300_000 }, () => {
+  for (const point of ["land-before-move", "land-after-move", "land-after-forward", "after-land"]) {
+    it(`at ${point}: the commit cannot undo the landed packet (it fails while the landing holds the index), and the next run finishes`, () => {
+      const target = twoPackets();
+      const killed = cli(target, ["run"], point);
+      expect(killed.code, killed.out).toBeNull();
+      const moved = target.git("log", "--format=%s", "main").includes("[P01]");
+      const commit = spawnSync("git", ["commit", "-a", "-m", "my own commit"], { cwd: target.dir, encoding: "utf8" });
+      // With the target moved and its checkout not yet forward, the index is the landing's until it is.
+      if (moved && point !== "after-land") expect(commit.stderr).toContain("index.lock");
+      const again = cli(target, ["run"]);
+      expect(again.code, again.out).toBe(0);
+      expect(target.git("show", "main:src/double.js")).toBe(DOUBLE_JS);
+      expect(target.git("show", "main:src/triple.js")).toBe(TRIPLE_JS);
+      for (const id of ["P01", "P02"]) expect(target.subjects().filter((subject) => subject.endsWith(`[${id}]`))).toHaveLength(1);
+      expect(target.read("notes.txt")).toBe(USER_NOTE);
+      expect(target.read("src/calc.js").endsWith(USER_EDIT)).toBe(true);
+      expect(existsSync(join(target.dir, ".git/index.lock"))).toBe(false);
     });
   }
 });
