@@ -1,0 +1,234 @@
+#!/usr/bin/env node
+// Does the suite notice when a guard is removed? For each guard, a one-line mutation of the source
+// that switches it off, and the tests that claim it: they run against the mutated build, and must fail.
+// Everything happens in a scratch git worktree of HEAD (its node_modules linked to this checkout's), so
+// this checkout is never touched. The tests are first run unmutated: a test that fails there proves nothing.
+// Usage: node scripts/mutations.mjs [guard …]   (a guard's name or part of it; default: all)
+// Prints one line per guard: noticed, or MISSED; exits 1 when any is missed or a mutation no longer applies.
+import { execFileSync, spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+/** guard, file, the exact text to replace (once), its replacement, and the tests (file, name) that claim the guard. */
+const MUTATIONS = [
+  {
+    guard: "tamper: skip markers",
+    file: "src/guards/tamper.ts",
+    from: "for (const [pattern, message] of SKIP_MARKERS) {",
+    to: "for (const [pattern, message] of [] as typeof SKIP_MARKERS) {",
+    tests: [["test/integration/run-guards.test.ts", "adds a skip marker to an existing test"]],
+  },
+  {
+    guard: "tamper: assertions that cannot fail",
+    file: "src/guards/tamper.ts",
+    from: "if (TAUTOLOGIES.some((pattern) => pattern.test(added.text))) {",
+    to: "if (TAUTOLOGIES.length < 0) {",
+    tests: [["test/unit/gates-builtin.test.ts", "tamper"]],
+  },
+  {
+    guard: "tamper: deleted tests",
+    file: "src/guards/tamper.ts",
+    from: "} else if (!added) {",
+    to: "} else if (!added && removedBodies.size < 0) {",
+    tests: [["test/unit/gates-builtin.test.ts", "tamper"]],
+  },
+  {
+    guard: "tamper: parsed assertions (if, loop, tuple, swallowed)",
+    file: "src/guards/tamper.ts",
+    from: "for (const weakened of weakenedAsserts(parsed.before, parsed.after)) findings.push({ file: file.path, ...weakened });",
+    to: "for (const weakened of weakenedAsserts(parsed.before, parsed.after).slice(0, 0)) findings.push({ file: file.path, ...weakened });",
+    tests: [["test/integration/run-steered-runner.test.ts", "weakened in ways lines cannot show"]],
+  },
+  {
+    guard: "tamper: runner configuration and start-up hooks",
+    file: "src/guards/tamper.ts",
+    from: "const steering = steeringPart(path);",
+    to: "const steering = path === '\\0' ? steeringPart(path) : undefined;",
+    tests: [["test/integration/run-steered-runner.test.ts", "refuses a new pytest.toml"]],
+  },
+  {
+    guard: "untouched: planted files",
+    file: "src/guards/untouched.ts",
+    from: "else if (was && now && was.sha !== now.sha) findings.push",
+    to: 'else if (was && now && was.sha !== now.sha && kind !== "planted file") findings.push',
+    tests: [["test/integration/run-guards.test.ts", "untouched: an agent that edits a planted test"]],
+  },
+  {
+    guard: "scope: allowed_paths",
+    file: "src/guards/scope.ts",
+    from: "if (input.allowed !== undefined && !matchesAny(change.path, input.allowed)) {",
+    to: 'if (input.allowed !== undefined && !matchesAny(change.path, [...input.allowed, "**"])) {',
+    tests: [["test/integration/run-guards.test.ts", "scope: an agent that touches a file outside allowed_paths"]],
+  },
+  {
+    guard: "changed: an attempt that changes nothing",
+    file: "src/loop/gates.ts",
+    from: 'if (changes.length === 0) reports.push({ name: "changed", status: "fail"',
+    to: 'if (changes.length === 0) reports.push({ name: "changed", status: "pass"',
+    tests: [["test/integration/run-guards.test.ts", "changed: an agent that writes nothing"]],
+  },
+  {
+    guard: "tests: regressions against the baseline",
+    file: "src/gates/test-compare.ts",
+    from: 'else if (was === "passed") comparison.regressions.push({ id, now: "failed" });',
+    to: 'else if (was === "passed") comparison.preexisting.push(id);',
+    tests: [["test/integration/run-guards.test.ts", "regression: an agent that breaks a previously passing test"]],
+  },
+  {
+    guard: "tests: the report agrees with the runner's own summary",
+    file: "src/gates/command.ts",
+    from: "if (disagreement) return {",
+    to: "if (disagreement && failing < 0) return {",
+    tests: [["test/integration/run-steered-runner.test.ts", "does not believe a JUnit report rewritten"]],
+  },
+  {
+    guard: "planted tests must fail before the work",
+    file: "src/loop/attempt.ts",
+    from: "if (!hasFailingPlantedCase(counts)) return",
+    to: "if (!hasFailingPlantedCase(counts) && counts.length < 0) return",
+    tests: [["test/integration/run-guards.test.ts", "defective packet: planted tests that pass before any implementation"]],
+  },
+  {
+    guard: "hidden holdout tests",
+    file: "src/loop/gates.ts",
+    from: "const hidden = surface ? holdoutFiles(ctx.root, packet.id) : [];",
+    to: "const hidden = surface ? holdoutFiles(ctx.root, packet.id).slice(0, 0) : [];",
+    tests: [["test/integration/run-holdout.test.ts", "refuse code special-cased to the planted input"]],
+  },
+  {
+    guard: "spec drift",
+    file: "src/loop/attempt.ts",
+    from: 'if (drift) return { ...base, end: { kind: "spec-drift", reason: drift } };',
+    to: 'if (drift && !drift) return { ...base, end: { kind: "spec-drift", reason: drift } };',
+    tests: [["test/integration/run-guards.test.ts", "spec drift: a spec changed since the packet was cut"]],
+  },
+  {
+    guard: "verdict override: a critical invariant not held",
+    file: "src/review/verdict.ts",
+    from: 'if (ruling.status !== "held") reasons.push(',
+    to: 'if (ruling.status === "\\0") reasons.push(',
+    tests: [["test/integration/run-guards.test.ts", "a critical invariant ruled violated overrides an accept"]],
+  },
+  {
+    guard: "approval rule: gate = human holds",
+    file: "src/loop/decide.ts",
+    from: 'return { decision: input.gate === "human" ? "hold" : "merge", reasons: [], refund: false, environment: false, feedback: [] };',
+    to: 'return { decision: (input.gate as string) === "never" ? "hold" : "merge", reasons: [], refund: false, environment: false, feedback: [] };',
+    tests: [["test/integration/run-flow.test.ts", "holds a human-gated packet"]],
+  },
+  {
+    guard: "merge re-gate: against the tip's own baseline",
+    file: "src/merge/land.ts",
+    from: "await measureBaseline(ctx, { surface, commit: tip, runDir })",
+    to: "await measureBaseline(ctx, { surface, commit: updated.commit, runDir })",
+    tests: [["test/integration/run-verification.test.ts", "the merge re-check"]],
+  },
+  {
+    guard: "tripwire: a look at the real repository",
+    file: "src/guards/tripwire.ts",
+    from: "const after = await fingerprintOutside(watched);",
+    to: "const after = new Map(before) as Fingerprint;",
+    tests: [
+      ["test/unit/tripwire.test.ts", "sees a hook, a config line"],
+      ["test/integration/run-git-hardening.test.ts", "an agent that configures the shared .git"],
+    ],
+  },
+  {
+    guard: "the worktree's .git file is never followed",
+    file: "src/git/git-file.ts",
+    from: "if (!FACTORY_WORKTREES.test(",
+    to: "if (cwd || !FACTORY_WORKTREES.test(",
+    tests: [["test/integration/run-git-hardening.test.ts", "rewritten by the agent to point at a git directory it made"]],
+  },
+  {
+    guard: "a whole-tree gate that hangs on the change after finishing on the tip",
+    file: "src/loop/gates.ts",
+    from: "input.tipProven === true && !gate.run.includes",
+    to: "input.tipProven === false && !gate.run.includes",
+    tests: [["test/integration/run-flow.test.ts", "a gate that hangs on the change but finished without it"]],
+  },
+  {
+    guard: "a {files} gate that hangs on the change but not on the files before it",
+    file: "src/loop/gates.ts",
+    from: "else if (judgedByFile && report.hung) reports.push",
+    to: "else if (judgedByFile && report.hung && !report.hung) reports.push",
+    tests: [["test/integration/run-flow.test.ts", "a gate that hangs on the change but finished without it"]],
+  },
+  {
+    guard: "sandbox: a private /tmp",
+    file: "src/process/sandbox.ts",
+    from: "const candidates = [...TEMPORARY_DIRS, tmpdir(), ...(request.network ? [] : SOCKET_DIRS)].filter(isRealDirectory);",
+    to: "const candidates = [...TEMPORARY_DIRS, tmpdir(), ...(request.network ? [] : SOCKET_DIRS)].filter(isRealDirectory).filter((dir) => !TEMPORARY_DIRS.includes(dir) && dir !== tmpdir());",
+    tests: [["test/integration/run-sandbox.test.ts", "private /tmp"]],
+  },
+  {
+    guard: "a packet version lands once",
+    file: "src/merge/land.ts",
+    from: 'if (already) return { kind: "merged"',
+    to: 'if (already && already.id === "\\0") return { kind: "merged"',
+    tests: [["test/integration/run-flow.test.ts", "two approvals of one held packet merge it once"]],
+  },
+];
+
+const PROJECT = fileURLToPath(new URL("..", import.meta.url));
+const wanted = process.argv.slice(2);
+const chosen = MUTATIONS.filter((mutation) => wanted.length === 0 || wanted.some((name) => mutation.guard.includes(name)));
+const scratch = mkdtempSync(join(tmpdir(), "factory-mutants-"));
+const copy = join(scratch, "factory");
+execFileSync("git", ["worktree", "add", "--quiet", "--detach", copy, "HEAD"], { cwd: PROJECT });
+symlinkSync(join(PROJECT, "node_modules"), join(copy, "node_modules"));
+
+const build = () => execFileSync("npx", ["tsc", "-p", "tsconfig.build.json"], { cwd: copy, stdio: "pipe" });
+const escapeRegExp = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+/** Whether every named test passes against the current build of the copy. */
+function passes(tests) {
+  return tests.every(([file, name]) => {
+    const run = spawnSync("npx", ["vitest", "run", file, "-t", escapeRegExp(name)], { cwd: copy, encoding: "utf8", env: { ...process.env, CI: "true", NO_COLOR: "1" } });
+    // A filter that matches nothing, or tests that skip, pass too: they prove nothing, so some test must have passed.
+    return run.status === 0 && /Tests\s+\d+ passed/.test(run.stdout);
+  });
+}
+
+let failures = 0;
+try {
+  build();
+  for (const mutation of chosen) {
+    const path = join(copy, mutation.file);
+    const original = readFileSync(path, "utf8");
+    const at = original.indexOf(mutation.from);
+    const names = mutation.tests.map(([file, name]) => `${file.replace(/^test\//, "")} "${name}"`).join(", ");
+    if (at < 0 || original.indexOf(mutation.from, at + 1) >= 0) {
+      console.log(`STALE    ${mutation.guard}: the line to mutate is ${at < 0 ? "not" : "more than once"} in ${mutation.file}`);
+      failures++;
+      continue;
+    }
+    if (!passes(mutation.tests)) {
+      console.log(`RED      ${mutation.guard}: its tests fail without any mutation (${names})`);
+      failures++;
+      continue;
+    }
+    writeFileSync(path, original.replace(mutation.from, mutation.to));
+    try {
+      try {
+        build();
+      } catch (error) {
+        console.log(`STALE    ${mutation.guard}: the mutated source does not compile (${String(error.stdout ?? error).split("\n")[0]})`);
+        failures++;
+        continue;
+      }
+      const noticed = !passes(mutation.tests);
+      if (!noticed) failures++;
+      console.log(`${noticed ? "noticed" : "MISSED "}  ${mutation.guard} (${mutation.file}; ${names})`);
+    } finally {
+      writeFileSync(path, original);
+      build();
+    }
+  }
+} finally {
+  execFileSync("git", ["worktree", "remove", "--force", copy], { cwd: PROJECT });
+  rmSync(scratch, { recursive: true, force: true });
+}
+console.log(`${chosen.length - failures} of ${chosen.length} guards noticed when removed`);
+process.exit(failures > 0 ? 1 : 0);
