@@ -135,6 +135,13 @@ export function buildProgram(): Command {
     );
 
   program
+    .command("gc")
+    .addHelpText("after", "\nExample:\n  factory gc --dry-run")
+    .description("remove what the factory no longer needs: merged packets' branches and worktrees, old run directories, logs and cached baselines")
+    .option("--dry-run", "list what would be removed, remove nothing")
+    .action(async (opts: { dryRun?: boolean }) => finish(await (await import("./commands/gc.js")).gc({ cwd, dryRun: Boolean(opts.dryRun), output, env: process.env })));
+
+  program
     .command("diff")
     .addHelpText("after", "\nExample:\n  factory diff P01 | less")
     .description("the change of a held packet, or of its last gated attempt")

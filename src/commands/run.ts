@@ -1,6 +1,8 @@
 import { sweepLeftovers } from "../loop/leftovers.js";
 import { blockedNextStep } from "../status/next-step.js";
 import { finishLeftCheckout } from "../merge/checkout.js";
+import { removeGarbage } from "../loop/gc.js";
+import { garbageOf } from "./gc.js";
 import { join, relative } from "node:path";
 import { AgentWaits } from "../loop/rate-limits.js";
 import { writeRunBrief } from "./report.js";
@@ -154,6 +156,12 @@ export async function run(options: RunOptions): Promise<ExitCode> {
     }
     const notified = await notify(workspace.root, config, { event: "run-ended", outcome: end.outcome, reason: end.reason ?? null, cost_usd: budget.spentUsd, report: brief ?? null });
     if (notified) output.err(`warning: ${notified}`);
+    try {
+      // The cheap cleaning of `factory gc`, at the end of a night: what this run finished with, what has aged out.
+      await removeGarbage(workspace.root, await garbageOf(workspace, { gone: false }));
+    } catch (error) {
+      output.err(`warning: cleaning up after the run failed: ${error instanceof Error ? error.message : String(error)}`);
+    }
     await printNextSteps(workspace.ledger, output);
     if (brief) output.out(`morning brief: factory report (also ${relative(process.cwd(), brief) || brief})`);
     return end.outcome === "drained" ? EXIT.ok : end.outcome === "interrupted" ? EXIT.interrupted : EXIT.halted;

@@ -8,6 +8,7 @@ import {
   AGENT_KINDS,
   CONFIG_PATH,
   DEFAULT_LIMITS,
+  DEFAULT_RETENTION,
   DEFAULT_MERGE_MESSAGE,
   DEFAULT_SANDBOX,
   SANDBOX_KINDS,
@@ -51,6 +52,11 @@ export function parseConfig(source: string, file = CONFIG_PATH): ConfigParse {
   const notifyCommand = notify?.string("command");
   notify?.rejectUnknown();
   const sandbox = readSandbox(root);
+  const retention = root.subtable("retention");
+  const runsText = retention?.raw("runs");
+  const runsMs = runsText === undefined ? DEFAULT_RETENTION.runsMs : parseDuration(runsText);
+  if (runsText !== undefined && runsMs === undefined) retention?.report("runs", `${JSON.stringify(runsText)} is not a duration; write e.g. "14d", "36h"`);
+  retention?.rejectUnknown();
   root.rejectUnknown();
 
   if (problems.length > 0) return { ok: false, problems: sortProblems(problems) };
@@ -65,6 +71,7 @@ export function parseConfig(source: string, file = CONFIG_PATH): ConfigParse {
       merge: { message },
       notify: { command: notifyCommand?.trim() ? notifyCommand : undefined },
       sandbox,
+      retention: { runsMs: runsMs ?? DEFAULT_RETENTION.runsMs },
     },
   };
 }

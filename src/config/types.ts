@@ -10,7 +10,11 @@ export interface Config {
   merge: { message: string };
   notify: { command: string | undefined };
   sandbox: SandboxConfig;
+  /** How long `factory gc` (and the end of a run) keeps run directories, logs and caches. */
+  retention: { runsMs: number };
 }
+
+export const DEFAULT_RETENTION = { runsMs: 14 * 86_400_000 };
 
 export const SANDBOX_KINDS = ["bwrap", "none"] as const;
 export type SandboxKind = (typeof SANDBOX_KINDS)[number];

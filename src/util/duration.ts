@@ -1,4 +1,4 @@
-const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
 /**
  * Parses a duration written in config: `"90s"`, `"15m"`, `"1h30m"`, `"500ms"`,
@@ -8,9 +8,9 @@ export function parseDuration(value: unknown): number | undefined {
   if (typeof value === "number") return Number.isFinite(value) && value > 0 ? value * 1000 : undefined;
   if (typeof value !== "string") return undefined;
   const text = value.trim();
-  if (!/^(\d+(\.\d+)?(ms|s|m|h))+$/.test(text)) return undefined;
+  if (!/^(\d+(\.\d+)?(ms|s|m|h|d))+$/.test(text)) return undefined;
   let total = 0;
-  for (const match of text.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)) {
+  for (const match of text.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h|d)/g)) {
     total += Number(match[1]) * (UNITS[match[2] ?? ""] ?? 0);
   }
   return total > 0 ? total : undefined;

@@ -26,6 +26,17 @@ describe("parseConfig", () => {
     expect(bad.problems.map((problem) => problem.message)).toEqual([expect.stringContaining('unknown sandbox kind "docker"'), expect.stringContaining('"../etc" must be a path inside HOME')]);
   });
 
+  it("reads how long run directories are kept (14 days unless [retention] runs says), and refuses what is not a duration", () => {
+    const kept = parseConfig(`${MINIMAL_CONFIG}\n[retention]\nruns = "3d12h"\n`);
+    expect(kept.ok && kept.config.retention.runsMs).toBe(3.5 * 86_400_000);
+    const fallback = parseConfig(MINIMAL_CONFIG);
+    expect(fallback.ok && fallback.config.retention.runsMs).toBe(14 * 86_400_000);
+    const bad = parseConfig(`${MINIMAL_CONFIG}\n[retention]\nruns = "two weeks"\nlogs = "1d"\n`);
+    expect(bad.ok).toBe(false);
+    if (bad.ok) return;
+    expect(bad.problems.map((problem) => problem.message)).toEqual([expect.stringContaining('"two weeks" is not a duration; write e.g. "14d"'), expect.stringContaining("unknown key")]);
+  });
+
   it("reads where a retry starts, and refuses what is not a choice", () => {
     const fresh = parseConfig(`${MINIMAL_CONFIG}\n[limits]\nretry_from = "tip"\non_block = "continue"\n`);
     expect(fresh.ok && [fresh.config.limits.retryFrom, fresh.config.limits.onBlock]).toEqual(["tip", "continue"]);
