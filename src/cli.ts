@@ -1,3 +1,4 @@
+import { resourceFault } from "./util/resources.js";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { EXIT, type ExitCode } from "./commands/exit-codes.js";
 import { processOutput } from "./log/output.js";
@@ -234,6 +235,15 @@ async function main(argv: string[]): Promise<void> {
     if (error instanceof CommanderError) {
       // --help and --version exit 0; anything else commander rejects is a usage error.
       process.exitCode = error.exitCode === 0 ? EXIT.ok : EXIT.invalid;
+      return;
+    }
+    const fault = resourceFault(error);
+    if (fault) {
+      // The machine's, not a bug: a disk full, a quota, open files, memory.
+      process.stderr.write(
+        `factory: stopped: ${fault} (${error instanceof Error ? error.message.split("\n")[0] : String(error)}). Nothing was merged by this command; free it, then run the command again.\n`,
+      );
+      process.exitCode = EXIT.halted;
       return;
     }
     process.stderr.write(`factory: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);

@@ -1,4 +1,5 @@
 import { crashPoint } from "../util/crash-point.js";
+import { lowSpace, resourceFault } from "../util/resources.js";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { resolveCommit, treeOf } from "../git/repo.js";
@@ -42,6 +43,8 @@ export async function processPacket(ctx: RunContext, packet: Packet, record: Pac
     const lastWork = sameVersion && ctx.config.limits.retryFrom === "last" ? record?.lastWork : undefined;
     report = await runAttempt(ctx, { packet, attempt, tip, feedback: sameVersion && record ? feedbackFor(record) : [], runDir, ...(lastWork ? { continueFrom: lastWork } : {}) });
   } catch (error) {
+    const fault = resourceFault(error);
+    if (fault) return stoppedByMachine(ctx, packet.id, attempt, `${fault} (${error instanceof Error ? error.message.split("\n")[0] : String(error)})`);
     const reason =
       error instanceof Interrupted ? "the run was interrupted" : error instanceof BudgetExhausted ? error.message : `internal error: ${error instanceof Error ? error.message : String(error)}`;
     await ctx.ledger.append([{ kind: "attempt-interrupted", packet: packet.id, attempt, reason, worktree: worktreePath(ctx.root, packet.id) }]);
@@ -51,6 +54,11 @@ export async function processPacket(ctx: RunContext, packet: Packet, record: Pac
 
   const previousFingerprint = sameVersion ? record?.fingerprints.at(-1) : undefined;
   const decision = decide({ end: report.end, attemptsUsed: attemptsBefore + 1, maxAttempts, gate: packet.gate, previousFingerprint });
+  // Whatever failed, with a disk full under it, failed for the machine: the agent's write, a gate's report, git.
+  if (decision.decision !== "merge" && decision.decision !== "hold") {
+    const low = lowSpace([worktreePath(ctx.root, packet.id), runDir, ctx.root]);
+    if (low) return stoppedByMachine(ctx, packet.id, attempt, `no space left: ${low}`);
+  }
   writeFileSync(join(runDir, "decision.json"), JSON.stringify({ end: report.end, decision }, null, 2));
   if (decision.decision !== "merge") return applyDecision(ctx, { packet, attempt, decision, report, carry: continuable(report.end, report.gates) });
   const { commit, gates } = report;
@@ -71,6 +79,22 @@ export async function processPacket(ctx: RunContext, packet: Packet, record: Pac
     });
     return applyLanding(ctx, { packet, attempt, landed, report, attemptsUsed: attemptsBefore + 1, maxAttempts, previousFingerprint });
   });
+}
+
+/**
+ * A resource of the machine ran out (a disk full, a quota, open files,
+ * memory): the attempt is recorded as interrupted (not spent; the next run
+ * claims the packet again by itself) and the run stops, naming what ran out.
+ */
+async function stoppedByMachine(ctx: RunContext, packet: string, attempt: number, what: string): Promise<PacketOutcome> {
+  const reason = `the machine ran out: ${what}; free it, then \`factory run\` goes on (no attempt was spent)`;
+  try {
+    await ctx.ledger.append([{ kind: "attempt-interrupted", packet, attempt, reason, worktree: worktreePath(ctx.root, packet) }]);
+  } catch {
+    // the ledger's own disk may be the full one: the next run finds the attempt in flight and recovers it the same way
+  }
+  ctx.emit({ kind: "outcome", packet, attempt, outcome: "retry (attempt not counted)", reasons: [reason] });
+  return { kind: "interrupted", reason };
 }
 
 interface Applied {
