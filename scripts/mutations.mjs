@@ -108,7 +108,7 @@ const MUTATIONS = [
     guard: "verdict override: a critical invariant not held",
     file: "src/review/verdict.ts",
     from: 'if (ruling.status !== "held") reasons.push(',
-    to: 'if (ruling.status === "\\0") reasons.push(',
+    to: 'if ((ruling.status as string) === "never") reasons.push(',
     tests: [["test/integration/run-guards.test.ts", "a critical invariant ruled violated overrides an accept"]],
   },
   {
@@ -155,6 +155,27 @@ const MUTATIONS = [
     from: "else if (judgedByFile && report.hung) reports.push",
     to: "else if (judgedByFile && report.hung && !report.hung) reports.push",
     tests: [["test/integration/run-flow.test.ts", "a gate that hangs on the change but finished without it"]],
+  },
+  {
+    guard: "a git lock file left in the repository refuses the run",
+    file: "src/loop/preflight-checks.ts",
+    from: "...(locks.length ? { problem: locks.map(lockLeftMessage)",
+    to: "...(locks.length < 0 ? { problem: locks.map(lockLeftMessage)",
+    tests: [["test/integration/git-locks.test.ts", "refuses the run before anything is claimed"]],
+  },
+  {
+    guard: "the landing holds the checkout's index lock",
+    file: "src/merge/checkout.ts",
+    from: 'const lock = { path: join(gitDir, "index.lock"),',
+    to: 'const lock = { path: join(gitDir, "index.factory-lock"),',
+    tests: [["test/integration/crash-recovery.test.ts", "at land-after-move: the commit cannot undo"]],
+  },
+  {
+    guard: "a full disk is the machine's, not the work's",
+    file: "src/loop/process-packet.ts",
+    from: "if (low) return stoppedByMachine(",
+    to: "if (low && low.length < 0) return stoppedByMachine(",
+    tests: [["test/integration/disk-full.test.ts", "under the worktrees is the machine's fault"]],
   },
   {
     guard: "sandbox: a private /tmp",
