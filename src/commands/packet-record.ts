@@ -1,3 +1,5 @@
+import { HELD_REFS, readHeld } from "../git/held-refs.js";
+import { recordHeldVersions } from "../loop/held.js";
 import { FACTORY_WORKTREES } from "../git/git-file.js";
 import { userInfo } from "node:os";
 import { createInterface } from "node:readline/promises";
@@ -20,6 +22,13 @@ export interface LoadedPacket {
 export async function loadPacketRecord(cwd: string, id: string, output: Output): Promise<LoadedPacket | undefined> {
   const workspace = await loadWorkspaceOrReport(cwd, output, { trustCache: false }); // approve, reject, unblock, reset decide on it
   if (!workspace) return undefined;
+  // Held work git keeps while the ledger lost it is recorded again first: a person can still approve or reject it.
+  const before = await workspace.ledger.read();
+  if (!describeBreak(before) && (await readHeld(workspace.root)).length > 0) {
+    for (const restored of await recordHeldVersions(workspace.root, workspace.ledger, workspace.queue.packets, before.state)) {
+      output.err(`notice: ${restored}'s held attempt, kept in git (${HELD_REFS}${restored}), is recorded again`);
+    }
+  }
   const read = await workspace.ledger.history();
   const broken = describeBreak(read);
   if (broken) {

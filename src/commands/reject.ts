@@ -1,3 +1,4 @@
+import { dropHeld } from "../loop/held.js";
 import { withLandLock } from "../ledger/store.js";
 import type { Output } from "../log/output.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
@@ -39,6 +40,7 @@ export async function reject(options: RejectOptions): Promise<ExitCode> {
     const now = (await loaded.workspace.ledger.read()).state.packets.get(id)?.status;
     if (now?.state !== "awaiting_human" || held?.state !== "awaiting_human" || now.commit !== held.commit) return now?.state ?? "queued";
     await loaded.workspace.ledger.append([{ kind: "rejected", packet: id, by, reason: options.reason.trim() }]);
+    await dropHeld(root, id);
     return undefined;
   });
   if (rejected) {

@@ -3,6 +3,7 @@ import { deleteBranch, removeWorktree } from "../git/worktree.js";
 import { isAlive } from "../ledger/run-lock.js";
 import type { Output } from "../log/output.js";
 import { taskBranch, worktreePath } from "../loop/context.js";
+import { dropHeld } from "../loop/held.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
 import { confirmByPerson, loadPacketRecord, personName, refuseAgents, type PersonInput } from "./packet-record.js";
 
@@ -43,6 +44,7 @@ export async function reset(options: ResetOptions): Promise<ExitCode> {
   await loaded.workspace.ledger.append([{ kind: "reset", packet: id, by }]);
   await removeWorktree(root, worktreePath(root, id));
   await deleteBranch(root, taskBranch(id));
+  await dropHeld(root, id);
   output.out(`${id} starts over at the next \`factory run\` (its history stays: factory status ${id}).`);
   return EXIT.ok;
 }

@@ -7,6 +7,8 @@ import { join, relative } from "node:path";
 import { AgentWaits } from "../loop/rate-limits.js";
 import { writeRunBrief } from "./report.js";
 import { recordLandedVersions } from "../loop/reconcile.js";
+import { recordHeldVersions } from "../loop/held.js";
+import { HELD_REFS } from "../git/held-refs.js";
 import { acquireRunLock } from "../ledger/run-lock.js";
 import type { Ledger } from "../ledger/ledger.js";
 import { describeBreak } from "../ledger/store.js";
@@ -120,6 +122,9 @@ export async function run(options: RunOptions): Promise<ExitCode> {
     const { state: ledgerState } = await workspace.ledger.read();
     for (const id of await recordLandedVersions(workspace.root, workspace.ledger, workspace.branch, packets, ledgerState)) {
       progress.emit({ kind: "notice", packet: id, message: `this version is already on ${workspace.branch} (its Factory-Packet trailers say so); recorded as merged, not run again` });
+    }
+    for (const id of await recordHeldVersions(workspace.root, workspace.ledger, packets, (await workspace.ledger.read()).state)) {
+      progress.emit({ kind: "notice", packet: id, message: `its held attempt, kept in git (${HELD_REFS}${id}), is recorded again: it awaits a person (factory approve ${id})` });
     }
     await workspace.ledger.append([
       { kind: "run-started", options: { once: options.once, packet: options.packet ?? null, maxCost: budget.capUsd ?? null }, ...owner },

@@ -1,3 +1,5 @@
+import { HELD_REFS, readHeld } from "../git/held-refs.js";
+import { recordHeldVersions } from "../loop/held.js";
 import { finishLeftCheckout } from "../merge/checkout.js";
 import { hostname } from "node:os";
 import { landedCacheFile, landedPackets } from "../git/trailers.js";
@@ -38,7 +40,10 @@ export async function status(options: StatusOptions): Promise<ExitCode> {
       // A checkout a killed run left half-way is brought forward first, so the board and the checkout agree.
       const finished = await finishLeftCheckout(head.root, head.branch);
       if (finished) output.err(`notice: ${finished}`);
-      return finished !== undefined;
+      // Held work git keeps while the ledger lost it (deleted, moved aside) is recorded again before the board is built.
+      const restored = (await readHeld(head.root)).length > 0 ? await recordHeldVersions(head.root, head.ledger, (await withQueue(head)).queue.packets, (await head.ledger.read()).state) : [];
+      for (const id of restored) output.err(`notice: ${id}'s held attempt, kept in git (${HELD_REFS}${id}), is recorded again: it awaits a person (factory approve ${id})`);
+      return finished !== undefined || restored.length > 0;
     },
     options.early,
   );

@@ -14,6 +14,7 @@ import { BudgetExhausted } from "./budget.js";
 import { claimPacket } from "./claim.js";
 import { attemptDir, Interrupted, taskBranch, worktreePath, type RunContext } from "./context.js";
 import { continuable, decide, type AttemptDecision, type AttemptEnd } from "./decide.js";
+import { dropHeld, keepHeldAttempt } from "./held.js";
 import { recordedAttempt } from "./recorded-attempt.js";
 
 export type PacketOutcome =
@@ -129,6 +130,8 @@ async function applyDecision(ctx: RunContext, input: Applied): Promise<PacketOut
       if (!report.commit) throw new Error("a held attempt has a gated commit");
       const tree = await treeOf(ctx.root, report.commit);
       await ctx.ledger.append([decided, { kind: "held", packet: packet.id, attempt, tree, branch: taskBranch(packet.id), commit: report.commit, fork: report.forkCommit }]);
+      // Kept in git too: a lost ledger does not send reviewed work back to be done and paid for again.
+      await keepHeldAttempt(ctx.root, ctx.ledger, packet, { attempt, commit: report.commit, fork: report.forkCommit, tree });
       ctx.emit({ kind: "outcome", packet: packet.id, attempt, outcome: "awaiting_human", reasons: [`factory approve ${packet.id}`] });
       return { kind: "held" };
     }
@@ -164,6 +167,7 @@ export async function applyLanding(
       await ctx.ledger.append([decided, { kind: "merged", packet: packet.id, attempt, commit: landed.commit, tree: landed.tree }]);
       await removeWorktree(ctx.root, worktreePath(ctx.root, packet.id));
       await deleteBranch(ctx.root, taskBranch(packet.id));
+      await dropHeld(ctx.root, packet.id);
       ctx.emit({ kind: "outcome", packet: packet.id, attempt, outcome: "merged", reasons: [`${ctx.branch} @ ${landed.commit.slice(0, 10)}`] });
       return { kind: "merged", commit: landed.commit };
     case "merge-blocked":

@@ -6,6 +6,7 @@ import type { LedgerState } from "../ledger/fold.js";
 import type { Ledger } from "../ledger/ledger.js";
 import type { Packet } from "../packet/types.js";
 import { taskBranch, worktreePath } from "./context.js";
+import { dropHeld } from "./held.js";
 
 /**
  * Records as merged every queued packet whose current version the target's
@@ -31,6 +32,7 @@ export async function recordLandedVersions(root: string, ledger: Ledger, branch:
   for (const id of recorded) {
     await removeWorktree(root, worktreePath(root, id));
     await deleteBranch(root, taskBranch(id));
+    await dropHeld(root, id);
   }
   return recorded;
 }

@@ -1,8 +1,8 @@
 import { worktreePath } from "../../src/loop/context.js";
 import { spawn, spawnSync } from "node:child_process";
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname } from "node:path";
+import { dirname, join } from "node:path";
 import { Readable } from "node:stream";
 import { hostname } from "node:os";
 import { afterEach, describe, expect, it } from "vitest";
@@ -11,6 +11,7 @@ import { diff } from "../../src/commands/diff.js";
 import { run } from "../../src/commands/run.js";
 import { reject } from "../../src/commands/reject.js";
 import { reset } from "../../src/commands/reset.js";
+import { status } from "../../src/commands/status.js";
 import { unblock } from "../../src/commands/unblock.js";
 import { appendEvents } from "../../src/ledger/store.js";
 import { runLockPath } from "../../src/ledger/run-lock.js";
@@ -125,6 +126,27 @@ describe("the human gate", () => {
     expect(target.subjects().filter((subject) => subject.includes("[P01]"))).toHaveLength(1);
   }, 60_000);
 
+  it("held work survives a lost ledger: status shows it held again, run does not redo it, approve lands it", async () => {
+    const target = setUp({ packet: `gate = "human"`, script: { P01: { implementer: [honest] } } });
+    expect((await target.run()).out).toContain("P01#1 → awaiting_human");
+    const calls = () => target.events("P01").then((events) => events.filter((event) => event.kind === "agent-finished").length);
+    expect(await calls()).toBe(2);
+    renameSync(join(target.dir, ".factory/state/ledger.jsonl"), join(target.dir, ".factory/state/ledger.jsonl.aside"));
+
+    const output = bufferOutput();
+    expect(await status({ cwd: target.dir, id: undefined, json: false, output })).toBe(0);
+    expect(output.text()).toContain("notice: P01's held attempt, kept in git (refs/factory/held/P01), is recorded again");
+    expect(output.text()).toMatch(/P01 +awaiting_human/);
+    const { out } = await target.run();
+    expect(out).not.toContain("P01#2");
+    expect(await calls()).toBe(2); // its implementer and reviewer calls, restored with their costs; none made again
+    const approved = await approveAs(target);
+    expect(approved.out).toMatch(/Review: accept\n {2}held {9}doubles/); // the review, restored from git
+    expect(approved.code).toBe(0);
+    expect(target.read("src/double.js")).toBe(DOUBLE_JS);
+    expect(target.git("for-each-ref", "refs/factory/").trim()).toBe(""); // merged: nothing held is kept any more
+  });
+
   it("two approvals of one held packet merge it once; the second says it is merged, and a late reject changes nothing", async () => {
     const target = setUp({ packet: `gate = "human"`, script: { P01: { implementer: [honest] } } });
     await target.run();
@@ -153,8 +175,10 @@ describe("the human gate", () => {
     expect(piped.text()).toContain("factory reject needs a person: run it in a terminal and type P01, or pass --yes");
     expect(await reject({ cwd: target.dir, id: "P01", reason: "  ", output, env: {}, ...person })).toBe(2);
     expect((await target.record("P01"))?.status.state).toBe("awaiting_human");
+    expect(target.git("for-each-ref", "--format=%(refname)", "refs/factory/").trim()).toBe("refs/factory/held/P01");
     expect(await reject({ cwd: target.dir, id: "P01", reason: "name it twice() instead", output, env: {}, ...person })).toBe(0);
     expect((await target.record("P01"))?.status.state).toBe("queued");
+    expect(target.git("for-each-ref", "refs/factory/").trim()).toBe(""); // sent back: no held work is kept to be restored
     await target.run();
     expect(target.read(".factory/runs/P01/attempt-2/implementer-prompt.md")).toContain("A person rejected the last attempt: name it twice() instead");
     const reviewer = target.read(".factory/runs/P01/attempt-2/reviewer-prompt.md");

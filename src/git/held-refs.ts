@@ -1,0 +1,68 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { gitRun, gitTry } from "./repo.js";
+
+/** Where held work is kept in git: one ref per packet held for a person. */
+export const HELD_REFS = "refs/factory/held/";
+
+/**
+ * A held attempt as git keeps it, beside the ledger: what cannot be re-derived
+ * from git otherwise (which attempt, which version of the packet, what the
+ * gates and the reviewer said: the attempt's own ledger events).
+ */
+export interface HeldRecord {
+  packet: string;
+  sha256: string;
+  attempt: number;
+  commit: string;
+  fork: string;
+  tree: string;
+  /** The attempt's ledger events (planted, gates, review), without their stamps. */
+  events: Record<string, unknown>[];
+}
+
+/**
+ * Keeps a held attempt under refs/factory/held/<ID>: a commit whose parent is
+ * the held commit (so it stays reachable whatever happens to the task branch
+ * or the ledger) and whose tree holds `held.json`.
+ */
+export async function keepHeld(root: string, record: HeldRecord): Promise<void> {
+  const scratch = mkdtempSync(join(tmpdir(), "factory-held-"));
+  let tree: string;
+  try {
+    writeFileSync(join(scratch, "held.json"), `${JSON.stringify(record, null, 2)}\n`);
+    const blob = (await gitRun(root, ["hash-object", "-w", join(scratch, "held.json")])).trim();
+    // A tree of that one file, built in an index of its own: the user's index is never touched.
+    const indexFile = join(scratch, "index");
+    await gitRun(root, ["update-index", "--add", "--cacheinfo", `100644,${blob},held.json`], { indexFile });
+    tree = (await gitRun(root, ["write-tree"], { indexFile })).trim();
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+  const commit = (await gitRun(root, ["commit-tree", tree, "-p", record.commit, "-m", `factory: ${record.packet} held for a person (attempt ${record.attempt})`], { identity: true })).trim();
+  await gitRun(root, ["update-ref", "-m", "factory: held", `${HELD_REFS}${record.packet}`, commit]);
+}
+
+/** Forgets a packet's held attempt (merged, rejected, reset): its ref goes; nothing when there is none. */
+export async function dropHeld(root: string, packet: string): Promise<void> {
+  await gitTry(root, ["update-ref", "-d", `${HELD_REFS}${packet}`]);
+}
+
+/** Every held attempt git keeps; one whose record cannot be read (or whose parent is not its commit) is left out. */
+export async function readHeld(root: string): Promise<HeldRecord[]> {
+  const refs = (await gitRun(root, ["for-each-ref", "--format=%(refname)%00%(objectname)%00%(parent)", HELD_REFS])).split("\n").filter(Boolean);
+  const held: HeldRecord[] = [];
+  for (const line of refs) {
+    const [ref = "", object = "", parent = ""] = line.split("\0");
+    const text = await gitTry(root, ["cat-file", "blob", `${object}:held.json`]);
+    if (!text.ok) continue;
+    try {
+      const record = JSON.parse(text.out) as HeldRecord;
+      if (record.packet === ref.slice(HELD_REFS.length) && record.commit === parent && Array.isArray(record.events)) held.push(record);
+    } catch {
+      // not a record the factory wrote: ignored
+    }
+  }
+  return held;
+}
