@@ -184,13 +184,6 @@ const MUTATIONS = [
     to: "const candidates = [...TEMPORARY_DIRS, tmpdir(), ...(request.network ? [] : SOCKET_DIRS)].filter(isRealDirectory).filter((dir) => !TEMPORARY_DIRS.includes(dir) && dir !== tmpdir());",
     tests: [["test/integration/run-sandbox.test.ts", "private /tmp"]],
   },
-  {
-    guard: "a packet version lands once",
-    file: "src/merge/land.ts",
-    from: 'if (already) return { kind: "merged"',
-    to: 'if (already && already.id === "\\0") return { kind: "merged"',
-    tests: [["test/integration/run-flow.test.ts", "two approvals of one held packet merge it once"]],
-  },
 ];
 
 const PROJECT = fileURLToPath(new URL("..", import.meta.url));

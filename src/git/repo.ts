@@ -1,3 +1,4 @@
+import { readText } from "../util/read-text.js";
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { readFileSync, statSync } from "node:fs";
@@ -126,14 +127,6 @@ export function linkedGitDir(worktree: string): string | undefined {
     if (!pointer) return undefined;
     const dir = resolve(worktree, pointer);
     return statSync(dir).isDirectory() ? dir : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-function readText(path: string): string | undefined {
-  try {
-    return readFileSync(path, "utf8");
   } catch {
     return undefined;
   }

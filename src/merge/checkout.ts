@@ -1,3 +1,4 @@
+import { readText } from "../util/read-text.js";
 import { randomUUID } from "node:crypto";
 import { copyFileSync, existsSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
@@ -164,14 +165,6 @@ export async function finishCheckout(root: string, branch: string): Promise<stri
   if (!forwarded.ok) return behind(branch, forward.checkout, forwarded.message);
   moveEnded(root, note);
   return message;
-}
-
-function readText(path: string): string | undefined {
-  try {
-    return readFileSync(path, "utf8");
-  } catch {
-    return undefined;
-  }
 }
 
 function inodeOf(path: string): number | undefined {
