@@ -131,7 +131,12 @@ async function applyDecision(ctx: RunContext, input: Applied): Promise<PacketOut
       const tree = await treeOf(ctx.root, report.commit);
       await ctx.ledger.append([decided, { kind: "held", packet: packet.id, attempt, tree, branch: taskBranch(packet.id), commit: report.commit, fork: report.forkCommit }]);
       // Kept in git too: a lost ledger does not send reviewed work back to be done and paid for again.
-      await keepHeldAttempt(ctx.root, ctx.ledger, packet, { attempt, commit: report.commit, fork: report.forkCommit, tree });
+      try {
+        await keepHeldAttempt(ctx.root, ctx.ledger, packet, { attempt, commit: report.commit, fork: report.forkCommit, tree });
+      } catch (error) {
+        // The ledger has the hold; git's copy is a second record, whose failure stops nothing.
+        ctx.emit({ kind: "notice", packet: packet.id, message: `the held attempt could not also be kept in git (${error instanceof Error ? error.message.split("\n")[0] : String(error)})` });
+      }
       ctx.emit({ kind: "outcome", packet: packet.id, attempt, outcome: "awaiting_human", reasons: [`factory approve ${packet.id}`] });
       return { kind: "held" };
     }

@@ -117,11 +117,7 @@ export async function moveWithCheckout(root: string, input: { branch: string; ch
 
 /** Removes the index lock the move took, if it is still the move's own (its token in it). */
 function releaseLock(lock: { path: string; token: string }): void {
-  try {
-    if (readFileSync(lock.path, "utf8") === lock.token) rmSync(lock.path, { force: true });
-  } catch {
-    // already gone
-  }
+  if (readText(lock.path) === lock.token) rmSync(lock.path, { force: true });
 }
 
 /** finishCheckout under the landing lock, for a command that is not landing itself; nothing is touched when no note is left. */
