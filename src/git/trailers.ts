@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { STATE_DIR } from "../ledger/scan.js";
+import { allFullIds } from "./memo.js";
 import { gitRun, gitTry, resolveCommit } from "./repo.js";
 
 /** A packet version that git says landed: a commit on the target with its Factory-Packet trailers. */
@@ -27,7 +28,8 @@ const TRAILERS_FORMAT = "--format=%H%x1f%(trailers:key=Factory-Packet,valueonly,
  */
 export async function landedPackets(root: string, ref: string, options: { cacheFile?: string } = {}): Promise<Landed[]> {
   if (!options.cacheFile) return landedIn(root, [ref]);
-  const tip = await resolveCommit(root, ref);
+  // A full id is the commit itself (status and the brief pass the tip so): no question to git.
+  const tip = allFullIds([ref]) ? ref : await resolveCommit(root, ref);
   if (!tip) return landedIn(root, [ref]);
   const cached = readCache(options.cacheFile);
   if (cached?.tip === tip) return cached.landed;

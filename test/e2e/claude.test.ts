@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readdirSync, readlinkSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -63,7 +63,7 @@ function processesIn(dir: string): string[] {
   const found: string[] = [];
   for (const pid of readdirSync("/proc").filter((name) => /^\d+$/.test(name))) {
     try {
-      if (readlinkSync(`/proc/${pid}/cwd`).startsWith(dir)) found.push(pid);
+      if (readlinkSync(`/proc/${pid}/cwd`).startsWith(dir)) found.push(`${pid} ${readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ")}`);
     } catch {
       // gone or not ours
     }
