@@ -1,4 +1,4 @@
-import { HELD_REFS, readHeld } from "../git/held-refs.js";
+import { HELD_REFS } from "../git/held-refs.js";
 import { recordHeldVersions } from "../loop/held.js";
 import { FACTORY_WORKTREES } from "../git/git-file.js";
 import { userInfo } from "node:os";
@@ -24,8 +24,9 @@ export async function loadPacketRecord(cwd: string, id: string, output: Output):
   if (!workspace) return undefined;
   // Held work git keeps while the ledger lost it is recorded again first: a person can still approve or reject it.
   const before = await workspace.ledger.read();
-  if (!describeBreak(before) && (await readHeld(workspace.root)).length > 0) {
-    for (const restored of await recordHeldVersions(workspace.root, workspace.ledger, workspace.queue.packets, before.state)) {
+  if (!describeBreak(before)) {
+    const read = { packets: async () => workspace.queue.packets, state: async () => before.state };
+    for (const restored of await recordHeldVersions(workspace.root, workspace.ledger, read)) {
       output.err(`notice: ${restored}'s held attempt, kept in git (${HELD_REFS}${restored}), is recorded again`);
     }
   }

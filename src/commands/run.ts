@@ -123,7 +123,7 @@ export async function run(options: RunOptions): Promise<ExitCode> {
     for (const id of await recordLandedVersions(workspace.root, workspace.ledger, workspace.branch, packets, ledgerState)) {
       progress.emit({ kind: "notice", packet: id, message: `this version is already on ${workspace.branch} (its Factory-Packet trailers say so); recorded as merged, not run again` });
     }
-    for (const id of await recordHeldVersions(workspace.root, workspace.ledger, packets, (await workspace.ledger.read()).state)) {
+    for (const id of await recordHeldVersions(workspace.root, workspace.ledger, { packets: async () => packets, state: async () => (await workspace.ledger.read()).state })) {
       progress.emit({ kind: "notice", packet: id, message: `its held attempt, kept in git (${HELD_REFS}${id}), is recorded again: it awaits a person (factory approve ${id})` });
     }
     await workspace.ledger.append([

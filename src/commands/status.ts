@@ -1,4 +1,4 @@
-import { HELD_REFS, readHeld } from "../git/held-refs.js";
+import { HELD_REFS } from "../git/held-refs.js";
 import { recordHeldVersions } from "../loop/held.js";
 import { finishLeftCheckout } from "../merge/checkout.js";
 import { hostname } from "node:os";
@@ -41,7 +41,10 @@ export async function status(options: StatusOptions): Promise<ExitCode> {
       const finished = await finishLeftCheckout(head.root, head.branch);
       if (finished) output.err(`notice: ${finished}`);
       // Held work git keeps while the ledger lost it (deleted, moved aside) is recorded again before the board is built.
-      const restored = (await readHeld(head.root)).length > 0 ? await recordHeldVersions(head.root, head.ledger, (await withQueue(head)).queue.packets, (await head.ledger.read()).state) : [];
+      const restored = await recordHeldVersions(head.root, head.ledger, {
+        packets: async () => (await withQueue(head)).queue.packets,
+        state: async () => (await head.ledger.read()).state,
+      });
       for (const id of restored) output.err(`notice: ${id}'s held attempt, kept in git (${HELD_REFS}${id}), is recorded again: it awaits a person (factory approve ${id})`);
       return finished !== undefined || restored.length > 0;
     },

@@ -1,3 +1,4 @@
+import { HELD_REFS } from "../git/held-refs.js";
 import { createHash } from "node:crypto";
 import { copyFileSync, existsSync, fstatSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, type Stats, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
@@ -65,7 +66,7 @@ export async function fingerprintOutside(watched: Watched): Promise<Fingerprint>
   if (!refs.ok) throw new Error(`git for-each-ref (in ${watched.root}) failed: ${refs.message}`);
   for (const line of refs.out.split("\n").filter(Boolean)) {
     const [name = "", object = ""] = line.split("\0");
-    if (name.startsWith("refs/heads/factory/") || name.startsWith("refs/factory/")) continue; // the task branches and held work are the factory's to move
+    if (name.startsWith("refs/heads/factory/") || name.startsWith(HELD_REFS)) continue; // the task branches and held work are the factory's to move
     fingerprint.set(name === `refs/heads/${watched.target}` ? TARGET(watched.target) : `ref ${name}`, object);
   }
   for (const [label, value] of checkout) fingerprint.set(label, value);

@@ -22,8 +22,10 @@ export async function keepHeldAttempt(root: string, ledger: Ledger, packet: Pack
  * attempt's own events, then the hold, so `status` shows it and `approve`
  * lands it, without the work being done and paid for again. Returns the ids.
  */
-export async function recordHeldVersions(root: string, ledger: Ledger, packets: readonly Packet[], state: LedgerState): Promise<string[]> {
+export async function recordHeldVersions(root: string, ledger: Ledger, read: { packets: () => Promise<readonly Packet[]>; state: () => Promise<LedgerState> }): Promise<string[]> {
   const held = await readHeld(root);
+  if (held.length === 0) return []; // the usual case: the queue and the ledger are not read for it
+  const [packets, state] = [await read.packets(), await read.state()];
   const events: EventBody[] = [];
   const recorded: string[] = [];
   for (const record of held) {
