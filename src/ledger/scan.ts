@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
-import { EVENT_KINDS, SCHEMA_VERSION, type LedgerEvent } from "./events.js";
+import { shapeProblem } from "./event-shape.js";
+import { EVENT_KINDS, SCHEMA_VERSION, type EventKind, type LedgerEvent } from "./events.js";
 
 export const STATE_DIR = ".factory/state";
 export const LEDGER_FILE = "ledger.jsonl";
@@ -126,6 +127,11 @@ export class LedgerScanner {
       warnings.push(`${where}: a "${value.kind}" event without a packet id; it is ignored`);
       return;
     }
+    const problem = shapeProblem(value.kind, value);
+    if (problem) {
+      warnings.push(`${where}: a "${value.kind}" event whose fields do not fit (${problem}); it is ignored`);
+      return;
+    }
     const { prev: _prev, ...event } = value as LedgerEvent & { prev?: string };
     this.onEvent(event as LedgerEvent, complete);
   }
@@ -134,7 +140,7 @@ export class LedgerScanner {
 /** The events about a run rather than a packet. */
 const RUN_KINDS = new Set<string>(["run-started", "run-ended", "run-lock-taken-over", "spent"]);
 
-function isEvent(value: unknown): value is LedgerEvent {
+function isEvent(value: unknown): value is Record<string, unknown> & { v: number; ts: string; kind: EventKind } {
   if (typeof value !== "object" || value === null) return false;
   const record = value as Record<string, unknown>;
   return typeof record.v === "number" && typeof record.ts === "string" && typeof record.kind === "string";
