@@ -142,6 +142,23 @@ export function buildProgram(): Command {
     .option("--dry-run", "list what would be removed, remove nothing")
     .action(async (opts: { dryRun?: boolean }) => finish(await (await import("./commands/gc.js")).gc({ cwd, dryRun: Boolean(opts.dryRun), output, env: process.env })));
 
+  const ledger = program.command("ledger").description("check the ledger's hash chain, or start a new ledger from what git proves when it breaks");
+  ledger
+    .command("verify")
+    .addHelpText("after", "\nExample:\n  factory ledger verify")
+    .description("read the whole ledger: whether its hash chain holds; when it breaks, the first bad line and what rests on the lines after it (exit 1)")
+    .action(async () => finish(await (await import("./commands/ledger.js")).ledgerVerify({ cwd, output })));
+  ledger
+    .command("repair")
+    .addHelpText("after", "\nExample:\n  factory ledger repair --yes")
+    .description(
+      "a person's command, for a broken chain: start a new ledger from what git proves (merged from trailers, held from refs/factory/held/), keep the old one beside it, and say what is lost",
+    )
+    .option("--yes", "without typing `repair` (for a person scripting it)")
+    .action(async (opts: { yes?: boolean }) =>
+      finish(await (await import("./commands/ledger.js")).ledgerRepair({ cwd, output, env: process.env, person: { yes: Boolean(opts.yes), input: process.stdin } })),
+    );
+
   program
     .command("diff")
     .addHelpText("after", "\nExample:\n  factory diff P01 | less")

@@ -18,6 +18,7 @@ const SHAPES: Record<EventKind, Record<string, Field>> = {
   "run-ended": { run: "string", outcome: "string", reason: "string?" },
   "run-lock-taken-over": { run: "string", previous: "object" },
   spent: { for: "string", agent: "string", model: "string", costUsd: "cost?", estimatedUsd: "cost?", run: "string?" },
+  "ledger-restarted": { from: "string", by: "string", brokenAt: "number?" },
   "packet-registered": { packet: "string", sha256: "string", file: "string" },
   claimed: { ...ATTEMPT, ...OWNER, sha256: "string" },
   "attempt-interrupted": { ...ATTEMPT, reason: "string", worktree: "string?" },

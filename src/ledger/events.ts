@@ -21,6 +21,8 @@ export type EventBody =
   | { kind: "run-lock-taken-over"; run: string; previous: { pid: number; host: string; startedAt: string } }
   /** A model call that belongs to no packet (the preflight's probe, doctor's reviewer canary): its cost, or the tier's estimate. */
   | { kind: "spent"; for: string; agent: string; model: string; costUsd?: number; estimatedUsd?: number; run?: string }
+  /** The first event of a ledger `factory ledger repair` started from what git proves; `from` is the old file, kept beside it. */
+  | { kind: "ledger-restarted"; from: string; by: string; brokenAt?: number }
   | { kind: "packet-registered"; packet: string; sha256: string; file: string }
   | ({ kind: "claimed"; packet: string; attempt: number; sha256: string } & Owner)
   | { kind: "attempt-interrupted"; packet: string; attempt: number; reason: string; worktree?: string }
@@ -113,6 +115,7 @@ export const EVENT_KINDS: readonly EventKind[] = [
   "run-ended",
   "run-lock-taken-over",
   "spent",
+  "ledger-restarted",
   "packet-registered",
   "claimed",
   "attempt-interrupted",

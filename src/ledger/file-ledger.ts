@@ -3,10 +3,10 @@ import { join } from "node:path";
 import { stamp, type EventBody, type LedgerEvent } from "./events.js";
 import { emptyState, foldInto, type LedgerState, type PacketHistory, type PacketRecord, type RunRecord } from "./fold.js";
 import type { Ledger, LedgerView } from "./ledger.js";
-import { chainHash, LedgerScanner, SCAN_START, STATE_DIR, type ScanPosition } from "./scan.js";
+import { chainHash, LedgerScanner, SCAN_START, SNAPSHOT_FILE, STATE_DIR, type ScanPosition } from "./scan.js";
 import { appendUnlocked, ledgerPath, scanFile, withLedgerLock } from "./store.js";
 
-export const SNAPSHOT_FILE = "ledger.snapshot.json";
+export { SNAPSHOT_FILE };
 /**
  * Bump when fold.ts changes what it computes: a snapshot folded by another
  * version of the fold is then ignored and rebuilt, never trusted.

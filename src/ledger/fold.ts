@@ -135,6 +135,7 @@ export function foldInto(state: LedgerState, events: readonly LedgerEvent[], his
         break;
       }
       case "run-lock-taken-over":
+      case "ledger-restarted":
         break;
       case "spent": {
         const cost = event.costUsd ?? event.estimatedUsd ?? 0;

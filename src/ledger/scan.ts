@@ -4,6 +4,8 @@ import { EVENT_KINDS, SCHEMA_VERSION, type EventKind, type LedgerEvent } from ".
 
 export const STATE_DIR = ".factory/state";
 export const LEDGER_FILE = "ledger.jsonl";
+/** A fold of the ledger up to a line, beside it (file-ledger.ts). */
+export const SNAPSHOT_FILE = "ledger.snapshot.json";
 
 export interface ChainBreak {
   line: number;
@@ -138,7 +140,7 @@ export class LedgerScanner {
 }
 
 /** The events about a run rather than a packet. */
-const RUN_KINDS = new Set<string>(["run-started", "run-ended", "run-lock-taken-over", "spent"]);
+const RUN_KINDS = new Set<string>(["run-started", "run-ended", "run-lock-taken-over", "spent", "ledger-restarted"]);
 
 function isEvent(value: unknown): value is Record<string, unknown> & { v: number; ts: string; kind: EventKind } {
   if (typeof value !== "object" || value === null) return false;

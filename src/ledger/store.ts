@@ -1,9 +1,9 @@
-import { mkdir, open, type FileHandle } from "node:fs/promises";
+import { link, mkdir, open, rm, unlink, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
 import type lockfile from "proper-lockfile";
 import { stamp, type EventBody, type LedgerEvent } from "./events.js";
 import { withStateLockAt } from "./state-lock.js";
-import { chainHash, LedgerScanner, LineSplitter, SCAN_START, STATE_DIR, LEDGER_FILE, type ChainBreak } from "./scan.js";
+import { chainHash, LedgerScanner, LineSplitter, SCAN_START, SNAPSHOT_FILE, STATE_DIR, LEDGER_FILE, type ChainBreak } from "./scan.js";
 
 export { chainHash, STATE_DIR, LEDGER_FILE, type ChainBreak };
 
@@ -58,6 +58,27 @@ export async function appendEvents(root: string, bodies: readonly EventBody[], n
   const events = bodies.map((body) => stamp(body, now));
   await withLedgerLock(root, () => appendUnlocked(root, events));
   return events;
+}
+
+/**
+ * Starts a new ledger with `bodies` (given the kept file's name), keeping the old file beside it under a
+ * name of its own (never over another file), under the ledger's lock: a
+ * reader sees the old ledger or the new one. The snapshot of the old one goes
+ * too. Returns the kept file's path.
+ */
+export async function restartLedger(root: string, bodies: (kept: string) => readonly EventBody[], now = new Date()): Promise<string> {
+  const name = `ledger.before-${now.toISOString().replace(/[:.]/g, "-")}.jsonl`;
+  const kept = join(root, STATE_DIR, name);
+  await withLedgerLock(root, async () => {
+    await link(ledgerPath(root), kept); // fails if the name is taken: nothing is overwritten
+    await unlink(ledgerPath(root));
+    await rm(join(root, STATE_DIR, SNAPSHOT_FILE), { force: true });
+    await appendUnlocked(
+      root,
+      bodies(name).map((body) => stamp(body, now)),
+    );
+  });
+  return kept;
 }
 
 /** For callers that already hold the lock (claims, the run lock takeover). */
@@ -153,7 +174,7 @@ export function describeBreak(read: { broken?: ChainBreak }): string | undefined
   if (!read.broken) return undefined;
   return (
     `${STATE_DIR}/${LEDGER_FILE}:${read.broken.line}: the ledger's hash chain breaks here: ${read.broken.reason}. ` +
-    `Its history cannot be trusted from this line on. Inspect it; to start a fresh ledger, move it aside ` +
-    `(what merged is recovered from the Factory-Packet trailers on the target branch)`
+    `Its history cannot be trusted from this line on: \`factory ledger verify\` shows what rests on it, and ` +
+    `\`factory ledger repair\` starts a new ledger from what git proves (merged and held work), keeping this one beside it`
   );
 }

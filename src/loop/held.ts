@@ -5,7 +5,7 @@ import type { Ledger } from "../ledger/ledger.js";
 import type { Packet } from "../packet/types.js";
 import { taskBranch } from "./context.js";
 
-export { dropHeld };
+export { dropHeld, readHeld };
 
 /** After an attempt is held for a person: the attempt and its ledger events kept in git too (git/held-refs.ts). */
 export async function keepHeldAttempt(root: string, ledger: Ledger, packet: Packet, held: { attempt: number; commit: string; fork: string; tree: string }): Promise<void> {
@@ -25,20 +25,24 @@ export async function keepHeldAttempt(root: string, ledger: Ledger, packet: Pack
 export async function recordHeldVersions(root: string, ledger: Ledger, read: { packets: () => Promise<readonly Packet[]>; state: () => Promise<LedgerState> }): Promise<string[]> {
   const held = await readHeld(root);
   if (held.length === 0) return []; // the usual case: the queue and the ledger are not read for it
-  const [packets, state] = [await read.packets(), await read.state()];
-  const events: EventBody[] = [];
-  const recorded: string[] = [];
-  for (const record of held) {
+  const events = heldEvents(held, await read.packets(), await read.state());
+  if (events.length > 0) await ledger.append(events);
+  return [...new Set(events.map((event) => ("packet" in event ? event.packet : "")))];
+}
+
+/**
+ * Pure: the events that record as held every record of `held` (git's) for a
+ * packet's current version that `state` does not know in that version (held,
+ * merged, or anything after it: then the ledger's word stands).
+ */
+export function heldEvents(held: readonly HeldRecord[], packets: readonly Packet[], state: LedgerState): EventBody[] {
+  return held.flatMap((record) => {
     const packet = packets.find((candidate) => candidate.id === record.packet);
     const known = state.packets.get(record.packet);
-    if (!packet || packet.sha256 !== record.sha256) continue;
-    // Known to the ledger in this version (held, merged, or anything after it): the ledger's word stands.
-    if (known && known.sha256 === record.sha256 && (known.lastAttempt ?? 0) >= record.attempt) continue;
-    events.push(...restored(record, packet));
-    recorded.push(record.packet);
-  }
-  if (events.length > 0) await ledger.append(events);
-  return recorded;
+    if (!packet || packet.sha256 !== record.sha256) return [];
+    if (known && known.sha256 === record.sha256 && (known.lastAttempt ?? 0) >= record.attempt) return [];
+    return restored(record, packet);
+  });
 }
 
 function restored(record: HeldRecord, packet: Packet): EventBody[] {

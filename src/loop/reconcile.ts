@@ -16,15 +16,7 @@ import { dropHeld } from "./held.js";
  * version lands twice.
  */
 export async function recordLandedVersions(root: string, ledger: Ledger, branch: string, packets: readonly Packet[], state: LedgerState): Promise<string[]> {
-  const landedAs = landedIndex(await landedPackets(root, branch, { cacheFile: landedCacheFile(root) }));
-  const events: EventBody[] = [];
-  for (const packet of packets) {
-    const found = landedAs(packet.id, packet.sha256);
-    const record = state.packets.get(packet.id);
-    if (!found || (record?.status.state === "merged" && record.sha256 === packet.sha256)) continue;
-    if (record?.sha256 !== packet.sha256) events.push({ kind: "packet-registered", packet: packet.id, sha256: packet.sha256, file: packet.file });
-    events.push({ kind: "merged", packet: packet.id, attempt: record?.lastAttempt ?? 0, commit: found.commit, tree: await treeOf(root, found.commit) });
-  }
+  const events = await landedEvents(root, branch, packets, state);
   if (events.length === 0) return [];
   await ledger.append(events);
   const recorded = [...new Set(events.map((event) => ("packet" in event ? event.packet : "")))];
@@ -35,4 +27,18 @@ export async function recordLandedVersions(root: string, ledger: Ledger, branch:
     await dropHeld(root, id);
   }
   return recorded;
+}
+
+/** The events that record as merged every packet of `packets` whose current version the target's trailers carry and `state` does not call merged. */
+export async function landedEvents(root: string, branch: string, packets: readonly Packet[], state: LedgerState): Promise<EventBody[]> {
+  const landedAs = landedIndex(await landedPackets(root, branch, { cacheFile: landedCacheFile(root) }));
+  const events: EventBody[] = [];
+  for (const packet of packets) {
+    const found = landedAs(packet.id, packet.sha256);
+    const record = state.packets.get(packet.id);
+    if (!found || (record?.status.state === "merged" && record.sha256 === packet.sha256)) continue;
+    if (record?.sha256 !== packet.sha256) events.push({ kind: "packet-registered", packet: packet.id, sha256: packet.sha256, file: packet.file });
+    events.push({ kind: "merged", packet: packet.id, attempt: record?.lastAttempt ?? 0, commit: found.commit, tree: await treeOf(root, found.commit) });
+  }
+  return events;
 }

@@ -83,8 +83,8 @@ describe("the built CLI", () => {
     expect(runCli(["status", "--bogus"], repo.dir).code).toBe(2);
     const help = runCli(["--help"], repo.dir);
     expect(help.code).toBe(0);
-    for (const command of ["init", "lint", "plan", "status", "run", "approve", "reject", "reset", "unblock", "gc", "diff", "report", "show", "doctor", "demo"]) {
-      expect(runCli([command, "--help"], repo.dir).stdout).toMatch(new RegExp(`Examples?:\\n {2}factory ${command}`));
+    for (const command of ["init", "lint", "plan", "status", "run", "approve", "reject", "reset", "unblock", "gc", "ledger verify", "ledger repair", "diff", "report", "show", "doctor", "demo"]) {
+      expect(runCli([...command.split(" "), "--help"], repo.dir).stdout).toMatch(new RegExp(`Examples?:\\n {2}factory ${command}`));
     }
     expect(help.stdout).toContain("lint");
   });
