@@ -1,3 +1,4 @@
+import { clearLeftWorktreeLock } from "../git/locks.js";
 import { existsSync } from "node:fs";
 import { landedCacheFile, landedPackets, landedVersion } from "../git/trailers.js";
 import { recordLandedVersions } from "../loop/reconcile.js";
@@ -125,7 +126,11 @@ async function approveIfStillHeld(input: ApproveOptions & ApprovalInput): Promis
   // Back to the held commit, whatever a stopped re-gate left (a merge commit, a merge half done): its
   // installed dependencies stay. Without a worktree, the landing makes one of the held commit.
   const worktree = worktreePath(workspace.root, id);
-  if (existsSync(worktree)) await resetWorktreeTo(worktree, status.commit);
+  if (existsSync(worktree)) {
+    const cleared = await clearLeftWorktreeLock(workspace.root, worktree);
+    if (cleared) output.err(`notice: removed git's lock file ${cleared}, left in ${id}'s worktree by a factory command that was stopped mid-way`);
+    await resetWorktreeTo(worktree, status.commit);
+  }
   return approveLocked(input);
 }
 

@@ -1,5 +1,7 @@
-import { existsSync, statSync } from "node:fs";
-import { isAbsolute, join } from "node:path";
+import { existsSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { isAbsolute, join, resolve } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { commonGitDir } from "./dirs.js";
 import { gitRun } from "./repo.js";
 import { listWorktrees } from "./worktree.js";
 
@@ -29,4 +31,45 @@ export function lockInMessage(message: string): string | undefined {
 /** Pure: what to tell a person about a lock file left in their repository. */
 export function lockLeftMessage(path: string): string {
   return `git's lock file ${path} is left (by a git command that was killed, or one still running): git writes nothing there while it exists. If no git process is running in this repository (\`pgrep -a git\` shows none), remove it: rm '${path}'`;
+}
+
+/**
+ * Removes the index lock a killed factory command left in one of the
+ * factory's own worktrees (a `git reset` of an `approve` stopped mid-way),
+ * which would refuse every later git command there. For a caller that holds
+ * the lock excluding every other factory command from that worktree: a lock
+ * still there after `waitMs` (time for a git child that outlived its parent
+ * to finish) is nobody's. The worktree's git directory is found from the
+ * repository's side, never through its `.git` file (the agent wrote that
+ * tree). Returns the path removed.
+ */
+export async function clearLeftWorktreeLock(root: string, worktree: string, waitMs = 2_000): Promise<string | undefined> {
+  const admin = await adminDirOf(root, worktree);
+  if (!admin) return undefined;
+  const lock = join(admin, "index.lock");
+  for (const deadline = Date.now() + waitMs; existsSync(lock) && Date.now() < deadline; ) await sleep(100);
+  if (!existsSync(lock)) return undefined;
+  rmSync(lock, { force: true });
+  return lock;
+}
+
+/** The administrative directory (`<common dir>/worktrees/<name>`) whose `gitdir` file names `worktree`. */
+async function adminDirOf(root: string, worktree: string): Promise<string | undefined> {
+  const worktrees = join(await commonGitDir(root), "worktrees");
+  const wanted = join(resolve(worktree), ".git");
+  let names: string[];
+  try {
+    names = readdirSync(worktrees);
+  } catch {
+    return undefined;
+  }
+  return names
+    .map((name) => join(worktrees, name))
+    .find((dir) => {
+      try {
+        return resolve(readFileSync(join(dir, "gitdir"), "utf8").trim()) === wanted;
+      } catch {
+        return false;
+      }
+    });
 }

@@ -101,6 +101,23 @@ describe("the human gate", () => {
     expect(target.git("rev-list", "--parents", "-1", "main").trim().split(" ")).toHaveLength(2); // a squash: one parent
   });
 
+  it("git's index lock a stopped approval left in the worktree is removed with a notice, and the packet lands; without one, no notice", async () => {
+    for (const left of [true, false]) {
+      const target = setUp({ packet: `gate = "human"`, script: { P01: { implementer: [honest] } } });
+      await target.run();
+      target.write("src/other.js", "export const other = 1;\n");
+      target.commit("someone else lands work");
+      // Where a `git reset` killed mid-way leaves it: the worktree's git directory in the repository.
+      const lock = join(target.dir, ".git/worktrees/P01/index.lock");
+      if (left) writeFileSync(lock, "");
+      const { code, out } = await approveAs(target);
+      expect(out.includes(`notice: removed git's lock file ${lock}, left in P01's worktree`)).toBe(left);
+      expect(out).not.toContain("internal error");
+      expect(code).toBe(0);
+      expect(target.read("src/double.js")).toBe(DOUBLE_JS);
+    }
+  }, 60_000);
+
   it("an approval stopped during its re-gate, by kill -9 or Ctrl-C, leaves the packet approvable: the next approve lands it", async () => {
     // The slow gate sleeps once the tip has src/other.js: in the approval's re-gate, not in the run.
     const slow = `\n  [[surfaces.app.gates]]\n  name = "slow"\n  run = "if [ -f src/other.js ]; then sleep 5; fi"\n`;
