@@ -21,13 +21,49 @@ echo '{"cost_usd":0}'`;
 export const GATES = {
   true: `[[surfaces.app.gates]]\nname = "check"\nrun = "true"\n`,
   pytest: `[[surfaces.app.gates]]\nname = "tests"\nrun = "python3 -m pytest -q -p no:cacheprovider --junitxml={junit} tests"\ntests = true\n`,
+  // As `factory init` writes it: {tests} names the planted files when they run on their own.
+  "pytest-named": `[[surfaces.app.gates]]\nname = "tests"\nrun = "python3 -m pytest -q -p no:cacheprovider --junitxml={junit} {tests|tests}"\ntests = true\n`,
 };
-const PLANTED = { true: (id) => `tests/${id}.txt`, pytest: (id) => `tests/test_${id}.py` };
+const PLANTED = { true: (id) => `tests/${id}.txt`, pytest: (id) => `tests/test_${id}.py`, "pytest-named": (id) => `tests/test_${id}.py` };
 export const GATE_COMMAND = { true: "true", pytest: "python3 -m pytest -q -p no:cacheprovider --junitxml=$RUNDIR/junit.xml tests >/dev/null" };
+GATE_COMMAND["pytest-named"] = GATE_COMMAND.pytest;
 
-/** A fresh repository with `packets` independent packets; `sleep` seconds per agent call. */
-export function makeRepo({ gate, packets, sleep = 0 }) {
-  const dir = mkdtempSync(join(tmpdir(), "factory-bench-overhead-"));
+/** A planted test that fails at collection (the module it imports does not exist yet) or only when it runs (it imports inside the test). */
+const PLANTED_TEST = {
+  collection: (id) => `from src.${id} import VALUE\n\ndef test_${id}():\n    assert VALUE == 1\n`,
+  runtime: (id) => `def test_${id}():\n    from src.${id} import VALUE\n    assert VALUE == 1\n`,
+};
+
+// The same git work by hand, per packet, as lean as a person would script it: the suite runs once per packet.
+export const BARE_SCRIPT = `set -e
+cd "$1"; GATE="$2"
+for toml in packets/P*-task.toml; do
+  id=$(basename "$toml" -task.toml)
+  wt=".factory/worktrees/$id"; RUNDIR=".factory/runs/$id"; mkdir -p "$RUNDIR"
+  git worktree add -q -b "factory/$id" "$wt" main
+  mkdir -p "$wt/tests" && cp packets/supplied/$id/tests/* "$wt/tests/"
+  git -C "$wt" add tests && git -C "$wt" commit -qm "plant $id"
+  (cd "$wt" && FACTORY_ROLE=implementer FACTORY_PACKET=$id FACTORY_OUTPUT=$OLDPWD/$RUNDIR/result.json sh ../../../agent.sh >/dev/null)
+  git -C "$wt" add -A && git -C "$wt" commit -qm "attempt $id"
+  (cd "$wt" && RUNDIR=$OLDPWD/$RUNDIR eval "$GATE")
+  (cd "$wt" && FACTORY_ROLE=reviewer FACTORY_PACKET=$id FACTORY_OUTPUT=$OLDPWD/$RUNDIR/review.json sh ../../../agent.sh >/dev/null)
+  tree=$(git rev-parse "factory/$id^{tree}")
+  commit=$(git commit-tree "$tree" -p main -m "$id")
+  old=$(git rev-parse main)
+  git update-ref refs/heads/main "$commit" "$old"
+  git read-tree -m -u "$old" "$commit"
+  git worktree remove --force "$wt"
+  git branch -q -D "factory/$id"
+done`;
+
+/**
+ * A fresh repository with `packets` independent packets; `sleep` seconds per
+ * agent call. With `sandbox`, agents and gates run in the bubblewrap sandbox
+ * (the agent's script then lives in the git directory, which the sandbox
+ * shows); without, `kind = "none"`. `parent` is where it is made.
+ */
+export function makeRepo({ gate, packets, sleep = 0, sandbox = false, parent = tmpdir(), planted = "collection", extraFiles = {} }) {
+  const dir = mkdtempSync(join(parent, "factory-bench-overhead-"));
   const git = (...args) => execFileSync("git", args, { cwd: dir, stdio: "pipe" });
   git("init", "-q", "-b", "main");
   git("config", "user.name", "bench");
@@ -36,24 +72,24 @@ export function makeRepo({ gate, packets, sleep = 0 }) {
   mkdirSync(join(dir, ".factory"));
   mkdirSync(join(dir, "src"));
   mkdirSync(join(dir, "tests"));
-  writeFileSync(join(dir, "agent.sh"), agentScript(sleep));
+  const agent = join(dir, sandbox ? ".git" : "", "agent.sh");
+  writeFileSync(agent, agentScript(sleep));
   writeFileSync(join(dir, "SPEC.md"), "# spec\n");
   writeFileSync(join(dir, "src/__init__.py"), "");
   writeFileSync(join(dir, "tests/test_base.py"), "def test_base():\n    assert 1 + 1 == 2\n");
+  for (const [path, text] of Object.entries(extraFiles)) writeFileSync(join(dir, path), typeof text === "function" ? text(dir) : text);
   writeFileSync(join(dir, ".gitignore"), ".factory/state/\n.factory/runs/\n.factory/worktrees/\n");
   writeFileSync(
     join(dir, ".factory/config.toml"),
     `target_branch = "main"
 [agents.instant]
 kind = "command"
-run = "sh ${join(dir, "agent.sh")}"
+run = "sh ${agent}"
 [tiers]
 basic = { agent = "instant", model = "m" }
 standard = { agent = "instant", model = "m" }
 advanced = { agent = "instant", model = "m" }
-[sandbox]
-kind = "none"
-[surfaces.app]
+${sandbox ? "" : '[sandbox]\nkind = "none"\n'}[surfaces.app]
 dir = "."
 ${GATES[gate]}`,
   );
@@ -69,7 +105,7 @@ ${GATES[gate]}`,
     );
     // Planted: a test for the pytest gate; a data file for the true gate (a planted test needs a tests gate).
     mkdirSync(join(dir, "packets/supplied", id, "tests"), { recursive: true });
-    writeFileSync(join(dir, "packets/supplied", id, PLANTED[gate](id)), gate === "pytest" ? `from src.${id} import VALUE\n\ndef test_${id}():\n    assert VALUE == 1\n` : "data\n");
+    writeFileSync(join(dir, "packets/supplied", id, PLANTED[gate](id)), gate === "true" ? "data\n" : PLANTED_TEST[planted](id));
   }
   git("add", "-A");
   git("commit", "-qm", "queue");

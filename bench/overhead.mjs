@@ -10,7 +10,7 @@
 import { execFileSync } from "node:child_process";
 import { rmSync } from "node:fs";
 import { interpreterFirstOnPath } from "../scripts/python-path.mjs";
-import { BIN, GATE_COMMAND, makeRepo, median, mergedCount, time } from "./lib.mjs";
+import { BARE_SCRIPT as SCRIPT, BIN, GATE_COMMAND, makeRepo, median, mergedCount, time } from "./lib.mjs";
 
 // Both sides run the interpreter itself, not a version manager's shim (which adds 0.3 s to every
 // pytest start here, and the factory starts pytest more often than the script).
@@ -19,28 +19,6 @@ if (interpreter) console.log(`(python3 on PATH is a shim: ${interpreter} goes fi
 
 const packets = Number(process.argv[2] ?? 10);
 const rounds = Number(process.argv[3] ?? 5);
-
-// The same git work by hand, per packet, as lean as a person would script it.
-const SCRIPT = `set -e
-cd "$1"; GATE="$2"
-for toml in packets/P*-task.toml; do
-  id=$(basename "$toml" -task.toml)
-  wt=".factory/worktrees/$id"; RUNDIR=".factory/runs/$id"; mkdir -p "$RUNDIR"
-  git worktree add -q -b "factory/$id" "$wt" main
-  mkdir -p "$wt/tests" && cp packets/supplied/$id/tests/* "$wt/tests/"
-  git -C "$wt" add tests && git -C "$wt" commit -qm "plant $id"
-  (cd "$wt" && FACTORY_ROLE=implementer FACTORY_PACKET=$id FACTORY_OUTPUT=$OLDPWD/$RUNDIR/result.json sh ../../../agent.sh >/dev/null)
-  git -C "$wt" add -A && git -C "$wt" commit -qm "attempt $id"
-  (cd "$wt" && RUNDIR=$OLDPWD/$RUNDIR eval "$GATE")
-  (cd "$wt" && FACTORY_ROLE=reviewer FACTORY_PACKET=$id FACTORY_OUTPUT=$OLDPWD/$RUNDIR/review.json sh ../../../agent.sh >/dev/null)
-  tree=$(git rev-parse "factory/$id^{tree}")
-  commit=$(git commit-tree "$tree" -p main -m "$id")
-  old=$(git rev-parse main)
-  git update-ref refs/heads/main "$commit" "$old"
-  git read-tree -m -u "$old" "$commit"
-  git worktree remove --force "$wt"
-  git branch -q -D "factory/$id"
-done`;
 
 for (const gate of ["true", "pytest"]) {
   const factory = [];
