@@ -1,6 +1,9 @@
 import type { Output } from "../log/output.js";
 import { paint } from "../log/output.js";
+import { listTree, readBlobs } from "../git/repo.js";
 import { pinnedSpec } from "../loop/spec-drift.js";
+import { contentFindings } from "../packet/content-lint.js";
+import { PACKETS_DIR } from "../packet/load.js";
 import type { Packet } from "../packet/types.js";
 import { formatProblem, type Problem } from "../util/problem.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
@@ -31,11 +34,13 @@ export async function lint(options: LintOptions): Promise<ExitCode> {
     problems.push(...selection.unknown.map((id) => ({ file: "packets/", message: `no packet with id "${id}" on ${workspace.branch}` })));
     checked = selection.files.size;
   }
+  const selected = options.ids.length > 0 ? workspace.queue.packets.filter((packet) => options.ids.includes(packet.id)) : workspace.queue.packets;
+  const warnings = [...workspace.warnings, ...(await contentWarnings(workspace.root, workspace.tip, workspace.queue.packets, selected))];
   if (options.json) {
-    output.out(JSON.stringify({ ok: problems.length === 0, problems, warnings: workspace.warnings }, null, 2));
+    output.out(JSON.stringify({ ok: problems.length === 0, problems, warnings }, null, 2));
     return problems.length === 0 ? EXIT.ok : EXIT.invalid;
   }
-  for (const warning of workspace.warnings) output.err(`${paint(output, "yellow", "warning")}: ${warning}`);
+  for (const warning of warnings) output.err(`${paint(output, "yellow", "warning")}: ${warning}`);
   for (const problem of problems) output.err(formatProblem(problem));
   if (problems.length > 0) {
     const files = new Set(problems.map((problem) => problem.file)).size;
@@ -60,6 +65,52 @@ async function unresolvedSpecs(root: string, packets: readonly Packet[]): Promis
     if (spec && !spec.ok) problems.push({ file: packet.file, key: spec.problem.startsWith("spec_commit") ? "spec_commit" : "spec_path", message: spec.problem });
   }
   return problems;
+}
+
+/**
+ * The content lint (packet/content-lint.ts) of `selected`, against the tip:
+ * one listing of the tip's files, and the planted Python files read by blob
+ * id in one batch.
+ */
+async function contentWarnings(root: string, tip: string, all: readonly Packet[], selected: readonly Packet[]): Promise<string[]> {
+  if (selected.length === 0) return [];
+  const tree = await listTree(root, tip);
+  const tipFiles = [...tree.keys()];
+  const byId = new Map(all.map((packet) => [packet.id, packet]));
+  const sources = selected.flatMap((packet) =>
+    packet.planted.filter((path) => path.endsWith(".py")).map((path) => ({ packet: packet.id, path, sha: tree.get(`${PACKETS_DIR}/supplied/${packet.id}/${path}`)?.sha })),
+  );
+  const texts = await readBlobs(
+    root,
+    sources.flatMap((source) => (source.sha ? [source.sha] : [])),
+  );
+  const planted = new Map<string, Map<string, string>>();
+  let at = 0;
+  for (const source of sources) {
+    const text = source.sha ? texts[at++] : undefined;
+    if (text === undefined) continue;
+    const files = planted.get(source.packet) ?? new Map<string, string>();
+    planted.set(source.packet, files.set(source.path, text));
+  }
+  return selected.flatMap((packet) =>
+    contentFindings({ packet, tipFiles, planted: planted.get(packet.id) ?? new Map(), dependencyScope: dependencyScope(packet, byId) }).map((finding) => `${packet.file}: ${finding}`),
+  );
+}
+
+/** The scope of every packet `packet` requires, directly or not ("**" for one without a scope). */
+function dependencyScope(packet: Packet, byId: ReadonlyMap<string, Packet>): string[] {
+  const seen = new Set<string>();
+  const scope: string[] = [];
+  const visit = (id: string): void => {
+    if (seen.has(id)) return;
+    seen.add(id);
+    const required = byId.get(id);
+    if (!required) return;
+    scope.push(...(required.allowedPaths ?? ["**"]));
+    for (const next of required.requires) visit(next);
+  };
+  for (const id of packet.requires) visit(id);
+  return scope;
 }
 
 /** The files of the named packets: valid ones by id, invalid ones by their file-name prefix. */

@@ -3,6 +3,11 @@ import { lint } from "../../src/commands/lint.js";
 import { bufferOutput } from "../../src/log/output.js";
 import { makeRepo, type TestRepo } from "../helpers/git-repo.js";
 import { MINIMAL_CONFIG, packetToml } from "../helpers/packets.js";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { setUpSample } from "../../src/commands/demo.js";
+import { makeLoopRepo } from "../helpers/loop-repo.js";
 
 let repo: TestRepo;
 afterEach(() => repo?.cleanup());
@@ -173,5 +178,45 @@ describe("factory lint", () => {
     result = await runLint();
     expect(result.code).toBe(2);
     expect(result.err).toContain('target_branch: the target branch "release" has no commits');
+  });
+
+  it("warns, exit 0, about what a packet says of the repository that cannot hold: a scope typo, a missing file in the brief, a planted import", async () => {
+    setUp();
+    repo.write(".factory/config.toml", MINIMAL_CONFIG.replace('dir = "api"', 'dir = "api"\n[[surfaces.api.gates]]\nname = "tests"\nrun = "pytest --junitxml={junit}"\ntests = true'));
+    repo.write("api/thing.py", "def thing():\n    return 1\n");
+    const spec = repo.commit("spec and code");
+    const p = (id: string, options: Parameters<typeof packetToml>[1] = {}) => packetToml(id, { specCommit: spec, ...options });
+    repo.write("packets/B01-scope.toml", p("B01", { extra: `allowed_paths = ["aip/thing.py"]` }));
+    repo.write("packets/B02-brief.toml", p("B02", { extra: `allowed_paths = ["api/thing.py"]`, brief: "Change `api/thing.py` as `api/thng_helpers.py` says." }));
+    repo.write("packets/B03-import.toml", p("B03", { extra: `allowed_paths = ["api/thing.py"]` }));
+    repo.write("packets/supplied/B03/api/tests/test_b03.py", "from api.things import thing\n\ndef test_thing():\n    assert thing() == 2\n");
+    repo.commit("queue");
+    const { code, err } = await runLint();
+    expect(code).toBe(0);
+    expect(err.split("\n").filter((line) => line.includes("warning"))).toEqual([
+      'warning: packets/B01-scope.toml: allowed_paths: "aip/thing.py" matches no path at the tip, and aip/ does not exist there (a typo? a new top-level directory is fine)',
+      "warning: packets/B02-brief.toml: brief: names `api/thng_helpers.py`, which is not at the tip and is not in the packet's scope to create",
+      "warning: packets/B03-import.toml: api/tests/test_b03.py: imports api.things, which is not at the tip and which the packet may not create",
+    ]);
+  });
+
+  it("has no content warning for the demo's queue or the loop tests' packet", async () => {
+    const base = mkdtempSync(join(tmpdir(), "factory-lint-sample-"));
+    try {
+      await setUpSample(base, "none");
+      const output = bufferOutput();
+      expect(await lint({ cwd: base, ids: [], json: false, output })).toBe(0);
+      expect(output.stderr).toEqual([]);
+    } finally {
+      rmSync(base, { recursive: true, force: true });
+    }
+    const loop = makeLoopRepo({ script: {} });
+    try {
+      const output = bufferOutput();
+      expect(await lint({ cwd: loop.dir, ids: [], json: false, output })).toBe(0);
+      expect(output.stderr).toEqual([]);
+    } finally {
+      loop.cleanup();
+    }
   });
 });
