@@ -16,7 +16,7 @@ import { joined, type Output } from "../log/output.js";
 import { createProgress } from "../log/progress.js";
 import { Budget } from "../loop/budget.js";
 import { Interrupted, RUNS_DIR, type RunContext } from "../loop/context.js";
-import { notify } from "../loop/notify.js";
+import { Notifier } from "../loop/notify.js";
 import { preflight } from "../loop/preflight-checks.js";
 import { recoverInFlight } from "../loop/recover.js";
 import { drainQueue } from "../loop/scheduler.js";
@@ -132,6 +132,7 @@ export async function run(options: RunOptions): Promise<ExitCode> {
       ...checked.spends.map((spend) => ({ kind: "spent" as const, for: "the preflight's model probe", run: owner.run, ...spend })),
     ]);
     progress.emit({ kind: "run-start", packets: packets.length, run: owner.run });
+    const notifier = new Notifier(workspace.root, config.notify);
     const ctx: RunContext = {
       root: workspace.root,
       ledger: workspace.ledger,
@@ -143,6 +144,7 @@ export async function run(options: RunOptions): Promise<ExitCode> {
       adapters,
       budget,
       waits: new AgentWaits(),
+      notifier,
     };
     const end = await drainQueue(ctx, {
       packets,
@@ -159,8 +161,8 @@ export async function run(options: RunOptions): Promise<ExitCode> {
     } catch (error) {
       output.err(`warning: the morning brief could not be written: ${error instanceof Error ? error.message : String(error)}`);
     }
-    const notified = await notify(workspace.root, config, { event: "run-ended", outcome: end.outcome, reason: end.reason ?? null, cost_usd: budget.spentUsd, report: brief ?? null });
-    if (notified) output.err(`warning: ${notified}`);
+    notifier.send({ event: "run-ended", outcome: end.outcome, ...(end.reason ? { reason: end.reason } : {}), costUsd: budget.spentUsd, ...(brief ? { report: brief } : {}) });
+    for (const failure of await notifier.settle()) output.err(`warning: a notification was not delivered: ${failure}`);
     try {
       // The cheap cleaning of `factory gc`, at the end of a night: what this run finished with, what has aged out.
       await removeGarbage(workspace.root, await garbageOf(workspace, { gone: false }));

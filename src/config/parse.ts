@@ -50,6 +50,12 @@ export function parseConfig(source: string, file = CONFIG_PATH): ConfigParse {
   merge?.rejectUnknown();
   const notify = root.subtable("notify");
   const notifyCommand = notify?.string("command");
+  const webhook = notify?.string("webhook")?.trim() || undefined;
+  if (webhook !== undefined && !isHttpUrl(webhook)) notify?.report("webhook", `${JSON.stringify(webhook)} is not an http(s) URL; write e.g. "https://hooks.slack.com/services/…"`);
+  const notifyTimeoutText = notify?.raw("timeout");
+  const notifyTimeoutMs = notifyTimeoutText === undefined ? DEFAULT_NOTIFY_TIMEOUT_MS : parseDuration(notifyTimeoutText);
+  if (notifyTimeoutText !== undefined && notifyTimeoutMs === undefined) notify?.report("timeout", `${JSON.stringify(notifyTimeoutText)} is not a duration; write e.g. "10s"`);
+  const desktop = notify?.boolean("desktop") ?? true;
   notify?.rejectUnknown();
   const sandbox = readSandbox(root);
   const retention = root.subtable("retention");
@@ -69,7 +75,7 @@ export function parseConfig(source: string, file = CONFIG_PATH): ConfigParse {
       tiers,
       limits,
       merge: { message },
-      notify: { command: notifyCommand?.trim() ? notifyCommand : undefined },
+      notify: { command: notifyCommand?.trim() ? notifyCommand : undefined, webhook, timeoutMs: notifyTimeoutMs ?? DEFAULT_NOTIFY_TIMEOUT_MS, desktop },
       sandbox,
       retention: { runsMs: runsMs ?? DEFAULT_RETENTION.runsMs },
     },
@@ -249,4 +255,16 @@ function retryFrom(fields: Fields): Limits["retryFrom"] {
 
 function durationHelp(value: unknown): string {
   return `${JSON.stringify(value)} is not a duration; write e.g. "90s", "15m", "1h"`;
+}
+
+/** How long a notification may take, all its retries included, before it is given up (and reported). */
+export const DEFAULT_NOTIFY_TIMEOUT_MS = 10_000;
+
+function isHttpUrl(text: string): boolean {
+  try {
+    const url = new URL(text);
+    return url.protocol === "https:" || url.protocol === "http:";
+  } catch {
+    return false;
+  }
 }

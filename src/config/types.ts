@@ -8,7 +8,15 @@ export interface Config {
   tiers: Tier[];
   limits: Limits;
   merge: { message: string };
-  notify: { command: string | undefined };
+  notify: {
+    command: string | undefined;
+    /** An http(s) URL that receives a JSON body per notification (see loop/notify.ts). */
+    webhook: string | undefined;
+    /** The most one notification may take, retries included; it never holds the run. */
+    timeoutMs: number;
+    /** A desktop notification too, where `notify-send` and a session bus exist. */
+    desktop: boolean;
+  };
   sandbox: SandboxConfig;
   /** How long `factory gc` (and the end of a run) keeps run directories, logs and caches. */
   retention: { runsMs: number };

@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { realpathSync } from "node:fs";
 import { homedir } from "node:os";
 import { basename, isAbsolute, join } from "node:path";
+import type { Notifier } from "./notify.js";
 import type { AgentAdapter } from "../agents/types.js";
 import type { Config, Surface } from "../config/types.js";
 import type { Owner } from "../ledger/events.js";
@@ -26,6 +27,8 @@ export interface RunContext {
   budget: Budget;
   /** Rate limits per agent, shared by every worker of the run. */
   waits: AgentWaits;
+  /** Tells a person when a packet needs them or blocks, without holding the run. */
+  notifier?: Notifier;
 }
 
 export const RUNS_DIR = ".factory/runs";

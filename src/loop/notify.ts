@@ -1,16 +1,146 @@
+import { basename } from "node:path";
 import type { Config } from "../config/types.js";
 import { baseEnv, describeOutcome, runCommand } from "../process/run.js";
+import { formatDuration } from "../util/duration.js";
 
-/** Runs `[notify] command` with a JSON summary on stdin; a failing notifier is reported, never fatal. */
-export async function notify(root: string, config: Config, summary: Record<string, unknown>): Promise<string | undefined> {
-  if (!config.notify.command) return undefined;
-  const outcome = await runCommand({
-    command: config.notify.command,
-    cwd: root,
-    env: baseEnv(),
-    input: `${JSON.stringify(summary)}\n`,
-    timeoutMs: 60_000,
-  });
-  if (outcome.kind === "exited" && outcome.code === 0) return undefined;
-  return `the notify command ${describeOutcome(outcome)}`;
+/** What a person is told about: a packet that needs them, one that blocked, and the end of a run. */
+export type Notification =
+  | { event: "awaiting_human"; packet: string }
+  | { event: "blocked"; packet: string; reason: string }
+  | { event: "run-ended"; outcome: string; reason?: string; costUsd: number; report?: string };
+
+/**
+ * Pure: the JSON body every channel gets (the README documents it): the
+ * event's fields, the repository, the time, the next command where there is
+ * one, and `text`, one line for a person (Slack's incoming webhooks show it).
+ */
+export function notificationBody(root: string, notification: Notification, now = new Date()): Record<string, unknown> {
+  const common = { repository: root, at: now.toISOString() };
+  const where = basename(root);
+  switch (notification.event) {
+    case "awaiting_human":
+      return {
+        event: notification.event,
+        packet: notification.packet,
+        approve: `factory approve ${notification.packet}`,
+        ...common,
+        text: `factory (${where}): ${notification.packet} waits for a person: factory approve ${notification.packet}`,
+      };
+    case "blocked":
+      return {
+        event: notification.event,
+        packet: notification.packet,
+        reason: notification.reason,
+        next: `factory show ${notification.packet}`,
+        ...common,
+        text: `factory (${where}): ${notification.packet} is blocked: ${notification.reason.split("\n")[0]}`,
+      };
+    case "run-ended":
+      return {
+        event: notification.event,
+        outcome: notification.outcome,
+        reason: notification.reason ?? null,
+        cost_usd: notification.costUsd,
+        report: notification.report ?? null,
+        ...common,
+        text: `factory (${where}): the run ${notification.outcome}${notification.reason ? `: ${notification.reason}` : ""} ($${notification.costUsd.toFixed(2)} spent)`,
+      };
+  }
+}
+
+/**
+ * Sends notifications on every channel the config names (`[notify] command`
+ * with the body on stdin, `webhook` as a JSON POST, and a desktop
+ * notification where `notify-send` and a session bus exist) without holding
+ * the run: each delivery runs beside it, bounded by `[notify] timeout`, its
+ * retries included. `settle()` waits for those under way (the end of a run)
+ * and returns what failed; a failing channel is reported, never fatal.
+ */
+export class Notifier {
+  private readonly pending = new Set<Promise<void>>();
+  /** The last delivery of each channel: the next one starts after it. */
+  private readonly lanes = new Map<string, Promise<void>>();
+  private readonly failures: string[] = [];
+
+  constructor(
+    private readonly root: string,
+    private readonly config: Config["notify"],
+    private readonly env: NodeJS.ProcessEnv = process.env,
+  ) {}
+
+  send(notification: Notification): void {
+    const body = notificationBody(this.root, notification);
+    // Each channel delivers in the order sent; a delivery's time runs from when it was sent, so the end of
+    // a run waits for the last one at most `timeout`, whatever the ones before it did.
+    const deadline = Date.now() + this.config.timeoutMs;
+    const channels: [string, () => Promise<string | undefined>][] = [
+      ...(this.config.command ? [["command", () => this.command(this.config.command as string, body, deadline)] as [string, () => Promise<string | undefined>]] : []),
+      ...(this.config.webhook ? [["webhook", () => postWebhook(this.config.webhook as string, body, deadline, this.config.timeoutMs)] as [string, () => Promise<string | undefined>]] : []),
+      ...(this.config.desktop && this.env.DBUS_SESSION_BUS_ADDRESS ? [["desktop", () => this.desktop(String(body.text), deadline)] as [string, () => Promise<string | undefined>]] : []),
+    ];
+    for (const [channel, deliver] of channels) {
+      const delivery = (this.lanes.get(channel) ?? Promise.resolve())
+        .then(deliver)
+        .then((failure) => {
+          if (failure) this.failures.push(`${notification.event}: ${failure}`);
+        })
+        .finally(() => this.pending.delete(delivery));
+      this.lanes.set(channel, delivery);
+      this.pending.add(delivery);
+    }
+  }
+
+  /** Waits for the deliveries under way; what failed since the last call. */
+  async settle(): Promise<string[]> {
+    while (this.pending.size > 0) await Promise.all([...this.pending]);
+    return this.failures.splice(0);
+  }
+
+  private async command(command: string, body: Record<string, unknown>, deadline: number): Promise<string | undefined> {
+    const left = deadline - Date.now();
+    if (left <= 0) return `the notify command was not started: the ones before it took the ${formatDuration(this.config.timeoutMs)} it had`;
+    const outcome = await runCommand({ command, cwd: this.root, env: baseEnv(), input: `${JSON.stringify(body)}\n`, timeoutMs: left });
+    return outcome.kind === "exited" && outcome.code === 0 ? undefined : `the notify command ${describeOutcome(outcome)}`;
+  }
+
+  private async desktop(text: string, deadline: number): Promise<string | undefined> {
+    if (deadline <= Date.now()) return undefined; // late: a desktop notice of something long past helps nobody
+    const outcome = await runCommand({
+      command: `command -v notify-send >/dev/null 2>&1 || exit 0; notify-send factory "$FACTORY_NOTIFICATION"`,
+      cwd: this.root,
+      env: { ...baseEnv(), DBUS_SESSION_BUS_ADDRESS: this.env.DBUS_SESSION_BUS_ADDRESS ?? "", FACTORY_NOTIFICATION: text },
+      timeoutMs: deadline - Date.now(),
+    });
+    return outcome.kind === "exited" && outcome.code === 0 ? undefined : `notify-send ${describeOutcome(outcome)}`;
+  }
+}
+
+/** Tries after a failure that may pass (no answer, a 5xx, a 429): waits before the second and third try. */
+const RETRY_WAITS_MS = [500, 2_000];
+
+/**
+ * POSTs `body` as JSON to `url`, trying again after a network failure, a 5xx
+ * or a 429, until `deadline` (`timeoutMs` after it was sent); a 4xx other
+ * than 429 is not tried again. Returns what failed, or undefined once it was
+ * delivered.
+ */
+export async function postWebhook(url: string, body: Record<string, unknown>, deadline: number, timeoutMs: number): Promise<string | undefined> {
+  const where = new URL(url).host;
+  let last = "";
+  for (let attempt = 0; ; attempt++) {
+    const left = deadline - Date.now();
+    if (left <= 0) return `the webhook at ${where} did not take it within ${formatDuration(timeoutMs)} (${attempt} tries; the last: ${last})`;
+    try {
+      const response = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body), signal: AbortSignal.timeout(left) });
+      await response.body?.cancel();
+      if (response.ok) return undefined;
+      last = `HTTP ${response.status}`;
+      if (response.status < 500 && response.status !== 429) return `the webhook at ${where} refused it: ${last}`;
+    } catch (error) {
+      last = error instanceof Error && error.name === "TimeoutError" ? "no answer" : error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : String(error);
+    }
+    const wait = RETRY_WAITS_MS[attempt];
+    if (wait === undefined) return `the webhook at ${where} did not take it (${attempt + 1} tries; the last: ${last})`;
+    await new Promise((resolve) => setTimeout(resolve, Math.min(wait, Math.max(0, deadline - Date.now()))));
+  }
 }

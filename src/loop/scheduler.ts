@@ -4,7 +4,6 @@ import { describeBreak } from "../ledger/store.js";
 import { orderQueue } from "../packet/graph.js";
 import type { Packet } from "../packet/types.js";
 import type { RunContext } from "./context.js";
-import { notify } from "./notify.js";
 import { sleepUntil } from "../util/sleep.js";
 import { landPending, processPacket, type PacketOutcome } from "./process-packet.js";
 
@@ -50,11 +49,11 @@ export async function drainQueue(ctx: RunContext, options: SchedulerOptions): Pr
         else if (same !== undefined && lastBlock === same)
           halt ??= { outcome: "halted", reason: `two packets in a row blocked for the same reason (the machine or the spec, not the work): ${packet.id}: ${outcome.reason}` };
         lastBlock = same;
-        await notify(ctx.root, ctx.config, { event: "blocked", packet: packet.id, reason: outcome.reason });
+        ctx.notifier?.send({ event: "blocked", packet: packet.id, reason: outcome.reason });
         break;
       }
       case "held":
-        await notify(ctx.root, ctx.config, { event: "awaiting_human", packet: packet.id, approve: `factory approve ${packet.id}` });
+        ctx.notifier?.send({ event: "awaiting_human", packet: packet.id });
         break;
       case "retry":
         environmentErrors = outcome.environment ? environmentErrors + 1 : 0;

@@ -37,6 +37,17 @@ describe("parseConfig", () => {
     expect(bad.problems.map((problem) => problem.message)).toEqual([expect.stringContaining('"two weeks" is not a duration; write e.g. "14d"'), expect.stringContaining("unknown key")]);
   });
 
+  it("reads where notifications go (a webhook, a timeout of 10 s unless said, the desktop), and refuses a URL that is not http(s) and a timeout that is not a duration", () => {
+    const set = parseConfig(`${MINIMAL_CONFIG}\n[notify]\nwebhook = "https://hooks.example/x"\ntimeout = "30s"\ndesktop = false\n`);
+    expect(set.ok && set.config.notify).toEqual({ command: undefined, webhook: "https://hooks.example/x", timeoutMs: 30_000, desktop: false });
+    const fallback = parseConfig(MINIMAL_CONFIG);
+    expect(fallback.ok && fallback.config.notify).toEqual({ command: undefined, webhook: undefined, timeoutMs: 10_000, desktop: true });
+    const bad = parseConfig(`${MINIMAL_CONFIG}\n[notify]\nwebhook = "hooks.example/x"\ntimeout = "soon"\n`);
+    expect(bad.ok).toBe(false);
+    if (bad.ok) return;
+    expect(bad.problems.map((problem) => problem.message)).toEqual([expect.stringContaining('"hooks.example/x" is not an http(s) URL'), expect.stringContaining('"soon" is not a duration')]);
+  });
+
   it("reads where a retry starts, and refuses what is not a choice", () => {
     const fresh = parseConfig(`${MINIMAL_CONFIG}\n[limits]\nretry_from = "tip"\non_block = "continue"\n`);
     expect(fresh.ok && [fresh.config.limits.retryFrom, fresh.config.limits.onBlock]).toEqual(["tip", "continue"]);

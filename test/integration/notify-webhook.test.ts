@@ -1,0 +1,71 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import { DOUBLE_JS, useLoopRepos } from "../helpers/loop-repo.js";
+
+const setUp = useLoopRepos(afterEach);
+let server: Server | undefined;
+afterEach(async () => {
+  server?.closeAllConnections();
+  await new Promise((resolve) => server?.close(resolve) ?? resolve(undefined));
+  server = undefined;
+});
+
+/** A local webhook: `answer` decides each request's fate; every request's parsed body is kept. */
+async function webhook(answer: (count: number, response: ServerResponse) => void): Promise<{ url: string; bodies: Record<string, unknown>[] }> {
+  const bodies: Record<string, unknown>[] = [];
+  const listening = createServer((request: IncomingMessage, response: ServerResponse) => {
+    let text = "";
+    request.on("data", (chunk) => {
+      text += chunk;
+    });
+    request.on("end", () => {
+      expect(request.method).toBe("POST");
+      expect(request.headers["content-type"]).toBe("application/json");
+      bodies.push(JSON.parse(text) as Record<string, unknown>);
+      answer(bodies.length, response);
+    });
+  });
+  server = listening;
+  await new Promise<void>((resolve) => listening.listen(0, "127.0.0.1", resolve));
+  return { url: `http://127.0.0.1:${(listening.address() as AddressInfo).port}/hook`, bodies };
+}
+
+const notifyConfig = (url: string, extra = "") => `\n[notify]\nwebhook = "${url}"\ndesktop = false\n${extra}`;
+
+describe("the webhook", () => {
+  it("gets one well-formed message per event, and a 503 is tried again", async () => {
+    const hook = await webhook((count, response) => {
+      response.statusCode = count === 1 ? 503 : 200; // the first try fails: it must be tried again
+      response.end();
+    });
+    const target = setUp({ packet: `gate = "human"`, config: notifyConfig(hook.url), script: { P01: { implementer: [{ write: { "src/double.js": DOUBLE_JS } }] } } });
+    const { code, out } = await target.run();
+    expect(code).toBe(0);
+    expect(out).not.toContain("not delivered");
+    const [failed, ...delivered] = hook.bodies;
+    expect(failed?.event).toBe("awaiting_human");
+    expect(delivered.map((body) => body.event)).toEqual(["awaiting_human", "run-ended"]);
+    expect(delivered[0]).toMatchObject({ packet: "P01", approve: "factory approve P01", repository: target.dir, text: expect.stringContaining("P01 waits for a person: factory approve P01") });
+    expect(delivered[1]).toMatchObject({ outcome: "drained", cost_usd: expect.any(Number), text: expect.stringContaining("the run drained") });
+    expect(typeof delivered[1]?.at).toBe("string");
+  }, 60_000);
+
+  it("is told about a block with its reason", async () => {
+    const hook = await webhook((_, response) => response.end());
+    const target = setUp({ config: notifyConfig(hook.url), script: { P01: { implementer: [{ write: { "src/double.js": "export const double = (n) => n;\n" } }] } } });
+    expect((await target.run()).code).toBe(1);
+    expect(hook.bodies.map((body) => body.event)).toEqual(["blocked", "run-ended"]);
+    expect(hook.bodies[0]).toMatchObject({ packet: "P01", reason: expect.stringContaining("out of attempts"), next: "factory show P01" });
+  }, 60_000);
+
+  it("that hangs holds the run no longer than its timeout, and is reported", async () => {
+    const hook = await webhook(() => undefined); // never answers
+    const target = setUp({ packet: `gate = "human"`, config: notifyConfig(hook.url, `timeout = "1s"`), script: { P01: { implementer: [{ write: { "src/double.js": DOUBLE_JS } }] } } });
+    const { code, out } = await target.run();
+    expect(code).toBe(0);
+    expect(out).toContain("P01#1 → awaiting_human");
+    expect(out).toMatch(/warning: a notification was not delivered: awaiting_human: the webhook at 127\.0\.0\.1:\d+ did not take it within 1s/);
+    expect(out).toMatch(/warning: a notification was not delivered: run-ended: the webhook at 127\.0\.0\.1:\d+ did not take it within 1s/);
+  }, 60_000);
+});
