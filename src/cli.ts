@@ -171,9 +171,18 @@ export function buildProgram(): Command {
     .description("the morning brief: what merged, what waits for you (with the agent's claims and the review's evidence), what blocked and why, what was not attempted, and the spend")
     .option("--since <date>", "everything since this date or time, instead of the last run")
     .option("--html <file>", "also write the brief as a self-contained HTML page (a new file)")
-    .addHelpText("after", "\nExamples:\n  factory report\n  factory report --since 2026-11-30 --html brief.html")
-    .action(async (opts: { since?: string; html?: string }) =>
-      finish(await (await import("./commands/report.js")).report({ cwd, output, ...(opts.since !== undefined ? { since: opts.since } : {}), ...(opts.html !== undefined ? { html: opts.html } : {}) })),
+    .option("--json", "print the brief as JSON (the same content as the text)")
+    .addHelpText("after", "\nExamples:\n  factory report\n  factory report --since 2026-11-30 --html brief.html\n  factory report --json")
+    .action(async (opts: { since?: string; html?: string; json?: boolean }) =>
+      finish(
+        await (await import("./commands/report.js")).report({
+          cwd,
+          output,
+          json: Boolean(opts.json),
+          ...(opts.since !== undefined ? { since: opts.since } : {}),
+          ...(opts.html !== undefined ? { html: opts.html } : {}),
+        }),
+      ),
     );
 
   program

@@ -15,6 +15,8 @@ export interface ReportOptions {
   since?: string;
   /** Also write the brief as a self-contained HTML page here (never over an existing file). */
   html?: string;
+  /** Print the brief as JSON (the same content) instead of text. */
+  json?: boolean;
   output: Output;
 }
 
@@ -37,10 +39,13 @@ export async function report(options: ReportOptions): Promise<ExitCode> {
   const workspace = await loadWorkspaceOrReport(options.cwd, output);
   if (!workspace) return EXIT.invalid;
   const brief = await buildBrief(workspace, since);
-  for (const line of reportText(brief)) output.out(line);
+  if (options.json) output.out(JSON.stringify(brief, null, 2));
+  else for (const line of reportText(brief)) output.out(line);
   if (options.html !== undefined) {
     writeFileSync(options.html, reportHtml(brief), { flag: "wx" });
-    output.out(`\nwritten: ${resolve(options.html)}`);
+    // With --json, stdout is the JSON alone.
+    if (options.json) output.err(`written: ${resolve(options.html)}`);
+    else output.out(`\nwritten: ${resolve(options.html)}`);
   }
   return EXIT.ok;
 }

@@ -31,7 +31,19 @@ export interface Report {
     rulings: { id: string; status: string; evidence?: string }[];
     findings: { severity: string; claim: string; where?: string }[];
   }[];
-  blocked: { id: string; goal: string; reason: string; next: string; fingerprint?: string; costUsd: number; wallMs: number }[];
+  blocked: {
+    id: string;
+    goal: string;
+    reason: string;
+    next: string;
+    fingerprint?: string;
+    costUsd: number;
+    wallMs: number;
+    /** What failed in its last attempt: the gates that failed with their findings, the rulings against it with their evidence. */
+    evidence: string[];
+    /** Packets that wait on it (directly or through others) and so were not attempted. */
+    waiting: { id: string; goal: string }[];
+  }[];
   notAttempted: { id: string; goal: string; why: string }[];
   spend: RoleSpend[];
   totalUsd: number;
@@ -65,6 +77,8 @@ export function buildReport(input: ReportInput): Report {
     ...(input.capUsd !== undefined ? { capUsd: input.capUsd } : {}),
   };
   const windowEvents: LedgerEvent[] = [];
+  /** Packets not attempted because a packet blocked in this window holds them: grouped under it. */
+  const behind = new Map<string, { id: string; goal: string }[]>();
   for (const row of input.board.packets) {
     const record = input.ledger.packets.get(row.id);
     const events = (record?.events ?? []).filter(inWindow);
@@ -74,7 +88,9 @@ export function buildReport(input: ReportInput): Report {
     const wallMs = events.length ? Date.parse(events.at(-1)?.ts ?? "") - Date.parse(events[0]?.ts ?? "") : 0;
     const attempted = events.some((event) => event.kind === "claimed" || event.kind === "merged");
     if (!attempted) {
-      if (row.state !== "merged") report.notAttempted.push({ id: row.id, goal, why: notAttemptedWhy(row.state, row.reason, row.requires, input.board) });
+      const stuck = row.state === "queued" ? blockedUpstream(row.requires, input.board) : undefined;
+      if (stuck) behind.set(stuck.id, [...(behind.get(stuck.id) ?? []), { id: row.id, goal }]);
+      else if (row.state !== "merged") report.notAttempted.push({ id: row.id, goal, why: notAttemptedWhy(row.state, row.reason, row.requires, input.board) });
       continue;
     }
     const status = record?.status;
@@ -103,10 +119,19 @@ export function buildReport(input: ReportInput): Report {
         ...(record?.fingerprints.length ? { fingerprint: record.fingerprints.at(-1) } : {}),
         costUsd,
         wallMs,
+        evidence: lastAttemptEvidence(events),
+        waiting: [],
       });
     } else {
       report.notAttempted.push({ id: row.id, goal, why: `${row.state}${row.reason ? `: ${row.reason}` : ""}` });
     }
+  }
+  for (const [id, waiting] of behind) {
+    const blocked = report.blocked.find((row) => row.id === id);
+    if (blocked) blocked.waiting.push(...waiting);
+    else
+      for (const row of waiting)
+        report.notAttempted.push({ id: row.id, goal: row.goal, why: notAttemptedWhy("queued", null, input.board.packets.find((candidate) => candidate.id === row.id)?.requires ?? [], input.board) });
   }
   report.spend = spendByRole(windowEvents);
   report.totalUsd = report.spend.reduce((sum, spend) => sum + spend.usd, 0);
@@ -137,6 +162,40 @@ function blockedUpstream(requires: readonly string[], board: Board, seen: Set<st
   }
   return undefined;
 }
+
+/**
+ * Pure: what failed in the last attempt of `events`: what the factory told
+ * the attempt back (the gates' findings, the review's rulings against it),
+ * a few lines each; without that (the attempt ended otherwise), its failed
+ * gates and the rulings against it.
+ */
+function lastAttemptEvidence(events: readonly LedgerEvent[]): string[] {
+  const attempt = Math.max(0, ...events.map((event) => ("attempt" in event && typeof event.attempt === "number" ? event.attempt : 0)));
+  const told: string[] = [];
+  const seen: string[] = [];
+  const quote = (text: string): string =>
+    text
+      .split("\n")
+      .filter((line) => line.trim() !== "")
+      .slice(0, EVIDENCE_LINES)
+      .map((line) => line.trim())
+      .join(" | ");
+  for (const event of events) {
+    if (!("attempt" in event) || event.attempt !== attempt) continue;
+    if (event.kind === "decided") told.push(...(event.feedback ?? []).map(quote).filter((line) => line !== ""));
+    if (event.kind === "gate-finished" && (event.result === "fail" || event.result === "error")) {
+      seen.push(`gate ${event.gate} ${event.result === "fail" ? "failed" : "could not run"}${event.detail ? `: ${quote(event.detail)}` : ""}`);
+    }
+    if (event.kind === "review-recorded") {
+      for (const ruling of event.rulings ?? []) if (ruling.status !== "held") seen.push(`${ruling.id}: ${ruling.status}${ruling.evidence ? ` at ${ruling.evidence}` : ""}`);
+      for (const finding of event.findings ?? []) seen.push(`finding (${finding.severity})${finding.where ? ` ${finding.where}` : ""}: ${finding.claim}`);
+    }
+  }
+  return told.length > 0 ? told : seen;
+}
+
+/** How many lines of a failed gate's findings the brief quotes (`factory show` has them all). */
+const EVIDENCE_LINES = 3;
 
 /** The tests gates' counts of the attempt that landed ("12/12 passed"), from its gate results. */
 function testCounts(events: readonly LedgerEvent[]): string | undefined {
@@ -179,7 +238,9 @@ export function reportText(report: Report): string[] {
   for (const row of report.blocked) {
     lines.push(`  ${row.id}  $${row.costUsd.toFixed(2)}  ${row.goal}`);
     lines.push(`    ${row.reason}${row.fingerprint ? `  [${row.fingerprint}]` : ""}`);
+    for (const line of row.evidence) lines.push(`    - ${line}`);
     lines.push(`    factory show ${row.id}; then ${row.next}`);
+    if (row.waiting.length) lines.push(`    waiting behind it: ${row.waiting.map((waiting) => `${waiting.id} (${waiting.goal})`).join(", ")}`);
   }
   lines.push("", `Not attempted (${report.notAttempted.length})`);
   for (const row of report.notAttempted) lines.push(`  ${row.id}  ${row.why}`);
@@ -221,8 +282,10 @@ factory reject ${e(row.id)} --reason "…"</pre></article>`,
     .join("");
   const blocked = `<ul>${report.blocked
     .map(
-      (row) => `<li><b>${e(row.id)}</b> ${e(row.goal)}<br>${e(row.reason)}${row.fingerprint ? ` <code>${e(row.fingerprint)}</code>` : ""}<pre class=cmd>factory show ${e(row.id)}
-${e(row.next)}</pre></li>`,
+      (
+        row,
+      ) => `<li><b>${e(row.id)}</b> ${e(row.goal)}<br>${e(row.reason)}${row.fingerprint ? ` <code>${e(row.fingerprint)}</code>` : ""}${row.evidence.length ? `<ul class=evidence>${row.evidence.map((line) => `<li><code>${e(line)}</code></li>`).join("")}</ul>` : ""}<pre class=cmd>factory show ${e(row.id)}
+${e(row.next)}</pre>${row.waiting.length ? `<p>Waiting behind it: ${row.waiting.map((waiting) => `<b>${e(waiting.id)}</b> ${e(waiting.goal)}`).join(", ")}</p>` : ""}</li>`,
     )
     .join("")}</ul>`;
   const notAttempted = `<ul>${report.notAttempted.map((row) => `<li><b>${e(row.id)}</b> ${e(row.why)}</li>`).join("")}</ul>`;

@@ -60,8 +60,17 @@ describe("factory report: the morning brief", () => {
     expect(text).toContain('deviation from "n * 2": used n + n');
     expect(text).toContain("doubles: held at src/double.js:2  | return n * 2;");
     expect(text).toContain("factory approve P01");
-    expect(text).toMatch(/Blocked \(1\)\n {2}P02 {2}\$\d+\.\d\d {2}Add triple\n {4}out of attempts[^\n]*\[[0-9a-f]{12}\]\n {4}factory show P02/);
-    expect(text).toContain("Not attempted (1)\n  P03  stuck behind P02, which is blocked (out of attempts");
+    // The blocked packet with the evidence of its last attempt, its next command, and the packet waiting behind it.
+    expect(text).toMatch(
+      /Blocked \(1\)\n {2}P02 {2}\$\d+\.\d\d {2}Add triple\n {4}out of attempts[^\n]*\[[0-9a-f]{12}\]\n {4}- Gate "test" failed: 1 planted test\(s\) not passing of 2 \| test\/triple\.test\.js: no test of this planted file passes\n {4}factory show P02[^\n]*\n {4}waiting behind it: P03 \(Add quad\)/,
+    );
+    expect(text).toContain("Not attempted (0)");
+    const json = bufferOutput();
+    expect(await report({ cwd: target.dir, json: true, output: json })).toBe(0);
+    const brief = JSON.parse(json.stdout.join("\n")) as { blocked: { id: string; evidence: string[]; waiting: { id: string }[] }[]; held: { id: string }[]; notAttempted: unknown[] };
+    expect(brief.blocked).toMatchObject([{ id: "P02", evidence: [expect.stringContaining("test/triple.test.js: no test of this planted file passes")], waiting: [{ id: "P03" }] }]);
+    expect(brief.held.map((row) => row.id)).toEqual(["P01"]);
+    expect(brief.notAttempted).toEqual([]);
     expect(text).toMatch(/Spend: \$\d+\.\d\d — implementer \$\d+\.\d\d, reviewer \$\d+\.\d\d/);
 
     // --html: a self-contained page a browser renders with the same facts; bad input is refused, naming it.
@@ -118,7 +127,9 @@ describe("factory report: the morning brief", () => {
         expect(shown).toContain("The agent says (a claim): Added double <fast>.");
         expect(shown).toContain("doubles held src/double.js:2 return n * 2;");
         expect(shown).toContain("Blocked (1) P02");
-        expect(shown).toContain("Not attempted (1) P03 stuck behind P02, which is blocked");
+        expect(shown).toContain("test/triple.test.js: no test of this planted file passes");
+        expect(shown).toContain("Waiting behind it: P03 Add quad");
+        expect(shown).toContain("Not attempted (0) none");
       } finally {
         rmSync(dir, { recursive: true, force: true });
       }
