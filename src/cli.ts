@@ -160,6 +160,22 @@ export function buildProgram(): Command {
     );
 
   program
+    .command("board")
+    .addHelpText("after", "\nExamples:\n  factory board\n  factory board --port 8377 --open")
+    .description("a read-only web page of the queue on 127.0.0.1, live while a run goes on, with a page per packet")
+    .option("--port <n>", "the port (default: a free one, printed)", (value: string) => parseNumber(value, { min: 0, max: 65535, integer: true }), 0)
+    .option("--open", "open it in a browser (xdg-open)")
+    .action(async (opts: { port: number; open?: boolean }) => {
+      // Ctrl-C is how a board ends: it closes its pages' streams and exits 0 (a second signal exits at once).
+      const controller = new AbortController();
+      for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+        process.removeAllListeners(signal);
+        process.on(signal, () => (controller.signal.aborted ? process.exit(EXIT.interrupted) : controller.abort()));
+      }
+      finish(await (await import("./commands/board.js")).board({ cwd, port: opts.port, open: Boolean(opts.open), output, signal: controller.signal }));
+    });
+
+  program
     .command("diff")
     .addHelpText("after", "\nExample:\n  factory diff P01 | less")
     .description("the change of a held packet, or of its last gated attempt")

@@ -1,0 +1,218 @@
+import { spawn } from "node:child_process";
+import { existsSync, type FSWatcher, readFileSync, statSync, watch } from "node:fs";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { join } from "node:path";
+import { diffText } from "../git/diff.js";
+import type { LedgerEvent } from "../ledger/events.js";
+import { emptyState, foldInto, type LedgerState } from "../ledger/fold.js";
+import type { LedgerView } from "../ledger/ledger.js";
+import { LedgerScanner, SCAN_START, STATE_DIR, type ScanPosition } from "../ledger/scan.js";
+import { ledgerPath, scanFile } from "../ledger/store.js";
+import type { Output } from "../log/output.js";
+import { attemptDir } from "../loop/context.js";
+import { BOARD_CSP, boardPage, boardRowsHtml, type LiveRow, liveRows, packetPage, stepAfter } from "../status/board-page.js";
+import { blockedNextStep } from "../status/next-step.js";
+import { showPacket } from "../status/show.js";
+import { EXIT, type ExitCode } from "./exit-codes.js";
+import { loadBoard } from "./status.js";
+import { loadWorkspaceOrReport, type Workspace } from "./workspace.js";
+
+export interface BoardOptions {
+  cwd: string;
+  /** 0 (the default): a free port. */
+  port: number;
+  open: boolean;
+  output: Output;
+  signal: AbortSignal;
+}
+
+/**
+ * `factory board`: a read-only web page of the queue on 127.0.0.1, updated
+ * live as the ledger grows (Server-Sent Events; the ledger is read from where
+ * the last read ended, never again from the start), and a page per packet.
+ * Runs until interrupted; nothing it serves changes any state.
+ */
+export async function board(options: BoardOptions): Promise<ExitCode> {
+  const { output } = options;
+  const workspace = await loadWorkspaceOrReport(options.cwd, output);
+  if (!workspace) return EXIT.invalid;
+  const live = new LiveLedger(workspace);
+  await live.refresh();
+  const clients = new Set<ServerResponse>();
+  let rows = boardRowsHtml(await live.rows());
+
+  const server = createServer((request, response) => {
+    serve(workspace, live, clients, () => rows, request, response).catch((error: unknown) => {
+      if (!response.headersSent) response.writeHead(500, { "content-type": "text/plain; charset=utf-8" });
+      response.end(`factory board: ${error instanceof Error ? error.message : String(error)}\n`);
+    });
+  });
+  const listening = await new Promise<AddressInfo | Error>((resolve) => {
+    server.once("error", resolve);
+    server.listen(options.port, "127.0.0.1", () => resolve(server.address() as AddressInfo));
+  });
+  if (listening instanceof Error) {
+    output.err(`factory board: cannot listen on 127.0.0.1:${options.port}: ${listening.message}`);
+    return EXIT.invalid;
+  }
+  const url = `http://127.0.0.1:${listening.port}/`;
+  output.out(`board: ${url}  (read-only, live; Ctrl-C stops it)`);
+  if (options.open) openBrowser(url, output);
+
+  // Each append to the ledger (any process's) is read from where the last read ended and pushed to every page.
+  let pending: NodeJS.Timeout | undefined;
+  const changed = (): void => {
+    pending ??= setTimeout(() => {
+      pending = undefined;
+      void live
+        .refresh()
+        .then(() => live.rows())
+        .then((fresh) => {
+          const html = boardRowsHtml(fresh);
+          if (html === rows) return;
+          rows = html;
+          for (const client of clients) client.write(`data: ${JSON.stringify(html)}\n\n`);
+        })
+        .catch((error: unknown) => output.err(`warning: the board could not read the ledger: ${error instanceof Error ? error.message : String(error)}`));
+    }, 50);
+  };
+  const watcher = watchState(workspace.root, changed);
+  // A watch can miss a rename of the whole file (a repaired ledger): its size is looked at every second too.
+  const sizes = setInterval(() => live.sizeChanged() && changed(), 1_000);
+
+  await new Promise<void>((resolve) => {
+    if (options.signal.aborted) resolve();
+    options.signal.addEventListener("abort", () => resolve(), { once: true });
+  });
+  clearInterval(sizes);
+  if (pending) clearTimeout(pending);
+  watcher?.close();
+  for (const client of clients) client.end("event: ended\ndata: {}\n\n");
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+  return EXIT.ok;
+}
+
+/** Answers one request: the board, its event stream, a packet's page; GET only. */
+async function serve(workspace: Workspace, live: LiveLedger, clients: Set<ServerResponse>, rows: () => string, request: IncomingMessage, response: ServerResponse): Promise<void> {
+  const headers = { "content-security-policy": BOARD_CSP, "cache-control": "no-store", "x-content-type-options": "nosniff" };
+  if (request.method !== "GET") {
+    response.writeHead(405, { ...headers, allow: "GET", "content-type": "text/plain; charset=utf-8" }).end("the board is read-only\n");
+    return;
+  }
+  const path = new URL(request.url ?? "/", "http://127.0.0.1").pathname;
+  if (path === "/") {
+    response.writeHead(200, { ...headers, "content-type": "text/html; charset=utf-8" }).end(boardPage({ branch: workspace.branch, root: workspace.root, rows: await live.rows() }));
+    return;
+  }
+  if (path === "/events") {
+    response.writeHead(200, { ...headers, "content-type": "text/event-stream", connection: "keep-alive" });
+    response.write(`data: ${JSON.stringify(rows())}\n\n`);
+    clients.add(response);
+    request.on("close", () => clients.delete(response));
+    return;
+  }
+  const packet = /^\/packet\/([^/]+)$/.exec(path);
+  if (packet?.[1]) {
+    const html = await packetHtml(workspace, decodeURIComponent(packet[1]));
+    response.writeHead(html ? 200 : 404, { ...headers, "content-type": "text/html; charset=utf-8" }).end(html ?? "no such packet\n");
+    return;
+  }
+  response.writeHead(404, { ...headers, "content-type": "text/plain; charset=utf-8" }).end("not found\n");
+}
+
+/** A packet's page, from its whole history (read when the page is asked for); undefined when there is no such packet. */
+async function packetHtml(workspace: Workspace, id: string): Promise<string | undefined> {
+  const { state } = await workspace.ledger.history();
+  const record = state.packets.get(id);
+  const packet = workspace.queue.packets.find((candidate) => candidate.id === id);
+  if (!record && !packet) return undefined;
+  const status = record?.status ?? { state: "queued" as const };
+  const tail = (attempt: number, gate: string): string | undefined => {
+    const log = join(attemptDir(workspace.root, id, attempt), `gate-${gate}.log`);
+    return existsSync(log) ? readFileSync(log, "utf8") : undefined;
+  };
+  const history = showPacket({ id, ...(packet ? { goal: packet.goal } : {}), record, state: status.state, tail });
+  let diff: string | undefined;
+  if (status.state === "awaiting_human") diff = await diffText(workspace.root, status.fork, status.commit);
+  else if (record && record.lastAttempt > 0) {
+    const patch = join(attemptDir(workspace.root, id, record.lastAttempt), "diff.patch");
+    if (existsSync(patch)) diff = readFileSync(patch, "utf8");
+  }
+  const next =
+    status.state === "awaiting_human"
+      ? [`factory diff ${id}`, `factory approve ${id}`, `factory reject ${id} --reason "…"`]
+      : status.state === "blocked"
+        ? [`factory show ${id}`, blockedNextStep(id, status)]
+        : status.state === "queued"
+          ? ["factory run"]
+          : [];
+  return packetPage({ id, goal: packet?.goal ?? "", state: status.state, history, diff, next });
+}
+
+/**
+ * The ledger as the board follows it: folded from where the last read
+ * ended (a scanner position), with the step in flight of each running
+ * packet from its last event. A ledger that shrank (moved aside, repaired)
+ * is read again from the start.
+ */
+class LiveLedger {
+  private position: ScanPosition = SCAN_START;
+  private state: LedgerState = emptyState();
+  private readonly steps = new Map<string, string>();
+  private size = -1;
+
+  constructor(private readonly workspace: Workspace) {}
+
+  async refresh(): Promise<void> {
+    const path = ledgerPath(this.workspace.root);
+    const size = existsSync(path) ? statSync(path).size : 0;
+    if (size < this.position.offset) {
+      this.position = SCAN_START;
+      this.state = emptyState();
+      this.steps.clear();
+    }
+    this.size = size;
+    const events: LedgerEvent[] = [];
+    const scanner = new LedgerScanner(this.position, (event, complete) => {
+      if (complete) events.push(event);
+    });
+    await scanFile(path, scanner, this.position.offset);
+    this.position = scanner.complete;
+    foldInto(this.state, events);
+    for (const event of events) {
+      if (!("packet" in event)) continue;
+      const step = stepAfter(event);
+      if (step) this.steps.set(event.packet, step);
+    }
+  }
+
+  sizeChanged(): boolean {
+    const path = ledgerPath(this.workspace.root);
+    return (existsSync(path) ? statSync(path).size : 0) !== this.size;
+  }
+
+  async rows(): Promise<LiveRow[]> {
+    const view: LedgerView = { state: this.state, warnings: [] };
+    const { board } = await loadBoard(this.workspace, view);
+    const running = new Map<string, { attempt: number; since: string }>();
+    for (const record of this.state.packets.values()) if (record.status.state === "running") running.set(record.id, { attempt: record.status.attempt, since: record.status.since });
+    return liveRows(board, this.steps, running);
+  }
+}
+
+/** Watches the state directory (the ledger is appended there, or replaced); undefined where it cannot be watched yet. */
+function watchState(root: string, changed: () => void): FSWatcher | undefined {
+  try {
+    return watch(join(root, STATE_DIR), { persistent: false }, changed);
+  } catch {
+    return undefined; // no state yet: the size check finds the ledger when it appears
+  }
+}
+
+function openBrowser(url: string, output: Output): void {
+  const child = spawn("xdg-open", [url], { detached: true, stdio: "ignore" });
+  child.on("error", () => output.err(`--open: no xdg-open here; open ${url} yourself`));
+  child.unref();
+}

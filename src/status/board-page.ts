@@ -1,0 +1,111 @@
+import type { LedgerEvent } from "../ledger/events.js";
+import type { Board } from "./board.js";
+import { escapeHtml as e } from "./report.js";
+
+/** One packet on the live board: its row of `factory status` and, while it runs, the step in flight. */
+export interface LiveRow {
+  id: string;
+  goal: string;
+  state: string;
+  attempt: number;
+  costUsd: number;
+  /** While running: since when, and the step the ledger last recorded. */
+  since?: string;
+  step?: string;
+  reason: string;
+}
+
+/** Pure: the step a running packet is in, from the kind of its last ledger event. */
+export function stepAfter(event: LedgerEvent): string | undefined {
+  switch (event.kind) {
+    case "claimed":
+    case "baseline-measured":
+    case "planted":
+    case "continued":
+      return "implementing";
+    case "agent-finished":
+      return event.role === "implementer" ? "gates" : "review";
+    case "gate-finished":
+    case "outside-change-seen":
+      return "gates";
+    case "review-recorded":
+      return "landing";
+    default:
+      return undefined;
+  }
+}
+
+/** Pure: the board's rows, with the steps in flight. */
+export function liveRows(board: Board, steps: ReadonlyMap<string, string>, running: ReadonlyMap<string, { attempt: number; since: string }>): LiveRow[] {
+  return board.packets.map((row) => {
+    const run = row.state === "running" ? running.get(row.id) : undefined;
+    // A running packet shows the step in flight as its state: that is what a person watches.
+    const state = run ? (steps.get(row.id) ?? "implementing") : row.state;
+    return {
+      id: row.id,
+      goal: row.goal ?? "",
+      state,
+      attempt: run?.attempt ?? row.attempts_used,
+      costUsd: row.cost_usd,
+      ...(run ? { since: run.since, step: state } : {}),
+      reason: row.reason ?? "",
+    };
+  });
+}
+
+/** Pure: the rows of the board's table (what the live stream replaces). */
+export function boardRowsHtml(rows: readonly LiveRow[]): string {
+  return rows
+    .map(
+      (row) =>
+        `<tr id="${e(row.id)}"><td><a href="/packet/${encodeURIComponent(row.id)}">${e(row.id)}</a></td><td class="state ${e(row.state)}">${e(row.state)}</td><td>${row.attempt}</td><td>$${row.costUsd.toFixed(2)}</td><td class=elapsed${row.since ? ` data-since="${e(row.since)}"` : ""}></td><td>${e(row.goal)}</td><td class=reason>${e(row.reason)}</td></tr>`,
+    )
+    .join("");
+}
+
+const STYLE =
+  "body{font:15px/1.45 system-ui,sans-serif;max-width:72rem;margin:2rem auto;padding:0 1rem}table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #ddd;padding:.25rem .6rem;text-align:left;vertical-align:top}pre{background:#f6f6f6;padding:.5rem;overflow:auto}.merged{color:#070}.blocked{color:#b00}.awaiting_human{color:#a60}.reason{color:#555;font-size:90%}";
+
+/** The page's only script: the rows from the server's stream, and the running packets' elapsed time. */
+const SCRIPT = `(function(){
+var tick=function(){document.querySelectorAll("td.elapsed[data-since]").forEach(function(td){var s=Math.max(0,Math.round((Date.now()-Date.parse(td.dataset.since))/1000));td.textContent=s<60?s+"s":Math.floor(s/60)+"m"+String(s%60).padStart(2,"0")+"s";});};
+var events=new EventSource("/events");
+events.onmessage=function(message){document.getElementById("rows").innerHTML=JSON.parse(message.data);tick();};
+events.addEventListener("ended",function(){document.getElementById("live").textContent="the board server stopped";events.close();});
+setInterval(tick,1000);tick();
+})();`;
+
+/** Pure: the whole board page; without JavaScript it is the board as of the request. */
+export function boardPage(input: { branch: string; rows: readonly LiveRow[]; root: string }): string {
+  return page(
+    `factory board: ${input.root}`,
+    `<h1>factory board</h1>
+<p>${e(input.root)} · target <code>${e(input.branch)}</code> · <span id=live>live</span></p>
+<table><thead><tr><th>packet</th><th>state</th><th>attempt</th><th>spend</th><th>elapsed</th><th>goal</th><th>why</th></tr></thead><tbody id=rows>${boardRowsHtml(input.rows)}</tbody></table>
+<script>${SCRIPT}</script>`,
+  );
+}
+
+/** Pure: one packet's page: its history as `factory show` tells it, its diff, and the commands to run next. */
+export function packetPage(input: { id: string; goal: string; state: string; history: readonly string[]; diff: string | undefined; next: readonly string[] }): string {
+  return page(
+    `factory: ${input.id}`,
+    `<p><a href="/">← the board</a></p>
+<h1>${e(input.id)}: ${e(input.goal)}</h1>
+<p class="state ${e(input.state)}">${e(input.state)}</p>
+${input.next.length ? `<h2>Next</h2><pre class=cmd>${input.next.map(e).join("\n")}</pre>` : ""}
+<h2>History</h2><pre id=history>${e(input.history.join("\n"))}</pre>
+<h2>Diff</h2>${input.diff ? `<pre id=diff>${e(input.diff)}</pre>` : "<p>no gated attempt yet</p>"}`,
+  );
+}
+
+function page(title: string, body: string): string {
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>${e(title)}</title><style>${STYLE}</style></head><body>
+${body}
+</body></html>
+`;
+}
+
+/** What the server allows a page to load: itself and nothing else. */
+export const BOARD_CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; connect-src 'self'; img-src 'self'";

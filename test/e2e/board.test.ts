@@ -1,0 +1,103 @@
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { afterEach, describe, expect, it } from "vitest";
+import { FACTORY_BIN } from "../helpers/cli.js";
+import { DOUBLE_JS, DOUBLE_TEST_FOR, useLoopRepos } from "../helpers/loop-repo.js";
+
+const setUp = useLoopRepos(afterEach);
+/** The little of the page's DOM the checks read (the tests compile without the DOM's types). */
+type PageDocument = { querySelector(selector: string): { textContent: string | null } | null };
+const CHROMIUM = ["chromium", "chromium-browser"].map((name) => spawnSync("which", [name], { encoding: "utf8" }).stdout.trim()).find((path) => path !== "");
+if (!CHROMIUM) console.warn("skipping the board's browser test: chromium is not installed (.ci/run installs it)");
+
+let boardProcess: ChildProcess | undefined;
+afterEach(() => {
+  boardProcess?.kill("SIGKILL");
+  boardProcess = undefined;
+});
+
+/** `factory board` as a person starts it; resolves with the URL it prints. */
+function startBoard(cwd: string): Promise<string> {
+  const child = spawn(process.execPath, [FACTORY_BIN, "board"], { cwd, env: { ...process.env, NO_COLOR: "1" } });
+  boardProcess = child;
+  let printed = "";
+  return new Promise((resolve, reject) => {
+    child.stdout?.on("data", (chunk) => {
+      printed += chunk;
+      const url = /board: (http:\/\/127\.0\.0\.1:\d+\/)/.exec(printed)?.[1];
+      if (url) resolve(url);
+    });
+    child.on("exit", (code) => reject(new Error(`factory board exited ${code}: ${printed}`)));
+  });
+}
+
+describe("factory board", () => {
+  it.skipIf(!CHROMIUM)(
+    "shows a packet move from implementing to merged without a reload, a blocked packet's page shows its evidence, and nothing loads from outside 127.0.0.1",
+    async () => {
+      const { chromium } = await import("playwright-core");
+      const target = setUp({
+        script: {
+          P01: { implementer: [{ sleep: 3_000, write: { "src/double.js": DOUBLE_JS } }] },
+          P02: { implementer: [{ write: { "src/triple.js": "export function triple(n) {\n  return n;\n}\n" } }] },
+        },
+      });
+      target.write("packets/P02-triple.toml", target.read("packets/P01-double.toml").replaceAll("P01", "P02").replace("Add double", "Add triple").replace("src/double.js", "src/triple.js"));
+      target.write("packets/supplied/P02/test/triple.test.js", DOUBLE_TEST_FOR("triple", 7, 21));
+      target.commit("a second packet");
+
+      const url = await startBoard(target.dir);
+      const browser = await chromium.launch({ executablePath: CHROMIUM as string, args: ["--no-sandbox"] });
+      let night: Promise<unknown> | undefined;
+      try {
+        const page = await browser.newPage();
+        const requested: string[] = [];
+        page.on("request", (request) => requested.push(request.url()));
+        await page.goto(url);
+        expect(await page.textContent("#P01 .state")).toBe("queued");
+        await page.evaluate(() => {
+          (globalThis as unknown as { loadedOnce: boolean }).loadedOnce = true;
+        });
+
+        night = target.run({ keepGoing: true });
+        // The page's policy forbids evaluating strings: the checks are functions run in the page.
+        const shows = (id: string, state: string, timeout: number) =>
+          page.waitForFunction(([row, wanted]) => (globalThis as unknown as { document: PageDocument }).document.querySelector(`#${row} .state`)?.textContent === wanted, [id, state], { timeout });
+        await shows("P01", "implementing", 30_000);
+        await shows("P01", "merged", 60_000);
+        expect(await page.evaluate(() => (globalThis as unknown as { loadedOnce?: boolean }).loadedOnce)).toBe(true); // the same page: no reload
+        await night;
+        await shows("P02", "blocked", 30_000);
+
+        await page.click("#P02 a");
+        await page.waitForURL(/\/packet\/P02$/);
+        const history = (await page.textContent("#history")) ?? "";
+        expect(history).toContain("test/triple.test.js: no test of this planted file passes");
+        expect(await page.textContent("pre.cmd")).toContain("factory unblock P02");
+        expect(await page.textContent("#diff")).toContain("src/triple.js");
+
+        expect(requested.length).toBeGreaterThan(2);
+        expect(requested.filter((address) => !address.startsWith(url))).toEqual([]);
+      } finally {
+        await browser.close();
+        await night?.catch(() => undefined); // never leave the run going on a repository about to be removed
+      }
+      const stopped = new Promise<number | null>((resolve) => boardProcess?.on("exit", resolve));
+      boardProcess?.kill("SIGINT");
+      expect(await stopped).toBe(0);
+    },
+    150_000,
+  );
+
+  it("serves nothing but GET, and only on 127.0.0.1", async () => {
+    const target = setUp({ script: {} });
+    const url = await startBoard(target.dir);
+    expect(new URL(url).hostname).toBe("127.0.0.1");
+    const posted = await fetch(`${url}packet/P01`, { method: "POST" });
+    expect(posted.status).toBe(405);
+    const missing = await fetch(`${url}packet/NOPE`);
+    expect(missing.status).toBe(404);
+    const board = await fetch(url);
+    expect(board.headers.get("content-security-policy")).toContain("default-src 'none'");
+    expect(await board.text()).toContain('<tr id="P01">');
+  }, 60_000);
+});

@@ -1,0 +1,50 @@
+import { describe, expect, it } from "vitest";
+import { stamp } from "../../src/ledger/events.js";
+import type { Board, BoardRow } from "../../src/status/board.js";
+import { boardPage, boardRowsHtml, liveRows, stepAfter } from "../../src/status/board-page.js";
+
+const row = (id: string, state: BoardRow["state"], goal = "g"): BoardRow => ({
+  id,
+  file: `packets/${id}.toml`,
+  goal,
+  state,
+  attempts_used: 1,
+  max_attempts: 3,
+  cost_usd: 0.5,
+  gate: "auto",
+  requires: [],
+  reason: null,
+  sha256: "s",
+  note: null,
+  commit: null,
+});
+const board = (rows: BoardRow[]): Board => ({ schema: 1, branch: "main", tip: "t", cost_usd: 1, counts: {} as Board["counts"], packets: rows, problems: [], warnings: [] });
+
+describe("the board page", () => {
+  it("names the step in flight from a running packet's last event", () => {
+    expect(stepAfter(stamp({ kind: "planted", packet: "A", attempt: 1, commit: "c", files: [] }))).toBe("implementing");
+    expect(stepAfter(stamp({ kind: "agent-finished", packet: "A", attempt: 1, role: "implementer", outcome: "ok", durationMs: 1 }))).toBe("gates");
+    expect(stepAfter(stamp({ kind: "agent-finished", packet: "A", attempt: 1, role: "reviewer", outcome: "ok", durationMs: 1 }))).toBe("review");
+    expect(stepAfter(stamp({ kind: "review-recorded", packet: "A", attempt: 1, verdict: "accept", effective: "accept", overrides: [], held: 1, violated: 0, unverifiable: 0 }))).toBe("landing");
+    expect(stepAfter(stamp({ kind: "merged", packet: "A", attempt: 1, commit: "c", tree: "t" }))).toBeUndefined();
+    const rows = liveRows(
+      board([row("A", "running"), row("B", "merged")]),
+      new Map([
+        ["A", "gates"],
+        ["B", "gates"],
+      ]),
+      new Map([["A", { attempt: 2, since: "2026-12-02T03:00:00Z" }]]),
+    );
+    expect(rows.map((live) => [live.id, live.state, live.attempt, live.since])).toEqual([
+      ["A", "gates", 2, "2026-12-02T03:00:00Z"],
+      ["B", "merged", 1, undefined],
+    ]);
+  });
+
+  it("escapes what packets and agents wrote", () => {
+    const html = boardRowsHtml(liveRows(board([row("A", "blocked", "<script>alert(1)</script>")]), new Map(), new Map()));
+    expect(html).toContain("&lt;script&gt;alert(1)&lt;/script&gt;");
+    expect(html).not.toContain("<script>");
+    expect(boardPage({ branch: "main", root: "/r", rows: [] }).match(/<script>/g)).toHaveLength(1); // its own, inline
+  });
+});
