@@ -2,7 +2,7 @@ import type { Output } from "../log/output.js";
 import { paint } from "../log/output.js";
 import { listTree, readBlobs } from "../git/repo.js";
 import { pinnedSpec } from "../loop/spec-drift.js";
-import { contentFindings } from "../packet/content-lint.js";
+import { contentFindings, tipIndex } from "../packet/content-lint.js";
 import { PACKETS_DIR } from "../packet/load.js";
 import type { Packet } from "../packet/types.js";
 import { formatProblem, type Problem } from "../util/problem.js";
@@ -75,7 +75,7 @@ async function unresolvedSpecs(root: string, packets: readonly Packet[]): Promis
 async function contentWarnings(root: string, tip: string, all: readonly Packet[], selected: readonly Packet[]): Promise<string[]> {
   if (selected.length === 0) return [];
   const tree = await listTree(root, tip);
-  const tipFiles = [...tree.keys()];
+  const atTip = tipIndex(tree.keys());
   const byId = new Map(all.map((packet) => [packet.id, packet]));
   const sources = selected.flatMap((packet) =>
     packet.planted.filter((path) => path.endsWith(".py")).map((path) => ({ packet: packet.id, path, sha: tree.get(`${PACKETS_DIR}/supplied/${packet.id}/${path}`)?.sha })),
@@ -93,7 +93,7 @@ async function contentWarnings(root: string, tip: string, all: readonly Packet[]
     planted.set(source.packet, files.set(source.path, text));
   }
   return selected.flatMap((packet) =>
-    contentFindings({ packet, tipFiles, planted: planted.get(packet.id) ?? new Map(), dependencyScope: dependencyScope(packet, byId) }).map((finding) => `${packet.file}: ${finding}`),
+    contentFindings({ packet, tip: atTip, planted: planted.get(packet.id) ?? new Map(), dependencyScope: dependencyScope(packet, byId) }).map((finding) => `${packet.file}: ${finding}`),
   );
 }
 

@@ -14,8 +14,8 @@ import type { Packet } from "./types.js";
  */
 export interface ContentInput {
   packet: Packet;
-  /** Every file tracked at the tip. */
-  tipFiles: readonly string[];
+  /** Every file and directory at the tip (`tipIndex`, made once for every packet). */
+  tip: TipIndex;
   /** The planted Python files' text, by the path they are planted at (the packet's `planted` lists them all). */
   planted: ReadonlyMap<string, string>;
   /** The scope of the packets it requires (directly or not): files they may create before it runs. */
@@ -24,7 +24,7 @@ export interface ContentInput {
 
 /** Pure: the findings about one packet, each a sentence naming the field. */
 export function contentFindings(input: ContentInput): string[] {
-  const tip = tipIndex(input.tipFiles);
+  const { tip } = input;
   const scope = [...(input.packet.allowedPaths ?? []), ...input.dependencyScope];
   const inScope = scope.length > 0 ? picomatch(scope, { dot: true }) : () => input.packet.allowedPaths === undefined;
   const planted = new Set(input.packet.planted);
@@ -32,12 +32,14 @@ export function contentFindings(input: ContentInput): string[] {
   return [...scopeFindings(input, tip), ...briefFindings(input.packet.brief, exists, inScope), ...importFindings(input.planted, tip, inScope)];
 }
 
-interface TipIndex {
-  files: Set<string>;
-  dirs: Set<string>;
+export interface TipIndex {
+  files: ReadonlySet<string>;
+  dirs: ReadonlySet<string>;
 }
 
-function tipIndex(files: readonly string[]): TipIndex {
+/** Pure: the tip's files and every directory above them. */
+export function tipIndex(paths: Iterable<string>): TipIndex {
+  const files = new Set(paths);
   const dirs = new Set<string>();
   for (const file of files) {
     for (let dir = posix.dirname(file); dir !== "."; dir = posix.dirname(dir)) {
@@ -45,7 +47,7 @@ function tipIndex(files: readonly string[]): TipIndex {
       dirs.add(dir);
     }
   }
-  return { files: new Set(files), dirs };
+  return { files, dirs };
 }
 
 /** An allowed_paths pattern that matches nothing at the tip and starts in a directory that does not exist there. */
@@ -57,7 +59,7 @@ function scopeFindings(input: ContentInput, tip: TipIndex): string[] {
     if (tip.files.has(first) || tip.dirs.has(first)) continue;
     if (input.dependencyScope.some((other) => other.split("/")[0] === first)) continue; // a packet it requires makes it
     const matcher = picomatch(pattern, { dot: true });
-    if (input.tipFiles.some((file) => matcher(file))) continue;
+    if ([...tip.files].some((file) => matcher(file))) continue;
     findings.push(`allowed_paths: "${pattern}" matches no path at the tip, and ${first}/ does not exist there (a typo? a new top-level directory is fine)`);
   }
   return findings;

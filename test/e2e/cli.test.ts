@@ -83,7 +83,26 @@ describe("the built CLI", () => {
     expect(runCli(["status", "--bogus"], repo.dir).code).toBe(2);
     const help = runCli(["--help"], repo.dir);
     expect(help.code).toBe(0);
-    for (const command of ["init", "lint", "plan", "status", "run", "approve", "reject", "reset", "unblock", "gc", "ledger verify", "ledger repair", "board", "diff", "report", "show", "doctor", "demo"]) {
+    for (const command of [
+      "init",
+      "lint",
+      "plan",
+      "status",
+      "run",
+      "approve",
+      "reject",
+      "reset",
+      "unblock",
+      "gc",
+      "ledger verify",
+      "ledger repair",
+      "board",
+      "diff",
+      "report",
+      "show",
+      "doctor",
+      "demo",
+    ]) {
       expect(runCli([...command.split(" "), "--help"], repo.dir).stdout).toMatch(new RegExp(`Examples?:\\n {2}factory ${command}`));
     }
     expect(help.stdout).toContain("lint");

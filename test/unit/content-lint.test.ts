@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { contentFindings, importedModules } from "../../src/packet/content-lint.js";
+import { contentFindings, importedModules, tipIndex } from "../../src/packet/content-lint.js";
 import type { Packet } from "../../src/packet/types.js";
 
 function packet(fields: Partial<Packet>): Packet {
@@ -31,7 +31,7 @@ function packet(fields: Partial<Packet>): Packet {
 
 const TIP = ["src/amount.js", "src/pkg/__init__.py", "src/pkg/core.py", "test/smoke.test.js", "lib/__init__.py", "README.md"];
 const findings = (fields: Partial<Packet>, more: { planted?: Record<string, string>; dependencyScope?: string[] } = {}) =>
-  contentFindings({ packet: packet(fields), tipFiles: TIP, planted: new Map(Object.entries(more.planted ?? {})), dependencyScope: more.dependencyScope ?? [] });
+  contentFindings({ packet: packet(fields), tip: tipIndex(TIP), planted: new Map(Object.entries(more.planted ?? {})), dependencyScope: more.dependencyScope ?? [] });
 
 describe("content lint", () => {
   it("names an allowed_paths pattern that can match nothing: its first directory is not at the tip", () => {
