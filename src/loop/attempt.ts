@@ -1,6 +1,6 @@
 import { crashPoint } from "../util/crash-point.js";
 import { formatSize } from "../util/size.js";
-import { lstatSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { correctionPrompt, implementerPrompt } from "../agents/prompt.js";
@@ -13,6 +13,7 @@ import type { Surface } from "../config/types.js";
 import { carryWork, commitWorktree, discardPaths, restoreWorktree, worktreeStatus } from "../git/worktree.js";
 import type { TestResult } from "../gates/junit.js";
 import { unearnedLockFiles } from "../gates/lock-files.js";
+import { allScopeAtTip } from "../packet/content-lint.js";
 import { describeNoFailingCase, hasFailingPlantedCase, isTestFile, plantedCases, plantedTestFiles, type PlantedCases, type PlantedCount } from "../gates/test-compare.js";
 import { AGENT_OUTPUTS } from "../gates/paths.js";
 import { builtinReport, isGreen, type GateReport } from "../gates/types.js";
@@ -146,7 +147,7 @@ async function attemptSteps(ctx: RunContext, input: AttemptInput): Promise<Attem
   crashPoint("run-after-plant");
   const testFiles = plantedTestFiles(planting.files, packet.supportFiles);
   if (surface && testFiles.length > 0) {
-    const checked = await checkPlantedTests(ctx, { worktree, surface, baseline, testFiles, runDir: input.runDir });
+    const checked = await checkPlantedTests(ctx, { worktree, surface, baseline, testFiles, runDir: input.runDir, allowedPaths: packet.allowedPaths });
     if (!checked.ok) return { ...withTree, planting, end: { kind: "defective-packet", reason: checked.reason } };
     planting = { ...planting, cases: checked.cases };
     await restoreWorktree(worktree);
@@ -332,7 +333,7 @@ type PlantedCheck = { ok: true; cases: Record<string, PlantedCases> } | { ok: fa
  */
 async function checkPlantedTests(
   ctx: RunContext,
-  input: { worktree: string; surface: Surface; baseline: ReadonlyMap<string, TestResult[]>; testFiles: string[]; runDir: string },
+  input: { worktree: string; surface: Surface; baseline: ReadonlyMap<string, TestResult[]>; testFiles: string[]; runDir: string; allowedPaths: readonly string[] | undefined },
 ): Promise<PlantedCheck> {
   // The planted files alone where the gate can name them: the rest of the suite runs once, in the gates. Not when
   // a name is off the runners' conventions: named, a runner collects any file, so only the whole suite shows it never runs.
@@ -358,7 +359,11 @@ async function checkPlantedTests(
         .join("; "),
     };
   }
-  if (!hasFailingPlantedCase(counts)) return { ok: false, reason: `planted tests cannot tell right from wrong: ${describeNoFailingCase(counts)}` };
+  if (!hasFailingPlantedCase(counts)) {
+    const done = allScopeAtTip(input.allowedPaths, (path) => existsSync(join(input.worktree, path)));
+    const landed = done ? `; every file it may change (${done.join(", ")}) is already at the tip: the work may have landed already (by hand, or through another packet); if so, remove the packet` : "";
+    return { ok: false, reason: `planted tests cannot tell right from wrong: ${describeNoFailingCase(counts)}${landed}` };
+  }
   return { ok: true, cases };
 }
 

@@ -122,3 +122,14 @@ export function importedModules(text: string): string[] {
   }
   return [...modules];
 }
+
+/**
+ * Pure: the files a packet may change, named one by one (no pattern), when
+ * every one of them is already at the tip; undefined otherwise. With planted
+ * tests that already pass there, the work may have landed already (by hand,
+ * or through another packet).
+ */
+export function allScopeAtTip(allowed: readonly string[] | undefined, exists: (path: string) => boolean): string[] | undefined {
+  const named = (allowed ?? []).filter((pattern) => !GLOB.test(pattern));
+  return named.length > 0 && named.length === (allowed ?? []).length && named.every(exists) ? named : undefined;
+}

@@ -200,6 +200,22 @@ describe("factory run: the guards fire", () => {
       reason: expect.stringContaining("test/double.test.js: 1 case, 1 new, none fails before the work: plant a test that fails without the change"),
     });
     expect((await target.events("P01")).some((event) => event.kind === "agent-finished")).toBe(false); // nothing spent
+    expect(record?.reason).not.toContain("already at the tip"); // src/double.js is not there: the tests are weak, nothing landed
+  });
+
+  it("already landed: planted tests that pass at a tip already holding every file in scope say the work may be done", async () => {
+    const target = setUp({ script: { P01: { implementer: [honest] } } });
+    target.write("src/double.js", DOUBLE_JS);
+    target.commit("someone did it by hand");
+    expect((await target.run()).code).toBe(1);
+    const record = await target.record("P01");
+    expect(record?.status).toMatchObject({
+      state: "blocked",
+      reason: expect.stringContaining(
+        "none fails before the work: plant a test that fails without the change; every file it may change (src/double.js) is already at the tip: the work may have landed already",
+      ),
+    });
+    expect((await target.events("P01")).some((event) => event.kind === "agent-finished")).toBe(false); // nothing spent
   });
 
   it("spec drift: a spec changed since the packet was cut blocks it before anything runs", async () => {

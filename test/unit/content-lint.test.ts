@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { contentFindings, importedModules, tipIndex } from "../../src/packet/content-lint.js";
+import { allScopeAtTip, contentFindings, importedModules, tipIndex } from "../../src/packet/content-lint.js";
 import type { Packet } from "../../src/packet/types.js";
 
 function packet(fields: Partial<Packet>): Packet {
@@ -76,5 +76,13 @@ describe("content lint", () => {
 
   it("reads every absolute import, at any indentation, with aliases and lists", () => {
     expect(importedModules("import a.b, c as d\n  from e.f import g\nfrom . import h\nfrom .i import j\nimport k  # note\n")).toEqual(["a.b", "c", "e.f", "k"]);
+  });
+
+  it("says the whole scope is at the tip only for a scope of named files that all exist", () => {
+    const exists = (path: string) => TIP.includes(path);
+    expect(allScopeAtTip(["src/amount.js", "README.md"], exists)).toEqual(["src/amount.js", "README.md"]);
+    expect(allScopeAtTip(["src/amount.js", "src/new.js"], exists)).toBeUndefined();
+    expect(allScopeAtTip(["src/amount.js", "src/**"], exists)).toBeUndefined(); // a pattern may create more
+    expect(allScopeAtTip(undefined, exists)).toBeUndefined();
   });
 });
