@@ -4,6 +4,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { diffText } from "../git/diff.js";
+import { resolveCommit } from "../git/repo.js";
 import type { LedgerEvent } from "../ledger/events.js";
 import { emptyState, foldInto, type LedgerState } from "../ledger/fold.js";
 import type { LedgerView } from "../ledger/ledger.js";
@@ -16,7 +17,7 @@ import { blockedNextStep } from "../status/next-step.js";
 import { showPacket } from "../status/show.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
 import { loadBoard } from "./status.js";
-import { loadWorkspaceOrReport, type Workspace } from "./workspace.js";
+import { loadWorkspace, loadWorkspaceOrReport, type Workspace } from "./workspace.js";
 
 export interface BoardOptions {
   cwd: string;
@@ -43,7 +44,7 @@ export async function board(options: BoardOptions): Promise<ExitCode> {
   let rows = boardRowsHtml(await live.rows());
 
   const server = createServer((request, response) => {
-    serve(workspace, live, clients, () => rows, request, response).catch((error: unknown) => {
+    serve(live, clients, () => rows, request, response).catch((error: unknown) => {
       if (!response.headersSent) response.writeHead(500, { "content-type": "text/plain; charset=utf-8" });
       response.end(`factory board: ${error instanceof Error ? error.message : String(error)}\n`);
     });
@@ -78,8 +79,27 @@ export async function board(options: BoardOptions): Promise<ExitCode> {
     }, 50);
   };
   const watcher = watchState(workspace.root, changed);
-  // A watch can miss a rename of the whole file (a repaired ledger): its size is looked at every second too.
-  const sizes = setInterval(() => live.sizeChanged() && changed(), 1_000);
+  // A watch can miss a rename of the whole file (a repaired ledger): its size is looked at every second too;
+  // and the target's tip, so a packet committed while the board is open appears on it.
+  let looking = false;
+  const sizes = setInterval(() => {
+    if (live.sizeChanged()) changed();
+    if (looking) return;
+    looking = true;
+    void tipMoved(live.workspace)
+      .then(async (moved) => {
+        if (!moved) return;
+        const load = await loadWorkspace(options.cwd);
+        if (load.ok) {
+          live.workspace = load.workspace;
+          changed();
+        }
+      })
+      .catch(() => undefined) // a tip that cannot be read now is read again in a second
+      .finally(() => {
+        looking = false;
+      });
+  }, 1_000);
 
   await new Promise<void>((resolve) => {
     if (options.signal.aborted) resolve();
@@ -95,7 +115,8 @@ export async function board(options: BoardOptions): Promise<ExitCode> {
 }
 
 /** Answers one request: the board, its event stream, a packet's page; GET only. */
-async function serve(workspace: Workspace, live: LiveLedger, clients: Set<ServerResponse>, rows: () => string, request: IncomingMessage, response: ServerResponse): Promise<void> {
+async function serve(live: LiveLedger, clients: Set<ServerResponse>, rows: () => string, request: IncomingMessage, response: ServerResponse): Promise<void> {
+  const { workspace } = live;
   const headers = { "content-security-policy": BOARD_CSP, "cache-control": "no-store", "x-content-type-options": "nosniff" };
   if (request.method !== "GET") {
     response.writeHead(405, { ...headers, allow: "GET", "content-type": "text/plain; charset=utf-8" }).end("the board is read-only\n");
@@ -163,7 +184,8 @@ class LiveLedger {
   private readonly steps = new Map<string, string>();
   private size = -1;
 
-  constructor(private readonly workspace: Workspace) {}
+  /** The queue and config as of the target's tip; replaced when the tip moves (`factory board` follows it). */
+  constructor(public workspace: Workspace) {}
 
   async refresh(): Promise<void> {
     const path = ledgerPath(this.workspace.root);
@@ -200,6 +222,12 @@ class LiveLedger {
     for (const record of this.state.packets.values()) if (record.status.state === "running") running.set(record.id, { attempt: record.status.attempt, since: record.status.since });
     return liveRows(board, this.steps, running);
   }
+}
+
+/** Whether the target branch has moved from the tip the workspace's queue was read at. */
+async function tipMoved(workspace: Workspace): Promise<boolean> {
+  const tip = await resolveCommit(workspace.root, workspace.branch);
+  return tip !== undefined && tip !== workspace.tip;
 }
 
 /** Watches the state directory (the ledger is appended there, or replaced); undefined where it cannot be watched yet. */

@@ -88,7 +88,7 @@ describe("factory board", () => {
     150_000,
   );
 
-  it("serves nothing but GET, and only on 127.0.0.1", async () => {
+  it("serves nothing but GET, only on 127.0.0.1, and follows the queue as the target moves", async () => {
     const target = setUp({ script: {} });
     const url = await startBoard(target.dir);
     expect(new URL(url).hostname).toBe("127.0.0.1");
@@ -99,5 +99,15 @@ describe("factory board", () => {
     const board = await fetch(url);
     expect(board.headers.get("content-security-policy")).toContain("default-src 'none'");
     expect(await board.text()).toContain('<tr id="P01">');
+
+    // A packet committed while the board is open appears on it: the board follows the target's tip.
+    target.write("packets/P02-triple.toml", target.read("packets/P01-double.toml").replaceAll("P01", "P02").replace("Add double", "Add triple"));
+    target.commit("a packet added while the board is open");
+    let shown = "";
+    for (const deadline = Date.now() + 20_000; !shown.includes('<tr id="P02">') && Date.now() < deadline; ) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      shown = await (await fetch(url)).text();
+    }
+    expect(shown).toContain('<tr id="P02">');
   }, 60_000);
 });
