@@ -178,7 +178,7 @@ async function packetHtml(workspace: Workspace, id: string): Promise<string | un
  * packet from its last event. A ledger that shrank (moved aside, repaired)
  * is read again from the start.
  */
-class LiveLedger {
+export class LiveLedger {
   private position: ScanPosition = SCAN_START;
   private state: LedgerState = emptyState();
   private readonly steps = new Map<string, string>();
@@ -187,7 +187,15 @@ class LiveLedger {
   /** The queue and config as of the target's tip; replaced when the tip moves (`factory board` follows it). */
   constructor(public workspace: Workspace) {}
 
-  async refresh(): Promise<void> {
+  /** The read under way: reads take turns, so no two fold the same lines from the same position. */
+  private reading: Promise<void> = Promise.resolve();
+
+  refresh(): Promise<void> {
+    this.reading = this.reading.then(() => this.readOn());
+    return this.reading;
+  }
+
+  private async readOn(): Promise<void> {
     const path = ledgerPath(this.workspace.root);
     const size = existsSync(path) ? statSync(path).size : 0;
     if (size < this.position.offset) {
