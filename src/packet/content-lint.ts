@@ -25,8 +25,9 @@ export interface ContentInput {
 /** Pure: the findings about one packet, each a sentence naming the field. */
 export function contentFindings(input: ContentInput): string[] {
   const { tip } = input;
-  const scope = [...(input.packet.allowedPaths ?? []), ...input.dependencyScope];
-  const inScope = scope.length > 0 ? picomatch(scope, { dot: true }) : () => input.packet.allowedPaths === undefined;
+  // A packet without allowed_paths may create anything.
+  const scope = input.packet.allowedPaths === undefined ? ["**"] : [...input.packet.allowedPaths, ...input.dependencyScope];
+  const inScope = scope.length > 0 ? picomatch(scope, { dot: true }) : () => false;
   const planted = new Set(input.packet.planted);
   const exists = (path: string): boolean => tip.files.has(path) || tip.dirs.has(path) || planted.has(path);
   return [...scopeFindings(input, tip), ...briefFindings(input.packet.brief, exists, inScope), ...importFindings(input.planted, tip, inScope)];

@@ -59,6 +59,7 @@ describe("content lint", () => {
     expect(findings({ brief, planted: ["test/column.test.js"] }, { dependencyScope: ["docs/**"] })).toEqual([]);
     // A packet without a scope may create anything.
     expect(findings({ brief: "Add `tools/new.py`.", allowedPaths: undefined })).toEqual([]);
+    expect(findings({ brief: "Add `tools/new.py`.", allowedPaths: undefined }, { dependencyScope: ["docs/**"] })).toEqual([]); // with a required packet too
   });
 
   it("names a planted Python test importing a module of the project that neither exists nor may be created", () => {
