@@ -73,11 +73,11 @@ export class Notifier {
     // Each channel delivers in the order sent; a delivery's time runs from when it was sent, so the end of
     // a run waits for the last one at most `timeout`, whatever the ones before it did.
     const deadline = Date.now() + this.config.timeoutMs;
-    const channels: [string, () => Promise<string | undefined>][] = [
-      ...(this.config.command ? [["command", () => this.command(this.config.command as string, body, deadline)] as [string, () => Promise<string | undefined>]] : []),
-      ...(this.config.webhook ? [["webhook", () => postWebhook(this.config.webhook as string, body, deadline, this.config.timeoutMs)] as [string, () => Promise<string | undefined>]] : []),
-      ...(this.config.desktop && this.env.DBUS_SESSION_BUS_ADDRESS ? [["desktop", () => this.desktop(String(body.text), deadline)] as [string, () => Promise<string | undefined>]] : []),
-    ];
+    const { command, webhook, desktop, timeoutMs } = this.config;
+    const channels: [string, () => Promise<string | undefined>][] = [];
+    if (command) channels.push(["command", () => this.command(command, body, deadline)]);
+    if (webhook) channels.push(["webhook", () => postWebhook(webhook, body, deadline, timeoutMs)]);
+    if (desktop && this.env.DBUS_SESSION_BUS_ADDRESS) channels.push(["desktop", () => this.desktop(String(body.text), deadline)]);
     for (const [channel, deliver] of channels) {
       const delivery = (this.lanes.get(channel) ?? Promise.resolve())
         .then(deliver)
