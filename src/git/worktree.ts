@@ -133,8 +133,19 @@ export function restoreWorktree(worktree: string): Promise<void> {
   return resetWorktree(worktree, { removeIgnored: false, keep: CACHE_PATTERNS });
 }
 
-async function resetWorktree(worktree: string, options: { removeIgnored: boolean; keep: readonly string[] }): Promise<void> {
+/** Every file in the worktree that git does not track, ignored ones included, outside the dependency directories. */
+export async function untrackedFiles(worktree: string): Promise<string[]> {
+  const out = await gitRun(worktree, ["ls-files", "-z", "--others", ...DEPENDENCY_PATTERNS.flatMap((pattern) => ["-x", pattern])]);
+  return out.split("\0").filter(Boolean);
+}
+
+/** Tracked files (and the index) back to HEAD's content; untracked files are left. */
+export async function restoreTracked(worktree: string): Promise<void> {
   await gitRun(worktree, [...SPARSE, "restore", "--source=HEAD", "--staged", "--worktree", "--", "."]);
+}
+
+async function resetWorktree(worktree: string, options: { removeIgnored: boolean; keep: readonly string[] }): Promise<void> {
+  await restoreTracked(worktree);
   // -x: ignored files go too; -e patterns are kept either way.
   await gitRun(worktree, ["clean", options.removeIgnored ? "-ffdxq" : "-fdq", ...options.keep.flatMap((pattern) => ["-e", pattern])]);
 }

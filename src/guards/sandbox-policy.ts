@@ -1,6 +1,6 @@
-import { type Dirent, existsSync, readdirSync } from "node:fs";
+import { type Dirent, existsSync, mkdirSync, readdirSync } from "node:fs";
 import { homedir } from "node:os";
-import { dirname, isAbsolute, join, relative } from "node:path";
+import { basename, dirname, isAbsolute, join, relative } from "node:path";
 import { matchesAny } from "../gates/paths.js";
 import { DEPENDENCY_PATTERNS } from "../git/worktree.js";
 import type { SandboxRequest } from "../process/sandbox.js";
@@ -14,7 +14,7 @@ import { type RunContext, worktreesDir } from "../loop/context.js";
 export function sandboxFor(
   ctx: Pick<RunContext, "root" | "config">,
   worktree: string,
-  options: { network: boolean; writable?: string[]; readable?: string[]; readOnly?: string[]; homeSeed?: readonly string[]; keepHome?: string },
+  options: { network: boolean; writable?: string[]; readable?: string[]; readOnly?: string[]; scratch?: string[]; homeSeed?: readonly string[]; keepHome?: string },
 ): SandboxRequest | undefined {
   if (ctx.config.sandbox.kind === "none") return undefined;
   // The other worktrees of the repository: under HOME the private HOME hides them already (and a mount there could not be made).
@@ -26,6 +26,7 @@ export function sandboxFor(
     writable: [worktree, ...(options.writable ?? [])],
     readable: options.readable ?? [],
     readOnly: options.readOnly ?? [],
+    scratch: options.scratch ?? [],
     network: options.network,
     homeSeed: options.homeSeed ?? [],
     homeKeep: ctx.config.sandbox.home,
@@ -33,10 +34,40 @@ export function sandboxFor(
   };
 }
 
-/** `{ sandbox }` for a gate, fix or install run, to spread into a run request; empty when unsandboxed. */
+/**
+ * `{ sandbox }` for a gate or fix run, to spread into a run request; empty
+ * when unsandboxed. The dependencies the install produced are read-only, as
+ * for an agent: the code under test runs inside the runner and could
+ * otherwise plant a plugin there (a `.pth`, a `*.dist-info` entry point, a
+ * patched runner in `node_modules`) that every later tests run would load —
+ * the planted tests run on their own, the hidden holdout tests, the landing's
+ * re-gate. The caches runners keep inside `node_modules` are empty scratch
+ * space for the one call. `.tox` and `.nox` stay writable: there the runner
+ * is the installer.
+ */
 export function sandboxed(ctx: Pick<RunContext, "root" | "config">, worktree: string, network: boolean): { sandbox?: SandboxRequest } {
-  const sandbox = sandboxFor(ctx, worktree, { network });
+  if (ctx.config.sandbox.kind === "none") return {};
+  const dependencies = dependencyDirs(worktree).filter((dir) => !RUNNER_MANAGED.includes(basename(dir)));
+  const sandbox = sandboxFor(ctx, worktree, { network, readOnly: dependencies, scratch: scratchDirs(dependencies) });
   return sandbox ? { sandbox } : {};
+}
+
+/** Dependency directories a tests runner fills itself (tox, nox): they stay writable to gates. */
+const RUNNER_MANAGED = [".tox", ".nox"];
+/** Caches runners keep inside `node_modules` (babel, nyc and ava under .cache; vite and vitest under .vite). */
+const NODE_MODULES_CACHES = [".cache", ".vite", ".vitest"];
+
+/** The cache directories inside the read-only `node_modules` that a call gets as empty scratch space (made here, so the mount has a place). */
+function scratchDirs(dependencies: readonly string[]): string[] {
+  const dirs = dependencies.filter((dir) => basename(dir) === "node_modules").flatMap((dir) => NODE_MODULES_CACHES.map((cache) => join(dir, cache)));
+  return dirs.filter((dir) => {
+    try {
+      mkdirSync(dir, { recursive: true });
+      return true;
+    } catch {
+      return false;
+    }
+  });
 }
 
 /**
@@ -47,7 +78,8 @@ export function sandboxed(ctx: Pick<RunContext, "root" | "config">, worktree: st
  */
 export function agentSandboxed(ctx: Pick<RunContext, "root" | "config">, worktree: string, home: string, program?: string): { sandbox?: SandboxRequest } {
   const readable = program && existsSync(program) ? programMounts(program, homedir()) : [];
-  const sandbox = sandboxFor(ctx, worktree, { network: true, keepHome: home, readOnly: dependencyDirs(worktree), readable });
+  const dependencies = dependencyDirs(worktree);
+  const sandbox = sandboxFor(ctx, worktree, { network: true, keepHome: home, readOnly: dependencies, scratch: scratchDirs(dependencies), readable });
   return sandbox ? { sandbox } : {};
 }
 

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import type { GateConfig, Surface } from "../config/types.js";
 import { changedPaths, diffText } from "../git/diff.js";
 import { headOf, listTree, listTreeFiles, readFileAt } from "../git/repo.js";
+import { runnerState } from "../guards/runner-state.js";
 import { commitWorktree, reduceToCommit, restoreWorktree } from "../git/worktree.js";
 import { runCommandGate, surfaceFiles, TESTS_PLACEHOLDER } from "../gates/command.js";
 import { parseUnifiedDiff } from "../gates/diff-parse.js";
@@ -87,7 +88,12 @@ export async function runGates(ctx: RunContext, input: GateRunInput): Promise<Ga
   // A deletable file the change deleted takes its tests with it; retired tests go by the packet's word.
   const takenAway = [...packet.retiredTests, ...changes.filter((change) => change.kind === "deleted" && matchesAny(change.path, packet.deletablePaths)).map((change) => change.path)];
   const tests = new Map<string, TestResult[]>();
+  // Each tests run, and every gate after one, starts from the committed tree: nothing a run left steers the next.
+  const state = runnerState(input.worktree, join(input.runDir, "runner-state.log"));
+  let testsRan = false;
   for (const gate of surface?.gates ?? []) {
+    if (gate.tests || testsRan) await state.freshen();
+    testsRan ||= gate.tests;
     const { report, results } = await runCommandGate({
       gate,
       surface: surface as Surface,
@@ -110,12 +116,16 @@ export async function runGates(ctx: RunContext, input: GateRunInput): Promise<Ga
     else if (judgedByFile && report.hung) reports.push(await hangAgainstBefore(ctx, input, gate, changed, report));
     else reports.push(report);
     const planted = input.plantedCases[gate.name];
-    if (gate.tests && new RegExp(TESTS_PLACEHOLDER.source).test(gate.run) && planted?.files.length) reports.push(await plantedOnly(ctx, input, gate, planted));
+    if (gate.tests && new RegExp(TESTS_PLACEHOLDER.source).test(gate.run) && planted?.files.length) {
+      await state.freshen();
+      reports.push(await plantedOnly(ctx, input, gate, planted));
+    }
   }
   // An invariant with a check is ruled by the factory: its command runs like a gate on the same tree.
   for (const invariant of surface ? packet.invariants : []) {
     if (!invariant.check) continue;
     const gate = invariantGate(invariant.id, invariant.check);
+    await state.freshen();
     const { report } = await runCommandGate({
       gate,
       surface: surface as Surface,
@@ -133,6 +143,7 @@ export async function runGates(ctx: RunContext, input: GateRunInput): Promise<Ga
   }
   // The packet's hidden tests, last: copied into this tree, run, and removed again.
   const hidden = surface ? holdoutFiles(ctx.root, packet.id) : [];
+  if (surface && hidden.length > 0) await state.freshen();
   if (surface && hidden.length > 0) reports.push((await runHoldout(ctx, { packet, worktree: input.worktree, surface, runDir: input.runDir, files: hidden })).report);
   for (const report of reports.slice(input.combined?.builtins.length ?? 0)) {
     ctx.emit({ kind: "gate", packet: packet.id, attempt: input.attempt, gate: report.name, status: report.status, summary: report.summary, durationMs: report.durationMs });

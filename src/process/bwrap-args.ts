@@ -36,6 +36,8 @@ export interface BwrapPlan {
   writable: string[];
   /** Inside the writable places, made read-only again (the dependencies an install produced). */
   readOnly: string[];
+  /** Existing directories inside the read-only ones, each covered by an empty tmpfs (a cache the call may write and loses). */
+  scratch: string[];
   /** Directories replaced by an empty tmpfs before anything is mounted (/tmp; /run without the network); later mounts inside them reappear. */
   emptied: string[];
   network: boolean;
@@ -52,6 +54,7 @@ export function bwrapArgs(plan: BwrapPlan, command: string): string[] {
   for (const path of plan.readable) args.push("--ro-bind", path, path);
   for (const path of plan.writable) args.push("--bind", path, path);
   for (const path of plan.readOnly) args.push("--ro-bind", path, path);
+  for (const path of plan.scratch) args.push("--tmpfs", path);
   args.push("--bind", plan.privateTmp, plan.privateTmp);
   args.push("--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts");
   if (!plan.network) args.push("--unshare-net");

@@ -17,6 +17,8 @@ export interface SandboxRequest {
   readable?: string[];
   /** Directories inside the writable places that stay read-only (an install's dependencies, for an agent). */
   readOnly?: string[];
+  /** Directories inside the read-only ones that the call gets as empty, writable scratch space, thrown away after it (a runner's cache in node_modules). */
+  scratch?: string[];
   network: boolean;
   /** Paths relative to HOME copied into the private HOME (an agent CLI's credentials and settings). */
   homeSeed?: readonly string[];
@@ -82,6 +84,7 @@ export function openSandbox(request: SandboxRequest, command: string, cwd: strin
       ],
       writable: request.writable,
       readOnly: (request.readOnly ?? []).filter((path) => existsSync(path)),
+      scratch: (request.scratch ?? []).filter((path) => existsSync(path)),
       emptied,
       network: request.network,
       cwd,

@@ -76,4 +76,84 @@ describe.skipIf(!available)("hidden holdout tests", () => {
     expect(out).toContain("its holdout files are committed (.factory/holdout/P01/tests/test_double_hidden.py)");
     expect(code).toBe(1);
   });
+
+  it("cannot be steered by what the gates' own run of the code left behind: a conftest.py written into the tree", async () => {
+    const target = pythonTarget();
+    const { code, out, record } = await queue.run(target, {
+      P01: { implementer: [{ write: { "pkg/double.py": `${PLANTS_CONFTEST}${SPECIAL_CASED}` } }], reviewer: [{ evidence: "pkg/double.py:2" }] },
+    });
+    expect(out).toMatch(/gate holdout: fail — 1 of 1 hidden test case\(s\) of the packet failed/);
+    expect(record?.status.state).toBe("blocked");
+    expect(code).toBe(1);
+  });
+
+  it("cannot be steered by a plugin the gates' own run of the code planted in the installed dependencies (a .pth in the project's virtual environment)", async () => {
+    const target = pythonTarget();
+    target.write(
+      ".factory/config.toml",
+      target
+        .read(".factory/config.toml")
+        .replace('dir = "."\n', `dir = "."\ninstall = "python3 -m venv --system-site-packages --without-pip .venv"\n`)
+        .replace("python3 -m pytest", ".venv/bin/python -m pytest"),
+    );
+    target.write(".gitignore", "__pycache__/\n.factory/holdout/\n.venv/\n");
+    target.commit("a virtual environment");
+    const { code, out, record } = await queue.run(target, { P01: { implementer: [{ write: { "pkg/double.py": `${PLANTS_PLUGIN}${SPECIAL_CASED}` } }], reviewer: [{ evidence: "pkg/double.py:2" }] } });
+    expect(out).toMatch(/gate holdout: fail — 1 of 1 hidden test case\(s\) of the packet failed/);
+    expect(record?.status.state).toBe("blocked");
+    expect(code).toBe(1);
+  });
+
+  it("honest twin: a file a build gate made before the tests stays for every tests run, the hidden ones included", async () => {
+    const target = pythonTarget();
+    const config = target
+      .read(".factory/config.toml")
+      .replace("  [[surfaces.py.gates]]\n", `  [[surfaces.py.gates]]\n  name = "build"\n  run = "printf 'FACTOR = 2\\\\n' > pkg/generated.py"\n  [[surfaces.py.gates]]\n`);
+    target.write(".factory/config.toml", config);
+    target.write(".gitignore", "__pycache__/\n.factory/holdout/\npkg/generated.py\n");
+    target.commit("a generated module");
+    writeFileSync(join(target.dir, ".factory/holdout/P01/tests/test_double_hidden.py"), `${HIDDEN}\n\ndef test_generated():\n    from pkg.generated import FACTOR\n    assert double(1) == FACTOR\n`);
+    const { code, out, record } = await queue.run(target, { P01: { implementer: [{ write: { "pkg/double.py": DOUBLE_PY } }], reviewer: [{ evidence: "pkg/double.py:2" }] } });
+    expect(out).toMatch(/gate holdout: pass — 2 hidden test case\(s\) passed/);
+    expect(record?.status.state).toBe("merged");
+    expect(code).toBe(0);
+  });
 });
+
+/** A hook that turns every failing test into a passing one, in the JUnit report, the summary line and the exit status alike. */
+const FORCE_PASS = `import pytest
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if report.failed:
+        report.outcome = "passed"
+`;
+
+/** Code under test that, when the gates' run imports it, leaves a conftest.py in the tree for the runs after it. */
+const PLANTS_CONFTEST = `import os
+
+try:
+    with open(os.path.join(os.getcwd(), "conftest.py"), "w") as planted:
+        planted.write(${JSON.stringify(FORCE_PASS)})
+except OSError:
+    pass
+
+`;
+
+/** Code under test that, when the gates' run imports it, adds a pytest plugin to the virtual environment it runs in. */
+const PLANTS_PLUGIN = `import os
+import sysconfig
+
+try:
+    site = sysconfig.get_paths()["purelib"]
+    with open(os.path.join(site, "zz_steer.py"), "w") as planted:
+        planted.write(${JSON.stringify(FORCE_PASS)})
+    with open(os.path.join(site, "zz_steer.pth"), "w") as planted:
+        planted.write("import os; os.environ.setdefault('PYTEST_PLUGINS', 'zz_steer')\\n")
+except OSError:
+    pass
+
+`;

@@ -124,6 +124,23 @@ describe("the sandbox (bubblewrap, the default)", () => {
     expect(target.read("src/double.js")).toContain("// refused");
   }, 60_000);
 
+  it("keeps the install's dependencies read-only for the gates too, so code under test cannot plant what a later run imports; a runner's cache there is scratch space", async () => {
+    const install = "install = \"mkdir -p node_modules/dep && echo 'export default 1;' > node_modules/dep/index.js\"";
+    // The gate fails when it can change the dependency, or cannot write the cache runners keep in node_modules.
+    const probe = `
+  [[surfaces.app.gates]]
+  name = "probe"
+  run = "if (echo 'export default 2;' > node_modules/dep/index.js) 2>/dev/null; then exit 3; fi; mkdir -p node_modules/.cache/runner && echo y > node_modules/.cache/runner/results"
+`;
+    const target = setUp({ script: { P01: { implementer: [{ write: { "src/double.js": DOUBLE_JS } }] } } });
+    target.write(".factory/config.toml", target.read(".factory/config.toml").replace('dir = "."', `dir = "."\n${install}`).replace("  [[surfaces.app.gates]]", `${probe}\n  [[surfaces.app.gates]]`));
+    target.commit("an install step and a probe gate");
+    const { code, out } = await target.run();
+    expect(out).toContain("gate probe: pass");
+    expect(out).toContain("P01#1 → merged");
+    expect(code).toBe(0);
+  }, 60_000);
+
   it("gives the gates no network unless the surface says network = true", async () => {
     const server = createServer((socket) => socket.end());
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));

@@ -42,6 +42,7 @@ describe("the directories emptied for a sandboxed call", () => {
       readable: [],
       writable: ["/tmp/wt"],
       readOnly: [],
+      scratch: [],
       emptied: ["/tmp", "/run"],
       network: false,
       cwd: "/tmp/wt",
