@@ -7,6 +7,8 @@ export interface FileDiff {
   removed: { line: number; text: string }[];
   isNew: boolean;
   isDeleted: boolean;
+  /** The new side is a symbolic link (mode 120000): its one added line is the link's target. */
+  isSymlink?: boolean;
 }
 
 /**
@@ -32,6 +34,7 @@ export function parseUnifiedDiff(text: string): FileDiff[] {
     if (!current) continue;
     if (!inHunk) {
       if (line.startsWith("new file mode")) current.isNew = true;
+      if (/^new (file )?mode 120000$/.test(line)) current.isSymlink = true;
       else if (line.startsWith("deleted file mode")) current.isDeleted = true;
       else if (line.startsWith("--- ")) current.oldPath = sidePath(line.slice(4), "a/") ?? current.oldPath;
       else if (line.startsWith("+++ ")) {

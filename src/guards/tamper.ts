@@ -1,3 +1,4 @@
+import { posix } from "node:path";
 import { BINARY_EXTENSIONS } from "../git/binary.js";
 import { type AssertFacts, weakenedAsserts } from "./assert-facts.js";
 import type { FileDiff } from "../gates/diff-parse.js";
@@ -104,6 +105,15 @@ export function checkTamper(input: TamperInput): GateReport {
       const changed = [...file.added, ...file.removed].find((line) => isPackageTestLine(line.text));
       if (changed) findings.push({ file: file.path, line: changed.line, message: "edits the test script or a test runner's configuration, not named in the packet's allowed_paths" });
     }
+    if (file.isSymlink && !named) {
+      const target = file.added[0]?.text ?? "";
+      if (linksToTests(file.path, target, [...(input.tipFiles ?? []), ...newPaths])) {
+        findings.push({
+          file: file.path,
+          message: `makes a symbolic link where tests are read (to ${target}): the runner reads its target, which the tamper gate does not compare; allowed only where allowed_paths names it`,
+        });
+      }
+    }
     const shadows = file.isNew && input.tipFiles && !named ? shadowedProjectModule(file.path, input.tipFiles, newPaths) : undefined;
     if (shadows) findings.push({ file: file.path, message: `shadows ${shadows}: a runner that puts this directory first on its path imports it instead` });
     if (!isTest) continue;
@@ -154,6 +164,16 @@ export function checkTamper(input: TamperInput): GateReport {
     }
   }
   return builtinReport("tamper", findings, "no test was weakened");
+}
+
+/**
+ * Whether a symbolic link at `path` to `target` stands where tests are read: it is a test file by name, its
+ * target is, or either holds test files (a test directory replaced by a link, a link to a directory of tests).
+ */
+function linksToTests(path: string, target: string, tree: readonly string[]): boolean {
+  const resolved = posix.normalize(posix.join(posix.dirname(path), target));
+  if (isTestPath(path) || isTestPath(resolved)) return true;
+  return tree.some((file) => (file.startsWith(`${path}/`) || file.startsWith(`${resolved}/`)) && isTestPath(file));
 }
 
 /** The standard-library module or test tool a new top-level Python module would replace, if any. */

@@ -381,7 +381,7 @@ async function tamperReport(input: Pick<BuiltinInput, "worktree" | "plantedCommi
     }),
   );
   // New Python modules are checked against the tree they were added to, for one shadowing a project module.
-  const tipFiles = files.some((file) => file.isNew && file.path.endsWith(".py")) ? await listTreeFiles(input.worktree, input.plantedCommit, ".") : undefined;
+  const tipFiles = files.some((file) => (file.isNew && file.path.endsWith(".py")) || file.isSymlink) ? await listTreeFiles(input.worktree, input.plantedCommit, ".") : undefined;
   return checkTamper({
     files,
     allowed: input.allowed,

@@ -127,6 +127,23 @@ describe.skipIf(!available)("a pytest run the candidate cannot steer", () => {
     }
   });
 
+  it("refuses a team's test file replaced by a symbolic link to a weaker test kept outside the tests, with allowed_paths = ['**']", async () => {
+    const target = pythonTarget(["**"]);
+    const run = "rm tests/test_calc.py && mkdir -p pkg/checks && printf 'def test_add():\\n    assert 1 == 1\\n' > pkg/checks/calc_check.py && ln -s ../pkg/checks/calc_check.py tests/test_calc.py";
+    const write = { "pkg/double.py": DOUBLE_PY, "pkg/calc.py": "def add(a, b):\n    return 0\n" };
+    const { out, record } = await queue.run(target, { P01: { implementer: [{ write, run }], reviewer: [{ evidence: "pkg/double.py:2" }] } });
+    expect(out).toContain("gate tamper: fail — tests/test_calc.py: makes a symbolic link where tests are read (to ../pkg/checks/calc_check.py)");
+    expect(record?.status.state).toBe("blocked");
+  });
+
+  it("honest twin: a symbolic link away from the tests, and one the packet names, merge", async () => {
+    const target = pythonTarget(["pkg/double.py", "docs/**", "tests/fixtures/calc.py"]);
+    const run = "mkdir -p docs tests/fixtures && ln -s ../pkg/double.py docs/double.py && ln -s ../../pkg/calc.py tests/fixtures/calc.py";
+    const { out, record } = await queue.run(target, { P01: { implementer: [{ write: { "pkg/double.py": DOUBLE_PY }, run }], reviewer: [{ evidence: "pkg/double.py:2" }] } });
+    expect(out).toContain("gate tamper: pass");
+    expect(record?.status.state).toBe("merged");
+  });
+
   it("honest twin: a test of the team's reformatted and given a second assertion merges", async () => {
     const target = pythonTarget(["pkg/double.py", "tests/test_calc.py"]);
     const restructured = "from pkg.calc import add\n\n\ndef test_add():\n    assert add(\n        2, 2\n    ) == 4\n    for n in range(3):\n        assert add(n, 0) == n\n";

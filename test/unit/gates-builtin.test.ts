@@ -268,6 +268,20 @@ describe("tamper", () => {
     for (const honest of ["src/calc/extra.py", "src/double.py", "tests/test_double.py", "docs/conf.py"]) expect(check(honest).status).toBe("pass");
   });
 
+  it("fires on a symbolic link where tests are read (a test file, a test directory, a link to tests), not on one elsewhere or one the packet names", () => {
+    const link = (path: string, target: string) => diff(path, `@@ -0,0 +1 @@\n+${target}\n\\ No newline at end of file`, "new file mode 120000\nindex 0000000..2");
+    const tipFiles = ["tests/test_calc.py", "pkg/calc.py", "spec/t/test_more.py"];
+    const check = (text: string, allowed: string[] = ["**"]) => checkTamper({ files: parseUnifiedDiff(text), allowed, tipFiles });
+    expect(check(link("tests/test_calc.py", "../pkg/checks/calc_check.py")).findings.map((finding) => finding.message)).toEqual([
+      "makes a symbolic link where tests are read (to ../pkg/checks/calc_check.py): the runner reads its target, which the tamper gate does not compare; allowed only where allowed_paths names it",
+    ]);
+    expect(check(link("tests", "spec/t")).status).toBe("fail"); // a test directory replaced by a link
+    expect(check(link("more", "spec/t")).status).toBe("fail"); // a link to a directory of tests
+    expect(check(link("pkg/weak.py", "../tests/test_calc.py")).status).toBe("fail"); // a link to a test file
+    expect(check(link("docs/README.md", "../README.md")).status).toBe("pass");
+    expect(check(link("tests/fixtures/calc.py", "../../pkg/calc.py"), ["tests/fixtures/calc.py"]).status).toBe("pass");
+  });
+
   it("fires on .pytest.ini, the hidden form pytest also reads", () => {
     expect(tamper(diff(".pytest.ini", "@@ -0,0 +1,2 @@\n+[pytest]\n+addopts = -k nothing")).findings[0]).toMatchObject({
       file: ".pytest.ini",
