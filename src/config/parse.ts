@@ -9,6 +9,7 @@ import {
   CONFIG_PATH,
   DEFAULT_LIMITS,
   DEFAULT_RETENTION,
+  DEFAULT_MERGE_BATCH,
   DEFAULT_MERGE_MESSAGE,
   DEFAULT_SANDBOX,
   SANDBOX_KINDS,
@@ -47,6 +48,7 @@ export function parseConfig(source: string, file = CONFIG_PATH): ConfigParse {
       merge?.report("message", `unknown placeholder {${match[1]}}; use ${MERGE_PLACEHOLDERS.map((p) => `{${p}}`).join(", ")}`);
     }
   }
+  const batch = merge?.number("batch", { min: 1, max: 16, integer: true }) ?? DEFAULT_MERGE_BATCH;
   merge?.rejectUnknown();
   const notify = root.subtable("notify");
   const notifyCommand = notify?.string("command");
@@ -74,7 +76,7 @@ export function parseConfig(source: string, file = CONFIG_PATH): ConfigParse {
       agents,
       tiers,
       limits,
-      merge: { message },
+      merge: { message, batch },
       notify: { command: notifyCommand?.trim() ? notifyCommand : undefined, webhook, timeoutMs: notifyTimeoutMs ?? DEFAULT_NOTIFY_TIMEOUT_MS, desktop },
       sandbox,
       retention: { runsMs: runsMs ?? DEFAULT_RETENTION.runsMs },

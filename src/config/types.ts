@@ -7,7 +7,8 @@ export interface Config {
   /** In file order, weakest first: a packet's reviewer defaults to one tier up. */
   tiers: Tier[];
   limits: Limits;
-  merge: { message: string };
+  /** `batch`: at most this many gated attempts waiting to land are gated together on their combination (1: one at a time). */
+  merge: { message: string; batch: number };
   notify: {
     command: string | undefined;
     /** An http(s) URL that receives a JSON body per notification (see loop/notify.ts). */
@@ -126,4 +127,6 @@ export const DEFAULT_LIMITS: Limits = {
 };
 
 export const DEFAULT_MERGE_MESSAGE = "feat: {goal} [{id}]";
+/** How many gated attempts waiting to land are gated together at most (issue 24). */
+export const DEFAULT_MERGE_BATCH = 4;
 export const CONFIG_PATH = ".factory/config.toml";

@@ -1,7 +1,7 @@
 import type { EventKind } from "./events.js";
 
 /** What a field must hold: `cost` is a finite number not below zero, `number` any finite number; a trailing `?` makes it optional. */
-type FieldType = "string" | "number" | "cost" | "boolean" | "strings" | "object" | "objects";
+type FieldType = "string" | "number" | "cost" | "boolean" | "strings" | "numbers" | "object" | "objects";
 type Field = FieldType | `${FieldType}?`;
 
 const ATTEMPT = { packet: "string", attempt: "number" } as const;
@@ -19,6 +19,7 @@ const SHAPES: Record<EventKind, Record<string, Field>> = {
   "run-lock-taken-over": { run: "string", previous: "object" },
   spent: { for: "string", agent: "string", model: "string", costUsd: "cost?", estimatedUsd: "cost?", run: "string?" },
   "ledger-restarted": { from: "string", by: "string", brokenAt: "number?" },
+  "batch-gated": { packets: "strings", attempts: "numbers", tip: "string", tree: "string", verdict: "string", failed: "strings", durationMs: "number", run: "string?" },
   "packet-registered": { packet: "string", sha256: "string", file: "string" },
   claimed: { ...ATTEMPT, ...OWNER, sha256: "string" },
   "attempt-interrupted": { ...ATTEMPT, reason: "string", worktree: "string?" },
@@ -74,6 +75,7 @@ const DESCRIBED: Record<FieldType, string> = {
   cost: "a finite number of dollars not below zero",
   boolean: "true or false",
   strings: "a list of strings",
+  numbers: "a list of finite numbers",
   object: "an object",
   objects: "a list of objects",
 };
@@ -90,6 +92,8 @@ function fits(type: FieldType, value: unknown): boolean {
       return typeof value === "boolean";
     case "strings":
       return Array.isArray(value) && value.every((item) => typeof item === "string");
+    case "numbers":
+      return Array.isArray(value) && value.every((item) => typeof item === "number" && Number.isFinite(item));
     case "object":
       return isObject(value);
     case "objects":

@@ -23,6 +23,8 @@ export type EventBody =
   | { kind: "spent"; for: string; agent: string; model: string; costUsd?: number; estimatedUsd?: number; run?: string }
   /** The first event of a ledger `factory ledger repair` started from what git proves; `from` is the old file, kept beside it. */
   | { kind: "ledger-restarted"; from: string; by: string; brokenAt?: number }
+  /** Gated attempts waiting to land, gated together once on their combination (merge/batch.ts): green lets them land without a re-gate each. */
+  | { kind: "batch-gated"; packets: string[]; attempts: number[]; tip: string; tree: string; verdict: "green" | "red"; failed: string[]; durationMs: number; run?: string }
   | { kind: "packet-registered"; packet: string; sha256: string; file: string }
   | ({ kind: "claimed"; packet: string; attempt: number; sha256: string } & Owner)
   | { kind: "attempt-interrupted"; packet: string; attempt: number; reason: string; worktree?: string }
@@ -116,6 +118,7 @@ export const EVENT_KINDS: readonly EventKind[] = [
   "run-lock-taken-over",
   "spent",
   "ledger-restarted",
+  "batch-gated",
   "packet-registered",
   "claimed",
   "attempt-interrupted",

@@ -136,6 +136,7 @@ export function foldInto(state: LedgerState, events: readonly LedgerEvent[], his
       }
       case "run-lock-taken-over":
       case "ledger-restarted":
+      case "batch-gated":
         break;
       case "spent": {
         const cost = event.costUsd ?? event.estimatedUsd ?? 0;

@@ -140,7 +140,7 @@ export class LedgerScanner {
 }
 
 /** The events about a run rather than a packet. */
-const RUN_KINDS = new Set<string>(["run-started", "run-ended", "run-lock-taken-over", "spent", "ledger-restarted"]);
+const RUN_KINDS = new Set<string>(["run-started", "run-ended", "run-lock-taken-over", "spent", "ledger-restarted", "batch-gated"]);
 
 function isEvent(value: unknown): value is Record<string, unknown> & { v: number; ts: string; kind: EventKind } {
   if (typeof value !== "object" || value === null) return false;

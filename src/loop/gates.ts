@@ -45,6 +45,21 @@ export interface GateRunInput {
    * the command gates run, with {files} from the agent's change.
    */
   combined?: { agentCommit: string; builtins: GateReport[] };
+  /**
+   * The other packets of a merge batch, gated together with this one on the
+   * combined tree (merge/batch.ts): their changes reach `{files}`, and their
+   * planted cases, invariant checks and hidden tests run too.
+   */
+  also?: readonly BatchMember[];
+}
+
+/** A packet gated on a merge batch's combined tree beside the one a gate run is for. */
+export interface BatchMember {
+  packet: Packet;
+  plantedCommit: string;
+  plantedCases: Readonly<Record<string, PlantedCases>>;
+  /** Its gated commit: its change is plantedCommit..agentCommit. */
+  agentCommit: string;
 }
 
 export const BUILTIN_GATES = ["untouched", "scope", "tamper", "changed"];
@@ -84,9 +99,22 @@ export async function runGates(ctx: RunContext, input: GateRunInput): Promise<Ga
         maxFileSize: ctx.config.limits.maxFileSizeBytes,
       })),
     );
-  const changed = changes.filter((change) => change.kind !== "deleted").map((change) => change.path);
+  const members: BatchMember[] = [{ packet, plantedCommit: input.plantedCommit, plantedCases: input.plantedCases, agentCommit: input.combined?.agentCommit ?? commit }, ...(input.also ?? [])];
+  const memberChanges = [changes, ...(await Promise.all((input.also ?? []).map((member) => changedPaths(input.worktree, member.plantedCommit, member.agentCommit))))];
+  const changed = [
+    ...new Set(
+      memberChanges
+        .flat()
+        .filter((change) => change.kind !== "deleted")
+        .map((change) => change.path),
+    ),
+  ];
   // A deletable file the change deleted takes its tests with it; retired tests go by the packet's word.
-  const takenAway = [...packet.retiredTests, ...changes.filter((change) => change.kind === "deleted" && matchesAny(change.path, packet.deletablePaths)).map((change) => change.path)];
+  const takenAway = members.flatMap((member, index) => [
+    ...member.packet.retiredTests,
+    ...(memberChanges[index] ?? []).filter((change) => change.kind === "deleted" && matchesAny(change.path, member.packet.deletablePaths)).map((change) => change.path),
+  ]);
+  const plantedCases = input.also?.length ? mergePlantedCases(members.map((member) => member.plantedCases)) : input.plantedCases;
   const tests = new Map<string, TestResult[]>();
   // Each tests run, and every gate after one, starts from the committed tree: nothing a run left steers the next.
   const state = runnerState(input.worktree, join(input.runDir, "runner-state.log"));
@@ -102,7 +130,7 @@ export async function runGates(ctx: RunContext, input: GateRunInput): Promise<Ga
       runDir: input.runDir,
       timeoutMs: gate.timeoutMs ?? ctx.config.limits.gateTimeoutMs,
       baseline: gate.tests ? (input.baseline.get(gate.name) ?? []) : undefined,
-      ...(gate.tests && input.plantedCases[gate.name] ? { planted: input.plantedCases[gate.name] } : {}),
+      ...(gate.tests && plantedCases[gate.name] ? { planted: plantedCases[gate.name] } : {}),
       takenAway,
       // A tests gate measured at the tip, or a whole-tree gate proven green there, finished on the tip: a hang now is the work's.
       finishedOnBaseline: gate.tests ? input.baseline.has(gate.name) : input.tipProven === true && !gate.run.includes("{files}"),
@@ -115,14 +143,14 @@ export async function runGates(ctx: RunContext, input: GateRunInput): Promise<Ga
     if (judgedByFile && report.status === "fail") reports.push(await againstBefore(ctx, input, gate, changed, report));
     else if (judgedByFile && report.hung) reports.push(await hangAgainstBefore(ctx, input, gate, changed, report));
     else reports.push(report);
-    const planted = input.plantedCases[gate.name];
+    const planted = plantedCases[gate.name];
     if (gate.tests && new RegExp(TESTS_PLACEHOLDER.source).test(gate.run) && planted?.files.length) {
       await state.freshen();
       reports.push(await plantedOnly(ctx, input, gate, planted));
     }
   }
   // An invariant with a check is ruled by the factory: its command runs like a gate on the same tree.
-  for (const invariant of surface ? packet.invariants : []) {
+  for (const invariant of surface ? members.flatMap((member) => member.packet.invariants) : []) {
     if (!invariant.check) continue;
     const gate = invariantGate(invariant.id, invariant.check);
     await state.freshen();
@@ -142,14 +170,34 @@ export async function runGates(ctx: RunContext, input: GateRunInput): Promise<Ga
     reports.push({ ...report, summary: ruling ? `${ruling}: its check ${report.status === "pass" ? "passed" : report.summary}` : report.summary });
   }
   // The packet's hidden tests, last: copied into this tree, run, and removed again.
-  const hidden = surface ? holdoutFiles(ctx.root, packet.id) : [];
-  if (surface && hidden.length > 0) await state.freshen();
-  if (surface && hidden.length > 0) reports.push((await runHoldout(ctx, { packet, worktree: input.worktree, surface, runDir: input.runDir, files: hidden })).report);
+  for (const member of surface ? members : []) {
+    const hidden = holdoutFiles(ctx.root, member.packet.id);
+    if (hidden.length === 0) continue;
+    await state.freshen();
+    const { report } = await runHoldout(ctx, { packet: member.packet, worktree: input.worktree, surface: surface as Surface, runDir: input.runDir, files: hidden });
+    reports.push(input.also?.length ? { ...report, name: `holdout ${member.packet.id}` } : report);
+  }
   for (const report of reports.slice(input.combined?.builtins.length ?? 0)) {
     ctx.emit({ kind: "gate", packet: packet.id, attempt: input.attempt, gate: report.name, status: report.status, summary: report.summary, durationMs: report.durationMs });
   }
   writeFileSync(join(input.runDir, `gates-${commit.slice(0, 12)}.json`), JSON.stringify(reports, null, 2));
   return { reports, commit, tests };
+}
+
+/** Pure: the planted cases of several packets, per tests gate, as one packet's. */
+export function mergePlantedCases(all: readonly Readonly<Record<string, PlantedCases>>[]): Record<string, PlantedCases> {
+  const merged: Record<string, PlantedCases> = {};
+  for (const cases of all) {
+    for (const [gate, planted] of Object.entries(cases)) {
+      const into = merged[gate] ?? { cases: [], files: [] };
+      merged[gate] = {
+        cases: [...into.cases, ...planted.cases],
+        files: [...into.files, ...planted.files],
+        ...(into.removed || planted.removed ? { removed: [...(into.removed ?? []), ...(planted.removed ?? [])] } : {}),
+      };
+    }
+  }
+  return merged;
 }
 
 /** The gate name an invariant's check runs under: `invariant-<id>`. */

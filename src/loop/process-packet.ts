@@ -7,6 +7,7 @@ import { deleteBranch, removeWorktree } from "../git/worktree.js";
 import type { EventBody } from "../ledger/events.js";
 import type { PacketRecord } from "../ledger/fold.js";
 import { withLandLock } from "../ledger/store.js";
+import { landingQueue } from "../merge/landing-queue.js";
 import { land, type LandResult } from "../merge/land.js";
 import type { Packet } from "../packet/types.js";
 import { runAttempt, type AttemptReport } from "./attempt.js";
@@ -29,6 +30,15 @@ export type PacketOutcome =
 
 /** One attempt of one packet, and everything that follows from it, recorded in the ledger. */
 export async function processPacket(ctx: RunContext, packet: Packet, record: PacketRecord | undefined): Promise<PacketOutcome> {
+  const ended = landingQueue(ctx).begin(); // landings that would re-gate wait a little for attempts in flight (merge/landing-queue.ts)
+  try {
+    return await attemptPacket(ctx, packet, record);
+  } finally {
+    ended();
+  }
+}
+
+async function attemptPacket(ctx: RunContext, packet: Packet, record: PacketRecord | undefined): Promise<PacketOutcome> {
   const claim = await claimPacket(ctx.root, ctx.ledger, packet, ctx.owner);
   if (!claim.ok) return { kind: "not-claimed", reason: claim.reason };
   const { attempt } = claim;
@@ -65,8 +75,9 @@ export async function processPacket(ctx: RunContext, packet: Packet, record: Pac
   const { commit, gates } = report;
   if (!commit || !gates) throw new Error("an attempt decided for merge has a gated commit");
   // One landing at a time (approve, reject and other runs wait): the target moves and the ledger records it together.
-  return withLandLock(ctx.root, async () => {
-    const landed = await land(ctx, {
+  // Attempts of this run waiting to land at the same time are gated together first (a merge batch).
+  return landingQueue(ctx).land(
+    {
       packet,
       attempt,
       commit,
@@ -77,9 +88,9 @@ export async function processPacket(ctx: RunContext, packet: Packet, record: Pac
       plantedCommit: report.planting?.commit ?? report.forkCommit,
       provenance: { attempt, gates, counts: report.end.kind === "reviewed" ? report.end.counts : undefined },
       ...(report.tests ? { tests: report.tests } : {}),
-    });
-    return applyLanding(ctx, { packet, attempt, landed, report, attemptsUsed: attemptsBefore + 1, maxAttempts, previousFingerprint });
-  });
+    },
+    (landed) => applyLanding(ctx, { packet, attempt, landed, report, attemptsUsed: attemptsBefore + 1, maxAttempts, previousFingerprint }),
+  );
 }
 
 /**

@@ -14,6 +14,7 @@ import { surfaceOf, taskBranch, worktreePath, type RunContext } from "../loop/co
 import { BUILTIN_GATES, runGates } from "../loop/gates.js";
 import type { Packet } from "../packet/types.js";
 import { mergeMessage, type Provenance } from "./message.js";
+import type { CoveredTree } from "./batch.js";
 
 export type LandResult =
   | { kind: "merged"; commit: string; tree: string }
@@ -37,6 +38,8 @@ export interface LandInput {
   runDir: string;
   /** The tests gates' per-test results on `commit`: the landing commit's baseline when it lands that exact tree. */
   tests?: ReadonlyMap<string, TestResult[]>;
+  /** Combined trees a merge batch gated green (merge/batch.ts): bringing the work up to the tip onto one of them needs no re-gate of its own. */
+  covered?: ReadonlyMap<string, CoveredTree>;
 }
 
 const MAX_RACES = 5;
@@ -66,7 +69,19 @@ export async function land(ctx: RunContext, input: LandInput): Promise<LandResul
     if (!onTip) {
       const updated = await bringUpToDate(ctx, { ...input, worktree, commit, tip });
       if (updated.kind !== "ok") return updated;
-      if (updated.treeChanged) {
+      const batched = updated.treeChanged ? input.covered?.get(await treeOf(ctx.root, updated.commit)) : undefined;
+      if (batched) {
+        ctx.emit({
+          kind: "step",
+          packet: input.packet.id,
+          attempt: input.attempt,
+          step: "batched",
+          detail: `its combination with ${ctx.branch} at ${tip.slice(0, 10)} was gated with ${batched.packets.join(", ")}`,
+        });
+        gates = [...input.provenance.gates.filter((gate) => BUILTIN_GATES.includes(gate.name)), ...batched.reports];
+        commit = updated.commit;
+        tests = batched.tests;
+      } else if (updated.treeChanged) {
         ctx.emit({ kind: "step", packet: input.packet.id, attempt: input.attempt, step: "re-gate", detail: `${ctx.branch} moved to ${tip.slice(0, 10)}; gating the combined tree` });
         // Its own directory, so the first gating's reports and logs are never overwritten.
         const runDir = join(input.runDir, `regate-${tip.slice(0, 10)}`);

@@ -14,6 +14,7 @@ describe("parseConfig", () => {
     expect(result.config.tiers.map((t) => t.name)).toEqual(["basic", "standard", "advanced"]);
     expect(result.config.limits).toMatchObject({ maxAttempts: 3, concurrency: 1, agentTimeoutMs: 3_600_000, gateTimeoutMs: 900_000 });
     expect(result.config.merge.message).toBe("feat: {goal} [{id}]");
+    expect(result.config.merge.batch).toBe(4);
     expect(result.config.notify.command).toBeUndefined();
   });
 
@@ -116,6 +117,7 @@ gate_timeout = "soon"
 max_attempts = 0
 [merge]
 message = "feat: {title}"
+batch = 0
 `);
     expect(result.ok).toBe(false);
     if (result.ok) return;
@@ -130,6 +132,7 @@ message = "feat: {title}"
       "17 limits.gate_timeout",
       "18 limits.max_attempts",
       "20 merge.message",
+      "21 merge.batch",
     ]);
     expect(result.problems.find((p) => p.key === "target_brnach")?.message).toContain('did you mean "target_branch"');
     expect(result.problems.find((p) => p.key === "surfaces.api.gates[0].run")?.message).toContain("{junit}");

@@ -20,6 +20,7 @@ const SAMPLES: Record<EventKind, EventBody> = {
   "run-lock-taken-over": { kind: "run-lock-taken-over", run: "r1", previous: { pid: 2, host: "h", startedAt: "x" } },
   spent: { kind: "spent", for: "probe", agent: "claude", model: "m", costUsd: 0.1, run: "r1" },
   "ledger-restarted": { kind: "ledger-restarted", from: "ledger.old.jsonl", by: "me", brokenAt: 3 },
+  "batch-gated": { kind: "batch-gated", packets: ["A", "B"], attempts: [1, 1], tip: "c", tree: "t", verdict: "green", failed: [], durationMs: 5, run: "r1" },
   "packet-registered": { kind: "packet-registered", packet: "A", sha256: "s", file: "packets/A.toml" },
   claimed: { kind: "claimed", packet: "A", attempt: 1, sha256: "s", ...owner },
   "attempt-interrupted": { kind: "attempt-interrupted", packet: "A", attempt: 1, reason: "killed" },

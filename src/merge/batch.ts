@@ -1,0 +1,151 @@
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import type { Surface } from "../config/types.js";
+import { gitRun, gitTry, resolveCommit } from "../git/repo.js";
+import { createWorktree, removeWorktree } from "../git/worktree.js";
+import type { TestResult } from "../gates/junit.js";
+import { isGreen, type GateReport } from "../gates/types.js";
+import { measureBaseline } from "../loop/baseline.js";
+import { checkInterrupted, surfaceOf, worktreesDir, type RunContext } from "../loop/context.js";
+import { runGates } from "../loop/gates.js";
+import { installSurface } from "../loop/prepare.js";
+import type { LandInput } from "./land.js";
+
+/**
+ * A merge batch (issue 24): several gated attempts waiting to land, combined
+ * onto the tip one after another and gated once on the whole combination
+ * against the tip's own baseline, where one at a time each would re-gate its
+ * own combination with the suite. Green, every prefix of the combination is
+ * covered: each packet then lands through its own `land()`, in order, with
+ * its own compare-and-swap, squash and trailers, and skips its re-gate when
+ * its work brought up to the tip is exactly the covered tree (anything else —
+ * the tip moved meanwhile, a merge that came out differently — takes the
+ * usual re-gate, so a batch can only save work, never skip a check). Red,
+ * nothing is covered and each lands as it would have alone: its own re-gate
+ * on its own combination finds the one that breaks it, and no packet is
+ * blamed for another's breakage.
+ */
+export interface CoveredTree {
+  reports: GateReport[];
+  /** The tests gates' results: only for the whole combination's tree, the one they ran on. */
+  tests?: ReadonlyMap<string, TestResult[]>;
+  /** The packets of the batch that covered it. */
+  packets: string[];
+}
+
+export interface BatchVerdict {
+  covered: Map<string, CoveredTree>;
+  green: boolean;
+}
+
+/** One member's place in the combination: its commit on top of the previous one, and that commit's tree. */
+interface Prefix {
+  input: LandInput;
+  commit: string;
+  tree: string;
+}
+
+/**
+ * Combines the members onto `tip` in order, each merged three-way onto the
+ * previous combination (`git merge-tree`, nothing checked out); a member that
+ * conflicts is left out (it meets the conflict on its own path).
+ */
+async function combine(root: string, tip: string, members: readonly LandInput[]): Promise<Prefix[]> {
+  const prefixes: Prefix[] = [];
+  let previous = tip;
+  for (const input of members) {
+    const merged = await gitTry(root, ["merge-tree", "--write-tree", "--no-messages", previous, input.commit]);
+    const tree = merged.ok ? merged.out.split("\n")[0]?.trim() : undefined;
+    if (!tree || !/^[0-9a-f]{40,64}$/.test(tree)) continue;
+    const message = `factory: batch, ${input.packet.id} on ${previous.slice(0, 10)}`;
+    const commit = (await gitRun(root, ["commit-tree", tree, "-p", previous, "-p", input.commit, "-m", message], { identity: true })).trim();
+    prefixes.push({ input, commit, tree });
+    previous = commit;
+  }
+  return prefixes;
+}
+
+let scratchCount = 0;
+
+/**
+ * Gates the members together, or says nothing (undefined) when there is no
+ * batch to gate: fewer than two members of one surface combine cleanly, or
+ * the tip's baseline or the scratch checkout cannot be had (each member then
+ * lands alone, as before). Runs under the landing lock.
+ */
+export async function gateBatch(ctx: RunContext, members: readonly LandInput[]): Promise<BatchVerdict | undefined> {
+  const first = members[0];
+  if (!first || members.length < 2) return undefined;
+  const surface = surfaceOf(ctx.config, first.packet);
+  if (!surface?.gates.some((gate) => gate.tests)) return undefined; // the batch saves suite runs; without a tests gate there are none
+  const tip = await resolveCommit(ctx.root, ctx.branch);
+  if (!tip) return undefined;
+  const prefixes = await combine(
+    ctx.root,
+    tip,
+    members.filter((input) => input.packet.surface === first.packet.surface),
+  );
+  const last = prefixes.at(-1);
+  if (!last || prefixes.length < 2) return undefined;
+  const started = Date.now();
+  const runDir = join(last.input.runDir, `batch-${tip.slice(0, 10)}`);
+  mkdirSync(runDir, { recursive: true });
+  const packets = prefixes.map((prefix) => prefix.input.packet.id);
+  ctx.emit({ kind: "notice", message: `gating ${packets.join(", ")} together on ${ctx.branch} at ${tip.slice(0, 10)} (a merge batch)` });
+  const baseline = await measureBaseline(ctx, { surface, commit: tip, runDir });
+  if (!baseline.ok) return undefined;
+  const reports = await gateInScratch(ctx, { surface, prefixes, baseline: baseline.results, runDir, tip });
+  if (!reports) return undefined;
+  const green = isGreen(reports.reports);
+  await ctx.ledger.append([
+    {
+      kind: "batch-gated",
+      packets,
+      attempts: prefixes.map((prefix) => prefix.input.attempt),
+      tip,
+      tree: last.tree,
+      verdict: green ? "green" : "red",
+      failed: reports.reports.filter((report) => report.status === "fail" || report.status === "error").map((report) => report.name),
+      durationMs: Date.now() - started,
+      run: ctx.owner.run,
+    },
+  ]);
+  const covered = new Map<string, CoveredTree>();
+  if (green) {
+    for (const prefix of prefixes) covered.set(prefix.tree, { reports: reports.reports, packets, ...(prefix === last ? { tests: reports.tests } : {}) });
+  }
+  return { covered, green };
+}
+
+/** The combination's gates, run in a scratch checkout of it (installed as a task worktree is): every command gate once, every member's own runs. */
+async function gateInScratch(
+  ctx: RunContext,
+  input: { surface: Surface; prefixes: Prefix[]; baseline: ReadonlyMap<string, TestResult[]>; runDir: string; tip: string },
+): Promise<{ reports: GateReport[]; tests: ReadonlyMap<string, TestResult[]> } | undefined> {
+  const [head, ...rest] = input.prefixes.map((prefix) => prefix.input);
+  const last = input.prefixes.at(-1);
+  if (!head || !last) return undefined;
+  const worktree = join(worktreesDir(ctx.root), `.batch-${input.tip.slice(0, 12)}-${process.pid}-${++scratchCount}`);
+  await createWorktree(ctx.root, { path: worktree, start: last.commit });
+  try {
+    const installError = await installSurface(ctx, worktree, input.surface, input.runDir);
+    checkInterrupted(ctx.signal);
+    if (installError) return undefined;
+    const gated = await runGates(ctx, {
+      packet: head.packet,
+      attempt: head.attempt,
+      surface: input.surface,
+      worktree,
+      plantedCommit: head.plantedCommit,
+      planted: head.planted,
+      plantedCases: head.plantedCases,
+      baseline: input.baseline,
+      runDir: input.runDir,
+      combined: { agentCommit: head.commit, builtins: [] },
+      also: rest.map((member) => ({ packet: member.packet, plantedCommit: member.plantedCommit, plantedCases: member.plantedCases, agentCommit: member.commit })),
+    });
+    return { reports: gated.reports, tests: gated.tests };
+  } finally {
+    await removeWorktree(ctx.root, worktree);
+  }
+}

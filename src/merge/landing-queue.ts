@@ -1,0 +1,147 @@
+import { resolveCommit } from "../git/repo.js";
+import { withLandLock } from "../ledger/store.js";
+import { Interrupted, type RunContext } from "../loop/context.js";
+import { BUILTIN_GATES } from "../loop/gates.js";
+import { type CoveredTree, gateBatch } from "./batch.js";
+import { land, type LandInput, type LandResult } from "./land.js";
+
+interface Waiting {
+  input: LandInput;
+  apply: (landed: LandResult) => Promise<unknown>;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * A run's landings: one at a time under the landing lock, each with its
+ * outcome recorded before the next (as before); where several gated attempts
+ * are waiting when the lock is taken, at most `[merge] batch` of them, in the
+ * order they became ready, are first gated together on their combination
+ * (merge/batch.ts), so that each then lands without a re-gate of its own.
+ *
+ * Before it takes the lock, a landing that would need a re-gate (the target
+ * moved since its attempt began) waits for the run's other attempts in
+ * flight to arrive, for at most as long as its own command gates took: its
+ * re-gate would cost about that, so the wait costs no more, and those that
+ * arrive meanwhile land with one gating of the whole batch.
+ */
+export class LandingQueue {
+  private readonly waiting: Waiting[] = [];
+  private draining = false;
+  private inFlight = 0;
+  private wake: (() => void) | undefined;
+
+  constructor(private readonly ctx: RunContext) {}
+
+  /** An attempt of the run has begun; call what this returns when it has ended (landed or not). */
+  begin(): () => void {
+    this.inFlight++;
+    let ended = false;
+    return () => {
+      if (ended) return;
+      ended = true;
+      this.inFlight--;
+      this.wake?.();
+    };
+  }
+
+  /** Lands `input` (alone or in a batch) and hands the result to `apply`, under the landing lock; resolves to what `apply` returns. */
+  land<T>(input: LandInput, apply: (landed: LandResult) => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.waiting.push({ input, apply, resolve: resolve as (value: unknown) => void, reject });
+      this.wake?.();
+      void this.drain();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    if (this.draining) return;
+    this.draining = true;
+    try {
+      while (this.waiting.length > 0) {
+        try {
+          await this.gather();
+          await withLandLock(this.ctx.root, () => this.landNext());
+        } catch (error) {
+          for (const entry of this.waiting.splice(0)) entry.reject(error); // the lock itself failed: nobody can land
+        }
+      }
+    } finally {
+      this.draining = false;
+    }
+  }
+
+  /** Waits for more of the run's attempts to arrive when the first waiting one would re-gate alone (see above). */
+  private async gather(): Promise<void> {
+    const size = this.ctx.config.merge.batch;
+    const first = this.waiting[0];
+    if (!first || size < 2 || this.inFlight <= this.waiting.length) return;
+    if ((await resolveCommit(this.ctx.root, this.ctx.branch)) === first.input.fork) return; // it lands as gated: nothing to save
+    const deadline = Date.now() + regateEstimate(first.input);
+    while (this.waiting.length < size && this.inFlight > this.waiting.length && Date.now() < deadline && !this.ctx.signal.aborted) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, deadline - Date.now());
+        const done = (): void => {
+          clearTimeout(timer);
+          this.ctx.signal.removeEventListener("abort", done);
+          resolve();
+        };
+        this.wake = done;
+        this.ctx.signal.addEventListener("abort", done, { once: true });
+      });
+      this.wake = undefined;
+    }
+  }
+
+  private async landNext(): Promise<void> {
+    const batch = this.waiting.splice(0, Math.max(1, this.ctx.config.merge.batch));
+    let covered: ReadonlyMap<string, CoveredTree> | undefined;
+    if (batch.length > 1) {
+      try {
+        covered = (
+          await gateBatch(
+            this.ctx,
+            batch.map((entry) => entry.input),
+          )
+        )?.covered;
+      } catch (error) {
+        if (error instanceof Interrupted) {
+          for (const entry of batch) entry.reject(error);
+          return;
+        }
+        // A batch is only ever a saving: without it each lands as it would alone.
+        this.ctx.emit({ kind: "notice", message: `the merge batch could not be gated (${error instanceof Error ? error.message.split("\n")[0] : String(error)}); landing one at a time` });
+      }
+    }
+    // The outcomes are handed back once the whole batch has landed: a worker freed by one then starts its
+    // next attempt from the batch's last landing, whose baseline the batch's results seeded, not from one
+    // in between that would have to be measured.
+    const settled: (() => void)[] = [];
+    for (const entry of batch) {
+      try {
+        const outcome = await entry.apply(await land(this.ctx, covered?.size ? { ...entry.input, covered } : entry.input));
+        settled.push(() => entry.resolve(outcome));
+      } catch (error) {
+        settled.push(() => entry.reject(error));
+      }
+    }
+    for (const settle of settled) settle();
+  }
+}
+
+/** Pure: about what a re-gate of this landing would take: its command gates' time when it was gated. */
+export function regateEstimate(input: Pick<LandInput, "provenance">): number {
+  return input.provenance.gates.filter((gate) => !BUILTIN_GATES.includes(gate.name)).reduce((sum, gate) => sum + gate.durationMs, 0);
+}
+
+const queues = new WeakMap<RunContext, LandingQueue>();
+
+/** The landing queue of a run. */
+export function landingQueue(ctx: RunContext): LandingQueue {
+  let queue = queues.get(ctx);
+  if (!queue) {
+    queue = new LandingQueue(ctx);
+    queues.set(ctx, queue);
+  }
+  return queue;
+}

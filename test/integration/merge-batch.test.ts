@@ -1,0 +1,110 @@
+import { execFileSync } from "node:child_process";
+import { afterEach, describe, expect, it } from "vitest";
+import { makeRepo, type TestRepo } from "../helpers/git-repo.js";
+import { pytestAvailable, usePythonQueue, writePythonProject } from "../helpers/python-queue.js";
+
+/**
+ * Issue 24: gated attempts waiting to land at the same time are gated together once on their
+ * combination (a merge batch) instead of each re-gating its own combination with the suite.
+ *
+ * The timing is arranged so that a batch must form: P01 and P02 finish first, one lands and the other
+ * then needs a re-gate (the tip moved), and that re-gate alone is slow (a test of the team's sleeps 6 s
+ * on exactly the tree with P01's and P02's modules and no later one), so P03, P04 and P05, which finish
+ * a few seconds later, are all waiting when the landing lock comes free.
+ */
+const available = pytestAvailable("the merge batch");
+const queue = usePythonQueue(afterEach);
+
+const SLOW_TEST = `import os
+import time
+
+
+def test_slow_only_for_the_second_landing():
+    here = os.path.dirname(__file__)
+    mods = set(os.listdir(os.path.join(here, "..", "pkg")))
+    if {"p01.py", "p02.py"} <= mods and "p03.py" not in mods and "p04.py" not in mods and "p05.py" not in mods:
+        time.sleep(6)
+`;
+
+function packet(id: string, spec: string, allowed: readonly string[]): string {
+  return `id = "${id}"\ngoal = "Add ${id}"\nspec_commit = "${spec}"\nspec_path = "SPEC.md"\nallowed_paths = ${JSON.stringify(allowed)}\nbrief = "Add pkg/${id.toLowerCase()}.py."\n[[invariants]]\nid = "works"\nassert = "it works"\n`;
+}
+
+/** Five packets, each adding pkg/pNN.py with value() and a planted test of it. */
+function fivePackets(): TestRepo {
+  const repo = queue.track(makeRepo({ initialCommit: false }));
+  writePythonProject(repo, {
+    config: `${queue.agentConfig}[limits]\nmax_attempts = 1\nconcurrency = 5\n`,
+    tests: { "tests/test_calc.py": "from pkg.calc import add\n\n\ndef test_add():\n    assert add(2, 2) == 4\n", "tests/test_slow.py": SLOW_TEST },
+  });
+  const spec = repo.commit("python project");
+  for (const n of [1, 2, 3, 4, 5]) {
+    const id = `P0${n}`;
+    const allowed = n === 4 ? ["pkg/p04.py", "pkg/calc.py", "tests/test_calc.py"] : [`pkg/p0${n}.py`];
+    repo.write(`packets/${id}.toml`, packet(id, spec, allowed));
+    repo.write(`packets/supplied/${id}/tests/test_p0${n}.py`, `from pkg.p0${n} import value\n\n\ndef test_value():\n    assert value() == ${n}\n`);
+  }
+  repo.commit("queue");
+  return repo;
+}
+
+/** The scripted implementers: P01 and P02 at once, the rest after 1.5 s; `overrides` replaces what a packet writes. */
+function script(overrides: Record<string, Record<string, string>> = {}): object {
+  const entries = [1, 2, 3, 4, 5].map((n) => {
+    const id = `P0${n}`;
+    const write = overrides[id] ?? { [`pkg/p0${n}.py`]: `def value():\n    return ${n}\n` };
+    const wait = n <= 2 ? "true" : "sleep 1.5";
+    return [id, { implementer: [{ write, run: wait }], reviewer: [{ evidence: `pkg/p0${n}.py:2` }] }];
+  });
+  return Object.fromEntries(entries);
+}
+
+function batches(events: readonly { kind: string }[]): { packets: string[]; verdict: string; failed: string[] }[] {
+  return events.filter((event) => event.kind === "batch-gated") as unknown as { packets: string[]; verdict: string; failed: string[] }[];
+}
+
+describe.skipIf(!available)("a merge batch", () => {
+  it("gates the attempts waiting to land together once; each lands with its own commit and trailers, without a re-gate of its own", async () => {
+    const target = fivePackets();
+    const { code, out, state, events } = await queue.run(target, script());
+    expect(code).toBe(0);
+    for (const id of ["P01", "P02", "P03", "P04", "P05"]) expect(state.packets.get(id)?.status.state).toBe("merged");
+    const [batch] = batches(events);
+    expect(batch?.verdict).toBe("green");
+    expect(batch?.packets.slice().sort()).toEqual(["P03", "P04", "P05"]);
+    // Every packet of the batch landed on the batch's gating, none with a re-gate of its own.
+    for (const id of batch?.packets ?? []) {
+      expect(out).toContain(`${id}#1 batched: its combination with main`);
+      expect(out).not.toContain(`${id}#1 re-gate`);
+    }
+    expect(out).toMatch(/P0[12]#1 re-gate/);
+    // One squash commit per packet, each with its own trailer, and main's suite green.
+    const log = target.git("log", "--format=%s%n%b", "main");
+    for (const id of ["P01", "P02", "P03", "P04", "P05"]) expect(log).toContain(`Factory-Packet: ${id}`);
+    expect(target.git("rev-list", "--count", "main").trim()).toBe("7");
+    execFileSync("python3", ["-m", "pytest", "-q", "-p", "no:cacheprovider", "--ignore=packets"], { cwd: target.dir });
+  }, 120_000);
+
+  it("when the combination is red, lands each on its own: the one whose combination breaks is sent back, the others land", async () => {
+    const target = fivePackets();
+    // P03 uses calc.add; P04 renames it (and its test): each is green alone, together P03's module cannot import.
+    const overrides = {
+      P03: { "pkg/p03.py": "from pkg.calc import add\n\n\ndef value():\n    return add(1, 2)\n" },
+      P04: {
+        "pkg/p04.py": "def value():\n    return 4\n",
+        "pkg/calc.py": "def plus(a, b):\n    return a + b\n",
+        "tests/test_calc.py": "from pkg.calc import plus\n\n\ndef test_add():\n    assert plus(2, 2) == 4\n",
+      },
+    };
+    const { out, state, events } = await queue.run(target, script(overrides));
+    const [batch] = batches(events);
+    expect(batch?.verdict).toBe("red");
+    expect(batch?.packets).toEqual(expect.arrayContaining(["P03", "P04"]));
+    const states = ["P03", "P04"].map((id) => state.packets.get(id)?.status.state);
+    expect(states.slice().sort()).toEqual(["blocked", "merged"]);
+    const blocked = states[0] === "blocked" ? "P03" : "P04";
+    expect(out).toContain(`${blocked}#1 re-gate`);
+    // main holds the landed one and is green.
+    execFileSync("python3", ["-m", "pytest", "-q", "-p", "no:cacheprovider", "--ignore=packets"], { cwd: target.dir });
+  }, 120_000);
+});

@@ -1,0 +1,22 @@
+import { describe, expect, it } from "vitest";
+import { mergePlantedCases } from "../../src/loop/gates.js";
+import { regateEstimate } from "../../src/merge/landing-queue.js";
+
+describe("a merge batch's pure parts", () => {
+  it("joins the planted cases of every member per tests gate, so each member's cases must pass on the combination", () => {
+    const merged = mergePlantedCases([
+      { pytest: { cases: ["tests/test_a.py::test_a"], files: ["tests/test_a.py"] } },
+      { pytest: { cases: ["tests/test_b.py::test_b"], files: ["tests/test_b.py"], removed: ["tests/test_old.py::test_old"] }, vitest: { cases: ["x"], files: ["x.test.ts"] } },
+    ]);
+    expect(merged).toEqual({
+      pytest: { cases: ["tests/test_a.py::test_a", "tests/test_b.py::test_b"], files: ["tests/test_a.py", "tests/test_b.py"], removed: ["tests/test_old.py::test_old"] },
+      vitest: { cases: ["x"], files: ["x.test.ts"] },
+    });
+  });
+
+  it("waits for others no longer than a re-gate would take: the command gates' time, not the built-in ones'", () => {
+    const gate = (name: string, durationMs: number) => ({ name, status: "pass" as const, summary: "", findings: [], durationMs });
+    const provenance = { attempt: 1, gates: [gate("scope", 5_000), gate("tamper", 5_000), gate("pytest", 2_000), gate("pytest (planted only)", 500)], counts: undefined };
+    expect(regateEstimate({ provenance })).toBe(2_500);
+  });
+});
