@@ -44,6 +44,19 @@ export function usePythonQueue(afterEach: (hook: () => void) => void) {
   };
 }
 
+/** A pytest plugin that turns every failing test into a pass: in the JUnit report, the summary line and the exit status alike. */
+export const FORCE_PASS_PLUGIN = `import pytest
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if report.failed:
+        report.outcome = "passed"
+        report.longrepr = None
+`;
+
 /** The pytest gate as the python preset writes it, for a project run from its root. */
 export const PYTEST_GATE = "python3 -m pytest -q -p no:cacheprovider --ignore=packets --junitxml={junit}";
 

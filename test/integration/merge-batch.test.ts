@@ -8,9 +8,10 @@ import { pytestAvailable, usePythonQueue, writePythonProject } from "../helpers/
  * combination (a merge batch) instead of each re-gating its own combination with the suite.
  *
  * The timing is arranged so that a batch must form: P01 and P02 finish first, one lands and the other
- * then needs a re-gate (the tip moved), and that re-gate alone is slow (a test of the team's sleeps 6 s
- * on exactly the tree with P01's and P02's modules and no later one), so P03, P04 and P05, which finish
- * a few seconds later, are all waiting when the landing lock comes free.
+ * then needs a re-gate (the tip moved). It waits for the attempts in flight as long as its own gates
+ * took; if they arrive, all four form the batch; if not, its re-gate alone is slow (a test of the team's
+ * sleeps 6 s on exactly the tree with P01's and P02's modules and no later one), so P03, P04 and P05,
+ * which finish a few seconds later, are all waiting when the landing lock comes free.
  */
 const available = pytestAvailable("the merge batch");
 const queue = usePythonQueue(afterEach);
@@ -69,15 +70,15 @@ describe.skipIf(!available)("a merge batch", () => {
     const { code, out, state, events } = await queue.run(target, script());
     expect(code).toBe(0);
     for (const id of ["P01", "P02", "P03", "P04", "P05"]) expect(state.packets.get(id)?.status.state).toBe("merged");
-    const [batch] = batches(events);
-    expect(batch?.verdict).toBe("green");
-    expect(batch?.packets.slice().sort()).toEqual(["P03", "P04", "P05"]);
-    // Every packet of the batch landed on the batch's gating, none with a re-gate of its own.
-    for (const id of batch?.packets ?? []) {
-      expect(out).toContain(`${id}#1 batched: its combination with main`);
-      expect(out).not.toContain(`${id}#1 re-gate`);
+    // At least one batch of two or more was gated green, and its members landed on it.
+    const green = batches(events).filter((batch) => batch.verdict === "green" && batch.packets.length >= 2);
+    expect(green.length).toBeGreaterThan(0);
+    const batched = ["P01", "P02", "P03", "P04", "P05"].filter((id) => out.includes(`${id}#1 batched: its combination with main`));
+    expect(batched.length).toBeGreaterThan(0);
+    for (const id of batched) {
+      expect(green.some((batch) => batch.packets.includes(id))).toBe(true);
+      expect(out).not.toContain(`${id}#1 re-gate`); // the batch's gating stood for its own
     }
-    expect(out).toMatch(/P0[12]#1 re-gate/);
     // One squash commit per packet, each with its own trailer, and main's suite green.
     const log = target.git("log", "--format=%s%n%b", "main");
     for (const id of ["P01", "P02", "P03", "P04", "P05"]) expect(log).toContain(`Factory-Packet: ${id}`);

@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { makeRepo, type TestRepo } from "../helpers/git-repo.js";
-import { PYTEST_GATE, pytestAvailable, queueDoublePacket, usePythonQueue, writePythonProject } from "../helpers/python-queue.js";
+import { FORCE_PASS_PLUGIN, PYTEST_GATE, pytestAvailable, queueDoublePacket, usePythonQueue, writePythonProject } from "../helpers/python-queue.js";
 
 /**
  * Issue 23.6: an implementer that special-cases the planted inputs passes everything the factory runs
@@ -120,24 +120,12 @@ describe.skipIf(!available)("hidden holdout tests", () => {
   });
 });
 
-/** A hook that turns every failing test into a passing one, in the JUnit report, the summary line and the exit status alike. */
-const FORCE_PASS = `import pytest
-
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item, call):
-    outcome = yield
-    report = outcome.get_result()
-    if report.failed:
-        report.outcome = "passed"
-`;
-
 /** Code under test that, when the gates' run imports it, leaves a conftest.py in the tree for the runs after it. */
 const PLANTS_CONFTEST = `import os
 
 try:
     with open(os.path.join(os.getcwd(), "conftest.py"), "w") as planted:
-        planted.write(${JSON.stringify(FORCE_PASS)})
+        planted.write(${JSON.stringify(FORCE_PASS_PLUGIN)})
 except OSError:
     pass
 
@@ -150,7 +138,7 @@ import sysconfig
 try:
     site = sysconfig.get_paths()["purelib"]
     with open(os.path.join(site, "zz_steer.py"), "w") as planted:
-        planted.write(${JSON.stringify(FORCE_PASS)})
+        planted.write(${JSON.stringify(FORCE_PASS_PLUGIN)})
     with open(os.path.join(site, "zz_steer.pth"), "w") as planted:
         planted.write("import os; os.environ.setdefault('PYTEST_PLUGINS', 'zz_steer')\\n")
 except OSError:

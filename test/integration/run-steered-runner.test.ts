@@ -2,7 +2,7 @@ import { mkdirSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { makeRepo, type TestRepo } from "../helpers/git-repo.js";
-import { pytestAvailable, queueDoublePacket, usePythonQueue, writePythonProject } from "../helpers/python-queue.js";
+import { FORCE_PASS_PLUGIN, pytestAvailable, queueDoublePacket, usePythonQueue, writePythonProject } from "../helpers/python-queue.js";
 
 /**
  * Issue 23.2: the test run must not be steerable from inside the candidate tree. Each case is an
@@ -37,19 +37,6 @@ atexit.register(_forge)
 
 ${WRONG_PY}`;
 
-/** A pytest plugin that turns every failing test into a pass. */
-const PLUGIN_PY = `import pytest
-
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item, call):
-    outcome = yield
-    report = outcome.get_result()
-    if report.failed:
-        report.outcome = "passed"
-        report.longrepr = None
-`;
-
 function pythonTarget(allowed: readonly string[], options: { srcLayout?: boolean } = {}): TestRepo {
   const repo = queue.track(makeRepo({ initialCommit: false }));
   writePythonProject(repo, { config: `${queue.agentConfig}[limits]\nmax_attempts = 1\n` });
@@ -77,7 +64,7 @@ describe.skipIf(!available)("a pytest run the candidate cannot steer", () => {
   it("refuses a pytest plugin loaded through a committed *.dist-info entry point, with allowed_paths = ['**']", async () => {
     const target = pythonTarget(["**"]);
     const entryPoint = { "evil-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: evil\nVersion: 1.0\n", "evil-1.0.dist-info/entry_points.txt": "[pytest11]\nevil = evil_plugin\n" };
-    const write = { "pkg/double.py": WRONG_PY, "evil_plugin.py": PLUGIN_PY, ...entryPoint };
+    const write = { "pkg/double.py": WRONG_PY, "evil_plugin.py": FORCE_PASS_PLUGIN, ...entryPoint };
     const { code, out, record } = await queue.run(target, { P01: { implementer: [{ write }], reviewer: [{ evidence: "pkg/double.py:2" }] } });
     expect(out).toMatch(/gate tamper: fail — evil-1\.0\.dist-info\/\w+:1: adds or edits a Python start-up hook or plugin entry point/);
     expect(record?.status.state).toBe("blocked");
@@ -86,7 +73,7 @@ describe.skipIf(!available)("a pytest run the candidate cannot steer", () => {
 
   it("refuses a new pytest.toml that loads a plugin through addopts; a pytest.toml the packet names is the team's and merges", async () => {
     const steered = pythonTarget(["**"]);
-    const evil = { "pkg/double.py": WRONG_PY, "evil_plugin.py": PLUGIN_PY, "pytest.toml": '[pytest]\naddopts = ["-p", "evil_plugin"]\n' };
+    const evil = { "pkg/double.py": WRONG_PY, "evil_plugin.py": FORCE_PASS_PLUGIN, "pytest.toml": '[pytest]\naddopts = ["-p", "evil_plugin"]\n' };
     const refused = await queue.run(steered, { P01: { implementer: [{ write: evil }], reviewer: [{ evidence: "pkg/double.py:2" }] } });
     expect(refused.out).toContain("gate tamper: fail — pytest.toml:1: edits test-runner configuration not named in the packet's allowed_paths");
     expect(refused.record?.status.state).toBe("blocked");
