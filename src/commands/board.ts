@@ -14,6 +14,7 @@ import type { Output } from "../log/output.js";
 import { attemptDir } from "../loop/context.js";
 import { BOARD_CSP, boardPage, boardRowsHtml, type LiveRow, liveRows, packetPage, stepAfter } from "../status/board-page.js";
 import { blockedNextStep } from "../status/next-step.js";
+import { ProgressFollower } from "../status/progress-follow.js";
 import { showPacket } from "../status/show.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
 import { loadBoard } from "./status.js";
@@ -175,7 +176,8 @@ async function packetHtml(workspace: Workspace, id: string): Promise<string | un
 /**
  * The ledger as the board follows it: folded from where the last read
  * ended (a scanner position), with the step in flight of each running
- * packet from its last event. A ledger that shrank (moved aside, repaired)
+ * packet from its last event, or finer, from the newest run's progress log
+ * (status/progress-follow.ts). A ledger that shrank (moved aside, repaired)
  * is read again from the start.
  */
 export class LiveLedger {
@@ -183,9 +185,12 @@ export class LiveLedger {
   private state: LedgerState = emptyState();
   private readonly steps = new Map<string, string>();
   private size = -1;
+  private readonly progress: ProgressFollower;
 
   /** The queue and config as of the target's tip; replaced when the tip moves (`factory board` follows it). */
-  constructor(public workspace: Workspace) {}
+  constructor(public workspace: Workspace) {
+    this.progress = new ProgressFollower(workspace.root);
+  }
 
   /** The read under way: reads take turns, so no two fold the same lines from the same position. */
   private reading: Promise<void> = Promise.resolve();
@@ -204,6 +209,7 @@ export class LiveLedger {
       this.steps.clear();
     }
     this.size = size;
+    this.progress.read();
     const events: LedgerEvent[] = [];
     const scanner = new LedgerScanner(this.position, (event, complete) => {
       if (complete) events.push(event);
@@ -220,7 +226,7 @@ export class LiveLedger {
 
   sizeChanged(): boolean {
     const path = ledgerPath(this.workspace.root);
-    return (existsSync(path) ? statSync(path).size : 0) !== this.size;
+    return (existsSync(path) ? statSync(path).size : 0) !== this.size || this.progress.changed();
   }
 
   async rows(): Promise<LiveRow[]> {
@@ -228,7 +234,13 @@ export class LiveLedger {
     const { board } = await loadBoard(this.workspace, view);
     const running = new Map<string, { attempt: number; since: string }>();
     for (const record of this.state.packets.values()) if (record.status.state === "running") running.set(record.id, { attempt: record.status.attempt, since: record.status.since });
-    return liveRows(board, this.steps, running);
+    // The progress log's step of the attempt in flight is finer; the ledger's stands where the log says nothing of it.
+    const steps = new Map(this.steps);
+    for (const [id, { attempt }] of running) {
+      const finer = this.progress.steps.get(`${id}#${attempt}`);
+      if (finer) steps.set(id, finer);
+    }
+    return liveRows(board, steps, running);
   }
 }
 

@@ -35,6 +35,36 @@ export function stepAfter(event: LedgerEvent): string | undefined {
   }
 }
 
+/**
+ * Pure: the step a line of the run's progress log puts a packet's attempt in
+ * (finer than the ledger's: the worktree, the baseline, planting, the
+ * commit, a re-gate), or undefined for a line that says nothing of one.
+ */
+export function progressStep(event: unknown): { packet: string; attempt: number; step: string } | undefined {
+  if (typeof event !== "object" || event === null) return undefined;
+  const { kind, packet, attempt, step, role } = event as Record<string, unknown>;
+  if (typeof packet !== "string" || typeof attempt !== "number") return undefined;
+  const at = (label: string) => ({ packet, attempt, step: label });
+  if (kind === "gate") return at("gates");
+  if (kind === "agent") return at(role === "implementer" ? "gates" : "landing");
+  if (kind !== "step" || typeof step !== "string") return undefined;
+  if (step.startsWith("implementer")) return at("implementing");
+  if (step.startsWith("reviewer") || step === "review") return at("review");
+  if (step.startsWith("auto-fix")) return at("gates");
+  const labels: Record<string, string> = {
+    worktree: "worktree",
+    baseline: "baseline",
+    planted: "planting",
+    continues: "implementing",
+    commit: "committing",
+    gates: "gates",
+    "re-gate": "re-gate",
+    batched: "landing",
+  };
+  const label = labels[step];
+  return label ? at(label) : undefined;
+}
+
 /** Pure: the board's rows, with the steps in flight. */
 export function liveRows(board: Board, steps: ReadonlyMap<string, string>, running: ReadonlyMap<string, { attempt: number; since: string }>): LiveRow[] {
   return board.packets.map((row) => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { stamp } from "../../src/ledger/events.js";
 import type { Board, BoardRow } from "../../src/status/board.js";
-import { boardPage, boardRowsHtml, liveRows, stepAfter } from "../../src/status/board-page.js";
+import { boardPage, boardRowsHtml, liveRows, progressStep, stepAfter } from "../../src/status/board-page.js";
 
 const row = (id: string, state: BoardRow["state"], goal = "g"): BoardRow => ({
   id,
@@ -46,5 +46,21 @@ describe("the board page", () => {
     expect(html).toContain("&lt;script&gt;alert(1)&lt;/script&gt;");
     expect(html).not.toContain("<script>");
     expect(boardPage({ branch: "main", root: "/r", rows: [] }).match(/<script>/g)).toHaveLength(1); // its own, inline
+  });
+});
+
+describe("the step a progress line puts an attempt in", () => {
+  it("reads the run's step, gate and agent lines, finer than the ledger", () => {
+    const at = (event: object) => progressStep({ packet: "P01", attempt: 2, ...event })?.step;
+    expect(at({ kind: "step", step: "worktree" })).toBe("worktree");
+    expect(at({ kind: "step", step: "baseline" })).toBe("baseline");
+    expect(at({ kind: "step", step: "implementer", detail: "claude m" })).toBe("implementing");
+    expect(at({ kind: "step", step: "commit" })).toBe("committing");
+    expect(at({ kind: "gate", gate: "pytest" })).toBe("gates");
+    expect(at({ kind: "step", step: "re-gate" })).toBe("re-gate");
+    expect(at({ kind: "agent", role: "reviewer" })).toBe("landing");
+    expect(at({ kind: "notice", message: "x" })).toBeUndefined();
+    expect(progressStep({ kind: "step", step: "baseline" })).toBeUndefined(); // no packet
+    expect(progressStep("not an event")).toBeUndefined();
   });
 });
