@@ -55,7 +55,8 @@ export async function board(options: BoardOptions): Promise<ExitCode> {
     server.listen(options.port, "127.0.0.1", () => resolve(server.address() as AddressInfo));
   });
   if (listening instanceof Error) {
-    output.err(`factory board: cannot listen on 127.0.0.1:${options.port}: ${listening.message}`);
+    const taken = (listening as NodeJS.ErrnoException).code === "EADDRINUSE";
+    output.err(`factory board: cannot listen on 127.0.0.1:${options.port}: ${taken ? "the port is in use; choose another with --port N, or leave --port out for a free one" : listening.message}`);
     return EXIT.invalid;
   }
   const url = `http://127.0.0.1:${listening.port}/`;

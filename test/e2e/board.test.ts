@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { afterEach, describe, expect, it } from "vitest";
-import { FACTORY_BIN } from "../helpers/cli.js";
+import { FACTORY_BIN, runCli } from "../helpers/cli.js";
 import { DOUBLE_JS, DOUBLE_TEST_FOR, useLoopRepos } from "../helpers/loop-repo.js";
 
 const setUp = useLoopRepos(afterEach);
@@ -96,6 +96,10 @@ describe("factory board", () => {
     expect(posted.status).toBe(405);
     const missing = await fetch(`${url}packet/NOPE`);
     expect(missing.status).toBe(404);
+    // A second board on the same port says what to do.
+    const second = runCli(["board", "--port", new URL(url).port], target.dir);
+    expect(second.code).toBe(2);
+    expect(second.stderr).toContain("the port is in use; choose another with --port N");
     const board = await fetch(url);
     expect(board.headers.get("content-security-policy")).toContain("default-src 'none'");
     expect(await board.text()).toContain('<tr id="P01">');
