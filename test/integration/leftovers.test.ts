@@ -26,6 +26,7 @@ describe("leftovers of a killed factory", () => {
   it("knows the factory's names and the pid in them, and nothing else", () => {
     expect(leftoverPid("factory-sandbox-123-AbC")).toBe(123);
     expect(leftoverPid(".baseline-0123abcd0123-456-2")).toBe(456);
+    expect(leftoverPid(".batch-0123abcd0123-457-1")).toBe(457); // a merge batch's scratch checkout
     expect(leftoverPid(".doctor-789")).toBe(789);
     expect(leftoverPid(".canary-42")).toBe(42);
     for (const name of ["factory-sandbox-AbC123", "P01", ".doctor", "P01.orphan-2026", "notes"]) expect(leftoverPid(name)).toBeUndefined();
