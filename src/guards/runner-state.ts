@@ -1,7 +1,8 @@
-import { appendFileSync, rmSync } from "node:fs";
-import { join } from "node:path";
+import { appendFileSync, type Dirent, lstatSync, readdirSync, rmSync } from "node:fs";
+import { basename, join, relative } from "node:path";
 import { restoreTracked, untrackedFiles } from "../git/worktree.js";
 import { steeringPart } from "./runner-steering.js";
+import { dependencyDirs } from "./sandbox-policy.js";
 
 /**
  * Every tests run of a gated tree starts from the tree as it was committed
@@ -14,11 +15,17 @@ import { steeringPart } from "./runner-steering.js";
  * tree did not hold when its tests runs began (what a build gate made before
  * them stays), and so is every runner configuration, plugin entry point and
  * bytecode file, whenever it appeared. The dependency directories are not
- * touched here: they are read-only to gates (guards/sandbox-policy.ts).
+ * touched here: they are read-only to gates (guards/sandbox-policy.ts),
+ * except a Python virtual environment, which `uv run` must write to; the
+ * packages installed in it (everything under `site-packages`) are compared
+ * instead, by path, size and change time (a change time cannot be set back),
+ * and a difference fails the gates as the code's own doing; bytecode that
+ * appeared there is removed instead (an import writes it honestly where the
+ * installer compiled none).
  */
 export interface RunnerState {
-  /** Brings the worktree back to its committed state for the next tests run; the files removed. */
-  freshen(): Promise<string[]>;
+  /** Brings the worktree back to its committed state for the next tests run: the files removed, and the first installed file a run changed. */
+  freshen(): Promise<{ removed: string[]; dependencyChanged?: string }>;
 }
 
 /** Pure: of the untracked files `now` in the tree, those a tests run must not start with. */
@@ -37,14 +44,70 @@ function isBytecode(path: string): boolean {
  */
 export function runnerState(worktree: string, log: string): RunnerState {
   let before: Set<string> | undefined;
+  let installed: Map<string, string> | undefined;
   return {
     async freshen() {
       before ??= new Set(await untrackedFiles(worktree));
+      const now = installedFiles(worktree);
+      installed ??= new Map(now);
+      // Bytecode an import wrote for a package installed without it (uv compiles none by default) is honest,
+      // but could be forged: new bytecode files are removed, and Python writes them again from the sources.
+      for (const path of [...now.keys()]) {
+        if (installed.has(path) || !isBytecode(path)) continue;
+        rmSync(join(worktree, path), { force: true });
+        now.delete(path);
+      }
       await restoreTracked(worktree);
       const removed = leftForRunner(before, await untrackedFiles(worktree));
       for (const path of removed) rmSync(join(worktree, path), { force: true });
       if (removed.length > 0) appendFileSync(log, `removed before a tests run (left by an earlier one, or steering the runner): ${removed.join(", ")}\n`);
-      return removed;
+      const dependencyChanged = firstDifference(installed, now);
+      return dependencyChanged ? { removed, dependencyChanged } : { removed };
     },
   };
+}
+
+/** Pure: the first path whose signature differs between two listings (added, removed or changed). */
+export function firstDifference(before: ReadonlyMap<string, string>, now: ReadonlyMap<string, string>): string | undefined {
+  for (const [path, signature] of now) if (before.get(path) !== signature) return path;
+  for (const path of before.keys()) if (!now.has(path)) return path;
+  return undefined;
+}
+
+/** Every file under the `site-packages` of the worktree's virtual environments, with its size and change time; relative to the worktree. */
+function installedFiles(worktree: string): Map<string, string> {
+  const files = new Map<string, string>();
+  const walk = (dir: string): void => {
+    let entries: Dirent[];
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const entry of entries) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) {
+        walk(path);
+        continue;
+      }
+      try {
+        const stat = lstatSync(path, { bigint: true });
+        files.set(relative(worktree, path), `${stat.size}:${stat.ctimeNs}`);
+      } catch {
+        // gone while listed: the next listing says so
+      }
+    }
+  };
+  for (const venv of dependencyDirs(worktree).filter((dir) => [".venv", "venv"].includes(basename(dir)))) {
+    for (const lib of ["lib", "lib64"]) {
+      let pythons: string[];
+      try {
+        pythons = readdirSync(join(venv, lib)).filter((name) => name.startsWith("python"));
+      } catch {
+        continue;
+      }
+      for (const python of pythons) walk(join(venv, lib, python, "site-packages"));
+    }
+  }
+  return files;
 }

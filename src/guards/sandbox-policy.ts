@@ -38,12 +38,15 @@ export function sandboxFor(
  * `{ sandbox }` for a gate or fix run, to spread into a run request; empty
  * when unsandboxed. The dependencies the install produced are read-only, as
  * for an agent: the code under test runs inside the runner and could
- * otherwise plant a plugin there (a `.pth`, a `*.dist-info` entry point, a
- * patched runner in `node_modules`) that every later tests run would load —
- * the planted tests run on their own, the hidden holdout tests, the landing's
+ * otherwise plant a plugin there (a `*.dist-info` entry point, a patched
+ * runner in `node_modules`) that every later tests run would load — the
+ * planted tests run on their own, the hidden holdout tests, the landing's
  * re-gate. The caches runners keep inside `node_modules` are empty scratch
- * space for the one call. `.tox` and `.nox` stay writable: there the runner
- * is the installer.
+ * space for the one call. Stay writable: `.tox` and `.nox` (there the
+ * runner is the installer), and a Python virtual environment (`uv run`
+ * writes its lock and temporary files into `.venv` on every start): its
+ * installed packages are watched between runs instead
+ * (guards/runner-state.ts).
  */
 export function sandboxed(ctx: Pick<RunContext, "root" | "config">, worktree: string, network: boolean): { sandbox?: SandboxRequest } {
   if (ctx.config.sandbox.kind === "none") return {};
@@ -52,8 +55,8 @@ export function sandboxed(ctx: Pick<RunContext, "root" | "config">, worktree: st
   return sandbox ? { sandbox } : {};
 }
 
-/** Dependency directories a tests runner fills itself (tox, nox): they stay writable to gates. */
-const RUNNER_MANAGED = [".tox", ".nox"];
+/** Dependency directories a tests runner writes itself (tox, nox; uv into a virtual environment): they stay writable to gates. */
+const RUNNER_MANAGED = [".tox", ".nox", ".venv", "venv"];
 /** Caches runners keep inside `node_modules` (babel, nyc and ava under .cache; vite and vitest under .vite). */
 const NODE_MODULES_CACHES = [".cache", ".vite", ".vitest"];
 
@@ -95,7 +98,7 @@ export function programMounts(program: string, home: string): string[] {
 }
 
 /** The install's dependency directories in a worktree: at its root and one level down (a surface's dir). */
-function dependencyDirs(worktree: string): string[] {
+export function dependencyDirs(worktree: string): string[] {
   const found: string[] = [];
   const scan = (dir: string, depth: number): void => {
     let entries: Dirent[];

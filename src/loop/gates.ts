@@ -117,7 +117,14 @@ export async function runGates(ctx: RunContext, input: GateRunInput): Promise<Ga
   const plantedCases = input.also?.length ? mergePlantedCases(members.map((member) => member.plantedCases)) : input.plantedCases;
   const tests = new Map<string, TestResult[]>();
   // Each tests run, and every gate after one, starts from the committed tree: nothing a run left steers the next.
-  const state = runnerState(input.worktree, join(input.runDir, "runner-state.log"));
+  const runner = runnerState(input.worktree, join(input.runDir, "runner-state.log"));
+  let dependencyChanged: string | undefined;
+  const state = {
+    async freshen(): Promise<void> {
+      const fresh = await runner.freshen();
+      dependencyChanged ??= fresh.dependencyChanged;
+    },
+  };
   let testsRan = false;
   for (const gate of surface?.gates ?? []) {
     if (gate.tests || testsRan) await state.freshen();
@@ -176,6 +183,16 @@ export async function runGates(ctx: RunContext, input: GateRunInput): Promise<Ga
     await state.freshen();
     const { report } = await runHoldout(ctx, { packet: member.packet, worktree: input.worktree, surface: surface as Surface, runDir: input.runDir, files: hidden });
     reports.push(input.also?.length ? { ...report, name: `holdout ${member.packet.id}` } : report);
+  }
+  if (testsRan) await state.freshen(); // what the last run changed among the installed packages counts too
+  if (dependencyChanged) {
+    reports.push({
+      name: "dependencies",
+      status: "fail",
+      summary: `the code run by the gates changed the installed packages (${dependencyChanged}): a later run would load it`,
+      findings: [{ file: dependencyChanged, message: "changed by a gate run; the install made it otherwise" }],
+      durationMs: 0,
+    });
   }
   for (const report of reports.slice(input.combined?.builtins.length ?? 0)) {
     ctx.emit({ kind: "gate", packet: packet.id, attempt: input.attempt, gate: report.name, status: report.status, summary: report.summary, durationMs: report.durationMs });

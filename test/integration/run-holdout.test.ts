@@ -87,7 +87,7 @@ describe.skipIf(!available)("hidden holdout tests", () => {
     expect(code).toBe(1);
   });
 
-  it("cannot be steered by a plugin the gates' own run of the code planted in the installed dependencies (a .pth in the project's virtual environment)", async () => {
+  it("cannot be steered by a plugin the gates' own run of the code planted in the installed dependencies (a .pth in the project's virtual environment): the change fails the gates", async () => {
     const target = pythonTarget();
     target.write(
       ".factory/config.toml",
@@ -99,9 +99,25 @@ describe.skipIf(!available)("hidden holdout tests", () => {
     target.write(".gitignore", "__pycache__/\n.factory/holdout/\n.venv/\n");
     target.commit("a virtual environment");
     const { code, out, record } = await queue.run(target, { P01: { implementer: [{ write: { "pkg/double.py": `${PLANTS_PLUGIN}${SPECIAL_CASED}` } }], reviewer: [{ evidence: "pkg/double.py:2" }] } });
-    expect(out).toMatch(/gate holdout: fail — 1 of 1 hidden test case\(s\) of the packet failed/);
+    // uv writes into .venv on every run, so the environment stays writable; what the gates' run changed in its packages fails them.
+    expect(out).toMatch(/gate dependencies: fail — the code run by the gates changed the installed packages \(\.venv\/lib\/python[0-9.]+\/site-packages\/zz_steer\.(pth|py)\)/);
     expect(record?.status.state).toBe("blocked");
     expect(code).toBe(1);
+  });
+
+  it("honest twin: a gate that writes into the virtual environment as uv run does (its lock, a temporary directory), and bytecode an import writes into its packages, merges", async () => {
+    const target = pythonTarget();
+    const install = "python3 -m venv --system-site-packages --without-pip .venv && for d in .venv/lib/python3*/site-packages; do printf 'FACTOR = 2\\\\n' > $d/helper_dep.py; done";
+    const gate = "touch .venv/.lock && mkdir -p .venv/.tmp-run && .venv/bin/python -m pytest";
+    target.write(".factory/config.toml", target.read(".factory/config.toml").replace('dir = "."\n', `dir = "."\ninstall = "${install}"\n`).replace("python3 -m pytest", gate));
+    target.write(".gitignore", "__pycache__/\n.factory/holdout/\n.venv/\n");
+    target.commit("a virtual environment");
+    const uses = "from helper_dep import FACTOR\n\n\ndef double(n):\n    return n * FACTOR\n";
+    const { code, out, record } = await queue.run(target, { P01: { implementer: [{ write: { "pkg/double.py": uses } }], reviewer: [{ evidence: "pkg/double.py:5" }] } });
+    expect(out).not.toContain("gate dependencies");
+    expect(out).toMatch(/gate holdout: pass — 1 hidden test case\(s\) passed/);
+    expect(record?.status.state).toBe("merged");
+    expect(code).toBe(0);
   });
 
   it("honest twin: a file a build gate made before the tests stays for every tests run, the hidden ones included", async () => {
