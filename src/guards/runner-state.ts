@@ -16,9 +16,9 @@ import { dependencyDirs } from "./sandbox-policy.js";
  * them stays), and so is every runner configuration, plugin entry point and
  * bytecode file, whenever it appeared. The dependency directories are not
  * touched here: they are read-only to gates (guards/sandbox-policy.ts),
- * except a Python virtual environment, which `uv run` must write to; the
- * packages installed in it (everything under `site-packages`) are compared
- * instead, by path, size and change time (a change time cannot be set back),
+ * except a Python virtual environment, which `uv run` must write to; its
+ * files (packages, `bin/`, `pyvenv.cfg`; not uv's dot-files at its top) are
+ * compared instead, by path, size and change time (a change time cannot be set back),
  * and a difference fails the gates as the code's own doing; bytecode that
  * appeared there is removed instead (an import writes it honestly where the
  * installer compiled none).
@@ -74,10 +74,14 @@ export function firstDifference(before: ReadonlyMap<string, string>, now: Readon
   return undefined;
 }
 
-/** Every file under the `site-packages` of the worktree's virtual environments, with its size and change time; relative to the worktree. */
+/**
+ * Every file of the worktree's virtual environments, with its size and change time, relative to the
+ * worktree: its packages, and its `bin/` and `pyvenv.cfg` too (a rewritten `bin/python` or `home` would
+ * run the next gate). Not the dot-files at its top, which `uv run` writes on every start (`.lock`, `.tmp…`).
+ */
 function installedFiles(worktree: string): Map<string, string> {
   const files = new Map<string, string>();
-  const walk = (dir: string): void => {
+  const walk = (dir: string, top: boolean): void => {
     let entries: Dirent[];
     try {
       entries = readdirSync(dir, { withFileTypes: true });
@@ -85,9 +89,10 @@ function installedFiles(worktree: string): Map<string, string> {
       return;
     }
     for (const entry of entries) {
+      if (top && entry.name.startsWith(".")) continue;
       const path = join(dir, entry.name);
       if (entry.isDirectory()) {
-        walk(path);
+        walk(path, false);
         continue;
       }
       try {
@@ -98,16 +103,6 @@ function installedFiles(worktree: string): Map<string, string> {
       }
     }
   };
-  for (const venv of dependencyDirs(worktree).filter((dir) => [".venv", "venv"].includes(basename(dir)))) {
-    for (const lib of ["lib", "lib64"]) {
-      let pythons: string[];
-      try {
-        pythons = readdirSync(join(venv, lib)).filter((name) => name.startsWith("python"));
-      } catch {
-        continue;
-      }
-      for (const python of pythons) walk(join(venv, lib, python, "site-packages"));
-    }
-  }
+  for (const venv of dependencyDirs(worktree).filter((dir) => [".venv", "venv"].includes(basename(dir)))) walk(venv, true);
   return files;
 }
