@@ -1,4 +1,4 @@
-import { type Dirent, readdirSync } from "node:fs";
+import { dirEntries } from "../util/dir-entries.js";
 import { join } from "node:path";
 import { gitRun } from "./repo.js";
 import { CACHE_PATTERNS } from "./worktree.js";
@@ -16,12 +16,7 @@ const isCache = (name: string): boolean => CACHE_PATTERNS.some((pattern) => (pat
 export function nestedRepositories(worktree: string): string[] {
   const found: string[] = [];
   const walk = (relative: string): void => {
-    let entries: Dirent[];
-    try {
-      entries = readdirSync(join(worktree, relative), { withFileTypes: true });
-    } catch {
-      return;
-    }
+    const entries = dirEntries(join(worktree, relative));
     if (relative !== "" && entries.some((entry) => entry.name === ".git")) {
       found.push(relative);
       return;

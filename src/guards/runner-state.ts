@@ -1,8 +1,9 @@
-import { appendFileSync, type Dirent, lstatSync, readdirSync, rmSync } from "node:fs";
+import { appendFileSync, lstatSync, rmSync } from "node:fs";
 import { basename, join, relative } from "node:path";
 import { restoreTracked, untrackedFiles } from "../git/worktree.js";
 import { steeringPart } from "./runner-steering.js";
 import { dependencyDirs } from "./sandbox-policy.js";
+import { dirEntries } from "../util/dir-entries.js";
 
 /**
  * Every tests run of a gated tree starts from the tree as it was committed
@@ -82,13 +83,7 @@ export function firstDifference(before: ReadonlyMap<string, string>, now: Readon
 function installedFiles(worktree: string): Map<string, string> {
   const files = new Map<string, string>();
   const walk = (dir: string, top: boolean): void => {
-    let entries: Dirent[];
-    try {
-      entries = readdirSync(dir, { withFileTypes: true });
-    } catch {
-      return;
-    }
-    for (const entry of entries) {
+    for (const entry of dirEntries(dir)) {
       if (top && entry.name.startsWith(".")) continue;
       const path = join(dir, entry.name);
       if (entry.isDirectory()) {

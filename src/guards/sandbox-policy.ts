@@ -1,7 +1,8 @@
-import { type Dirent, existsSync, mkdirSync, readdirSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { homedir } from "node:os";
 import { basename, dirname, isAbsolute, join, relative } from "node:path";
 import { matchesAny } from "../gates/paths.js";
+import { dirEntries } from "../util/dir-entries.js";
 import { DEPENDENCY_PATTERNS } from "../git/worktree.js";
 import type { SandboxRequest } from "../process/sandbox.js";
 import { type RunContext, worktreesDir } from "../loop/context.js";
@@ -101,13 +102,7 @@ export function programMounts(program: string, home: string): string[] {
 export function dependencyDirs(worktree: string): string[] {
   const found: string[] = [];
   const scan = (dir: string, depth: number): void => {
-    let entries: Dirent[];
-    try {
-      entries = readdirSync(dir, { withFileTypes: true });
-    } catch {
-      return;
-    }
-    for (const entry of entries) {
+    for (const entry of dirEntries(dir)) {
       if (!entry.isDirectory() || entry.name === ".git" || entry.name === ".factory") continue;
       const path = join(dir, entry.name);
       if (matchesAny(entry.name, DEPENDENCY_PATTERNS)) found.push(path);
