@@ -98,9 +98,9 @@ describe.skipIf(!available)("a merge batch", () => {
       },
     };
     const { out, state, events } = await queue.run(target, script(overrides));
-    const [batch] = batches(events);
-    expect(batch?.verdict).toBe("red");
-    expect(batch?.packets).toEqual(expect.arrayContaining(["P03", "P04"]));
+    // The early packets may form a green batch of their own first; the one holding P03 and P04 is red.
+    const red = batches(events).find((batch) => batch.verdict === "red");
+    expect(red?.packets).toEqual(expect.arrayContaining(["P03", "P04"]));
     const states = ["P03", "P04"].map((id) => state.packets.get(id)?.status.state);
     expect(states.slice().sort()).toEqual(["blocked", "merged"]);
     const blocked = states[0] === "blocked" ? "P03" : "P04";
