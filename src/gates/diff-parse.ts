@@ -33,8 +33,8 @@ export function parseUnifiedDiff(text: string): FileDiff[] {
     }
     if (!current) continue;
     if (!inHunk) {
-      if (line.startsWith("new file mode")) current.isNew = true;
       if (/^new (file )?mode 120000$/.test(line)) current.isSymlink = true;
+      if (line.startsWith("new file mode")) current.isNew = true;
       else if (line.startsWith("deleted file mode")) current.isDeleted = true;
       else if (line.startsWith("--- ")) current.oldPath = sidePath(line.slice(4), "a/") ?? current.oldPath;
       else if (line.startsWith("+++ ")) {
