@@ -63,7 +63,7 @@ export class LandingQueue {
           await this.gather();
           await withLandLock(this.ctx.root, () => this.landNext());
         } catch (error) {
-          for (const entry of this.waiting.splice(0)) entry.reject(error); // the lock itself failed: nobody can land
+          for (const entry of this.waiting.splice(0)) entry.reject(error); // the lock or git failed before any landing: nobody can land
         }
       }
     } finally {
@@ -80,12 +80,12 @@ export class LandingQueue {
     const deadline = Date.now() + regateEstimate(first.input);
     while (this.waiting.length < size && this.inFlight > this.waiting.length && Date.now() < deadline && !this.ctx.signal.aborted) {
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, deadline - Date.now());
         const done = (): void => {
           clearTimeout(timer);
           this.ctx.signal.removeEventListener("abort", done);
           resolve();
         };
+        const timer = setTimeout(done, deadline - Date.now()); // done, not resolve: no abort listener is left behind
         this.wake = done;
         this.ctx.signal.addEventListener("abort", done, { once: true });
       });
