@@ -35,6 +35,18 @@ export function buildProgram(): Command {
     .action(async (ids: string[], opts: { json?: boolean }) => finish(await (await import("./commands/lint.js")).lint({ cwd, ids, json: Boolean(opts.json), output })));
 
   program
+    .command("assess")
+    .addHelpText("after", "\nExamples:\n  factory assess P01 P02\n  factory assess --all --tier standard")
+    .description("before money is spent: an assessor agent rules each packet ready, recut or reject, with evidence the factory checks; recorded per packet version")
+    .argument("[ids...]", "packet ids to assess")
+    .option("--all", "every packet not yet merged")
+    .option("--tier <name>", 'the tier whose agent assesses (default: [planning] tier, else "advanced", else the strongest)')
+    .action(async (ids: string[], opts: { all?: boolean; tier?: string }) => {
+      const controller = interruptible();
+      finish(await (await import("./commands/assess.js")).assess({ cwd, ids, all: Boolean(opts.all), tier: opts.tier, output, signal: controller.signal }));
+    });
+
+  program
     .command("plan")
     .addHelpText("after", "\nExample:\n  factory plan")
     .description("print the order the queue would run in; nothing is executed")

@@ -5,13 +5,14 @@
 //
 //   { "<packet id>": {
 //       "implementer": [ <step for attempt 1>, <step for attempt 2>, ... ],   // the last one repeats
-//       "reviewer":    [ <step>, ... ] } }
+//       "reviewer":    [ <step>, ... ],
+//       "assessor":    [ <step> ] } }                                        // factory assess (attempt 0)
 //
 // A step may: "write" {path: text}, "append" {path: text}, "delete" [paths],
 // set "result" (an object merged into the default result or review, or null
 // to write none, or a string written as-is), "invariants" (reviewer: a status
 // for all, or {id: status}), "evidence" ("path:line" for all rulings),
-// "verdict", "findings", "stdout", "cost" (reported as cost_usd),
+// "verdict", "findings", "ruling" (assessor), "stdout", "cost" (reported as cost_usd),
 // "run" (a shell command run in the worktree after the edits, as an agent's tool call would),
 // "exit" (exit code), "sleep" (ms), "hang" (never finish, print nothing),
 // "rateLimitMs" (the first time the step runs, change nothing and report a rate limit that resets
@@ -30,7 +31,7 @@ const round = Number(env.FACTORY_ROUND ?? "0");
 const prompt = readFileSync(env.FACTORY_PROMPT_FILE, "utf8");
 
 const steps = script[packet]?.[role] ?? [{}];
-let step = steps[Math.min(attempt, steps.length) - 1] ?? {};
+let step = steps[Math.max(1, Math.min(attempt, steps.length)) - 1] ?? {};
 if (round > 0 && step.correction) step = step.correction;
 
 if (step.rateLimitMs && env.FACTORY_REPEAT === "0") {
@@ -50,7 +51,7 @@ if (step.run) execSync(step.run, { cwd, stdio: ["ignore", "ignore", "inherit"] }
 if (step.hang) {
   setInterval(() => {}, 1_000_000);
 } else {
-  const output = role === "reviewer" ? review(step) : result(step);
+  const output = role === "reviewer" ? review(step) : role === "assessor" ? assessment(step) : result(step);
   if (output !== null) {
     mkdirSync(dirname(env.FACTORY_OUTPUT), { recursive: true });
     writeFileSync(env.FACTORY_OUTPUT, typeof output === "string" ? output : JSON.stringify(output, null, 2));
@@ -92,4 +93,10 @@ function review(step) {
     findings: step.findings ?? [],
     ...(step.result ?? {}),
   };
+}
+
+function assessment(step) {
+  if (step.result === null) return null;
+  if (typeof step.result === "string") return step.result;
+  return { packet, ruling: step.ruling ?? "ready", findings: step.findings ?? [], ...(step.result ?? {}) };
 }

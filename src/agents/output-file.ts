@@ -5,7 +5,7 @@ export type OutputObject = { ok: true; record: Record<string, unknown>; errors: 
  * written, it is JSON, it is an object, and it names this packet.
  * `value` is undefined for a missing file and a string for a JSON parse error.
  */
-export function readOutputObject(value: unknown, what: "result" | "review", packet: string): OutputObject {
+export function readOutputObject(value: unknown, what: "result" | "review" | "assessment", packet: string): OutputObject {
   if (value === undefined) return { ok: false, errors: [`no ${what} file was written`] };
   if (typeof value === "string") return { ok: false, errors: [`the ${what} file is not JSON: ${value}`] };
   if (typeof value !== "object" || value === null || Array.isArray(value)) return { ok: false, errors: [`the ${what} must be a JSON object`] };

@@ -1,13 +1,13 @@
 import { readFileSync } from "node:fs";
 import { readFileAt } from "../git/repo.js";
-import { IMPLEMENTER_TEMPLATE, REVIEWER_TEMPLATE, templateProblems, type TemplateSpec } from "./template.js";
+import { ASSESSOR_TEMPLATE, IMPLEMENTER_TEMPLATE, REVIEWER_TEMPLATE, templateProblems, type TemplateSpec } from "./template.js";
 
-export type PromptRole = "implementer" | "reviewer";
+export type PromptRole = "implementer" | "reviewer" | "assessor";
 
 /** Where a project overrides a prompt: `.factory/prompts/<role>.md` at the tip of the target branch. */
 export const PROJECT_PROMPTS_DIR = ".factory/prompts";
 
-export const TEMPLATE_SPECS: Record<PromptRole, TemplateSpec> = { implementer: IMPLEMENTER_TEMPLATE, reviewer: REVIEWER_TEMPLATE };
+export const TEMPLATE_SPECS: Record<PromptRole, TemplateSpec> = { implementer: IMPLEMENTER_TEMPLATE, reviewer: REVIEWER_TEMPLATE, assessor: ASSESSOR_TEMPLATE };
 
 const bundled = new Map<PromptRole, string>();
 

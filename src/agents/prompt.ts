@@ -185,7 +185,7 @@ export function reviewContract(packet: Packet, outputPath: string): string[] {
 }
 
 /** Pure: the one correction round's prompt, with the contract again when there is one. */
-export function correctionPrompt(what: "result" | "review", outputPath: string, errors: readonly string[], contract: readonly string[] = []): string {
+export function correctionPrompt(what: "result" | "review" | "assessment", outputPath: string, errors: readonly string[], contract: readonly string[] = []): string {
   return [
     `Your ${what} file \`${outputPath}\` was not usable:`,
     ...errors.map((error) => `- ${error}`),

@@ -16,6 +16,11 @@ export const REVIEWER_TEMPLATE: TemplateSpec = {
   required: ["brief", "invariants", "gates", "claims", "diff", "review_contract"],
 };
 
+export const ASSESSOR_TEMPLATE: TemplateSpec = {
+  names: ["id", "goal", "packet_file", "packet", "planted", "spec_path", "spec_commit", "spec", "conventions", "assessment_contract"],
+  required: ["packet", "spec", "assessment_contract"],
+};
+
 const PLACEHOLDER = /\{\{\s*([a-z_]+)\s*\}\}/g;
 
 /** Pure: what is wrong with a template (unknown or missing placeholders), or nothing. */

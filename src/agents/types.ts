@@ -1,6 +1,7 @@
 import type { SandboxRequest } from "../process/sandbox.js";
 
-export type Role = "implementer" | "reviewer";
+/** Who an agent call is for: the assessor, like the reviewer, may only read and write its output file. */
+export type Role = "implementer" | "reviewer" | "assessor";
 
 /** DESIGN §7: what any agent run comes down to. Derived from the output, never from the exit code alone. */
 export type AgentStatus = "ok" | "agent-error" | "permission-denied" | "max-turns" | "budget-exhausted" | "rate-limited" | "stalled" | "timed-out" | "crashed";

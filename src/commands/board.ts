@@ -5,7 +5,7 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { diffText } from "../git/diff.js";
 import { resolveCommit } from "../git/repo.js";
-import type { LedgerEvent } from "../ledger/events.js";
+import { eventPacket, type LedgerEvent } from "../ledger/events.js";
 import { emptyState, foldInto, type LedgerState } from "../ledger/fold.js";
 import type { LedgerView } from "../ledger/ledger.js";
 import { LedgerScanner, SCAN_START, STATE_DIR, type ScanPosition } from "../ledger/scan.js";
@@ -219,9 +219,10 @@ export class LiveLedger {
     this.position = scanner.complete;
     foldInto(this.state, events);
     for (const event of events) {
-      if (!("packet" in event)) continue;
+      const packet = eventPacket(event);
+      if (packet === undefined) continue;
       const step = stepAfter(event);
-      if (step) this.steps.set(event.packet, step);
+      if (step) this.steps.set(packet, step);
     }
   }
 

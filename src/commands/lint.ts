@@ -7,7 +7,8 @@ import { PACKETS_DIR } from "../packet/load.js";
 import type { Packet } from "../packet/types.js";
 import { formatProblem, type Problem } from "../util/problem.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
-import { loadWorkspace } from "./workspace.js";
+import { loadWorkspace, type Workspace } from "./workspace.js";
+import { assessmentRefusals } from "../planning/policy.js";
 
 export interface LintOptions {
   cwd: string;
@@ -26,7 +27,7 @@ export async function lint(options: LintOptions): Promise<ExitCode> {
     return EXIT.invalid;
   }
   const { workspace } = load;
-  let problems = [...workspace.problems, ...(await unresolvedSpecs(workspace.root, workspace.queue.packets))];
+  let problems = [...workspace.problems, ...(await unresolvedSpecs(workspace.root, workspace.queue.packets)), ...(await unassessed(workspace))];
   let checked = workspace.queue.packets.length + new Set(problems.map((p) => p.file)).size;
   if (options.ids.length > 0) {
     const selection = selectFiles(workspace.queue.packets, problems, options.ids);
@@ -111,6 +112,16 @@ function dependencyScope(packet: Packet, byId: ReadonlyMap<string, Packet>): str
   };
   for (const id of packet.requires) visit(id);
   return scope;
+}
+
+/** The packets `run` would refuse under `[planning] require_assessment` (merged ones are never run again). */
+async function unassessed(workspace: Workspace): Promise<Problem[]> {
+  const config = workspace.config;
+  if (!config || config.planning.requireAssessment === "none") return [];
+  const { state } = await workspace.ledger.read();
+  const open = workspace.queue.packets.filter((packet) => state.packets.get(packet.id)?.status.state !== "merged");
+  const refusals = assessmentRefusals({ packets: open, tiers: config.tiers.map((tier) => tier.name), policy: config.planning.requireAssessment, ruling: (id) => state.packets.get(id)?.assessment });
+  return refusals.map(({ packet, problem }) => ({ file: packet.file, message: problem }));
 }
 
 /** The files of the named packets: valid ones by id, invalid ones by their file-name prefix. */

@@ -24,6 +24,7 @@ import { formatProblem } from "../util/problem.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
 import { loadWorkspace } from "./workspace.js";
 import { openPackets } from "./status.js";
+import { assessmentRefusals } from "../planning/policy.js";
 
 export interface RunOptions {
   cwd: string;
@@ -62,10 +63,25 @@ export async function run(options: RunOptions): Promise<ExitCode> {
   }
 
   // The whole file, not a snapshot: the run decides on it, and a snapshot has no hash chain of its own.
-  const broken = describeBreak(await workspace.ledger.verify());
+  const verified = await workspace.ledger.verify();
+  const broken = describeBreak(verified);
   if (broken) {
     output.err(`factory run refused: ${broken}.`);
     return EXIT.halted;
+  }
+
+  // [planning] require_assessment: refused before the preflight, whose model probes already cost money.
+  const open = await openPackets(workspace);
+  const unassessed = assessmentRefusals({
+    packets: options.packet === undefined ? open : open.filter((packet) => packet.id === options.packet),
+    tiers: config.tiers.map((tier) => tier.name),
+    policy: config.planning.requireAssessment,
+    ruling: (id) => verified.state.packets.get(id)?.assessment,
+  });
+  if (unassessed.length > 0) {
+    for (const { problem } of unassessed) output.err(`factory run refused: ${problem}`);
+    output.err("Nothing was claimed or spent.");
+    return EXIT.invalid;
   }
 
   // A landing a killed run left half-way holds the checkout's index lock: finished first, so the preflight finds no lock of the factory's own.
@@ -74,7 +90,7 @@ export async function run(options: RunOptions): Promise<ExitCode> {
 
   let checked: Awaited<ReturnType<typeof preflight>>;
   try {
-    checked = await preflight({ root: workspace.root, config, tip: workspace.tip, packets: await openPackets(workspace), models: true, baseline: { signal: options.signal } });
+    checked = await preflight({ root: workspace.root, config, tip: workspace.tip, packets: open, models: true, baseline: { signal: options.signal } });
   } catch (error) {
     if (!(error instanceof Interrupted)) throw error;
     output.err("factory run: interrupted during the preflight; nothing was claimed or spent.");

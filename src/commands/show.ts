@@ -23,7 +23,7 @@ export async function show(options: ShowOptions): Promise<ExitCode> {
     return existsSync(log) ? readFileSync(log, "utf8") : undefined;
   };
   const state = record?.status.state ?? "queued";
-  for (const line of showPacket({ id: options.id, ...(packet ? { goal: packet.goal } : {}), record, state, tail })) options.output.out(line);
+  for (const line of showPacket({ id: options.id, ...(packet ? { goal: packet.goal, sha256: packet.sha256 } : {}), record, state, tail })) options.output.out(line);
   if (state === "awaiting_human") options.output.out(`\nnext: factory diff ${options.id}, then factory approve ${options.id} or factory reject ${options.id} --reason "…"`);
   if (record?.status.state === "blocked") options.output.out(`\nnext: ${blockedNextStep(options.id, record.status)}`);
   return EXIT.ok;

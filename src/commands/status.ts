@@ -7,6 +7,7 @@ import type { LedgerState, PacketHistory, PacketRecord } from "../ledger/fold.js
 import type { LedgerView } from "../ledger/ledger.js";
 import type { LedgerEvent } from "../ledger/events.js";
 import { describeSpend, spendByRole } from "../status/spend.js";
+import { assessmentLine } from "../status/show.js";
 import { describeBreak } from "../ledger/store.js";
 import { readRunLock, isAlive } from "../ledger/run-lock.js";
 import { paint, type Output } from "../log/output.js";
@@ -204,6 +205,7 @@ function showPacket(options: StatusOptions, board: Board, record: PacketHistory 
   output.out(`attempts: ${row.attempts_used}${row.max_attempts === null ? "" : `/${row.max_attempts}`}  cost: $${row.cost_usd.toFixed(2)}`);
   if (row.reason) output.out(`reason: ${row.reason}`);
   if (row.note) output.out(`note: ${row.note}`);
+  if (record?.assessment) output.out(`assessment: ${assessmentLine(record.assessment, row.sha256)}`);
   if (record?.fingerprints.length) output.out(`failure fingerprints: ${record.fingerprints.join(", ")}`);
   const spends = spendByRole(record?.events ?? []);
   if (spends.length) output.out(`spend: ${describeSpend(spends)}`);

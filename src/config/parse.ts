@@ -12,6 +12,9 @@ import {
   DEFAULT_MERGE_BATCH,
   DEFAULT_MERGE_MESSAGE,
   DEFAULT_SANDBOX,
+  DEFAULT_PLANNING,
+  ASSESSMENT_POLICIES,
+  type Planning,
   SANDBOX_KINDS,
   type Agent,
   type AgentKind,
@@ -65,6 +68,7 @@ export function parseConfig(source: string, file = CONFIG_PATH): ConfigParse {
   const runsMs = runsText === undefined ? DEFAULT_RETENTION.runsMs : parseDuration(runsText);
   if (runsText !== undefined && runsMs === undefined) retention?.report("runs", `${JSON.stringify(runsText)} is not a duration; write e.g. "14d", "36h"`);
   retention?.rejectUnknown();
+  const planning = readPlanning(root, tiers);
   root.rejectUnknown();
 
   if (problems.length > 0) return { ok: false, problems: sortProblems(problems) };
@@ -80,6 +84,7 @@ export function parseConfig(source: string, file = CONFIG_PATH): ConfigParse {
       notify: { command: notifyCommand?.trim() ? notifyCommand : undefined, webhook, timeoutMs: notifyTimeoutMs ?? DEFAULT_NOTIFY_TIMEOUT_MS, desktop },
       sandbox,
       retention: { runsMs: runsMs ?? DEFAULT_RETENTION.runsMs },
+      planning,
     },
   };
 }
@@ -237,6 +242,26 @@ function readSandbox(root: Fields): SandboxConfig {
   }
   fields.rejectUnknown();
   return { kind: kind ?? DEFAULT_SANDBOX.kind, home };
+}
+
+function readPlanning(root: Fields, tiers: readonly Tier[]): Planning {
+  const fields = root.subtable("planning");
+  if (!fields) return { ...DEFAULT_PLANNING };
+  const tier = fields.string("tier", { nonEmpty: true });
+  if (tier !== undefined && tiers.length > 0 && !tiers.some((candidate) => candidate.name === tier)) {
+    fields.report("tier", `unknown tier "${tier}"; use one of ${tiers.map((candidate) => `"${candidate.name}"`).join(", ")}`);
+  }
+  const policyText = fields.string("require_assessment");
+  const requireAssessment = policyText === undefined ? DEFAULT_PLANNING.requireAssessment : ASSESSMENT_POLICIES.find((candidate) => candidate === policyText);
+  if (!requireAssessment) {
+    fields.report(
+      "require_assessment",
+      `"${policyText}" is not a choice; use "none" (the default), "advanced" (packets of the "advanced" tier or stronger) or "all" (every packet needs a \`ready\` ruling from \`factory assess\`)`,
+    );
+  }
+  const maxCostUsd = fields.number("max_cost_usd", { min: 0 });
+  fields.rejectUnknown();
+  return { tier, requireAssessment: requireAssessment ?? DEFAULT_PLANNING.requireAssessment, maxCostUsd };
 }
 
 function onBlock(fields: Fields): Limits["onBlock"] {

@@ -21,7 +21,26 @@ export interface Config {
   sandbox: SandboxConfig;
   /** How long `factory gc` (and the end of a run) keeps run directories, logs and caches. */
   retention: { runsMs: number };
+  planning: Planning;
 }
+
+export const ASSESSMENT_POLICIES = ["none", "advanced", "all"] as const;
+export type AssessmentPolicy = (typeof ASSESSMENT_POLICIES)[number];
+
+/** `[planning]`: the agents that judge packets before money is spent on them (`factory assess`). */
+export interface Planning {
+  /** The tier whose agent assesses; undefined: the tier named "advanced", else the strongest. */
+  tier: string | undefined;
+  /**
+   * Which packets `run` and `lint` refuse without a `ready` ruling on their current version: none, every
+   * packet whose tier is at or above "advanced" (the tier of that name, else the strongest), or all.
+   */
+  requireAssessment: AssessmentPolicy;
+  /** The most one planning command may spend on its agent calls; undefined: no limit of its own. */
+  maxCostUsd: number | undefined;
+}
+
+export const DEFAULT_PLANNING: Planning = { tier: undefined, requireAssessment: "none", maxCostUsd: undefined };
 
 export const DEFAULT_RETENTION = { runsMs: 14 * 86_400_000 };
 

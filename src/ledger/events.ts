@@ -20,7 +20,12 @@ export type EventBody =
   | { kind: "run-ended"; run: string; outcome: "drained" | "halted" | "interrupted"; reason?: string }
   | { kind: "run-lock-taken-over"; run: string; previous: { pid: number; host: string; startedAt: string } }
   /** A model call that belongs to no packet (the preflight's probe, doctor's reviewer canary): its cost, or the tier's estimate. */
-  | { kind: "spent"; for: string; agent: string; model: string; costUsd?: number; estimatedUsd?: number; run?: string }
+  | { kind: "spent"; for: string; agent: string; model: string; costUsd?: number; estimatedUsd?: number; run?: string; packet?: string }
+  /**
+   * `factory assess`: an assessor's ruling on one version of a packet (`sha256`, as in packet-registered),
+   * its evidence checked by the factory; a changed packet needs a new one. Its calls are `spent` events.
+   */
+  | { kind: "assessed"; packet: string; sha256: string; ruling: "ready" | "recut" | "reject"; tier: string; findings: { claim: string; quote?: string; where?: string }[] }
   /** The first event of a ledger `factory ledger repair` started from what git proves; `from` is the old file, kept beside it. */
   | { kind: "ledger-restarted"; from: string; by: string; brokenAt?: number }
   /** Gated attempts waiting to land, gated together once on their combination (merge/batch.ts): green lets them land without a re-gate each. */
@@ -34,7 +39,8 @@ export type EventBody =
       kind: "agent-finished";
       packet: string;
       attempt: number;
-      role: "implementer" | "reviewer";
+      /** An assessor's call is about no attempt: attempt 0. */
+      role: "implementer" | "reviewer" | "assessor";
       /** The cost counted for a call whose cost is unknown: the tier's estimate_usd. */
       estimatedUsd?: number;
       /** sha256 of the prompt the agent was given. */
@@ -105,6 +111,11 @@ export type EventBody =
 
 export type EventKind = EventBody["kind"];
 
+/** The packet an event belongs to, if any (a `spent` event names one only when its call was about it). */
+export function eventPacket(event: EventBody): string | undefined {
+  return "packet" in event ? event.packet : undefined;
+}
+
 /** An event as stored: the body plus schema version and timestamp. */
 export type LedgerEvent = EventBody & { v: number; ts: string };
 
@@ -120,6 +131,7 @@ export const EVENT_KINDS: readonly EventKind[] = [
   "ledger-restarted",
   "batch-gated",
   "packet-registered",
+  "assessed",
   "claimed",
   "attempt-interrupted",
   "baseline-measured",

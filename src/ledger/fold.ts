@@ -1,5 +1,5 @@
 import { unreachable } from "../util/unreachable.js";
-import type { LedgerEvent, Owner } from "./events.js";
+import { eventPacket, type LedgerEvent, type Owner } from "./events.js";
 
 /**
  * A packet's state, as the fold of its events.
@@ -55,6 +55,8 @@ export interface PacketRecord {
   fingerprints: string[];
   /** What of the user's own the tripwire saw change while its last attempt ran (the run carried on). */
   outsideSeen?: { attempt: number; changes: string[] };
+  /** The newest `factory assess` ruling, on the version it names (current only while `sha256` is the packet's). */
+  assessment?: { sha256: string; ruling: string; tier: string; at: string; findings: number };
 }
 
 /** A packet's record with every event the ledger holds for it, in order (a full read; see Ledger.history). */
@@ -124,7 +126,8 @@ export function foldInto(state: LedgerState, events: readonly LedgerEvent[], his
   };
 
   for (const event of events) {
-    if (history && "packet" in event) (record(event.packet) as PacketHistory).events.push(event);
+    const packetId = history ? eventPacket(event) : undefined;
+    if (packetId !== undefined) (record(packetId) as PacketHistory).events.push(event);
     switch (event.kind) {
       case "run-started":
         runs.set(event.run, { run: event.run, pid: event.pid, host: event.host, startedAt: event.ts, costUsd: 0 });
@@ -141,10 +144,14 @@ export function foldInto(state: LedgerState, events: readonly LedgerEvent[], his
       case "spent": {
         const cost = event.costUsd ?? event.estimatedUsd ?? 0;
         state.costUsd += cost;
+        if (event.packet !== undefined) record(event.packet).costUsd += cost;
         const run = event.run ? runs.get(event.run) : undefined;
         if (run) run.costUsd += cost;
         break;
       }
+      case "assessed":
+        record(event.packet).assessment = { sha256: event.sha256, ruling: event.ruling, tier: event.tier, at: event.ts, findings: event.findings.length };
+        break;
       case "packet-registered": {
         const packet = record(event.packet);
         if (packet.sha256 !== undefined && packet.sha256 !== event.sha256) {

@@ -1,5 +1,5 @@
 import { stat } from "node:fs/promises";
-import type { LedgerEvent } from "./events.js";
+import { eventPacket, type LedgerEvent } from "./events.js";
 import { foldLedger, type PacketStatus } from "./fold.js";
 import { LedgerScanner, SCAN_START, type ChainBreak } from "./scan.js";
 import { ledgerPath, scanFile } from "./store.js";
@@ -61,8 +61,9 @@ export function afterBreak(ledger: NumberedLedger): AfterBreak | undefined {
   const state = foldLedger(ledger.events.map(({ event }) => event));
   const lines = new Map<string, number[]>();
   for (const { line, event } of after) {
-    if (!("packet" in event)) continue;
-    lines.set(event.packet, [...(lines.get(event.packet) ?? []), line]);
+    const packet = eventPacket(event);
+    if (packet === undefined) continue;
+    lines.set(packet, [...(lines.get(packet) ?? []), line]);
   }
   const packets = [...lines].map(([id, at]): Dependent => {
     const record = state.packets.get(id);

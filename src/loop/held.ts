@@ -1,5 +1,5 @@
 import { dropHeld, type HeldRecord, keepHeld, readHeld } from "../git/held-refs.js";
-import type { EventBody } from "../ledger/events.js";
+import { eventPacket, type EventBody } from "../ledger/events.js";
 import type { LedgerState } from "../ledger/fold.js";
 import type { Ledger } from "../ledger/ledger.js";
 import type { Packet } from "../packet/types.js";
@@ -27,7 +27,7 @@ export async function recordHeldVersions(root: string, ledger: Ledger, read: { p
   if (held.length === 0) return []; // the usual case: the queue and the ledger are not read for it
   const events = heldEvents(held, await read.packets(), await read.state());
   if (events.length > 0) await ledger.append(events);
-  return [...new Set(events.map((event) => ("packet" in event ? event.packet : "")))];
+  return [...new Set(events.map((event) => eventPacket(event) ?? ""))];
 }
 
 /**

@@ -1,7 +1,7 @@
 import { treeOf } from "../git/repo.js";
 import { deleteBranch, removeWorktree } from "../git/worktree.js";
 import { landedIndex, landedCacheFile, landedPackets } from "../git/trailers.js";
-import type { EventBody } from "../ledger/events.js";
+import { eventPacket, type EventBody } from "../ledger/events.js";
 import type { LedgerState } from "../ledger/fold.js";
 import type { Ledger } from "../ledger/ledger.js";
 import type { Packet } from "../packet/types.js";
@@ -19,7 +19,7 @@ export async function recordLandedVersions(root: string, ledger: Ledger, branch:
   const events = await landedEvents(root, branch, packets, state);
   if (events.length === 0) return [];
   await ledger.append(events);
-  const recorded = [...new Set(events.map((event) => ("packet" in event ? event.packet : "")))];
+  const recorded = [...new Set(events.map((event) => eventPacket(event) ?? ""))];
   // What the landing would have removed, had it been recorded: the task worktree and branch.
   for (const id of recorded) {
     await removeWorktree(root, worktreePath(root, id));

@@ -6,7 +6,7 @@ import { worktreeState } from "../git/worktree.js";
 import { AGENT_OUTPUTS, matchesAny } from "../gates/paths.js";
 import type { GateReport } from "../gates/types.js";
 import type { Packet } from "../packet/types.js";
-import { parseEvidence, validateReview, type Review } from "../review/contract.js";
+import { lineCount, parseEvidence, validateReview, type Review } from "../review/contract.js";
 import { effectiveVerdict, rulingCounts } from "../review/verdict.js";
 import { agentCallEnd, type AttemptEnd } from "./decide.js";
 import { callAgent } from "./agent-call.js";
@@ -171,7 +171,7 @@ async function unresolvedEvidence(worktree: string, commit: string, review: Revi
       unresolved.set(ruling.id, `evidence ${ruling.evidence} names a file that does not exist`);
       continue;
     }
-    const lines = text.endsWith("\n") ? text.split("\n").length - 1 : text.split("\n").length;
+    const lines = lineCount(text);
     if (evidence.line < 1 || evidence.line > lines) unresolved.set(ruling.id, `evidence ${ruling.evidence} cites a line that does not exist (${evidence.path} has ${lines} lines)`);
   }
   return unresolved;

@@ -29,6 +29,11 @@ export type ReviewCheck = { ok: true; review: Review } | { ok: false; errors: st
 
 const EVIDENCE = /^([^:\s][^:]*):(\d+)(?:-\d+)?$/;
 
+/** Pure: how many lines a file's text has (a last line without its newline counts). */
+export function lineCount(text: string): number {
+  return text.endsWith("\n") ? text.split("\n").length - 1 : text.split("\n").length;
+}
+
 /** Splits `path:line` evidence; undefined when it is not of that form. */
 export function parseEvidence(evidence: string): { path: string; line: number } | undefined {
   const match = EVIDENCE.exec(evidence.trim());

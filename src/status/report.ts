@@ -45,6 +45,8 @@ export interface Report {
     waiting: { id: string; goal: string }[];
   }[];
   notAttempted: { id: string; goal: string; why: string }[];
+  /** The newest `factory assess` ruling made in the window, per packet; `current`: on the packet's version at the tip. */
+  assessed: { id: string; goal: string; ruling: string; tier: string; current: boolean; findings: { claim: string; quote?: string; where?: string }[] }[];
   spend: RoleSpend[];
   totalUsd: number;
   capUsd?: number;
@@ -72,6 +74,7 @@ export function buildReport(input: ReportInput): Report {
     held: [],
     blocked: [],
     notAttempted: [],
+    assessed: [],
     spend: [],
     totalUsd: 0,
     ...(input.capUsd !== undefined ? { capUsd: input.capUsd } : {}),
@@ -85,6 +88,8 @@ export function buildReport(input: ReportInput): Report {
     windowEvents.push(...events);
     const goal = row.goal ?? "";
     const costUsd = spendByRole(events).reduce((sum, spend) => sum + spend.usd, 0);
+    const ruled = events.findLast((event) => event.kind === "assessed");
+    if (ruled?.kind === "assessed") report.assessed.push({ id: row.id, goal, ruling: ruled.ruling, tier: ruled.tier, current: ruled.sha256 === row.sha256, findings: ruled.findings });
     const wallMs = events.length ? Date.parse(events.at(-1)?.ts ?? "") - Date.parse(events[0]?.ts ?? "") : 0;
     const attempted = events.some((event) => event.kind === "claimed" || event.kind === "merged");
     if (!attempted) {
@@ -244,6 +249,11 @@ export function reportText(report: Report): string[] {
   }
   lines.push("", `Not attempted (${report.notAttempted.length})`);
   for (const row of report.notAttempted) lines.push(`  ${row.id}  ${row.why}`);
+  if (report.assessed.length) lines.push("", `Assessed (${report.assessed.length})`);
+  for (const row of report.assessed) {
+    lines.push(`  ${row.id}  ${row.ruling} (tier ${row.tier})${row.current ? "" : " — on an older version of the packet"}  ${row.goal}`);
+    for (const finding of row.findings) lines.push(`    - ${finding.claim}${finding.where ? ` (${finding.where})` : ""}${finding.quote ? ` — spec: "${finding.quote}"` : ""}`);
+  }
   lines.push(
     "",
     `Spend: $${report.totalUsd.toFixed(2)}${report.capUsd !== undefined ? ` of a $${report.capUsd.toFixed(2)} cap` : ""}${report.spend.length ? ` — ${report.spend.map((spend) => `${spend.role} $${spend.usd.toFixed(2)}`).join(", ")}` : ""}`,
@@ -289,6 +299,12 @@ ${e(row.next)}</pre>${row.waiting.length ? `<p>Waiting behind it: ${row.waiting.
     )
     .join("")}</ul>`;
   const notAttempted = `<ul>${report.notAttempted.map((row) => `<li><b>${e(row.id)}</b> ${e(row.why)}</li>`).join("")}</ul>`;
+  const assessed = `<ul>${report.assessed
+    .map(
+      (row) =>
+        `<li><b>${e(row.id)}</b> <span class="${row.ruling === "ready" ? "held" : "violated"}">${e(row.ruling)}</span> (tier ${e(row.tier)})${row.current ? "" : " — on an older version of the packet"} ${e(row.goal)}${row.findings.length ? `<ul>${row.findings.map((f) => `<li>${e(f.claim)}${f.where ? ` <code>${e(f.where)}</code>` : ""}${f.quote ? ` — spec: “${e(f.quote)}”` : ""}</li>`).join("")}</ul>` : ""}</li>`,
+    )
+    .join("")}</ul>`;
   const spend = `<p>$${report.totalUsd.toFixed(2)}${report.capUsd !== undefined ? ` of a $${report.capUsd.toFixed(2)} cap` : ""}</p><ul>${report.spend.map((s) => `<li>${e(s.role)}: $${s.usd.toFixed(2)} (${s.calls} calls)</li>`).join("")}</ul>`;
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">
@@ -301,6 +317,7 @@ ${section("Merged", report.merged.length, merged)}
 ${section("Held for you", report.held.length, held)}
 ${section("Blocked", report.blocked.length, blocked)}
 ${section("Not attempted", report.notAttempted.length, notAttempted)}
+${report.assessed.length ? section("Assessed", report.assessed.length, assessed) : ""}
 <section><h2>Spend</h2>${spend}</section>
 </body></html>
 `;

@@ -1,5 +1,5 @@
 import type { LedgerEvent } from "../ledger/events.js";
-import type { PacketHistory } from "../ledger/fold.js";
+import type { PacketHistory, PacketRecord } from "../ledger/fold.js";
 import { describeSpend, spendByRole } from "./spend.js";
 
 /** What `factory show ID` reads besides the ledger: the tail of a gate's log in an attempt's run directory. */
@@ -12,7 +12,7 @@ export type GateTail = (attempt: number, gate: string) => string | undefined;
  * decided and why. Everything comes from the ledger, never from a file an
  * agent wrote, except the gate tails, which are the factory's own logs.
  */
-export function showPacket(input: { id: string; goal?: string; record: PacketHistory | undefined; state: string; tail: GateTail; tailLines?: number }): string[] {
+export function showPacket(input: { id: string; goal?: string; sha256?: string; record: PacketHistory | undefined; state: string; tail: GateTail; tailLines?: number }): string[] {
   const { record } = input;
   const lines = [`${input.id}  ${input.state}${input.goal ? `  ${input.goal}` : ""}`];
   if (!record || record.events.length === 0) return [...lines, "", "It has not run yet."];
@@ -20,14 +20,17 @@ export function showPacket(input: { id: string; goal?: string; record: PacketHis
   const spends = spendByRole(record.events);
   if (spends.length) lines.push(`spend: ${describeSpend(spends)}`);
   if (record.reason) lines.push(`reason: ${record.reason}`);
+  if (record.assessment) lines.push(`assessment: ${assessmentLine(record.assessment, input.sha256)}`);
   if (record.fingerprints.length) lines.push(`failure fingerprints: ${record.fingerprints.join(", ")}`);
   const attempts = new Map<number, LedgerEvent[]>();
   for (const event of record.events) {
-    if (!("attempt" in event) || typeof event.attempt !== "number") continue;
-    attempts.set(event.attempt, [...(attempts.get(event.attempt) ?? []), event]);
+    // An assessment is about no attempt: its calls are attempt 0, shown first.
+    const attempt = event.kind === "assessed" ? 0 : "attempt" in event && typeof event.attempt === "number" ? event.attempt : undefined;
+    if (attempt === undefined) continue;
+    attempts.set(attempt, [...(attempts.get(attempt) ?? []), event]);
   }
   for (const [attempt, events] of [...attempts].sort(([a], [b]) => a - b)) {
-    lines.push("", `attempt ${attempt}`);
+    lines.push("", attempt === 0 ? "assessment (before any attempt)" : `attempt ${attempt}`);
     for (const event of events) lines.push(...describe(event, input.tail, input.tailLines ?? 12));
   }
   const after = record.events.filter((event) => !("attempt" in event) || typeof event.attempt !== "number");
@@ -78,6 +81,11 @@ function describe(event: LedgerEvent, tail: GateTail, tailLines: number): string
             .map((row, at) => `    ${at === 0 ? ">" : " "} ${row}`),
         ),
       ];
+    case "assessed":
+      return [
+        `  ruled ${event.ruling} (tier ${event.tier}) on version ${event.sha256.slice(0, 12)}`,
+        ...event.findings.map((finding) => `    finding${finding.where ? ` ${finding.where}` : ""}: ${finding.claim}${finding.quote ? ` — spec: "${finding.quote}"` : ""}`),
+      ];
     case "merged":
       return [`  merged: ${event.commit.slice(0, 10)}`];
     case "held":
@@ -108,4 +116,10 @@ function personLine(event: LedgerEvent): string {
     default:
       return event.kind;
   }
+}
+
+/** Pure: the newest ruling for a person, e.g. `ready (tier advanced, 2026-12-02T10:00:00Z), on this version`. */
+export function assessmentLine(assessment: NonNullable<PacketRecord["assessment"]>, current: string | null | undefined): string {
+  const version = current === undefined || current === null ? "" : assessment.sha256 === current ? ", on this version" : ", on an older version: `factory assess` it again";
+  return `${assessment.ruling} (tier ${assessment.tier}, ${assessment.at}; ${assessment.findings} finding${assessment.findings === 1 ? "" : "s"})${version}`;
 }

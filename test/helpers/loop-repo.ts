@@ -33,7 +33,7 @@ export const DOUBLE_TEST_FOR = (name: string, input: number, output: number): st
   `import assert from "node:assert/strict";\nimport test from "node:test";\nimport { ${name} } from "../src/${name}.js";\n\ntest("${name}s", () => {\n  assert.equal(${name}(${input}), ${output});\n});\n`;
 
 /** A scripted agent's steps per packet (see sample/agent/scripted-agent.mjs). */
-export type Script = Record<string, { implementer?: object[]; reviewer?: object[] }>;
+export type Script = Record<string, { implementer?: object[]; reviewer?: object[]; assessor?: object[] }>;
 
 export interface LoopRepo extends TestRepo {
   spec: string;

@@ -27,6 +27,21 @@ describe("parseConfig", () => {
     expect(bad.problems.map((problem) => problem.message)).toEqual([expect.stringContaining('unknown sandbox kind "docker"'), expect.stringContaining('"../etc" must be a path inside HOME')]);
   });
 
+  it("reads [planning], and refuses an unknown policy, an unknown tier and a negative cap", () => {
+    const fallback = parseConfig(MINIMAL_CONFIG);
+    expect(fallback.ok && fallback.config.planning).toEqual({ tier: undefined, requireAssessment: "none", maxCostUsd: undefined });
+    const set = parseConfig(`${MINIMAL_CONFIG}\n[planning]\ntier = "standard"\nrequire_assessment = "advanced"\nmax_cost_usd = 2.5\n`);
+    expect(set.ok && set.config.planning).toEqual({ tier: "standard", requireAssessment: "advanced", maxCostUsd: 2.5 });
+    const bad = parseConfig(`${MINIMAL_CONFIG}\n[planning]\ntier = "huge"\nrequire_assessment = "some"\nmax_cost_usd = -1\n`);
+    expect(bad.ok).toBe(false);
+    if (bad.ok) return;
+    expect(bad.problems.map((problem) => problem.message)).toEqual([
+      expect.stringContaining('unknown tier "huge"'),
+      expect.stringContaining('"some" is not a choice; use "none"'),
+      "must be at least 0, not -1",
+    ]);
+  });
+
   it("reads how long run directories are kept (14 days unless [retention] runs says), and refuses what is not a duration", () => {
     const kept = parseConfig(`${MINIMAL_CONFIG}\n[retention]\nruns = "3d12h"\n`);
     expect(kept.ok && kept.config.retention.runsMs).toBe(3.5 * 86_400_000);

@@ -2,7 +2,7 @@ import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFil
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { EventBody } from "../../src/ledger/events.js";
+import { eventPacket, type EventBody } from "../../src/ledger/events.js";
 import { fileLedger, SNAPSHOT_AFTER_EVENTS, snapshotPath } from "../../src/ledger/file-ledger.js";
 import { foldLedger, type LedgerState } from "../../src/ledger/fold.js";
 import { LedgerScanner, LineSplitter } from "../../src/ledger/scan.js";
@@ -205,7 +205,7 @@ describe("file ledger", () => {
 describe("reading the ledger as a stream", () => {
   it("keeps lines and byte offsets exact when a character straddles two chunks", () => {
     const lines: string[] = [];
-    const scanner = new LedgerScanner(undefined, (event) => lines.push("packet" in event ? event.packet : ""));
+    const scanner = new LedgerScanner(undefined, (event) => lines.push(eventPacket(event) ?? ""));
     const text = `${JSON.stringify({ v: 1, ts: "t", kind: "reset", packet: "Ä→😀", by: "x" })}\n${JSON.stringify({ v: 1, ts: "t", kind: "reset", packet: "B", by: "x" })}\n`;
     const bytes = Buffer.from(text, "utf8");
     const splitter = new LineSplitter(scanner, 0);
