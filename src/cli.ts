@@ -35,6 +35,24 @@ export function buildProgram(): Command {
     .action(async (ids: string[], opts: { json?: boolean }) => finish(await (await import("./commands/lint.js")).lint({ cwd, ids, json: Boolean(opts.json), output })));
 
   program
+    .command("cut")
+    .addHelpText("after", '\nExamples:\n  factory cut --spec docs/SPEC.md --scope "section 3: the CSV loader"\n  factory cut --spec docs/SPEC.md --scope-file scope.txt --tier standard')
+    .description(
+      "a planner agent proposes packets with planted tests from a spec; the factory judges each (lint, planted tests fail at the tip, no repeats) and writes the accepted ones into your checkout, untracked",
+    )
+    .requiredOption("--spec <path>", "the spec, committed (packets are pinned to its last commit)")
+    .option("--scope <text>", "which part of the spec to cut")
+    .option("--scope-file <file>", "the scope, from a file")
+    .option("--tier <name>", 'the tier whose agent plans (default: [planning] tier, else "advanced", else the strongest)')
+    .option("--agent <name>", "plan with this agent of the config (with the tier's model)")
+    .action(async (opts: { spec: string; scope?: string; scopeFile?: string; tier?: string; agent?: string }) => {
+      const controller = interruptible();
+      finish(
+        await (await import("./commands/cut.js")).cut({ cwd, spec: opts.spec, scope: opts.scope, scopeFile: opts.scopeFile, tier: opts.tier, agent: opts.agent, output, signal: controller.signal }),
+      );
+    });
+
+  program
     .command("assess")
     .addHelpText("after", "\nExamples:\n  factory assess P01 P02\n  factory assess --all --tier standard")
     .description("before money is spent: an assessor agent rules each packet ready, recut or reject, with evidence the factory checks; recorded per packet version")

@@ -7,6 +7,7 @@
 //       "implementer": [ <step for attempt 1>, <step for attempt 2>, ... ],   // the last one repeats
 //       "reviewer":    [ <step>, ... ],
 //       "assessor":    [ <step> ] } }                                        // factory assess (attempt 0)
+// and under "cut": { "planner": [ <step> ] } for factory cut (its "write" paths under .factory/cut/).
 //
 // A step may: "write" {path: text}, "append" {path: text}, "delete" [paths],
 // set "result" (an object merged into the default result or review, or null
@@ -51,7 +52,8 @@ if (step.run) execSync(step.run, { cwd, stdio: ["ignore", "ignore", "inherit"] }
 if (step.hang) {
   setInterval(() => {}, 1_000_000);
 } else {
-  const output = role === "reviewer" ? review(step) : role === "assessor" ? assessment(step) : result(step);
+  // The planner's output is the files it writes; it has no output file of its own.
+  const output = role === "reviewer" ? review(step) : role === "assessor" ? assessment(step) : role === "planner" ? null : result(step);
   if (output !== null) {
     mkdirSync(dirname(env.FACTORY_OUTPUT), { recursive: true });
     writeFileSync(env.FACTORY_OUTPUT, typeof output === "string" ? output : JSON.stringify(output, null, 2));

@@ -24,7 +24,9 @@ export function claudeArgs(agent: Agent, request: Pick<AgentRequest, "role" | "m
     const shell = request.allowedCommands.map((command) => `Bash(${command}:*)`);
     args.push("--allowedTools", [...READ_TOOLS, ...EDIT_TOOLS, `Edit(${request.outputRelative})`, ...shell].join(","));
   } else {
-    args.push("--allowedTools", [...READ_TOOLS, `Edit(${request.outputRelative})`].join(","));
+    // The planner's output is a directory: anything under it.
+    const output = request.role === "planner" ? `${request.outputRelative}/**` : request.outputRelative;
+    args.push("--allowedTools", [...READ_TOOLS, `Edit(${output})`].join(","));
     args.push("--disallowedTools", ["Bash", ...EDIT_TOOLS.filter((tool) => tool !== "Write")].join(","));
   }
   return [...args, ...agent.args];

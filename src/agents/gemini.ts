@@ -44,10 +44,10 @@ export function geminiPolicy(request: Pick<AgentRequest, "role" | "outputRelativ
     );
   }
   // The review file by its relative or absolute path, spelled out: the CLI refuses patterns with open-ended repetition.
+  // The planner's output is a directory: a path that starts with it (the pattern is not anchored at its end).
   const paths = [request.outputRelative, join(request.worktree, request.outputRelative)];
-  return [rule({ toolName: READ_TOOLS }), ...paths.map((path) => rule({ toolName: "write_file", argsPattern: `"file_path":${JSON.stringify(path).replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}` }))].join(
-    "\n",
-  );
+  const quoted = (path: string): string => (request.role === "planner" ? JSON.stringify(`${path}/`).slice(0, -1) : JSON.stringify(path));
+  return [rule({ toolName: READ_TOOLS }), ...paths.map((path) => rule({ toolName: "write_file", argsPattern: `"file_path":${quoted(path).replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}` }))].join("\n");
 }
 
 /** Pure: the command line; the prompt goes on stdin (`-p ""` makes the run headless and appends nothing). */

@@ -1,13 +1,14 @@
 import { readFileSync } from "node:fs";
 import { readFileAt } from "../git/repo.js";
-import { ASSESSOR_TEMPLATE, IMPLEMENTER_TEMPLATE, REVIEWER_TEMPLATE, templateProblems, type TemplateSpec } from "./template.js";
+import { ASSESSOR_TEMPLATE, CUT_TEMPLATE, IMPLEMENTER_TEMPLATE, REVIEWER_TEMPLATE, templateProblems, type TemplateSpec } from "./template.js";
 
-export type PromptRole = "implementer" | "reviewer" | "assessor";
+/** A prompt template's name: the role it is for, or `cut` (the planner's). */
+export type PromptRole = "implementer" | "reviewer" | "assessor" | "cut";
 
 /** Where a project overrides a prompt: `.factory/prompts/<role>.md` at the tip of the target branch. */
 export const PROJECT_PROMPTS_DIR = ".factory/prompts";
 
-export const TEMPLATE_SPECS: Record<PromptRole, TemplateSpec> = { implementer: IMPLEMENTER_TEMPLATE, reviewer: REVIEWER_TEMPLATE, assessor: ASSESSOR_TEMPLATE };
+export const TEMPLATE_SPECS: Record<PromptRole, TemplateSpec> = { implementer: IMPLEMENTER_TEMPLATE, reviewer: REVIEWER_TEMPLATE, assessor: ASSESSOR_TEMPLATE, cut: CUT_TEMPLATE };
 
 const bundled = new Map<PromptRole, string>();
 

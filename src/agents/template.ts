@@ -21,6 +21,11 @@ export const ASSESSOR_TEMPLATE: TemplateSpec = {
   required: ["packet", "spec", "assessment_contract"],
 };
 
+export const CUT_TEMPLATE: TemplateSpec = {
+  names: ["scope", "spec_path", "spec_commit", "spec", "output_dir", "packet_format", "existing", "conventions"],
+  required: ["scope", "spec", "output_dir", "packet_format"],
+};
+
 const PLACEHOLDER = /\{\{\s*([a-z_]+)\s*\}\}/g;
 
 /** Pure: what is wrong with a template (unknown or missing placeholders), or nothing. */

@@ -1,7 +1,7 @@
 import type { SandboxRequest } from "../process/sandbox.js";
 
-/** Who an agent call is for: the assessor, like the reviewer, may only read and write its output file. */
-export type Role = "implementer" | "reviewer" | "assessor";
+/** Who an agent call is for: the assessor, like the reviewer, may only read and write its output file; the planner (`factory cut`) writes files under its output directory. */
+export type Role = "implementer" | "reviewer" | "assessor" | "planner";
 
 /** DESIGN §7: what any agent run comes down to. Derived from the output, never from the exit code alone. */
 export type AgentStatus = "ok" | "agent-error" | "permission-denied" | "max-turns" | "budget-exhausted" | "rate-limited" | "stalled" | "timed-out" | "crashed";

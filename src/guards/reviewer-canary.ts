@@ -1,4 +1,4 @@
-import { UNKNOWN_COST_ESTIMATE_USD } from "../config/types.js";
+import { chargedSpend } from "../loop/agent-call.js";
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseJsonFile } from "../agents/result.js";
@@ -75,10 +75,8 @@ export async function reviewerCanary(
         ...agentSandboxed(ctx, worktree, join(runDir, "home")),
       });
       checkInterrupted(ctx.signal);
-      const believed = outcome.costUsd !== undefined && Number.isFinite(outcome.costUsd) && outcome.costUsd >= 0;
-      const cost = outcome.neverStarted
-        ? {}
-        : { spend: { agent: tier.agent, model: tier.model, ...(believed ? { costUsd: outcome.costUsd } : { estimatedUsd: tier.estimateUsd ?? UNKNOWN_COST_ESTIMATE_USD }) } };
+      const spend = chargedSpend(outcome, tier);
+      const cost = spend ? { spend } : {};
       if (outcome.status !== "ok") {
         results.push({ tier: name, held: [], violated: 0, unverifiable: 0, ...cost, problem: `the review call ended ${outcome.status}${outcome.detail ? `: ${outcome.detail}` : ""}` });
         continue;

@@ -4,7 +4,7 @@ import { copyFileSync, lstatSync, mkdirSync, readFileSync, rmSync, type Stats } 
 import { dirname, join } from "node:path";
 import { parseJsonFile } from "../agents/result.js";
 import type { AgentAdapter, AgentOutcome, Role } from "../agents/types.js";
-import { UNKNOWN_COST_ESTIMATE_USD, type Surface } from "../config/types.js";
+import { UNKNOWN_COST_ESTIMATE_USD, type Surface, type Tier } from "../config/types.js";
 import { formatSize } from "../util/size.js";
 import { BudgetExhausted } from "./budget.js";
 import { checkInterrupted, type RunContext } from "./context.js";
@@ -12,7 +12,8 @@ import { agentSandboxed } from "../guards/sandbox-policy.js";
 import { sleepUntil } from "../util/sleep.js";
 
 export interface AgentCall {
-  role: Role;
+  /** The planner's call is about no packet: `factory cut` makes it itself. */
+  role: Exclude<Role, "planner">;
   packet: string;
   attempt: number;
   tier: string;
@@ -158,6 +159,16 @@ export function believableCost(outcome: AgentOutcome): AgentOutcome {
   if (outcome.costUsd === undefined || (Number.isFinite(outcome.costUsd) && outcome.costUsd >= 0)) return outcome;
   const { costUsd: _refused, ...rest } = outcome;
   return { ...rest, costSource: "unknown" };
+}
+
+/**
+ * Pure: what a call made outside a run (the reviewer canary, the planner) is charged, for a `spent` event:
+ * its believable reported cost, else its tier's estimate; undefined when its program never started.
+ */
+export function chargedSpend(outcome: AgentOutcome, tier: Pick<Tier, "agent" | "model" | "estimateUsd">): { agent: string; model: string; costUsd?: number; estimatedUsd?: number } | undefined {
+  if (outcome.neverStarted) return undefined;
+  const believed = believableCost(outcome).costUsd;
+  return { agent: tier.agent, model: tier.model, ...(believed !== undefined ? { costUsd: believed } : { estimatedUsd: tier.estimateUsd ?? UNKNOWN_COST_ESTIMATE_USD }) };
 }
 
 type OutputRead = { kind: "missing" } | { kind: "text"; text: string } | { kind: "refused"; problem: string };

@@ -1,6 +1,6 @@
 import { crashPoint } from "../util/crash-point.js";
 import { formatSize } from "../util/size.js";
-import { existsSync, lstatSync, mkdirSync, writeFileSync } from "node:fs";
+import { lstatSync, mkdirSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { correctionPrompt, implementerPrompt } from "../agents/prompt.js";
@@ -9,23 +9,22 @@ import { validateResult, type ImplementerResult } from "../agents/result.js";
 import { reviewableDiff } from "../git/diff.js";
 import { nestedRepositories } from "../git/nested.js";
 import { readFileAt } from "../git/repo.js";
-import type { Surface } from "../config/types.js";
 import { carryWork, commitWorktree, discardPaths, restoreWorktree, worktreeStatus } from "../git/worktree.js";
 import type { TestResult } from "../gates/junit.js";
 import { unearnedLockFiles } from "../gates/lock-files.js";
-import { allScopeAtTip } from "../packet/content-lint.js";
-import { describeNoFailingCase, hasFailingPlantedCase, isTestFile, plantedCases, plantedTestFiles, type PlantedCases, type PlantedCount } from "../gates/test-compare.js";
+import { plantedTestFiles } from "../gates/test-compare.js";
 import { AGENT_OUTPUTS } from "../gates/paths.js";
 import { builtinReport, isGreen, type GateReport } from "../gates/types.js";
 import type { Packet } from "../packet/types.js";
 import { callAgent, surfaceCommands } from "./agent-call.js";
-import { hasBaseline, measureBaseline, runTests } from "./baseline.js";
+import { hasBaseline, measureBaseline } from "./baseline.js";
 import { checkInterrupted, surfaceOf, type RunContext } from "./context.js";
 import { commonGitDir } from "../git/dirs.js";
 import { GitFileTampered } from "../git/git-file.js";
 import { agentCallEnd, type AttemptEnd } from "./decide.js";
 import { runGates } from "./gates.js";
 import { installSurface, plant, prepareWorktree, type Planting } from "./prepare.js";
+import { checkPlantedTests } from "./planted-check.js";
 import { HOLDOUT_DIR, holdoutFiles, holdoutProblem, runHoldout } from "../guards/holdout.js";
 import { review } from "./review.js";
 import { checkSpecDrift } from "./spec-drift.js";
@@ -320,51 +319,6 @@ function listSome(changes: readonly string[]): string {
 /** A promise's value, or its error as a value: for a read started early whose failure matters only if it is used. */
 function settled<T>(promise: Promise<T>): Promise<T | Error> {
   return promise.catch((error: unknown) => (error instanceof Error ? error : new Error(String(error))));
-}
-
-type PlantedCheck = { ok: true; cases: Record<string, PlantedCases> } | { ok: false; reason: string };
-
-/**
- * Right after planting, before any implementation: every planted test file
- * must yield test cases in some tests gate's report, and at least one planted
- * case (new, or changed by the planting) must fail. The failing cases are
- * recorded (they must pass after the work), and so are the tests the planting
- * took away (their absence is the author's, never a regression).
- */
-async function checkPlantedTests(
-  ctx: RunContext,
-  input: { worktree: string; surface: Surface; baseline: ReadonlyMap<string, TestResult[]>; testFiles: string[]; runDir: string; allowedPaths: readonly string[] | undefined },
-): Promise<PlantedCheck> {
-  // The planted files alone where the gate can name them: the rest of the suite runs once, in the gates. Not when
-  // a name is off the runners' conventions: named, a runner collects any file, so only the whole suite shows it never runs.
-  const alone = input.testFiles.every(isTestFile) ? { only: input.testFiles } : {};
-  const run = await runTests(ctx, { worktree: input.worktree, surface: input.surface, runDir: join(input.runDir, "planted-check"), ...alone });
-  if (!run.ok) return { ok: false, reason: `the planted tests break the test run, which worked on the baseline: ${run.reason}` };
-  const cases: Record<string, PlantedCases> = {};
-  const ran = new Set<string>();
-  const counts: PlantedCount[] = [];
-  for (const [gate, measured] of run.runs) {
-    const found = plantedCases({ files: input.testFiles, surfaceDir: input.surface.dir, baseline: input.baseline.get(gate) ?? [], now: measured.results, only: measured.alone === true });
-    if (found.files.length === 0) continue;
-    cases[gate] = { cases: found.cases, files: found.files, ...(found.removed.length ? { removed: found.removed } : {}) };
-    for (const file of found.files) ran.add(file);
-    counts.push(...found.counts);
-  }
-  const neverRan = input.testFiles.filter((file) => !ran.has(file));
-  if (neverRan.length > 0) {
-    return {
-      ok: false,
-      reason: neverRan
-        .map((file) => `planted test ${file} never ran: put it where the runner collects tests (its name and directory), or declare it in the packet's support_files if it is not a test`)
-        .join("; "),
-    };
-  }
-  if (!hasFailingPlantedCase(counts)) {
-    const done = allScopeAtTip(input.allowedPaths, (path) => existsSync(join(input.worktree, path)));
-    const landed = done ? `; every file it may change (${done.join(", ")}) is already at the tip: the work may have landed already (by hand, or through another packet); if so, remove the packet` : "";
-    return { ok: false, reason: `planted tests cannot tell right from wrong: ${describeNoFailingCase(counts)}${landed}` };
-  }
-  return { ok: true, cases };
 }
 
 /** The implementer and its result file: how the attempt ended, or its valid `complete` result. */

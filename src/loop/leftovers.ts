@@ -10,14 +10,14 @@ import { worktreesDir } from "./context.js";
  * and removed at the next start when that process is gone: sandbox temporary
  * directories (`factory-sandbox-<pid>-…` in the temporary directory) and
  * scratch worktrees (`.baseline-<commit>-<pid>-<n>`, `.batch-<commit>-<pid>-<n>`, `.doctor-<pid>`,
- * `.canary-<pid>`, `.assess-<pid>` beside the task worktrees). A process that ends normally
+ * `.canary-<pid>`, `.assess-<pid>`, `.cut-<pid>` beside the task worktrees). A process that ends normally
  * removes its own; a live one's are never touched.
  */
 export const SANDBOX_PREFIX = "factory-sandbox-";
 
 /** Pure: the pid a leftover's name carries, or undefined when the name is not one of the factory's. */
 export function leftoverPid(name: string): number | undefined {
-  const match = /^factory-sandbox-(\d+)-/.exec(name) ?? /^\.(?:baseline|batch)-[0-9a-f]+-(\d+)-\d+$/.exec(name) ?? /^\.(?:doctor|canary|assess)-(\d+)$/.exec(name);
+  const match = /^factory-sandbox-(\d+)-/.exec(name) ?? /^\.(?:baseline|batch)-[0-9a-f]+-(\d+)-\d+$/.exec(name) ?? /^\.(?:doctor|canary|assess|cut)-(\d+)$/.exec(name);
   return match?.[1] ? Number(match[1]) : undefined;
 }
 

@@ -74,14 +74,21 @@ export async function plant(ctx: Pick<RunContext, "root">, worktree: string, pac
     ctx.root,
     entries.map(([, entry]) => entry.sha),
   );
-  entries.forEach(([path, entry], index) => {
+  const planted = entries.map(([path, entry], index) => {
     const bytes = contents[index];
     if (bytes === undefined) throw new Error(`planting ${path} failed: git has no blob ${entry.sha}`);
-    writePlanted(worktree, path.slice(prefix.length), entry.mode, bytes);
+    return { path: path.slice(prefix.length), mode: entry.mode, bytes };
   });
+  return plantFiles(worktree, planted, `factory: plant the supplied files of ${packet.id}`);
+}
+
+/** Writes `files` (repository paths) into the worktree and commits them, and only them. */
+export async function plantFiles(worktree: string, files: readonly { path: string; mode: string; bytes: Buffer }[], message: string): Promise<Planting> {
+  for (const file of files) writePlanted(worktree, file.path, file.mode, file.bytes);
   // Only the planted files: nothing else in the worktree is the packet's.
-  const commit = await commitPaths(worktree, files, `factory: plant the supplied files of ${packet.id}`);
-  return { commit, files };
+  const paths = files.map((file) => file.path);
+  const commit = await commitPaths(worktree, paths, message);
+  return { commit, files: paths };
 }
 
 /** Writes one planted file under `worktree`, never through a symbolic link that is already there. */

@@ -42,7 +42,7 @@ export async function loadQueue(
   const candidate = options.trustCache && key ? readQueueCache(root, key) : undefined;
   const known = await probe.warnings;
   if (candidate && known) return { queue: candidate, warnings: known };
-  const { sources, supplied } = await readSources(root, tip);
+  const { sources, supplied } = await readQueueSources(root, tip);
   let names = await probe.changed;
   if (!names) {
     try {
@@ -96,7 +96,7 @@ export function probeQueue(root: string, tip: string, branch: string, context: P
 }
 
 /** Every packet file at the tip and the planted files by packet id: one listing of packets/ and one read of every packet file's blob. */
-async function readSources(root: string, tip: string): Promise<{ sources: PacketSource[]; supplied: Map<string, SuppliedFile[]> }> {
+export async function readQueueSources(root: string, tip: string): Promise<{ sources: PacketSource[]; supplied: Map<string, SuppliedFile[]> }> {
   const tree = await listTree(root, tip, PACKETS_DIR);
   const files = [...tree.keys()].filter(isPacketFile).sort();
   const texts = await readBlobs(
@@ -108,15 +108,20 @@ async function readSources(root: string, tip: string): Promise<{ sources: Packet
     const text = texts[index];
     if (text !== undefined) sources.push({ file, text });
   });
+  return { sources, supplied: suppliedByPacket([...tree].map(([path, entry]) => ({ path, mode: entry.mode, sha: entry.sha }))) };
+}
+
+/** Pure: the planted files among `entries` (repository paths under `packets/supplied/<ID>/`), by packet id; anything else is left out. */
+export function suppliedByPacket(entries: Iterable<{ path: string; mode: string; sha: string }>): Map<string, SuppliedFile[]> {
   const supplied = new Map<string, SuppliedFile[]>();
-  for (const [path, entry] of tree) {
-    const match = /^packets\/supplied\/([^/]+)\/(.+)$/.exec(path);
+  for (const entry of entries) {
+    const match = /^packets\/supplied\/([^/]+)\/(.+)$/.exec(entry.path);
     if (!match?.[1] || !match[2]) continue;
     const files = supplied.get(match[1]) ?? [];
     files.push({ path: match[2], mode: entry.mode, sha: entry.sha });
     supplied.set(match[1], files);
   }
-  return { sources, supplied };
+  return supplied;
 }
 
 /** The warnings for working-tree files `names` (repository paths) against the committed texts. */

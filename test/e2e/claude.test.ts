@@ -4,7 +4,10 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { startAnthropicServer, type AnthropicServer, type ModelScript, type Turn } from "../helpers/anthropic-server.js";
-import { DOUBLE_JS, gateResults, useLoopRepos } from "../helpers/loop-repo.js";
+import { DOUBLE_JS, DOUBLE_TEST, DOUBLE_TEST_FOR, gateResults, useLoopRepos } from "../helpers/loop-repo.js";
+import { assess } from "../../src/commands/assess.js";
+import { cut } from "../../src/commands/cut.js";
+import { bufferOutput } from "../../src/log/output.js";
 
 /**
  * The real Claude Code binary (installed from the npm registry as a pinned
@@ -169,5 +172,74 @@ describe.skipIf(!available)("factory run with the real Claude Code", () => {
     // The probe itself was paid for: recorded, though nothing was claimed.
     expect(out).toMatch(/Nothing was claimed; the preflight's model probe\(s\) spent \$\d+\.\d{4} \(recorded\)/);
     expect((await target.events()).map((event) => event.kind)).toEqual(["spent"]);
+  }, 120_000);
+});
+
+describe.skipIf(!available)("factory cut and factory assess with the real Claude Code", () => {
+  const packetToml = (id: string, goal: string, spec: string, name: string): string =>
+    `id = "${id}"\ngoal = "${goal}"\nspec_commit = "${spec}"\nspec_path = "docs/SPEC.md"\nallowed_paths = ["src/${name}.js"]\nbrief = '''\nAdd src/${name}.js exporting ${name}(n).\n'''\n\n[[invariants]]\nid = "${name}s"\nassert = "${name} is right"\n`;
+  const write = (path: string, content: string) => ({ name: "Write", input: { file_path: `{cwd}/.factory/cut/${path}`, content } });
+
+  it("cut: the planner's packets written through Claude Code's own tools are judged by the factory; nothing is committed", async () => {
+    // The planner's turns name the spec's commit, known once the repository is made: filled in after.
+    const plan: Turn[] = [];
+    const { server, target } = await withClaude({ planner: [plan] });
+    const spec = target.spec;
+    plan.push(
+      { tools: [write("packets/P02-triple.toml", packetToml("P02", "Add triple", spec, "triple")), write("packets/supplied/P02/test/triple.test.js", DOUBLE_TEST_FOR("triple", 2, 6))] },
+      { tools: [write("packets/P03-halve.toml", packetToml("P03", "Add halve", spec, "halve")), write("packets/supplied/P03/test/halve.test.js", DOUBLE_TEST_FOR("halve", 8, 4))] },
+      {
+        tools: [
+          write("packets/P04-add.toml", packetToml("P04", "Check add", spec, "add")),
+          write(
+            "packets/supplied/P04/test/add-again.test.js",
+            DOUBLE_TEST.replace('import { double } from "../src/double.js";', 'import { add as double } from "../src/calc.js";').replace("double(21), 42", "double(21, 21), 42"),
+          ),
+          write("packets/P05-broken.toml", 'id = "P05"\ngoal = "Broken\n'),
+        ],
+      },
+      { text: "Four packets proposed." },
+    );
+    const head = target.git("rev-parse", "HEAD").trim();
+    const output = bufferOutput();
+    const code = await cut({
+      cwd: target.dir,
+      spec: "docs/SPEC.md",
+      scope: "doubling, tripling and halving",
+      scopeFile: undefined,
+      tier: undefined,
+      agent: undefined,
+      output,
+      signal: new AbortController().signal,
+    });
+    const printed = output.stdout.join("\n");
+    expect(printed).toMatch(/P02\s+Add triple\s+1 file not loading yet\s+accepted/);
+    expect(printed).toMatch(/P03\s+Add halve\s+1 file not loading yet\s+accepted/);
+    expect(printed).toMatch(/P04\s+Check add\s+-\s+refused/);
+    expect(printed).toContain("planted tests cannot tell right from wrong: test/add-again.test.js");
+    expect(printed).toContain("packets/P05-broken.toml:2: TOML syntax error");
+    expect(code).toBe(1);
+    expect(server.requests.every((request) => request.role === "planner")).toBe(true);
+    expect(target.git("rev-parse", "HEAD").trim()).toBe(head);
+    expect(target.git("status", "--porcelain", "--untracked-files=all").trim().split("\n").sort()).toEqual([
+      "?? packets/P02-triple.toml",
+      "?? packets/P03-halve.toml",
+      "?? packets/supplied/P02/test/triple.test.js",
+      "?? packets/supplied/P03/test/halve.test.js",
+    ]);
+    expect((await target.events()).map((event) => event.kind)).toEqual(["spent"]);
+  }, 180_000);
+
+  it("assess: Claude Code's ruling is read from the file it wrote, its quote checked against the spec", async () => {
+    const ruling = { packet: "P01", ruling: "recut", findings: [{ claim: "the brief does not say what double(0) is", quote: "Double things.", where: "src/calc.js:1" }] };
+    const { server, target } = await withClaude({
+      assessor: [[{ tools: [{ name: "Write", input: { file_path: "{cwd}/.factory/assessment.json", content: JSON.stringify(ruling) } }] }, { text: "Ruled." }]],
+    });
+    const output = bufferOutput();
+    const code = await assess({ cwd: target.dir, ids: ["P01"], all: false, tier: undefined, output, signal: new AbortController().signal });
+    expect(code).toBe(1);
+    expect(output.stdout.join("\n")).toMatch(/P01\s+recut\s+1/);
+    expect(server.requests.map((request) => request.role)).toContain("assessor");
+    expect((await target.record("P01"))?.assessment).toMatchObject({ ruling: "recut", findings: 1 });
   }, 120_000);
 });

@@ -26,6 +26,9 @@ export interface ModelScript {
   correction?: Turn[][];
   /** The preflight call; default: "ready". */
   probe?: Turn[][];
+  /** `factory cut`'s planner and `factory assess`'s assessor. */
+  planner?: Turn[][];
+  assessor?: Turn[][];
 }
 
 type Role = keyof ModelScript;
@@ -49,6 +52,8 @@ export async function startAnthropicServer(script: ModelScript): Promise<Anthrop
     reviewer: [...(script.reviewer ?? [])],
     correction: [...(script.correction ?? [])],
     probe: [...(script.probe ?? [])],
+    planner: [...(script.planner ?? [])],
+    assessor: [...(script.assessor ?? [])],
   };
   const sessions = new Map<string, { role: Role; turns: Turn[]; next: number; cwd: string }>();
   const requests: RecordedRequest[] = [];
@@ -72,7 +77,11 @@ export async function startAnthropicServer(script: ModelScript): Promise<Anthrop
             ? "reviewer"
             : text.includes("was not usable")
               ? "correction"
-              : "implementer";
+              : text.includes("# Cut packets from a spec")
+                ? "planner"
+                : text.includes("# Assessment of task packet")
+                  ? "assessor"
+                  : "implementer";
         const cwd = /Primary working directory: ([^\s\\]+)/.exec(text)?.[1] ?? "/nonexistent";
         session = { role, turns: queues[role].shift() ?? [], next: 0, cwd };
         sessions.set(sessionId, session);

@@ -32,8 +32,8 @@ export const HONEST_REVIEW = { packet: "P01", verdict: "accept", invariants: [{ 
 export const DOUBLE_TEST_FOR = (name: string, input: number, output: number): string =>
   `import assert from "node:assert/strict";\nimport test from "node:test";\nimport { ${name} } from "../src/${name}.js";\n\ntest("${name}s", () => {\n  assert.equal(${name}(${input}), ${output});\n});\n`;
 
-/** A scripted agent's steps per packet (see sample/agent/scripted-agent.mjs). */
-export type Script = Record<string, { implementer?: object[]; reviewer?: object[]; assessor?: object[] }>;
+/** A scripted agent's steps per packet (and under "cut", the planner's; see sample/agent/scripted-agent.mjs). */
+export type Script = Record<string, { implementer?: object[]; reviewer?: object[]; assessor?: object[]; planner?: object[] }>;
 
 export interface LoopRepo extends TestRepo {
   spec: string;

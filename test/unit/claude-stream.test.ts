@@ -91,5 +91,10 @@ describe("claudeArgs", () => {
     const allowed = args[args.indexOf("--allowedTools") + 1] ?? "";
     expect(allowed.split(",")).toEqual(["Read", "Glob", "Grep", "LS", "Edit(.factory/review.json)"]);
     expect(args[args.indexOf("--disallowedTools") + 1]).toBe("Bash,Edit,MultiEdit,NotebookEdit");
+    // The planner writes under its output directory; the assessor its ruling file, like the reviewer.
+    const planner = claudeArgs(agent, { role: "planner", model: "opus", outputRelative: ".factory/cut", allowedCommands: [] });
+    expect(planner[planner.indexOf("--allowedTools") + 1]).toBe("Read,Glob,Grep,LS,Edit(.factory/cut/**)");
+    const assessor = claudeArgs(agent, { role: "assessor", model: "opus", outputRelative: ".factory/assessment.json", allowedCommands: [] });
+    expect(assessor[assessor.indexOf("--allowedTools") + 1]).toBe("Read,Glob,Grep,LS,Edit(.factory/assessment.json)");
   });
 });

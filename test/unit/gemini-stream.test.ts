@@ -64,5 +64,9 @@ describe("the policy the factory gives the Gemini CLI", () => {
     expect(reviewer).not.toContain("replace");
     expect(reviewer).toContain(String.raw`argsPattern = "\"file_path\":\"\\.factory/review\\.json\""`);
     expect(reviewer).toContain(String.raw`argsPattern = "\"file_path\":\"/w/\\.factory/review\\.json\""`);
+    // The planner writes anything under its output directory, and nothing beside it.
+    const planner = geminiPolicy({ role: "planner", outputRelative: ".factory/cut", allowedCommands: [], worktree: "/w" });
+    expect(planner).toContain(String.raw`argsPattern = "\"file_path\":\"\\.factory/cut/"`);
+    expect(planner).not.toContain("replace");
   });
 });

@@ -1,0 +1,53 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import type { Surface } from "../config/types.js";
+import type { TestResult } from "../gates/junit.js";
+import { describeNoFailingCase, hasFailingPlantedCase, isTestFile, plantedCases, type PlantedCases, type PlantedCount } from "../gates/test-compare.js";
+import { allScopeAtTip } from "../packet/content-lint.js";
+import { runTests } from "./baseline.js";
+import type { RunContext } from "./context.js";
+
+export type PlantedCheck = { ok: true; cases: Record<string, PlantedCases>; counts: PlantedCount[] } | { ok: false; reason: string };
+
+/**
+ * Right after planting, before any implementation: every planted test file
+ * must yield test cases in some tests gate's report, and at least one planted
+ * case (new, or changed by the planting) must fail. The failing cases are
+ * recorded (they must pass after the work), and so are the tests the planting
+ * took away (their absence is the author's, never a regression).
+ */
+export async function checkPlantedTests(
+  ctx: Pick<RunContext, "root" | "config" | "signal">,
+  input: { worktree: string; surface: Surface; baseline: ReadonlyMap<string, TestResult[]>; testFiles: string[]; runDir: string; allowedPaths: readonly string[] | undefined },
+): Promise<PlantedCheck> {
+  // The planted files alone where the gate can name them: the rest of the suite runs once, in the gates. Not when
+  // a name is off the runners' conventions: named, a runner collects any file, so only the whole suite shows it never runs.
+  const alone = input.testFiles.every(isTestFile) ? { only: input.testFiles } : {};
+  const run = await runTests(ctx, { worktree: input.worktree, surface: input.surface, runDir: join(input.runDir, "planted-check"), ...alone });
+  if (!run.ok) return { ok: false, reason: `the planted tests break the test run, which worked on the baseline: ${run.reason}` };
+  const cases: Record<string, PlantedCases> = {};
+  const ran = new Set<string>();
+  const counts: PlantedCount[] = [];
+  for (const [gate, measured] of run.runs) {
+    const found = plantedCases({ files: input.testFiles, surfaceDir: input.surface.dir, baseline: input.baseline.get(gate) ?? [], now: measured.results, only: measured.alone === true });
+    if (found.files.length === 0) continue;
+    cases[gate] = { cases: found.cases, files: found.files, ...(found.removed.length ? { removed: found.removed } : {}) };
+    for (const file of found.files) ran.add(file);
+    counts.push(...found.counts);
+  }
+  const neverRan = input.testFiles.filter((file) => !ran.has(file));
+  if (neverRan.length > 0) {
+    return {
+      ok: false,
+      reason: neverRan
+        .map((file) => `planted test ${file} never ran: put it where the runner collects tests (its name and directory), or declare it in the packet's support_files if it is not a test`)
+        .join("; "),
+    };
+  }
+  if (!hasFailingPlantedCase(counts)) {
+    const done = allScopeAtTip(input.allowedPaths, (path) => existsSync(join(input.worktree, path)));
+    const landed = done ? `; every file it may change (${done.join(", ")}) is already at the tip: the work may have landed already (by hand, or through another packet); if so, remove the packet` : "";
+    return { ok: false, reason: `planted tests cannot tell right from wrong: ${describeNoFailingCase(counts)}${landed}` };
+  }
+  return { ok: true, cases, counts };
+}
