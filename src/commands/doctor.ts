@@ -1,12 +1,13 @@
 import { sweepLeftovers } from "../loop/leftovers.js";
 import { rmSync } from "node:fs";
 import { join, relative } from "node:path";
-import { canaryLine, type ProofLine } from "../doctor/probes.js";
+import { canaryLine, mutantCanaryLine, type ProofLine } from "../doctor/probes.js";
 import { paint, type Output } from "../log/output.js";
 import { Interrupted, RUNS_DIR } from "../loop/context.js";
 import { proveGuards, type ProofContext } from "../guards/guard-proof.js";
-import { reviewerCanary } from "../guards/reviewer-canary.js";
+import { mutantCanary, reviewerCanary, type CanaryResult } from "../guards/reviewer-canary.js";
 import type { AgentAdapter } from "../agents/types.js";
+import { adapterFor } from "../agents/index.js";
 import { openPackets } from "./status.js";
 import { preflight } from "../loop/preflight-checks.js";
 import { formatProblem } from "../util/problem.js";
@@ -101,12 +102,53 @@ function printed(output: Output, lines: ProofLine[]): ProofLine[] {
 async function canary(ctx: ProofContext, workspace: Workspace, adapters: ReadonlyMap<string, AgentAdapter>, runDir: string, output: Output): Promise<ProofLine[]> {
   const packets = await openPackets(workspace);
   const packet = packets[0];
-  if (!packet) return [{ what: "reviewer canary", unproven: "no packet in the queue is still to be merged, so there is no unimplemented work to show a reviewer" }];
-  const tiers = [...new Set(packets.map((candidate) => candidate.reviewer))];
+  // The reviewer tiers of the open packets, else of every packet (the mutant canary needs only a landed one).
+  const tiers = [...new Set((packets.length ? packets : workspace.queue.packets).map((candidate) => candidate.reviewer))];
+  const mutant = (): Promise<ProofLine[]> => onMutant(ctx, workspace, { tiers, adapters: withAdapters(ctx, tiers, adapters), runDir, output });
+  if (!packet) return [{ what: "reviewer canary", unproven: "no packet in the queue is still to be merged, so there is no unimplemented work to show a reviewer" }, ...(await mutant())];
   output.out(`\nReviewer canary: ${tiers.length} reviewer tier(s) review ${packet.id} with its planted files and nothing implemented (one paid review call per tier):`);
   const results = await reviewerCanary(ctx, { tip: workspace.tip, packet, tiers, adapters, runDir });
-  // Paid calls that belong to no packet: recorded, so status counts them in what was spent.
-  const spent = results.flatMap((result) => (result.spend ? [{ kind: "spent" as const, for: `doctor's reviewer canary (tier ${result.tier})`, ...result.spend }] : []));
+  await recordCanarySpend(workspace, results, "doctor's reviewer canary");
+  return [...results.map(canaryLine), ...(await mutant())];
+}
+
+/** `adapters` with one for every agent of `tiers` that the preflight did not need. */
+function withAdapters(ctx: ProofContext, tiers: readonly string[], adapters: ReadonlyMap<string, AgentAdapter>): Map<string, AgentAdapter> {
+  const all = new Map(adapters);
+  for (const name of tiers) {
+    const agent = ctx.config.agents[ctx.config.tiers.find((tier) => tier.name === name)?.agent ?? ""];
+    const lookup = agent && !all.has(agent.name) ? adapterFor(agent) : undefined;
+    if (agent && lookup?.ok) all.set(agent.name, lookup.adapter);
+  }
+  return all;
+}
+
+/** The mutant canary on the newest landed packet whose planted tests killed a mutant of its code (the mutation check's record). */
+async function onMutant(
+  ctx: ProofContext,
+  workspace: Workspace,
+  input: { tiers: readonly string[]; adapters: ReadonlyMap<string, AgentAdapter>; runDir: string; output: Output },
+): Promise<ProofLine[]> {
+  const { state } = await workspace.ledger.history();
+  const found = workspace.queue.packets
+    .flatMap((packet) => {
+      const record = state.packets.get(packet.id);
+      const landed = record?.status.state === "merged" ? record.status.commit : undefined;
+      const measured = record?.events.findLast((event) => event.kind === "mutants-measured" && event.commit === landed);
+      return measured?.kind === "mutants-measured" && measured.killedExample ? [{ packet, at: measured.ts, commit: measured.commit, mutant: measured.killedExample }] : [];
+    })
+    .sort((a, b) => b.at.localeCompare(a.at))[0];
+  if (!found) return [{ what: "reviewer mutant canary", unproven: "no landed packet has a mutant its planted tests killed (the mutation check after a landing records one; [planning] mutants)" }];
+  const mutant = `${found.mutant.file}:${found.mutant.line} ${found.mutant.description}`;
+  input.output.out(`\nReviewer mutant canary: ${input.tiers.length} reviewer tier(s) review ${found.packet.id}'s change with a mutant its tests kill (${mutant}; one paid review call per tier):`);
+  const results = await mutantCanary(ctx, { packet: found.packet, commit: found.commit, mutant: found.mutant, tiers: input.tiers, adapters: input.adapters, runDir: input.runDir });
+  if (!results) return [{ what: "reviewer mutant canary", unproven: `the recorded mutant of ${found.packet.id} (${mutant}) could not be made again` }];
+  await recordCanarySpend(workspace, results, "doctor's reviewer mutant canary");
+  return results.map((result) => mutantCanaryLine(result, { packet: found.packet.id, mutant, invariants: found.packet.invariants.length }));
+}
+
+/** Paid calls that belong to no packet: recorded, so status counts them in what was spent. */
+async function recordCanarySpend(workspace: Workspace, results: readonly CanaryResult[], what: string): Promise<void> {
+  const spent = results.flatMap((result) => (result.spend ? [{ kind: "spent" as const, for: `${what} (tier ${result.tier})`, ...result.spend }] : []));
   if (spent.length > 0) await workspace.ledger.append(spent);
-  return results.map(canaryLine);
 }

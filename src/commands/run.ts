@@ -25,6 +25,7 @@ import { EXIT, type ExitCode } from "./exit-codes.js";
 import { loadWorkspace } from "./workspace.js";
 import { openPackets } from "./status.js";
 import { assessmentRefusals } from "../planning/policy.js";
+import { checkLandedMutants, newlyLanded } from "../loop/mutation-check.js";
 
 export interface RunOptions {
   cwd: string;
@@ -162,6 +163,9 @@ export async function run(options: RunOptions): Promise<ExitCode> {
       waits: new AgentWaits(),
       notifier,
     };
+    const mergedAt = async (): Promise<Map<string, string>> =>
+      new Map([...(await workspace.ledger.read()).state.packets].flatMap(([id, record]) => (record.status.state === "merged" ? [[id, record.status.commit] as const] : [])));
+    const mergedBefore = await mergedAt();
     const end = await drainQueue(ctx, {
       packets,
       once: options.once,
@@ -169,6 +173,7 @@ export async function run(options: RunOptions): Promise<ExitCode> {
       concurrency: options.concurrency ?? config.limits.concurrency,
       keepGoing: options.keepGoing === true || config.limits.onBlock === "continue",
     });
+    if (end.outcome !== "interrupted") await checkLandedMutants(ctx, { packets, landed: newlyLanded(mergedBefore, await mergedAt()) });
     await workspace.ledger.append([{ kind: "run-ended", run: owner.run, outcome: end.outcome, ...(end.reason ? { reason: end.reason } : {}) }]);
     progress.emit({ kind: "run-end", outcome: end.outcome, ...(end.reason ? { reason: end.reason } : {}), costUsd: budget.spentUsd, elapsedMs: Date.now() - started });
     let brief: string | undefined;

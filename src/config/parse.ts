@@ -260,8 +260,9 @@ function readPlanning(root: Fields, tiers: readonly Tier[]): Planning {
     );
   }
   const maxCostUsd = fields.number("max_cost_usd", { min: 0 });
+  const mutants = fields.number("mutants", { min: 0, max: 500, integer: true }) ?? DEFAULT_PLANNING.mutants;
   fields.rejectUnknown();
-  return { tier, requireAssessment: requireAssessment ?? DEFAULT_PLANNING.requireAssessment, maxCostUsd };
+  return { tier, requireAssessment: requireAssessment ?? DEFAULT_PLANNING.requireAssessment, maxCostUsd, mutants };
 }
 
 function onBlock(fields: Fields): Limits["onBlock"] {

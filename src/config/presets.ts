@@ -151,6 +151,10 @@ concurrency = 1
 [merge]
 message = "feat: {goal} [{id}]"
 
+[planning]
+# require_assessment = "all"   # run refuses packets without a ready ruling from \`factory assess\`
+mutants = 20                   # after a landing: mutants of its changed lines against its planted tests (0: off)
+
 [notify]
 command = ""                   # run on awaiting_human / blocked / run end, JSON summary on stdin
 `;

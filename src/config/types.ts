@@ -38,9 +38,11 @@ export interface Planning {
   requireAssessment: AssessmentPolicy;
   /** The most one planning command may spend on its agent calls; undefined: no limit of its own. */
   maxCostUsd: number | undefined;
+  /** How many mutants of a landed packet's changed lines its planted and hidden tests are run against (0: none). */
+  mutants: number;
 }
 
-export const DEFAULT_PLANNING: Planning = { tier: undefined, requireAssessment: "none", maxCostUsd: undefined };
+export const DEFAULT_PLANNING: Planning = { tier: undefined, requireAssessment: "none", maxCostUsd: undefined, mutants: 20 };
 
 export const DEFAULT_RETENTION = { runsMs: 14 * 86_400_000 };
 

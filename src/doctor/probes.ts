@@ -111,10 +111,24 @@ export function provenBy(what: string, fired: GateReport | undefined, quiet: Gat
 
 /** Pure: a reviewer tier's canary as a proof line: armed when it ruled nothing held on a tree that implements nothing. */
 export function canaryLine(result: CanaryResult): ProofLine {
-  const spend = result.spend;
-  const cost = spend?.costUsd !== undefined ? `$${spend.costUsd.toFixed(4)}` : spend?.estimatedUsd !== undefined ? `cost unknown, counted as $${spend.estimatedUsd.toFixed(2)}` : "no call made";
-  const what = `reviewer tier "${result.tier}": rules nothing held on unimplemented work (${cost})`;
+  const what = `reviewer tier "${result.tier}": rules nothing held on unimplemented work (${canaryCost(result)})`;
   if (result.problem) return { what, notArmed: result.problem };
   if (result.held.length > 0) return { what, notArmed: `rubber-stamping: it ruled ${result.held.join(", ")} held, though nothing implements ${result.held.length === 1 ? "it" : "them"}` };
   return { what: `${what}: violated ${result.violated}, unverifiable ${result.unverifiable}` };
+}
+
+/**
+ * Pure: the line of the mutant canary (guards/reviewer-canary.ts): a tier that rules every invariant held on a
+ * change its planted tests show broken is rubber-stamping; one that rules any invariant otherwise looked.
+ */
+export function mutantCanaryLine(result: CanaryResult, input: { packet: string; mutant: string; invariants: number }): ProofLine {
+  const what = `reviewer tier "${result.tier}": does not hold every invariant of ${input.packet} with a mutant its tests kill (${input.mutant}; ${canaryCost(result)})`;
+  if (result.problem) return { what, notArmed: result.problem };
+  if (result.held.length === input.invariants) return { what, notArmed: `rubber-stamping: it ruled every invariant held (${result.held.join(", ")}) on a change its own planted tests show broken` };
+  return { what: `${what}: held ${result.held.length}, violated ${result.violated}, unverifiable ${result.unverifiable}` };
+}
+
+function canaryCost(result: CanaryResult): string {
+  const spend = result.spend;
+  return spend?.costUsd !== undefined ? `$${spend.costUsd.toFixed(4)}` : spend?.estimatedUsd !== undefined ? `cost unknown, counted as $${spend.estimatedUsd.toFixed(2)}` : "no call made";
 }

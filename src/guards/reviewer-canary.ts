@@ -1,10 +1,11 @@
 import { chargedSpend } from "../loop/agent-call.js";
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseJsonFile } from "../agents/result.js";
 import type { AgentAdapter } from "../agents/types.js";
 import { diffText } from "../git/diff.js";
-import { createWorktree, removeWorktree } from "../git/worktree.js";
+import { commitPaths, createWorktree, removeWorktree } from "../git/worktree.js";
+import { mutantsOf } from "../planning/mutants.js";
 import type { Packet } from "../packet/types.js";
 import { reviewerPrompt } from "../agents/prompt.js";
 import { validateReview } from "../review/contract.js";
@@ -43,61 +44,99 @@ export async function reviewerCanary(
   try {
     const planted = await plant(ctx, worktree, packet, input.tip);
     const diff = await diffText(worktree, input.tip, planted.commit);
-    const prompt = reviewerPrompt({ packet, diff, gates: [], outputPath: REVIEW_OUTPUT });
-    const results: CanaryResult[] = [];
-    for (const name of input.tiers) {
-      checkInterrupted(ctx.signal);
-      const tier = ctx.config.tiers.find((candidate) => candidate.name === name);
-      const adapter = tier ? input.adapters.get(tier.agent) : undefined;
-      if (!tier || !adapter) {
-        results.push({ tier: name, held: [], violated: 0, unverifiable: 0, problem: `tier "${name}" has no agent with an adapter` });
-        continue;
-      }
-      const runDir = join(input.runDir, `canary-${name}`);
-      mkdirSync(runDir, { recursive: true });
-      const outputPath = join(worktree, REVIEW_OUTPUT);
-      const outcome = await adapter.run({
-        role: "reviewer",
-        packet: packet.id,
-        attempt: 1,
-        model: tier.model,
-        prompt,
-        worktree,
-        runDir,
-        outputPath,
-        outputRelative: REVIEW_OUTPUT,
-        round: 0,
-        repeat: 0,
-        allowedCommands: [],
-        timeoutMs: ctx.config.limits.agentTimeoutMs,
-        idleTimeoutMs: ctx.config.limits.agentIdleTimeoutMs,
-        signal: ctx.signal,
-        ...agentSandboxed(ctx, worktree, join(runDir, "home")),
-      });
-      checkInterrupted(ctx.signal);
-      const spend = chargedSpend(outcome, tier);
-      const cost = spend ? { spend } : {};
-      if (outcome.status !== "ok") {
-        results.push({ tier: name, held: [], violated: 0, unverifiable: 0, ...cost, problem: `the review call ended ${outcome.status}${outcome.detail ? `: ${outcome.detail}` : ""}` });
-        continue;
-      }
-      const json = existsSync(outputPath) ? parseJsonFile(readFileSync(outputPath, "utf8")) : undefined;
-      const check = validateReview(json, packet.id, packet.invariants);
-      if (!check.ok) {
-        results.push({ tier: name, held: [], violated: 0, unverifiable: 0, ...cost, problem: `its review is unusable: ${check.errors.join("; ")}` });
-        continue;
-      }
-      const rulings = check.review.invariants;
-      results.push({
-        tier: name,
-        ...cost,
-        held: rulings.filter((ruling) => ruling.status === "held").map((ruling) => ruling.id),
-        violated: rulings.filter((ruling) => ruling.status === "violated").length,
-        unverifiable: rulings.filter((ruling) => ruling.status === "unverifiable").length,
-      });
-    }
-    return results;
+    return await reviewEach(ctx, { ...input, worktree, prompt: reviewerPrompt({ packet, diff, gates: [], outputPath: REVIEW_OUTPUT }), name: "canary" });
   } finally {
     await removeWorktree(ctx.root, worktree);
   }
+}
+
+/**
+ * `factory doctor --reviewer`, on a landed packet whose planted tests
+ * killed a mutant of its code (planning/mutants.ts): each reviewer tier
+ * reviews the packet's change with that mutant in it. The tests show the
+ * change broken; a tier that still rules every invariant `held` is
+ * rubber-stamping. Undefined when the mutant cannot be made again (the
+ * mutator changed since it was recorded).
+ */
+export async function mutantCanary(
+  ctx: Pick<RunContext, "root" | "config" | "signal">,
+  input: { packet: Packet; commit: string; mutant: { file: string; line: number; description: string }; tiers: readonly string[]; adapters: ReadonlyMap<string, AgentAdapter>; runDir: string },
+): Promise<CanaryResult[] | undefined> {
+  const { packet } = input;
+  const worktree = join(worktreesDir(ctx.root), `.canary-${process.pid}`);
+  await createWorktree(ctx.root, { path: worktree, start: input.commit });
+  try {
+    const made = (await mutantsOf(worktree, input.commit, packet)).find(
+      (mutant) => mutant.file === input.mutant.file && mutant.line === input.mutant.line && mutant.description === input.mutant.description,
+    );
+    if (!made) return undefined;
+    writeFileSync(join(worktree, made.file), made.source);
+    const broken = await commitPaths(worktree, [made.file], `factory doctor: a mutant of ${packet.id} its tests kill`);
+    const diff = await diffText(worktree, `${input.commit}^`, broken);
+    return await reviewEach(ctx, { ...input, worktree, prompt: reviewerPrompt({ packet, diff, gates: [], outputPath: REVIEW_OUTPUT }), name: "mutant-canary" });
+  } finally {
+    await removeWorktree(ctx.root, worktree);
+  }
+}
+
+/** One review call per tier of `prompt` in `worktree`, with the same sandbox as in a run; what each ruled and spent. */
+async function reviewEach(
+  ctx: Pick<RunContext, "root" | "config" | "signal">,
+  input: { packet: Packet; worktree: string; prompt: string; name: string; tiers: readonly string[]; adapters: ReadonlyMap<string, AgentAdapter>; runDir: string },
+): Promise<CanaryResult[]> {
+  const { packet, worktree, prompt } = input;
+  const results: CanaryResult[] = [];
+  for (const name of input.tiers) {
+    checkInterrupted(ctx.signal);
+    const tier = ctx.config.tiers.find((candidate) => candidate.name === name);
+    const adapter = tier ? input.adapters.get(tier.agent) : undefined;
+    if (!tier || !adapter) {
+      results.push({ tier: name, held: [], violated: 0, unverifiable: 0, problem: `tier "${name}" has no agent with an adapter` });
+      continue;
+    }
+    const runDir = join(input.runDir, `${input.name}-${name}`);
+    mkdirSync(runDir, { recursive: true });
+    const outputPath = join(worktree, REVIEW_OUTPUT);
+    rmSync(outputPath, { force: true });
+    const outcome = await adapter.run({
+      role: "reviewer",
+      packet: packet.id,
+      attempt: 1,
+      model: tier.model,
+      prompt,
+      worktree,
+      runDir,
+      outputPath,
+      outputRelative: REVIEW_OUTPUT,
+      round: 0,
+      repeat: 0,
+      allowedCommands: [],
+      timeoutMs: ctx.config.limits.agentTimeoutMs,
+      idleTimeoutMs: ctx.config.limits.agentIdleTimeoutMs,
+      signal: ctx.signal,
+      ...agentSandboxed(ctx, worktree, join(runDir, "home")),
+    });
+    checkInterrupted(ctx.signal);
+    const spend = chargedSpend(outcome, tier);
+    const cost = spend ? { spend } : {};
+    if (outcome.status !== "ok") {
+      results.push({ tier: name, held: [], violated: 0, unverifiable: 0, ...cost, problem: `the review call ended ${outcome.status}${outcome.detail ? `: ${outcome.detail}` : ""}` });
+      continue;
+    }
+    const json = existsSync(outputPath) ? parseJsonFile(readFileSync(outputPath, "utf8")) : undefined;
+    const check = validateReview(json, packet.id, packet.invariants);
+    if (!check.ok) {
+      results.push({ tier: name, held: [], violated: 0, unverifiable: 0, ...cost, problem: `its review is unusable: ${check.errors.join("; ")}` });
+      continue;
+    }
+    const rulings = check.review.invariants;
+    results.push({
+      tier: name,
+      ...cost,
+      held: rulings.filter((ruling) => ruling.status === "held").map((ruling) => ruling.id),
+      violated: rulings.filter((ruling) => ruling.status === "violated").length,
+      unverifiable: rulings.filter((ruling) => ruling.status === "unverifiable").length,
+    });
+  }
+  return results;
 }

@@ -25,6 +25,18 @@ export type EventBody =
    * `factory assess`: an assessor's ruling on one version of a packet (`sha256`, as in packet-registered),
    * its evidence checked by the factory; a changed packet needs a new one. Its calls are `spent` events.
    */
+  /** After a landing: how many mutants of the packet's changed lines its planted and hidden tests killed (planning/mutants.ts). */
+  | {
+      kind: "mutants-measured";
+      packet: string;
+      commit: string;
+      made: number;
+      killed: number;
+      budget: number;
+      reason?: string;
+      survivors?: { file: string; line: number; description: string }[];
+      killedExample?: { file: string; line: number; description: string };
+    }
   | { kind: "assessed"; packet: string; sha256: string; ruling: "ready" | "recut" | "reject"; tier: string; findings: { claim: string; quote?: string; where?: string }[] }
   /** The first event of a ledger `factory ledger repair` started from what git proves; `from` is the old file, kept beside it. */
   | { kind: "ledger-restarted"; from: string; by: string; brokenAt?: number }
@@ -132,6 +144,7 @@ export const EVENT_KINDS: readonly EventKind[] = [
   "batch-gated",
   "packet-registered",
   "assessed",
+  "mutants-measured",
   "claimed",
   "attempt-interrupted",
   "baseline-measured",

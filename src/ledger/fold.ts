@@ -57,6 +57,8 @@ export interface PacketRecord {
   outsideSeen?: { attempt: number; changes: string[] };
   /** The newest `factory assess` ruling, on the version it names (current only while `sha256` is the packet's). */
   assessment?: { sha256: string; ruling: string; tier: string; at: string; findings: number };
+  /** The newest mutation check of a landed version: mutants made of its changed lines, and how many its tests killed. */
+  mutants?: { commit: string; made: number; killed: number; reason?: string };
 }
 
 /** A packet's record with every event the ledger holds for it, in order (a full read; see Ledger.history). */
@@ -149,6 +151,9 @@ export function foldInto(state: LedgerState, events: readonly LedgerEvent[], his
         if (run) run.costUsd += cost;
         break;
       }
+      case "mutants-measured":
+        record(event.packet).mutants = { commit: event.commit, made: event.made, killed: event.killed, ...(event.reason ? { reason: event.reason } : {}) };
+        break;
       case "assessed":
         record(event.packet).assessment = { sha256: event.sha256, ruling: event.ruling, tier: event.tier, at: event.ts, findings: event.findings.length };
         break;

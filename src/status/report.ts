@@ -3,6 +3,7 @@ import type { LedgerEvent } from "../ledger/events.js";
 import type { LedgerState, PacketHistory } from "../ledger/fold.js";
 import type { Board } from "./board.js";
 import { spendByRole, type RoleSpend } from "./spend.js";
+import { mutantsFlag } from "../loop/mutation-check.js";
 
 /** What the report shows of a held packet that only git and the run directory know. */
 export interface HeldDetail {
@@ -19,7 +20,7 @@ export interface Report {
   until: string;
   /** The run the report is about, when it is about one. */
   run?: { id: string; outcome?: string; reason?: string };
-  merged: { id: string; goal: string; commit: string; attempts: number; costUsd: number; wallMs: number; tests?: string }[];
+  merged: { id: string; goal: string; commit: string; attempts: number; costUsd: number; wallMs: number; tests?: string; mutants?: { made: number; killed: number; reason?: string; flag?: string } }[];
   held: {
     id: string;
     goal: string;
@@ -101,7 +102,12 @@ export function buildReport(input: ReportInput): Report {
     const status = record?.status;
     if (status?.state === "merged") {
       const tests = testCounts(events);
-      report.merged.push({ id: row.id, goal, commit: status.commit, attempts: record?.attemptsUsed ?? 0, costUsd, wallMs, ...(tests ? { tests } : {}) });
+      const measured = events.findLast((event) => event.kind === "mutants-measured" && event.commit === status.commit);
+      const mutants =
+        measured?.kind === "mutants-measured"
+          ? { made: measured.made, killed: measured.killed, ...(measured.reason ? { reason: measured.reason } : {}), ...(mutantsFlag(measured) ? { flag: mutantsFlag(measured) } : {}) }
+          : undefined;
+      report.merged.push({ id: row.id, goal, commit: status.commit, attempts: record?.attemptsUsed ?? 0, costUsd, wallMs, ...(tests ? { tests } : {}), ...(mutants ? { mutants } : {}) });
     } else if (status?.state === "awaiting_human") {
       const reviewed = [...events].reverse().find((event) => event.kind === "review-recorded" && event.attempt === status.attempt);
       report.held.push({
@@ -218,8 +224,12 @@ export function reportText(report: Report): string[] {
     `Morning brief: ${report.since} to ${report.until}${report.run ? ` (run ${report.run.id}${report.run.outcome ? `, ${report.run.outcome}` : ""}${report.run.reason ? `: ${report.run.reason}` : ""})` : ""}`,
   ];
   lines.push("", `Merged (${report.merged.length})`);
-  for (const row of report.merged)
-    lines.push(`  ${row.id}  ${row.commit.slice(0, 10)}  ${row.attempts} attempt(s)  $${row.costUsd.toFixed(2)}  ${minutes(row.wallMs)}  ${row.goal}${row.tests ? `  [tests ${row.tests}]` : ""}`);
+  for (const row of report.merged) {
+    lines.push(
+      `  ${row.id}  ${row.commit.slice(0, 10)}  ${row.attempts} attempt(s)  $${row.costUsd.toFixed(2)}  ${minutes(row.wallMs)}  ${row.goal}${row.tests ? `  [tests ${row.tests}]` : ""}${row.mutants && !row.mutants.reason ? `  [mutants killed ${row.mutants.killed}/${row.mutants.made}]` : ""}`,
+    );
+    if (row.mutants?.flag) lines.push(`    ${row.mutants.flag}: its planted tests killed none of ${row.mutants.made} mutants of its changed lines`);
+  }
   lines.push("", `Held for you (${report.held.length})`);
   for (const row of report.held) {
     lines.push(`  ${row.id}  attempt ${row.attempt}  $${row.costUsd.toFixed(2)}  ${minutes(row.wallMs)}  ${row.goal}`);
@@ -265,10 +275,10 @@ export function reportText(report: Report): string[] {
 export function reportHtml(report: Report): string {
   const e = escapeHtml;
   const section = (title: string, count: number, body: string): string => `<section><h2>${e(title)} (${count})</h2>${count ? body : "<p class=none>none</p>"}</section>`;
-  const merged = `<table><tr><th>packet</th><th>commit</th><th>attempts</th><th>cost</th><th>wall time</th><th>goal</th><th>tests</th></tr>${report.merged
+  const merged = `<table><tr><th>packet</th><th>commit</th><th>attempts</th><th>cost</th><th>wall time</th><th>goal</th><th>tests</th><th>mutants killed</th></tr>${report.merged
     .map(
       (row) =>
-        `<tr><td>${e(row.id)}</td><td><code>${e(row.commit.slice(0, 10))}</code></td><td>${row.attempts}</td><td>$${row.costUsd.toFixed(2)}</td><td>${e(minutes(row.wallMs))}</td><td>${e(row.goal)}</td><td>${e(row.tests ?? "")}</td></tr>`,
+        `<tr><td>${e(row.id)}</td><td><code>${e(row.commit.slice(0, 10))}</code></td><td>${row.attempts}</td><td>$${row.costUsd.toFixed(2)}</td><td>${e(minutes(row.wallMs))}</td><td>${e(row.goal)}</td><td>${e(row.tests ?? "")}</td><td${row.mutants?.flag ? ' class="violated"' : ""}>${row.mutants && !row.mutants.reason ? `${row.mutants.killed}/${row.mutants.made}${row.mutants.flag ? ` — ${e(row.mutants.flag)}` : ""}` : ""}</td></tr>`,
     )
     .join("")}</table>`;
   const held = report.held

@@ -1,6 +1,7 @@
 import type { LedgerEvent } from "../ledger/events.js";
 import type { PacketHistory, PacketRecord } from "../ledger/fold.js";
 import { describeSpend, spendByRole } from "./spend.js";
+import { mutantsFlag } from "../loop/mutation-check.js";
 
 /** What `factory show ID` reads besides the ledger: the tail of a gate's log in an attempt's run directory. */
 export type GateTail = (attempt: number, gate: string) => string | undefined;
@@ -25,7 +26,8 @@ export function showPacket(input: { id: string; goal?: string; sha256?: string; 
   const attempts = new Map<number, LedgerEvent[]>();
   for (const event of record.events) {
     // An assessment is about no attempt: its calls are attempt 0, shown first.
-    const attempt = event.kind === "assessed" ? 0 : "attempt" in event && typeof event.attempt === "number" ? event.attempt : undefined;
+    // A mutation check follows the landing: shown with the last attempt.
+    const attempt = event.kind === "assessed" ? 0 : event.kind === "mutants-measured" ? record.lastAttempt : "attempt" in event && typeof event.attempt === "number" ? event.attempt : undefined;
     if (attempt === undefined) continue;
     attempts.set(attempt, [...(attempts.get(attempt) ?? []), event]);
   }
@@ -80,6 +82,13 @@ function describe(event: LedgerEvent, tail: GateTail, tailLines: number): string
             .slice(0, tailLines)
             .map((row, at) => `    ${at === 0 ? ">" : " "} ${row}`),
         ),
+      ];
+    case "mutants-measured":
+      return [
+        event.reason
+          ? `  mutants: not measured — ${event.reason}`
+          : `  mutants: ${event.killed} of ${event.made} killed by its planted and hidden tests${mutantsFlag(event) ? ` — ${mutantsFlag(event)}` : ""}`,
+        ...(event.survivors ?? []).map((survivor) => `    survived: ${survivor.file}:${survivor.line} ${survivor.description}`),
       ];
     case "assessed":
       return [

@@ -70,6 +70,14 @@ export interface LoopRepoOptions {
   gates?: string;
 }
 
+/**
+ * A test config's extra lines with the mutation check off, unless they set [planning] themselves: it runs the
+ * planted tests once per mutant after every landing, and has its own tests (mutants.test.ts).
+ */
+export function withoutMutants(config: string): string {
+  return config.includes("[planning]") ? config : `${config}\n[planning]\nmutants = 0\n`;
+}
+
 /** The syntax gate and a tests gate running `tests`. */
 const gatesRunning = (tests: string): string => `
   [[surfaces.app.gates]]
@@ -128,7 +136,7 @@ agent_timeout = "60s"
 agent_idle_timeout = "${options.idleTimeout ?? "30s"}"
 gate_timeout = "60s"
 max_attempts = 2
-${options.config ?? ""}`,
+${withoutMutants(options.config ?? "")}`,
   );
   const spec = repo.commit("project and spec");
   repo.write(

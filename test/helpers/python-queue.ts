@@ -1,3 +1,4 @@
+import { withoutMutants } from "./loop-repo.js";
 import { spawnSync } from "node:child_process";
 import { rmSync, writeFileSync } from "node:fs";
 import { run } from "../../src/commands/run.js";
@@ -71,7 +72,10 @@ export function writePythonProject(repo: TestRepo, options: { config: string; te
   repo.write("tests/__init__.py", "");
   for (const [path, text] of Object.entries(options.tests ?? { "tests/test_calc.py": "from pkg.calc import add\n\n\ndef test_add():\n    assert add(2, 2) == 4\n" })) repo.write(path, text);
   repo.write(".gitignore", "__pycache__/\n");
-  repo.write(".factory/config.toml", `[surfaces.py]\ndir = "."\n  [[surfaces.py.gates]]\n  name = "pytest"\n  run = "${options.gate ?? PYTEST_GATE}"\n  tests = true\n${options.config}`);
+  repo.write(
+    ".factory/config.toml",
+    `[surfaces.py]\ndir = "."\n  [[surfaces.py.gates]]\n  name = "pytest"\n  run = "${options.gate ?? PYTEST_GATE}"\n  tests = true\n${withoutMutants(options.config)}`,
+  );
 }
 
 /** P01 ("Add double", pkg/double.py) on a Python project whose spec is at `spec`, its planted test, committed. */

@@ -123,7 +123,7 @@ describe("factory assess", () => {
 });
 
 describe("[planning] require_assessment", () => {
-  const ALL = '\n[planning]\nrequire_assessment = "all"\n';
+  const ALL = '\n[planning]\nrequire_assessment = "all"\nmutants = 0\n';
 
   it("makes run refuse an unassessed packet before anything is claimed or spent, and lint name it", async () => {
     const target = withP02({ script: { P01: { assessor: [{ ruling: "ready" }] } }, config: ALL });

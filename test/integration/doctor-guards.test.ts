@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { afterEach, describe, expect, it } from "vitest";
 import { runCli } from "../helpers/cli.js";
 import { makeRepo, type TestRepo } from "../helpers/git-repo.js";
-import { useLoopRepos } from "../helpers/loop-repo.js";
+import { DOUBLE_JS, useLoopRepos } from "../helpers/loop-repo.js";
 import { pytestAvailable } from "../helpers/python-queue.js";
 
 /**
@@ -164,10 +164,32 @@ describe("factory doctor --reviewer", () => {
     const target = setUp({ script: { P01: { reviewer: [{ invariants: "violated", evidence: "test/double.test.js:1" }] } } });
     const { code, out } = doctor(target.dir, "--no-guards", "--reviewer");
     expect(out).toContain('armed      reviewer tier "advanced": rules nothing held on unimplemented work ($0.0100): violated 1, unverifiable 0');
-    expect(out).toContain("Everything proven here is armed.");
+    // No packet has landed, so the mutant canary has nothing to show: said, never counted as armed.
+    expect(out).toContain("unproven   reviewer mutant canary\n           no landed packet has a mutant its planted tests killed");
+    expect(out).toContain("Armed where proven; 1 unproven (above)");
     expect(code).toBe(0);
     // The paid call is the night's spend, not the packet's: one "spent" event, and status counts it.
     expect(await target.events()).toEqual([expect.objectContaining({ kind: "spent", for: "doctor's reviewer canary (tier advanced)", costUsd: 0.01 })]);
     expectNothingLeft(target);
   });
+
+  it("a reviewer that holds every invariant of a landed change with a mutant its planted tests kill is rubber-stamping; one that rules it violated is armed", async () => {
+    const target = setUp({ script: { P01: { implementer: [{ write: { "src/double.js": DOUBLE_JS } }] } }, config: "\n[planning]\nmutants = 3\n" });
+    expect((await target.run()).code).toBe(0);
+    const measured = (await target.events("P01")).find((event) => event.kind === "mutants-measured");
+    expect(measured).toMatchObject({ killed: 3, killedExample: { file: "src/double.js", line: 2 } });
+
+    // The scripted reviewer holds everything unless told otherwise.
+    const stamped = doctor(target.dir, "--no-guards", "--reviewer");
+    expect(stamped.out).toContain("Reviewer mutant canary: 1 reviewer tier(s) review P01's change with a mutant its tests kill (src/double.js:2");
+    expect(stamped.out).toMatch(
+      /NOT ARMED {2}reviewer tier "advanced": does not hold every invariant of P01 with a mutant its tests kill .*\n {11}rubber-stamping: it ruled every invariant held \(doubles\) on a change its own planted tests show broken/,
+    );
+    expect(stamped.code).toBe(1);
+    expectNothingLeft(target);
+
+    target.setScript({ P01: { reviewer: [{ invariants: "violated", evidence: "src/double.js:2" }] } });
+    const armed = doctor(target.dir, "--no-guards", "--reviewer");
+    expect(armed.out).toMatch(/armed {6}reviewer tier "advanced": does not hold every invariant of P01 with a mutant its tests kill .*: held 0, violated 1/);
+  }, 200_000);
 });

@@ -1,0 +1,53 @@
+import { join } from "node:path";
+import type { Packet } from "../packet/types.js";
+import { measureMutants } from "../planning/mutants.js";
+import { checkInterrupted, Interrupted, RUNS_DIR, type RunContext } from "./context.js";
+
+/** Pure: the packets merged now that were not merged before (or merged again, a new version), with their landed commits. */
+export function newlyLanded(before: ReadonlyMap<string, string>, after: ReadonlyMap<string, string>): { id: string; commit: string }[] {
+  return [...after].filter(([id, commit]) => before.get(id) !== commit).map(([id, commit]) => ({ id, commit }));
+}
+
+/** Pure: the flag a mutation check earns, or undefined: tests that killed no mutant cannot tell the code from a broken one. */
+export function mutantsFlag(measured: { made: number; killed: number }): string | undefined {
+  return measured.made > 0 && measured.killed === 0 ? "its tests cannot tell this code from a broken one" : undefined;
+}
+
+/**
+ * At the end of a run, for every packet it landed: the mutation check
+ * (planning/mutants.ts) within `[planning] mutants`, recorded as a
+ * `mutants-measured` event. It never changes what landed; it says how much
+ * the planted tests are worth. Interrupted, it stops where it is.
+ */
+export async function checkLandedMutants(ctx: RunContext, input: { packets: readonly Packet[]; landed: readonly { id: string; commit: string }[] }): Promise<void> {
+  const budget = ctx.config.planning.mutants;
+  if (budget === 0) return;
+  for (const { id, commit } of input.landed) {
+    const packet = input.packets.find((candidate) => candidate.id === id);
+    if (!packet) continue;
+    try {
+      checkInterrupted(ctx.signal);
+      ctx.emit({ kind: "notice", packet: id, message: `mutants: running its planted and hidden tests against at most ${budget} mutants of its changed lines` });
+      const measured = await measureMutants(ctx, { packet, commit, runDir: join(ctx.root, RUNS_DIR, id, `mutants-${commit.slice(0, 10)}`), budget });
+      await ctx.ledger.append([
+        {
+          kind: "mutants-measured",
+          packet: id,
+          commit,
+          made: measured.made,
+          killed: measured.killed,
+          budget,
+          ...(measured.reason ? { reason: measured.reason } : {}),
+          ...(measured.survivors.length ? { survivors: measured.survivors } : {}),
+          ...(measured.killedExample ? { killedExample: measured.killedExample } : {}),
+        },
+      ]);
+      const flag = mutantsFlag(measured);
+      const said = measured.reason ? `not measured: ${measured.reason}` : `${measured.killed} of ${measured.made} mutants killed${flag ? `: ${flag}` : ""}`;
+      ctx.emit({ kind: "notice", packet: id, message: `mutants: ${said}` });
+    } catch (error) {
+      if (error instanceof Interrupted) return;
+      throw error;
+    }
+  }
+}

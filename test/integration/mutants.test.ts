@@ -1,0 +1,62 @@
+import { readFileSync } from "node:fs";
+import { afterEach, describe, expect, it } from "vitest";
+import { DOUBLE_JS, useLoopRepos } from "../helpers/loop-repo.js";
+import { makeRepo } from "../helpers/git-repo.js";
+import { pytestAvailable, queueDoublePacket, usePythonQueue, writePythonProject } from "../helpers/python-queue.js";
+
+const setUp = useLoopRepos(afterEach);
+
+/** A planted test that asserts only that the function exists: it passes for any body. */
+const WEAK_TEST = `import assert from "node:assert/strict";\nimport test from "node:test";\nimport { double } from "../src/double.js";\n\ntest("double exists", () => {\n  assert.equal(typeof double, "function");\n});\n`;
+
+const implement = { P01: { implementer: [{ write: { "src/double.js": DOUBLE_JS } }] } };
+
+describe("mutants of a landed packet", () => {
+  it("are killed by strong planted tests: every mutant of `return n * 2;` fails them", async () => {
+    const target = setUp({ script: implement, config: "\n[planning]\nmutants = 20\n" });
+    const ran = await target.run();
+    expect(ran.code).toBe(0);
+    expect(ran.out).toContain("P01: mutants: 3 of 3 mutants killed");
+    const measured = (await target.events("P01")).find((event) => event.kind === "mutants-measured");
+    expect(measured).toMatchObject({ made: 3, killed: 3, budget: 20, killedExample: { file: "src/double.js", line: 2 } });
+    expect((await target.record("P01"))?.mutants).toMatchObject({ made: 3, killed: 3 });
+  });
+
+  it("survive a planted test that only asserts the function exists: the packet lands and is flagged, in the brief too", async () => {
+    const target = setUp({ script: implement, planted: WEAK_TEST, config: "\n[planning]\nmutants = 20\n" });
+    const ran = await target.run();
+    expect(ran.code).toBe(0); // it landed: the check judges the tests, not the work
+    expect(ran.out).toContain("P01: mutants: 0 of 3 mutants killed: its tests cannot tell this code from a broken one");
+    const measured = (await target.events("P01")).find((event) => event.kind === "mutants-measured");
+    expect(measured).toMatchObject({ made: 3, killed: 0, survivors: [expect.objectContaining({ file: "src/double.js", line: 2, description: '"*" -> "/"' }), expect.anything(), expect.anything()] });
+    const brief = /morning brief: factory report \(also (.+)\)/.exec(ran.out)?.[1];
+    const text = readFileSync(`${target.dir}/${brief?.replace(/\.html$/, ".txt")}`, "utf8");
+    expect(text).toContain("its tests cannot tell this code from a broken one: its planted tests killed none of 3 mutants of its changed lines");
+  });
+
+  it("stay within [planning] mutants, and are not made at all with mutants = 0", async () => {
+    const budgeted = setUp({ script: implement, config: "\n[planning]\nmutants = 2\n" });
+    await budgeted.run();
+    expect((await budgeted.events("P01")).find((event) => event.kind === "mutants-measured")).toMatchObject({ made: 2, killed: 2, budget: 2 });
+    const off = setUp({ script: implement, config: "\n[planning]\nmutants = 0\n" });
+    const ran = await off.run();
+    expect(ran.out).toContain("P01#1 → merged");
+    expect((await off.events("P01")).filter((event) => event.kind === "mutants-measured")).toEqual([]);
+  });
+});
+
+describe.skipIf(!pytestAvailable("the Python mutants test"))("mutants of a landed Python packet", () => {
+  const queue = usePythonQueue(afterEach);
+
+  it("are made by the AST mutator and killed by its planted pytest test", async () => {
+    const target = queue.track(makeRepo({ initialCommit: false }));
+    writePythonProject(target, { config: `${queue.agentConfig}\n[planning]\nmutants = 20\n` });
+    const spec = target.commit("project");
+    queueDoublePacket(target, spec);
+    const ran = await queue.run(target, { P01: { implementer: [{ write: { "pkg/double.py": "def double(n):\n    return n * 2\n" } }] } });
+    expect(ran.code).toBe(0);
+    const measured = ran.events.find((event) => event.kind === "mutants-measured");
+    // `return n * 2`: its value dropped, the statement dropped, * → //, 2 → 3: each fails double(21) == 42.
+    expect(measured).toMatchObject({ made: 4, killed: 4 });
+  });
+});
