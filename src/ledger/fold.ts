@@ -80,6 +80,8 @@ export interface LedgerState<R extends PacketRecord = PacketRecord> {
   /** By run id, in the order they started. */
   runs: Map<string, RunRecord>;
   costUsd: number;
+  /** Paid calls that belong to no packet (model probes, canaries, the planner), in order: only in a full read (`history`). */
+  spent?: { ts: string; for: string; usd: number }[];
 }
 
 /** A packet the ledger has no event for: queued, nothing spent. */
@@ -147,6 +149,7 @@ export function foldInto(state: LedgerState, events: readonly LedgerEvent[], his
         const cost = event.costUsd ?? event.estimatedUsd ?? 0;
         state.costUsd += cost;
         if (event.packet !== undefined) record(event.packet).costUsd += cost;
+        else if (history) (state.spent ??= []).push({ ts: event.ts, for: event.for, usd: cost });
         const run = event.run ? runs.get(event.run) : undefined;
         if (run) run.costUsd += cost;
         break;

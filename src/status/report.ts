@@ -49,6 +49,8 @@ export interface Report {
   /** The newest `factory assess` ruling made in the window, per packet; `current`: on the packet's version at the tip. */
   assessed: { id: string; goal: string; ruling: string; tier: string; current: boolean; findings: { claim: string; quote?: string; where?: string }[] }[];
   spend: RoleSpend[];
+  /** Paid calls of no packet in the window (the preflight's probes, `factory cut`'s planner, doctor's canaries), by what they were for. */
+  otherSpend: { for: string; usd: number }[];
   totalUsd: number;
   capUsd?: number;
 }
@@ -77,6 +79,7 @@ export function buildReport(input: ReportInput): Report {
     notAttempted: [],
     assessed: [],
     spend: [],
+    otherSpend: [],
     totalUsd: 0,
     ...(input.capUsd !== undefined ? { capUsd: input.capUsd } : {}),
   };
@@ -145,7 +148,12 @@ export function buildReport(input: ReportInput): Report {
         report.notAttempted.push({ id: row.id, goal: row.goal, why: notAttemptedWhy("queued", null, input.board.packets.find((candidate) => candidate.id === row.id)?.requires ?? [], input.board) });
   }
   report.spend = spendByRole(windowEvents);
-  report.totalUsd = report.spend.reduce((sum, spend) => sum + spend.usd, 0);
+  const other = new Map<string, number>();
+  for (const spent of input.ledger.spent ?? []) {
+    if (spent.ts >= input.since && spent.ts <= input.until) other.set(spent.for, (other.get(spent.for) ?? 0) + spent.usd);
+  }
+  report.otherSpend = [...other].map(([what, usd]) => ({ for: what, usd }));
+  report.totalUsd = [...report.spend, ...report.otherSpend].reduce((sum, spend) => sum + spend.usd, 0);
   return report;
 }
 
@@ -266,7 +274,7 @@ export function reportText(report: Report): string[] {
   }
   lines.push(
     "",
-    `Spend: $${report.totalUsd.toFixed(2)}${report.capUsd !== undefined ? ` of a $${report.capUsd.toFixed(2)} cap` : ""}${report.spend.length ? ` — ${report.spend.map((spend) => `${spend.role} $${spend.usd.toFixed(2)}`).join(", ")}` : ""}`,
+    `Spend: $${report.totalUsd.toFixed(2)}${report.capUsd !== undefined ? ` of a $${report.capUsd.toFixed(2)} cap` : ""}${report.spend.length ? ` — ${report.spend.map((spend) => `${spend.role} $${spend.usd.toFixed(2)}`).join(", ")}` : ""}${report.otherSpend.length ? `; besides the packets: ${report.otherSpend.map((spend) => `${spend.for} $${spend.usd.toFixed(2)}`).join(", ")}` : ""}`,
   );
   return lines;
 }
@@ -315,7 +323,7 @@ ${e(row.next)}</pre>${row.waiting.length ? `<p>Waiting behind it: ${row.waiting.
         `<li><b>${e(row.id)}</b> <span class="${row.ruling === "ready" ? "held" : "violated"}">${e(row.ruling)}</span> (tier ${e(row.tier)})${row.current ? "" : " — on an older version of the packet"} ${e(row.goal)}${row.findings.length ? `<ul>${row.findings.map((f) => `<li>${e(f.claim)}${f.where ? ` <code>${e(f.where)}</code>` : ""}${f.quote ? ` — spec: “${e(f.quote)}”` : ""}</li>`).join("")}</ul>` : ""}</li>`,
     )
     .join("")}</ul>`;
-  const spend = `<p>$${report.totalUsd.toFixed(2)}${report.capUsd !== undefined ? ` of a $${report.capUsd.toFixed(2)} cap` : ""}</p><ul>${report.spend.map((s) => `<li>${e(s.role)}: $${s.usd.toFixed(2)} (${s.calls} calls)</li>`).join("")}</ul>`;
+  const spend = `<p>$${report.totalUsd.toFixed(2)}${report.capUsd !== undefined ? ` of a $${report.capUsd.toFixed(2)} cap` : ""}</p><ul>${report.spend.map((s) => `<li>${e(s.role)}: $${s.usd.toFixed(2)} (${s.calls} calls)</li>`).join("")}${report.otherSpend.map((s) => `<li>${e(s.for)}: $${s.usd.toFixed(2)}</li>`).join("")}</ul>`;
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">
 <title>factory: morning brief</title>

@@ -2,6 +2,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { cut } from "../../src/commands/cut.js";
+import { report } from "../../src/commands/report.js";
 import { bufferOutput } from "../../src/log/output.js";
 import { DOUBLE_TEST_FOR, type LoopRepo, useLoopRepos } from "../helpers/loop-repo.js";
 
@@ -95,6 +96,10 @@ describe("factory cut", () => {
     expect(existsSync(join(refused, "packets/P05-broken.toml"))).toBe(true);
     // The planner's call is on record with its cost.
     expect((await target.events()).filter((event) => event.kind === "spent")).toEqual([expect.objectContaining({ for: expect.stringContaining("factory cut: the planner"), costUsd: 0.2 })]);
+    // The planning spend is the night's, in the brief's total.
+    const brief = bufferOutput();
+    expect(await report({ cwd: target.dir, since: "2000-01-01", output: brief })).toBe(0);
+    expect(brief.text()).toContain("Spend: $0.20; besides the packets: factory cut: the planner (tier advanced) on docs/SPEC.md $0.20");
   });
 
   it("refuses a planted file with a case that passes already, though another fails (a run would take it), and a spec_commit that is not the spec's last", async () => {
