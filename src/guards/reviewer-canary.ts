@@ -1,4 +1,4 @@
-import { chargedSpend } from "../loop/agent-call.js";
+import { callOutsideRun } from "../loop/agent-call.js";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseJsonFile } from "../agents/result.js";
@@ -12,7 +12,6 @@ import { validateReview } from "../review/contract.js";
 import { checkInterrupted, worktreesDir, type RunContext } from "../loop/context.js";
 import { plant } from "../loop/prepare.js";
 import { REVIEW_OUTPUT } from "../loop/review.js";
-import { agentSandboxed } from "./sandbox-policy.js";
 
 /** One reviewer tier's canary review: what it ruled on a packet with no implementation. */
 export interface CanaryResult {
@@ -98,26 +97,8 @@ async function reviewEach(
     mkdirSync(runDir, { recursive: true });
     const outputPath = join(worktree, REVIEW_OUTPUT);
     rmSync(outputPath, { force: true });
-    const outcome = await adapter.run({
-      role: "reviewer",
-      packet: packet.id,
-      attempt: 1,
-      model: tier.model,
-      prompt,
-      worktree,
-      runDir,
-      outputPath,
-      outputRelative: REVIEW_OUTPUT,
-      round: 0,
-      repeat: 0,
-      allowedCommands: [],
-      timeoutMs: ctx.config.limits.agentTimeoutMs,
-      idleTimeoutMs: ctx.config.limits.agentIdleTimeoutMs,
-      signal: ctx.signal,
-      ...agentSandboxed(ctx, worktree, join(runDir, "home")),
-    });
+    const { outcome, spend } = await callOutsideRun(ctx, { adapter, tier, role: "reviewer", packet: packet.id, prompt, worktree, runDir, output: REVIEW_OUTPUT, home: join(runDir, "home") });
     checkInterrupted(ctx.signal);
-    const spend = chargedSpend(outcome, tier);
     const cost = spend ? { spend } : {};
     if (outcome.status !== "ok") {
       results.push({ tier: name, held: [], violated: 0, unverifiable: 0, ...cost, problem: `the review call ended ${outcome.status}${outcome.detail ? `: ${outcome.detail}` : ""}` });

@@ -149,7 +149,11 @@ export function foldInto(state: LedgerState, events: readonly LedgerEvent[], his
         const cost = event.costUsd ?? event.estimatedUsd ?? 0;
         state.costUsd += cost;
         if (event.packet !== undefined) record(event.packet).costUsd += cost;
-        else if (history) (state.spent ??= []).push({ ts: event.ts, for: event.for, usd: cost });
+        else if (history) {
+          const spent = state.spent ?? [];
+          spent.push({ ts: event.ts, for: event.for, usd: cost });
+          state.spent = spent;
+        }
         const run = event.run ? runs.get(event.run) : undefined;
         if (run) run.costUsd += cost;
         break;

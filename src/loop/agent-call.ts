@@ -162,6 +162,37 @@ export function believableCost(outcome: AgentOutcome): AgentOutcome {
 }
 
 /**
+ * One call of an agent outside a run (doctor's canaries, `factory cut`'s
+ * planner): in the same sandbox as in a run, with no rate-limit wait and no
+ * correction round; what it is to be charged comes back with it, for a
+ * `spent` event.
+ */
+export async function callOutsideRun(
+  ctx: Pick<RunContext, "root" | "config" | "signal">,
+  input: { adapter: AgentAdapter; tier: Tier; role: Role; packet: string; prompt: string; worktree: string; runDir: string; output: string; home: string; program?: string | undefined },
+): Promise<{ outcome: AgentOutcome; spend: ReturnType<typeof chargedSpend> }> {
+  const outcome = await input.adapter.run({
+    role: input.role,
+    packet: input.packet,
+    attempt: input.role === "planner" ? 0 : 1,
+    model: input.tier.model,
+    prompt: input.prompt,
+    worktree: input.worktree,
+    runDir: input.runDir,
+    outputPath: join(input.worktree, input.output),
+    outputRelative: input.output,
+    round: 0,
+    repeat: 0,
+    allowedCommands: [],
+    timeoutMs: ctx.config.limits.agentTimeoutMs,
+    idleTimeoutMs: ctx.config.limits.agentIdleTimeoutMs,
+    signal: ctx.signal,
+    ...agentSandboxed(ctx, input.worktree, input.home, input.program),
+  });
+  return { outcome, spend: chargedSpend(outcome, input.tier) };
+}
+
+/**
  * Pure: what a call made outside a run (the reviewer canary, the planner) is charged, for a `spent` event:
  * its believable reported cost, else its tier's estimate; undefined when its program never started.
  */

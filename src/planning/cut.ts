@@ -5,10 +5,9 @@ import type { AgentAdapter } from "../agents/types.js";
 import type { Agent, Tier } from "../config/types.js";
 import { plantedTestFiles } from "../gates/test-compare.js";
 import { createWorktree, removeWorktree, resetWorktreeTo, restoreWorktree } from "../git/worktree.js";
-import { agentSandboxed } from "../guards/sandbox-policy.js";
 import { agentProgramPath } from "../agents/shell-program.js";
 import type { Ledger } from "../ledger/ledger.js";
-import { chargedSpend } from "../loop/agent-call.js";
+import { callOutsideRun } from "../loop/agent-call.js";
 import { hasBaseline, measureBaseline } from "../loop/baseline.js";
 import { checkInterrupted, surfaceOf, worktreesDir, type RunContext } from "../loop/context.js";
 import { checkPlantedTests } from "../loop/planted-check.js";
@@ -132,26 +131,18 @@ async function runPlanner(ctx: Pick<RunContext, "root" | "config" | "signal">, i
       },
       input.template,
     );
-    const program = agentProgramPath(input.agent, ctx.root);
-    const outcome = await input.adapter.run({
+    const { outcome, spend } = await callOutsideRun(ctx, {
+      adapter: input.adapter,
+      tier: input.tier,
       role: "planner",
       packet: "cut",
-      attempt: 0,
-      model: input.tier.model,
       prompt,
       worktree,
       runDir: input.runDir,
-      outputPath,
-      outputRelative: PLANNER_OUTPUT,
-      round: 0,
-      repeat: 0,
-      allowedCommands: [],
-      timeoutMs: ctx.config.limits.agentTimeoutMs,
-      idleTimeoutMs: ctx.config.limits.agentIdleTimeoutMs,
-      signal: ctx.signal,
-      ...agentSandboxed(ctx, worktree, join(input.runDir, "planner-home"), program),
+      output: PLANNER_OUTPUT,
+      home: join(input.runDir, "planner-home"),
+      program: agentProgramPath(input.agent, ctx.root),
     });
-    const spend = chargedSpend(outcome, input.tier);
     if (spend) await input.ledger.append([{ kind: "spent", for: `factory cut: the planner (tier ${input.tier.name}) on ${input.spec.path}`, ...spend }]);
     checkInterrupted(ctx.signal);
     if (outcome.status !== "ok")
