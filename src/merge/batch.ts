@@ -21,9 +21,12 @@ import type { LandInput } from "./land.js";
  * its work brought up to the tip is exactly the covered tree (anything else —
  * the tip moved meanwhile, a merge that came out differently — takes the
  * usual re-gate, so a batch can only save work, never skip a check). Red,
- * nothing is covered and each lands as it would have alone: its own re-gate
- * on its own combination finds the one that breaks it, and no packet is
- * blamed for another's breakage.
+ * the first prefix that breaks is found by bisection (one gating of a
+ * shorter prefix per step): the prefixes before it are covered and land,
+ * its last member (the culprit) is sent back with the failure of that
+ * combination, and the members after it wait for the next landing, where
+ * they are gated again without it. No packet is blamed for another's
+ * breakage: the culprit's prefix is green without it.
  */
 export interface CoveredTree {
   reports: GateReport[];
@@ -36,6 +39,10 @@ export interface CoveredTree {
 export interface BatchVerdict {
   covered: Map<string, CoveredTree>;
   green: boolean;
+  /** Red: the first combination that breaks, by its tree, with its gates' reports (its last member's landing there fails with them). */
+  broken?: { tree: string; packet: string; reports: GateReport[]; packets: string[] };
+  /** Red: the members after the culprit, to land later without it. */
+  deferred: string[];
 }
 
 /** One member's place in the combination: its commit on top of the previous one, and that commit's tree. */
@@ -87,34 +94,82 @@ export async function gateBatch(ctx: RunContext, members: readonly LandInput[]):
   );
   const last = prefixes.at(-1);
   if (!last || prefixes.length < 2) return undefined;
-  const started = Date.now();
   const runDir = join(last.input.runDir, `batch-${tip.slice(0, 10)}`);
   mkdirSync(runDir, { recursive: true });
   const packets = prefixes.map((prefix) => prefix.input.packet.id);
   ctx.emit({ kind: "notice", message: `gating ${packets.join(", ")} together on ${ctx.branch} at ${tip.slice(0, 10)} (a merge batch)` });
   const baseline = await measureBaseline(ctx, { surface, commit: tip, runDir });
   if (!baseline.ok) return undefined;
-  const reports = await gateInScratch(ctx, { surface, prefixes, baseline: baseline.results, runDir, tip });
-  if (!reports) return undefined;
-  const green = isGreen(reports.reports);
-  await ctx.ledger.append([
-    {
-      kind: "batch-gated",
-      packets,
-      attempts: prefixes.map((prefix) => prefix.input.attempt),
-      tip,
-      tree: last.tree,
-      verdict: green ? "green" : "red",
-      failed: reports.reports.filter((report) => report.status === "fail" || report.status === "error").map((report) => report.name),
-      durationMs: Date.now() - started,
-      run: ctx.owner.run,
-    },
-  ]);
+  /** The first `count` members' combination gated, and recorded. */
+  const gate = async (count: number): Promise<Gated | undefined> => {
+    const begun = Date.now();
+    const shown = prefixes.slice(0, count);
+    const reports = await gateInScratch(ctx, { surface, prefixes: shown, baseline: baseline.results, runDir: join(runDir, `prefix-${count}`), tip });
+    if (!reports) return undefined;
+    const green = isGreen(reports.reports);
+    await ctx.ledger.append([
+      {
+        kind: "batch-gated",
+        packets: shown.map((prefix) => prefix.input.packet.id),
+        attempts: shown.map((prefix) => prefix.input.attempt),
+        tip,
+        tree: (shown.at(-1) as Prefix).tree,
+        verdict: green ? "green" : "red",
+        failed: reports.reports.filter((report) => report.status === "fail" || report.status === "error").map((report) => report.name),
+        durationMs: Date.now() - begun,
+        run: ctx.owner.run,
+      },
+    ]);
+    return { ...reports, green, count };
+  };
+  const whole = await gate(prefixes.length);
+  if (!whole) return undefined;
   const covered = new Map<string, CoveredTree>();
-  if (green) {
-    for (const prefix of prefixes) covered.set(prefix.tree, { reports: reports.reports, packets, ...(prefix === last ? { tests: reports.tests } : {}) });
+  const cover = (gated: Gated): void => {
+    const shown = prefixes.slice(0, gated.count);
+    for (const prefix of shown) covered.set(prefix.tree, { reports: gated.reports, packets: shown.map((one) => one.input.packet.id), ...(prefix === shown.at(-1) ? { tests: gated.tests } : {}) });
+  };
+  if (whole.green) {
+    cover(whole);
+    return { covered, green: true, deferred: [] };
   }
-  return { covered, green };
+  // Bisection: the tip alone is green (its baseline), the whole combination red; halve until the first red prefix.
+  let greenest: Gated | undefined;
+  let red = whole;
+  while (red.count - (greenest?.count ?? 0) > 1) {
+    const middle = await gate(Math.floor(((greenest?.count ?? 0) + red.count) / 2));
+    if (!middle) break;
+    if (middle.green) greenest = middle;
+    else red = middle;
+  }
+  if (greenest) cover(greenest);
+  const culprit = prefixes[red.count - 1] as Prefix;
+  ctx.emit({
+    kind: "notice",
+    packet: culprit.input.packet.id,
+    message: `the merge batch is red from ${culprit.input.packet.id} on: ${
+      red.count === 1
+        ? "it breaks the tip alone"
+        : `${prefixes
+            .slice(0, red.count - 1)
+            .map((prefix) => prefix.input.packet.id)
+            .join(", ")} without it are green`
+    }`,
+  });
+  return {
+    covered,
+    green: false,
+    broken: { tree: culprit.tree, packet: culprit.input.packet.id, reports: red.reports, packets: prefixes.slice(0, red.count).map((prefix) => prefix.input.packet.id) },
+    deferred: prefixes.slice(red.count).map((prefix) => prefix.input.packet.id),
+  };
+}
+
+interface Gated {
+  reports: GateReport[];
+  tests: ReadonlyMap<string, TestResult[]>;
+  green: boolean;
+  /** How many members, from the first, were combined. */
+  count: number;
 }
 
 /** The combination's gates, run in a scratch checkout of it (installed as a task worktree is): every command gate once, every member's own runs. */

@@ -40,6 +40,8 @@ export interface LandInput {
   tests?: ReadonlyMap<string, TestResult[]>;
   /** Combined trees a merge batch gated green (merge/batch.ts): bringing the work up to the tip onto one of them needs no re-gate of its own. */
   covered?: ReadonlyMap<string, CoveredTree>;
+  /** The combined tree a merge batch found broken by this packet: bringing its work up to the tip onto exactly that tree fails with those reports, without a re-gate. */
+  broken?: { tree: string; reports: GateReport[]; packets: string[] };
 }
 
 const MAX_RACES = 5;
@@ -69,7 +71,18 @@ export async function land(ctx: RunContext, input: LandInput): Promise<LandResul
     if (!onTip) {
       const updated = await bringUpToDate(ctx, { ...input, worktree, commit, tip });
       if (updated.kind !== "ok") return updated;
-      const batched = updated.treeChanged ? input.covered?.get(await treeOf(ctx.root, updated.commit)) : undefined;
+      const combined = updated.treeChanged ? await treeOf(ctx.root, updated.commit) : undefined;
+      const batched = combined ? input.covered?.get(combined) : undefined;
+      if (combined && combined === input.broken?.tree) {
+        ctx.emit({
+          kind: "step",
+          packet: input.packet.id,
+          attempt: input.attempt,
+          step: "batched",
+          detail: `its combination with ${ctx.branch} at ${tip.slice(0, 10)} is the one the merge batch (${input.broken.packets.join(", ")}) found red`,
+        });
+        return { kind: "regate-failed", reports: input.broken.reports };
+      }
       if (batched) {
         ctx.emit({
           kind: "step",

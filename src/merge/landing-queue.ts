@@ -1,8 +1,9 @@
 import { resolveCommit } from "../git/repo.js";
+import { crashPoint } from "../util/crash-point.js";
 import { withLandLock } from "../ledger/store.js";
 import { Interrupted, type RunContext } from "../loop/context.js";
 import { BUILTIN_GATES } from "../loop/gates.js";
-import { type CoveredTree, gateBatch } from "./batch.js";
+import { type BatchVerdict, gateBatch } from "./batch.js";
 import { land, type LandInput, type LandResult } from "./land.js";
 
 interface Waiting {
@@ -95,15 +96,13 @@ export class LandingQueue {
 
   private async landNext(): Promise<void> {
     const batch = this.waiting.splice(0, Math.max(1, this.ctx.config.merge.batch));
-    let covered: ReadonlyMap<string, CoveredTree> | undefined;
+    let verdict: BatchVerdict | undefined;
     if (batch.length > 1) {
       try {
-        covered = (
-          await gateBatch(
-            this.ctx,
-            batch.map((entry) => entry.input),
-          )
-        )?.covered;
+        verdict = await gateBatch(
+          this.ctx,
+          batch.map((entry) => entry.input),
+        );
       } catch (error) {
         if (error instanceof Interrupted) {
           for (const entry of batch) entry.reject(error);
@@ -117,10 +116,21 @@ export class LandingQueue {
     // next attempt from the batch's last landing, whose baseline the batch's results seeded, not from one
     // in between that would have to be measured.
     const settled: (() => void)[] = [];
-    for (const entry of batch) {
+    // Members after a red batch's culprit land later, gated again without it: back to the front, in order.
+    const deferred = batch.filter((entry) => verdict?.deferred.includes(entry.input.packet.id));
+    this.waiting.unshift(...deferred);
+    const covered = verdict?.covered;
+    const broken = verdict?.broken;
+    for (const entry of batch.filter((one) => !deferred.includes(one))) {
       try {
-        const outcome = await entry.apply(await land(this.ctx, covered?.size ? { ...entry.input, covered } : entry.input));
+        const input = {
+          ...entry.input,
+          ...(covered?.size ? { covered } : {}),
+          ...(broken && broken.packet === entry.input.packet.id ? { broken: { tree: broken.tree, reports: broken.reports, packets: broken.packets } } : {}),
+        };
+        const outcome = await entry.apply(await land(this.ctx, input));
         settled.push(() => entry.resolve(outcome));
+        if (verdict?.green && settled.length === 1) crashPoint("batch-after-first-landing"); // the rest of a green batch not landed yet
       } catch (error) {
         settled.push(() => entry.reject(error));
       }

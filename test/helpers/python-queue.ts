@@ -30,6 +30,10 @@ export function usePythonQueue(afterEach: (hook: () => void) => void) {
   return {
     /** The [agents.scripted] table and the tiers for the target's config. */
     agentConfig: `[agents.scripted]\nkind = "command"\nrun = "node ${SCRIPTED_AGENT} ${scriptFile}"\n[tiers]\nstandard = { agent = "scripted", model = "m" }\nadvanced = { agent = "scripted", model = "m" }\n`,
+    /** Writes the scripted agent's script, for a run through the CLI. */
+    writeScript(script: object): void {
+      writeFileSync(scriptFile, JSON.stringify(script));
+    },
     track(target: TestRepo): TestRepo {
       made.push(target);
       return target;

@@ -1,5 +1,6 @@
 import { execFileSync } from "node:child_process";
 import { afterEach, describe, expect, it } from "vitest";
+import { runCli } from "../helpers/cli.js";
 import { makeRepo, type TestRepo } from "../helpers/git-repo.js";
 import { pytestAvailable, usePythonQueue, writePythonProject } from "../helpers/python-queue.js";
 
@@ -10,8 +11,8 @@ import { pytestAvailable, usePythonQueue, writePythonProject } from "../helpers/
  * The timing is arranged so that a batch must form: P01 and P02 finish first, one lands and the other
  * then needs a re-gate (the tip moved). It waits for the attempts in flight as long as its own gates
  * took; if they arrive, all four form the batch; if not, its re-gate alone is slow (a test of the team's
- * sleeps 6 s on exactly the tree with P01's and P02's modules and no later one), so P03, P04 and P05,
- * which finish a few seconds later, are all waiting when the landing lock comes free.
+ * sleeps 9 s on exactly the tree with P01's and P02's modules and no later one), so P03, P04 and P05,
+ * whose implementers take 4 s, are all waiting when the landing lock comes free.
  */
 const available = pytestAvailable("the merge batch");
 const queue = usePythonQueue(afterEach);
@@ -24,7 +25,7 @@ def test_slow_only_for_the_second_landing():
     here = os.path.dirname(__file__)
     mods = set(os.listdir(os.path.join(here, "..", "pkg")))
     if {"p01.py", "p02.py"} <= mods and "p03.py" not in mods and "p04.py" not in mods and "p05.py" not in mods:
-        time.sleep(6)
+        time.sleep(9)
 `;
 
 function packet(id: string, spec: string, allowed: readonly string[]): string {
@@ -49,12 +50,12 @@ function fivePackets(): TestRepo {
   return repo;
 }
 
-/** The scripted implementers: P01 and P02 at once, the rest after 1.5 s; `overrides` replaces what a packet writes. */
+/** The scripted implementers: P01 and P02 at once, the rest after 4 s; `overrides` replaces what a packet writes. */
 function script(overrides: Record<string, Record<string, string>> = {}): object {
   const entries = [1, 2, 3, 4, 5].map((n) => {
     const id = `P0${n}`;
     const write = overrides[id] ?? { [`pkg/p0${n}.py`]: `def value():\n    return ${n}\n` };
-    const wait = n <= 2 ? "true" : "sleep 1.5";
+    const wait = n <= 2 ? "true" : "sleep 4";
     return [id, { implementer: [{ write, run: wait }], reviewer: [{ evidence: `pkg/p0${n}.py:2` }] }];
   });
   return Object.fromEntries(entries);
@@ -86,7 +87,7 @@ describe.skipIf(!available)("a merge batch", () => {
     execFileSync("python3", ["-m", "pytest", "-q", "-p", "no:cacheprovider", "--ignore=packets"], { cwd: target.dir });
   }, 120_000);
 
-  it("when the combination is red, lands each on its own: the one whose combination breaks is sent back, the others land", async () => {
+  it("when the combination is red, bisection finds the one that breaks it: it alone is sent back, with no re-gate of its own, and the others land", async () => {
     const target = fivePackets();
     // P03 uses calc.add; P04 renames it (and its test): each is green alone, together P03's module cannot import.
     const overrides = {
@@ -99,13 +100,38 @@ describe.skipIf(!available)("a merge batch", () => {
     };
     const { out, state, events } = await queue.run(target, script(overrides));
     // The early packets may form a green batch of their own first; the one holding P03 and P04 is red.
-    const red = batches(events).find((batch) => batch.verdict === "red");
+    const gated = batches(events);
+    const red = gated.find((batch) => batch.verdict === "red" && batch.packets.length === Math.max(...gated.filter((one) => one.verdict === "red").map((one) => one.packets.length)));
     expect(red?.packets).toEqual(expect.arrayContaining(["P03", "P04"]));
-    const states = ["P03", "P04"].map((id) => state.packets.get(id)?.status.state);
-    expect(states.slice().sort()).toEqual(["blocked", "merged"]);
-    const blocked = states[0] === "blocked" ? "P03" : "P04";
-    expect(out).toContain(`${blocked}#1 re-gate`);
+    const order = red?.packets ?? [];
+    // The culprit is whichever of the two came later: the combination before it is green without it.
+    const culprit = order.indexOf("P03") > order.indexOf("P04") ? "P03" : "P04";
+    const other = culprit === "P03" ? "P04" : "P03";
+    const before = order.slice(0, order.indexOf(culprit));
+    // Bisection gated shorter prefixes of the red combination, each recorded.
+    const prefixes = gated.filter((batch) => batch !== red && batch.packets.length < order.length && order.slice(0, batch.packets.length).join() === batch.packets.join());
+    expect(prefixes.length).toBeGreaterThan(0);
+    expect(state.packets.get(culprit)?.status.state).toBe("blocked");
+    expect(out).toMatch(new RegExp(`${culprit}#1 batched: its combination with main at \\w+ is the one the merge batch \\(${[...before, culprit].join(", ")}\\) found red`));
+    expect(out).not.toContain(`${culprit}#1 re-gate`); // the bisection's gating stood for its own
+    for (const id of ["P01", "P02", "P05", other]) expect(state.packets.get(id)?.status.state).toBe("merged");
     // main holds the landed one and is green.
     execFileSync("python3", ["-m", "pytest", "-q", "-p", "no:cacheprovider", "--ignore=packets"], { cwd: target.dir });
   }, 120_000);
+
+  it("killed between two landings of a green batch, the next run lands the rest, each packet exactly once", async () => {
+    const target = fivePackets();
+    queue.writeScript(script());
+    const killed = runCli(["run"], target.dir, { FACTORY_CRASH_AT: "batch-after-first-landing" }, 150_000);
+    expect(killed.code).not.toBe(0); // SIGKILL, as a power cut would
+    const landedFirst = target.git("log", "--format=%(trailers:key=Factory-Packet,valueonly)", "main").split("\n").filter(Boolean);
+    expect(landedFirst.length).toBeGreaterThan(0);
+    expect(landedFirst.length).toBeLessThan(5); // the kill came inside the batch, before its other members landed
+    const again = runCli(["run"], target.dir, {}, 150_000);
+    expect(again.code).toBe(0);
+    const landed = target.git("log", "--format=%(trailers:key=Factory-Packet,valueonly)", "main").split("\n").filter(Boolean).sort();
+    expect(landed).toEqual(["P01", "P02", "P03", "P04", "P05"]);
+    expect(target.git("worktree", "list", "--porcelain").match(/^worktree /gm)).toHaveLength(1); // no scratch checkout of the batch is left
+    execFileSync("python3", ["-m", "pytest", "-q", "-p", "no:cacheprovider", "--ignore=packets"], { cwd: target.dir });
+  }, 300_000);
 });
