@@ -16,6 +16,7 @@ import type { Packet, PacketContext, PacketSource, SuppliedFile } from "../packe
 import { suppliedByPacket } from "../packet/load.js";
 import type { TestResult } from "../gates/junit.js";
 import { dirEntries } from "../util/dir-entries.js";
+import { steeringPart } from "../guards/runner-steering.js";
 import { judgeProposals } from "./proposals.js";
 import { cutPrompt, PLANNER_OUTPUT } from "./cut-prompt.js";
 
@@ -89,6 +90,11 @@ export async function cutPackets(ctx: Pick<RunContext, "root" | "config" | "sign
     const reasons = [
       ...entry.problems,
       ...files.filter((file) => file.mode === "120000").map((file) => `planted file ${file.path} is a symbolic link; write the file itself`),
+      // Its planted tests are judged by running them: a planted file that steers the runner could make them fail or pass at will.
+      ...files.flatMap((file) => {
+        const steering = steeringPart(file.path.split("/").slice(3).join("/"));
+        return steering ? [`planted file ${file.path} ${steering.what}, which could decide how its own planted tests are judged; a person writes such a file`] : [];
+      }),
       ...(trial?.problem ? [trial.problem] : []),
     ];
     const source = sources.find((candidate) => candidate.file === entry.file) as PacketSource;

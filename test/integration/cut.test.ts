@@ -111,6 +111,10 @@ describe("factory cut", () => {
         "packets/P02-triple.toml": packet("P02", "Add triple", spec, "triple"),
         "packets/supplied/P02/test/triple.test.js": mixed,
         "packets/P03-halve.toml": packet("P03", "Add halve", target.spec, "halve"),
+        // A planted runner configuration could decide how its own planted tests are judged.
+        "packets/P04-quarter.toml": packet("P04", "Add quarter", spec, "quarter").replace("[[invariants]]", 'support_files = ["test/conftest.py"]\n\n[[invariants]]'),
+        "packets/supplied/P04/test/quarter.test.js": DOUBLE_TEST_FOR("quarter", 8, 2),
+        "packets/supplied/P04/test/conftest.py": "",
       }),
     );
     const { code, stdout } = await cutIn(target);
@@ -118,6 +122,7 @@ describe("factory cut", () => {
     expect(stdout).toMatch(/P02\s+Add triple\s+1 failing\s+refused/);
     expect(stdout).toContain("every planted case must fail at the tip before the work, and 1 of 2 in test/triple.test.js pass already");
     expect(stdout).toContain(`spec_commit is "${target.spec}", not the full sha of the spec's last commit (${spec})`);
+    expect(stdout).toContain("planted file packets/supplied/P04/test/conftest.py edits test-runner configuration, which could decide how its own planted tests are judged");
   });
 
   it("exits 0 when every proposal is accepted, and never writes over a file in the checkout", async () => {
