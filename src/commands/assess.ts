@@ -102,7 +102,7 @@ export async function assess(options: AssessOptions): Promise<ExitCode> {
         return EXIT.interrupted;
       }
       if (!(error instanceof BudgetExhausted)) throw error;
-      outcome = { kind: "failed", problem: `not assessed: [planning] max_cost_usd ($${ctx.budget.capUsd?.toFixed(2)}) is reached` };
+      outcome = { kind: "failed", problem: `[planning] max_cost_usd ($${ctx.budget.capUsd?.toFixed(2)}) is reached; raise it, or assess the rest another time (factory assess ${packet.id})` };
     }
     if (outcome.kind === "ruled") {
       const { ruling, findings } = outcome.assessment;

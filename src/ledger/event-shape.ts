@@ -17,7 +17,7 @@ const SHAPES: Record<EventKind, Record<string, Field>> = {
   "run-started": { ...OWNER, options: "object" },
   "run-ended": { run: "string", outcome: "string", reason: "string?" },
   "run-lock-taken-over": { run: "string", previous: "object" },
-  spent: { for: "string", agent: "string", model: "string", costUsd: "cost?", estimatedUsd: "cost?", run: "string?", packet: "string?" },
+  spent: { for: "string", agent: "string", model: "string", costUsd: "cost?", estimatedUsd: "cost?", run: "string?" },
   "mutants-measured": { packet: "string", commit: "string", made: "number", killed: "number", budget: "number", reason: "string?", survivors: "objects?", killedExample: "object?" },
   assessed: { packet: "string", sha256: "string", ruling: "string", tier: "string", findings: "objects" },
   "ledger-restarted": { from: "string", by: "string", brokenAt: "number?" },

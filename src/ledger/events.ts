@@ -20,7 +20,7 @@ export type EventBody =
   | { kind: "run-ended"; run: string; outcome: "drained" | "halted" | "interrupted"; reason?: string }
   | { kind: "run-lock-taken-over"; run: string; previous: { pid: number; host: string; startedAt: string } }
   /** A model call that belongs to no packet (the preflight's probe, doctor's reviewer canary): its cost, or the tier's estimate. */
-  | { kind: "spent"; for: string; agent: string; model: string; costUsd?: number; estimatedUsd?: number; run?: string; packet?: string }
+  | { kind: "spent"; for: string; agent: string; model: string; costUsd?: number; estimatedUsd?: number; run?: string }
   /**
    * `factory assess`: an assessor's ruling on one version of a packet (`sha256`, as in packet-registered),
    * its evidence checked by the factory; a changed packet needs a new one. Its calls are `spent` events.
@@ -123,7 +123,7 @@ export type EventBody =
 
 export type EventKind = EventBody["kind"];
 
-/** The packet an event belongs to, if any (a `spent` event names one only when its call was about it). */
+/** The packet an event belongs to, if any (a run's own events and `spent` belong to none). */
 export function eventPacket(event: EventBody): string | undefined {
   return "packet" in event ? event.packet : undefined;
 }

@@ -148,8 +148,7 @@ export function foldInto(state: LedgerState, events: readonly LedgerEvent[], his
       case "spent": {
         const cost = event.costUsd ?? event.estimatedUsd ?? 0;
         state.costUsd += cost;
-        if (event.packet !== undefined) record(event.packet).costUsd += cost;
-        else if (history) {
+        if (history) {
           const spent = state.spent ?? [];
           spent.push({ ts: event.ts, for: event.for, usd: cost });
           state.spent = spent;

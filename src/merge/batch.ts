@@ -138,9 +138,13 @@ export async function gateBatch(ctx: RunContext, members: readonly LandInput[]):
   let red = whole;
   while (red.count - (greenest?.count ?? 0) > 1) {
     const middle = await gate(Math.floor(((greenest?.count ?? 0) + red.count) / 2));
-    if (!middle) break;
-    if (middle.green) greenest = middle;
-    else red = middle;
+    if (middle?.green) greenest = middle;
+    else if (middle) red = middle;
+    else {
+      // A step could not be gated: nobody is blamed; the members past the green prefix land as they would alone.
+      if (greenest) cover(greenest);
+      return { covered, green: false, deferred: [] };
+    }
   }
   if (greenest) cover(greenest);
   const culprit = prefixes[red.count - 1] as Prefix;

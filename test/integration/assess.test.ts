@@ -106,7 +106,7 @@ describe("factory assess", () => {
     const assessed = await assessIn(target, [], { all: true });
     expect(assessed.code).toBe(1);
     expect(assessed.stdout).toMatch(/P01\s+ready/);
-    expect(assessed.stdout).toContain("P02: not assessed: not assessed: [planning] max_cost_usd ($0.30) is reached");
+    expect(assessed.stdout).toContain("P02: not assessed: [planning] max_cost_usd ($0.30) is reached; raise it, or assess the rest another time (factory assess P02)");
     expect((await target.events()).filter((event) => event.kind === "agent-finished")).toHaveLength(1);
   });
 

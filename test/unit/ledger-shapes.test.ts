@@ -18,7 +18,7 @@ const SAMPLES: Record<EventKind, EventBody> = {
   "run-started": { kind: "run-started", options: {}, ...owner },
   "run-ended": { kind: "run-ended", run: "r1", outcome: "drained", reason: "done" },
   "run-lock-taken-over": { kind: "run-lock-taken-over", run: "r1", previous: { pid: 2, host: "h", startedAt: "x" } },
-  spent: { kind: "spent", for: "probe", agent: "claude", model: "m", costUsd: 0.1, run: "r1", packet: "A" },
+  spent: { kind: "spent", for: "probe", agent: "claude", model: "m", costUsd: 0.1, run: "r1" },
   "ledger-restarted": { kind: "ledger-restarted", from: "ledger.old.jsonl", by: "me", brokenAt: 3 },
   "batch-gated": { kind: "batch-gated", packets: ["A", "B"], attempts: [1, 1], tip: "c", tree: "t", verdict: "green", failed: [], durationMs: 5, run: "r1" },
   "packet-registered": { kind: "packet-registered", packet: "A", sha256: "s", file: "packets/A.toml" },
@@ -102,8 +102,7 @@ describe("ledger lines of the wrong shape", () => {
     for (const view of [read, history]) {
       expect(view.warnings).toHaveLength(CORRUPTED.length);
       CORRUPTED.forEach(({ kind, name }, at) => {
-        // A spent event names a packet only when it has one: there a wrong one is a field that does not fit.
-        const why = name === "packet" && kind !== "spent" ? "without a packet id" : `whose fields do not fit (its "${name}" `;
+        const why = name === "packet" ? "without a packet id" : `whose fields do not fit (its "${name}" `;
         expect(view.warnings[at]).toContain(`:${4 + at}: a "${kind}" event ${why}`);
       });
     }
