@@ -5,6 +5,7 @@ import { orderQueue } from "../packet/graph.js";
 import type { Packet } from "../packet/types.js";
 import type { RunContext } from "./context.js";
 import { sleepUntil } from "../util/sleep.js";
+import { landingQueue } from "../merge/landing-queue.js";
 import { landPending, processPacket, type PacketOutcome } from "./process-packet.js";
 
 export interface SchedulerOptions {
@@ -23,9 +24,23 @@ export type RunEnd = { outcome: "drained"; reason?: string } | { outcome: "halte
  * attempt, applies the decision, and repeats. A blocked packet halts the
  * queue (running packets finish; nothing new is claimed); so do two
  * environment errors in a row, the cost cap and an interrupt.
+ *
+ * An attempt parked in the landing queue (its agents and gates done,
+ * waiting for others to join its merge batch or behind another landing)
+ * frees its worker: the next packet starts meanwhile, and may join a batch.
+ * At most `[merge] batch` attempts are parked so, beyond `concurrency`.
  */
 export async function drainQueue(ctx: RunContext, options: SchedulerOptions): Promise<RunEnd> {
-  const queue = new PQueue({ concurrency: options.concurrency });
+  const landings = landingQueue(ctx);
+  const slack = Math.max(1, ctx.config.merge.batch);
+  const queue = new PQueue({ concurrency: options.concurrency + slack });
+  const working = (): number => inFlight.size - Math.min(landings.parked, slack);
+  let landingChanges = 0;
+  let wake: (() => void) | undefined;
+  const stopWatching = landings.onChange(() => {
+    landingChanges++;
+    wake?.();
+  });
   const inFlight = new Set<string>();
   const tried = new Set<string>(); // merge-blocked or not claimable this run: not picked again
   const running = new Set<Promise<void>>();
@@ -84,47 +99,54 @@ export async function drainQueue(ctx: RunContext, options: SchedulerOptions): Pr
     }
   };
 
-  for (;;) {
-    if (!halt && ctx.signal.aborted) halt = { outcome: "interrupted", reason: "interrupted" };
-    const exhausted = ctx.budget.exhausted();
-    if (!halt && exhausted) halt = { outcome: "halted", reason: exhausted };
-    const canClaim = !halt && !(options.once && attempts >= 1) && inFlight.size < options.concurrency;
-    let next: Next | undefined;
-    if (canClaim) {
-      const read = await ctx.ledger.read();
-      const broken = describeBreak(read);
-      if (broken) {
-        // Something other than the factory wrote the ledger during this run: nothing more is decided on it.
-        halt ??= { outcome: "halted", reason: broken };
+  try {
+    for (;;) {
+      const seen = landingChanges;
+      if (!halt && ctx.signal.aborted) halt = { outcome: "interrupted", reason: "interrupted" };
+      const exhausted = ctx.budget.exhausted();
+      if (!halt && exhausted) halt = { outcome: "halted", reason: exhausted };
+      const canClaim = !halt && !(options.once && attempts >= 1) && working() < options.concurrency;
+      let next: Next | undefined;
+      if (canClaim) {
+        const read = await ctx.ledger.read();
+        const broken = describeBreak(read);
+        if (broken) {
+          // Something other than the factory wrote the ledger during this run: nothing more is decided on it.
+          halt ??= { outcome: "halted", reason: broken };
+          continue;
+        }
+        const picked = await pickNext(ctx, options, read.state, inFlight, tried, (packet) => agentsOf(ctx, packet).some((agent) => waits.waiting(agent, Date.now())));
+        next = picked.next;
+        if (!next && picked.waiting && running.size === 0) {
+          // Only packets whose agent waits out a rate limit are left: sleep until the first wait ends.
+          await sleepUntil(waits.nextEnd(Date.now()) ?? Date.now(), ctx.signal);
+          continue;
+        }
+      }
+      if (next) {
+        inFlight.add(next.packet.id);
+        attempts++;
+        const task = queue
+          .add(async () => {
+            const outcome = next.record?.pendingLand
+              ? ((await landPending(ctx, next.packet, next.record)) ?? ({ kind: "not-claimed", reason: "nothing to land" } as const))
+              : await processPacket(ctx, next.packet, next.record);
+            await handle(next.packet, outcome);
+          })
+          .finally(() => {
+            inFlight.delete(next.packet.id);
+            running.delete(task);
+          });
+        running.add(task);
         continue;
       }
-      const picked = await pickNext(ctx, options, read.state, inFlight, tried, (packet) => agentsOf(ctx, packet).some((agent) => waits.waiting(agent, Date.now())));
-      next = picked.next;
-      if (!next && picked.waiting && running.size === 0) {
-        // Only packets whose agent waits out a rate limit are left: sleep until the first wait ends.
-        await sleepUntil(waits.nextEnd(Date.now()) ?? Date.now(), ctx.signal);
-        continue;
-      }
+      if (running.size === 0) break;
+      if (landingChanges !== seen) continue; // an attempt began or ended waiting to land meanwhile: a worker may be free
+      await Promise.race([...running, new Promise<void>((resolve) => (wake = resolve))]);
+      wake = undefined;
     }
-    if (next) {
-      inFlight.add(next.packet.id);
-      attempts++;
-      const task = queue
-        .add(async () => {
-          const outcome = next.record?.pendingLand
-            ? ((await landPending(ctx, next.packet, next.record)) ?? ({ kind: "not-claimed", reason: "nothing to land" } as const))
-            : await processPacket(ctx, next.packet, next.record);
-          await handle(next.packet, outcome);
-        })
-        .finally(() => {
-          inFlight.delete(next.packet.id);
-          running.delete(task);
-        });
-      running.add(task);
-      continue;
-    }
-    if (running.size === 0) break;
-    await Promise.race(running);
+  } finally {
+    stopWatching();
   }
   if (halt) return halt;
   if (blocked.length > 0) {

@@ -31,6 +31,9 @@ export class LandingQueue {
   private draining = false;
   private inFlight = 0;
   private wake: (() => void) | undefined;
+  private gathering = false;
+  private landingNow = false;
+  private readonly listeners = new Set<() => void>();
 
   constructor(private readonly ctx: RunContext) {}
 
@@ -50,9 +53,30 @@ export class LandingQueue {
   land<T>(input: LandInput, apply: (landed: LandResult) => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.waiting.push({ input, apply, resolve: resolve as (value: unknown) => void, reject });
+      this.changed();
       this.wake?.();
       void this.drain();
     });
+  }
+
+  /**
+   * How many gated attempts are parked: waiting for others to join their
+   * batch, or behind a landing under way. Their agents and gates are done,
+   * so their workers may start other packets meanwhile. An attempt that
+   * lands at once is never parked: the next one starts from its landing.
+   */
+  get parked(): number {
+    return this.gathering || this.landingNow ? this.waiting.length : 0;
+  }
+
+  /** Calls `listener` whenever the number parked may have changed; returns how to stop. */
+  onChange(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private changed(): void {
+    for (const listener of this.listeners) listener();
   }
 
   private async drain(): Promise<void> {
@@ -62,7 +86,16 @@ export class LandingQueue {
       while (this.waiting.length > 0) {
         try {
           await this.gather();
-          await withLandLock(this.ctx.root, () => this.landNext());
+          await withLandLock(this.ctx.root, async () => {
+            this.landingNow = true;
+            this.changed();
+            try {
+              await this.landNext();
+            } finally {
+              this.landingNow = false;
+              this.changed();
+            }
+          });
         } catch (error) {
           for (const entry of this.waiting.splice(0)) entry.reject(error); // the lock or git failed before any landing: nobody can land
         }
@@ -79,6 +112,17 @@ export class LandingQueue {
     if (!first || size < 2 || this.inFlight <= this.waiting.length) return;
     if ((await resolveCommit(this.ctx.root, this.ctx.branch)) === first.input.fork) return; // it lands as gated: nothing to save
     const deadline = Date.now() + regateEstimate(first.input);
+    this.gathering = true;
+    this.changed();
+    try {
+      await this.gatherUntil(size, deadline);
+    } finally {
+      this.gathering = false;
+      this.changed();
+    }
+  }
+
+  private async gatherUntil(size: number, deadline: number): Promise<void> {
     while (this.waiting.length < size && this.inFlight > this.waiting.length && Date.now() < deadline && !this.ctx.signal.aborted) {
       await new Promise<void>((resolve) => {
         const done = (): void => {

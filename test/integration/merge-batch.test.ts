@@ -32,15 +32,16 @@ function packet(id: string, spec: string, allowed: readonly string[]): string {
   return `id = "${id}"\ngoal = "Add ${id}"\nspec_commit = "${spec}"\nspec_path = "SPEC.md"\nallowed_paths = ${JSON.stringify(allowed)}\nbrief = "Add pkg/${id.toLowerCase()}.py."\n[[invariants]]\nid = "works"\nassert = "it works"\n`;
 }
 
-/** Five packets, each adding pkg/pNN.py with value() and a planted test of it. */
-function fivePackets(): TestRepo {
+/** Five packets (or `count`), each adding pkg/pNN.py with value() and a planted test of it. */
+function fivePackets(options: { count?: number; concurrency?: number } = {}): TestRepo {
+  const count = options.count ?? 5;
   const repo = queue.track(makeRepo({ initialCommit: false }));
   writePythonProject(repo, {
-    config: `${queue.agentConfig}[limits]\nmax_attempts = 1\nconcurrency = 5\n`,
+    config: `${queue.agentConfig}[limits]\nmax_attempts = 1\nconcurrency = ${options.concurrency ?? 5}\n`,
     tests: { "tests/test_calc.py": "from pkg.calc import add\n\n\ndef test_add():\n    assert add(2, 2) == 4\n", "tests/test_slow.py": SLOW_TEST },
   });
   const spec = repo.commit("python project");
-  for (const n of [1, 2, 3, 4, 5]) {
+  for (let n = 1; n <= count; n++) {
     const id = `P0${n}`;
     const allowed = n === 4 ? ["pkg/p04.py", "pkg/calc.py", "tests/test_calc.py"] : [`pkg/p0${n}.py`];
     repo.write(`packets/${id}.toml`, packet(id, spec, allowed));
@@ -50,12 +51,13 @@ function fivePackets(): TestRepo {
   return repo;
 }
 
-/** The scripted implementers: P01 and P02 at once, the rest after 4 s; `overrides` replaces what a packet writes. */
-function script(overrides: Record<string, Record<string, string>> = {}): object {
-  const entries = [1, 2, 3, 4, 5].map((n) => {
+/** The scripted implementers: P01 and P02 at once, the rest after 4 s (or as `waits` says); `overrides` replaces what a packet writes. */
+function script(overrides: Record<string, Record<string, string>> = {}, waits: readonly number[] = [0, 0, 4, 4, 4]): object {
+  const entries = waits.map((seconds, index) => {
+    const n = index + 1;
     const id = `P0${n}`;
     const write = overrides[id] ?? { [`pkg/p0${n}.py`]: `def value():\n    return ${n}\n` };
-    const wait = n <= 2 ? "true" : "sleep 4";
+    const wait = seconds ? `sleep ${seconds}` : "true";
     return [id, { implementer: [{ write, run: wait }], reviewer: [{ evidence: `pkg/p0${n}.py:2` }] }];
   });
   return Object.fromEntries(entries);
@@ -116,6 +118,22 @@ describe.skipIf(!available)("a merge batch", () => {
     expect(out).not.toContain(`${culprit}#1 re-gate`); // the bisection's gating stood for its own
     for (const id of ["P01", "P02", "P05", other]) expect(state.packets.get(id)?.status.state).toBe("merged");
     // main holds the landed one and is green.
+    execFileSync("python3", ["-m", "pytest", "-q", "-p", "no:cacheprovider", "--ignore=packets"], { cwd: target.dir });
+  }, 120_000);
+
+  it("an attempt parked to wait for its batch frees its worker: the next packet starts before it lands", async () => {
+    // Two workers. P01 lands at once; P02 (2 s) then finds main moved while P03 (8 s) is still working,
+    // so it parks to wait for P03 to join its batch. Its worker takes P04 meanwhile.
+    const target = fivePackets({ count: 4, concurrency: 2 });
+    const { code, state, events } = await queue.run(target, script({}, [0, 2, 8, 0]));
+    expect(code).toBe(0);
+    for (const id of ["P01", "P02", "P03", "P04"]) expect(state.packets.get(id)?.status.state).toBe("merged");
+    const at = (kind: string, id: string): number => events.findIndex((event) => event.kind === kind && (event as { packet?: string }).packet === id);
+    expect(at("merged", "P01")).toBeLessThan(at("claimed", "P03")); // P01 landed at once, freeing its worker for P03
+    expect(at("claimed", "P04")).toBeGreaterThan(at("review-recorded", "P02"));
+    expect(at("claimed", "P04")).toBeLessThan(at("merged", "P02")); // P02's worker was free while P02 waited to land
+    // Never more than two packets working: P04 was claimed while only P03 worked.
+    expect(at("claimed", "P04")).toBeLessThan(at("review-recorded", "P03"));
     execFileSync("python3", ["-m", "pytest", "-q", "-p", "no:cacheprovider", "--ignore=packets"], { cwd: target.dir });
   }, 120_000);
 
