@@ -62,7 +62,7 @@ done`;
  * (the agent's script then lives in the git directory, which the sandbox
  * shows); without, `kind = "none"`. `parent` is where it is made.
  */
-export function makeRepo({ gate, packets, sleep = 0, sandbox = false, parent = tmpdir(), planted = "collection", extraFiles = {} }) {
+export function makeRepo({ gate, packets, sleep = 0, sandbox = false, parent = tmpdir(), planted = "collection", extraFiles = {}, mutants = 0 }) {
   const dir = mkdtempSync(join(parent, "factory-bench-overhead-"));
   const git = (...args) => execFileSync("git", args, { cwd: dir, stdio: "pipe" });
   git("init", "-q", "-b", "main");
@@ -89,6 +89,8 @@ run = "sh ${agent}"
 basic = { agent = "instant", model = "m" }
 standard = { agent = "instant", model = "m" }
 advanced = { agent = "instant", model = "m" }
+[planning]
+mutants = ${mutants}
 ${sandbox ? "" : '[sandbox]\nkind = "none"\n'}[surfaces.app]
 dir = "."
 ${GATES[gate]}`,
