@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join, posix } from "node:path";
 import type { Surface } from "../config/types.js";
 import { gitRun } from "../git/repo.js";
@@ -19,16 +19,21 @@ import { copyTree } from "../process/copy.js";
  *
  * An install is saved only when it left nothing but `node_modules` in the
  * worktree (generated files would be missing from a copy), right after it
- * ran: before anything of the packet's has run in that worktree; and only
- * when it is relocatable: pnpm's `.bin` shims and some packages' state name
- * the absolute path of the worktree that built them, which a copy would
- * point at a deleted tree ("MISSING DEP Can not find dependency 'vite'").
+ * ran: before anything of the packet's has run in that worktree. pnpm's
+ * `.bin` shims (at every level) and the package managers' state files name
+ * the absolute path of the worktree that built them: a copy has that path
+ * rewritten to its own worktree's in those files, else it would point at
+ * another tree, or a deleted one ("MISSING DEP Can not find dependency
+ * 'vite'"). An install with an absolute symbolic link into its worktree is
+ * not saved: nothing rewrites a link.
  */
 
 /** A lock file is required: without one an install resolves versions when it runs, and two runs may differ. */
 const LOCK_FILES = ["package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml", "bun.lockb", "bun.lock"];
 const MANIFESTS = ["package.json", ".npmrc", ".yarnrc", ".yarnrc.yml", "pnpm-workspace.yaml", ...LOCK_FILES];
 const DEPENDENCIES = "node_modules";
+/** Beside a saved node_modules: the absolute path of the worktree that built it. */
+const BUILT_AT = "built-at";
 const KEEP = 3;
 
 export const INSTALLS_DIR = "installs";
@@ -65,7 +70,15 @@ export async function restoreInstall(root: string, key: string, worktree: string
   const saved = join(cacheDir(root, key), DEPENDENCIES);
   const target = join(worktree, surface.dir, DEPENDENCIES);
   if (!existsSync(saved) || existsSync(target)) return false;
-  if (await copyTree(saved, target)) return true;
+  if (await copyTree(saved, target)) {
+    let builtAt: string | undefined;
+    try {
+      builtAt = readFileSync(join(cacheDir(root, key), BUILT_AT), "utf8");
+    } catch {
+      // saved when it named no worktree: nothing to rewrite
+    }
+    if (builtAt === undefined || builtAt === worktree || relocate(target, builtAt, worktree)) return true;
+  }
   rmSync(target, { recursive: true, force: true });
   return false;
 }
@@ -80,11 +93,12 @@ export async function saveInstall(root: string, key: string, worktree: string, s
   const prefix = posix.join(surface.dir, DEPENDENCIES);
   const other = status.entries.find((entry) => entry.path !== prefix && !entry.path.startsWith(`${prefix}/`));
   if (other) return `it also changed ${other.path}, which a copy of ${DEPENDENCIES} would not bring`;
-  const pinned = namesItsPath(made, worktree);
-  if (pinned) return `${pinned} names this worktree's absolute path, so a copy elsewhere would point back here`;
+  const { link } = pathNaming(made, worktree);
+  if (link) return `${DEPENDENCIES}/${link} is a symbolic link to this worktree's absolute path, which a copy elsewhere cannot follow`;
   const staging = `${dir}.${process.pid}.tmp`;
   rmSync(staging, { recursive: true, force: true });
   mkdirSync(staging, { recursive: true });
+  writeFileSync(join(staging, BUILT_AT), worktree);
   if (!(await copyTree(made, join(staging, DEPENDENCIES)))) {
     rmSync(staging, { recursive: true, force: true });
     return `copying ${DEPENDENCIES} failed`;
@@ -107,34 +121,70 @@ function pruneInstalls(dir: string): void {
   for (const old of saved.slice(KEEP)) rmSync(join(dir, old.name), { recursive: true, force: true });
 }
 
-/** How much of a dependency tree's small state files is read for a worktree path: enough for shims and manifests. */
-const SCAN_LIMITS = { files: 4_000, bytes: 256 * 1024 };
+/** How much of a dependency tree is walked and read for a worktree path: enough for shims and state files. */
+const SCAN_LIMITS = { entries: 400_000, files: 20_000, bytes: 256 * 1024 };
+const STATE_FILES = [".modules.yaml", ".package-lock.json", ".yarn-state.yml"];
 
 /**
- * The first file of an install's own small state that names `worktree` by its absolute path: the
- * executables' shims (`node_modules/.bin`, `.pnpm/node_modules/.bin`) and the package managers' state
- * files at the top (`.modules.yaml`, `.package-lock.json`, `.yarn-state.yml`). Relative to `node_modules`.
+ * The files of an install that may name its worktree's absolute path, relative to `nodeModules`: every
+ * executable shim (files in any `.bin` directory: pnpm writes one per package that has dependencies with
+ * executables) and the package managers' state files at the top; and the first symbolic link whose absolute
+ * target is inside `worktree`. Links are never followed.
  */
-export function namesItsPath(nodeModules: string, worktree: string): string | undefined {
-  const needle = Buffer.from(worktree);
-  const candidates: string[] = [];
-  for (const dir of [".bin", join(".pnpm", "node_modules", ".bin")]) {
+export function pathNaming(nodeModules: string, worktree: string): { files: string[]; link?: string } {
+  const files = STATE_FILES.filter((name) => existsSync(join(nodeModules, name)));
+  let link: string | undefined;
+  let seen = 0;
+  const walk = (relative: string): void => {
+    let entries: import("node:fs").Dirent[];
     try {
-      for (const name of readdirSync(join(nodeModules, dir))) candidates.push(join(dir, name));
+      entries = readdirSync(join(nodeModules, relative), { withFileTypes: true });
     } catch {
-      // no such directory
+      return; // gone or unreadable
     }
-  }
-  candidates.push(".modules.yaml", ".package-lock.json", ".yarn-state.yml");
-  for (const path of candidates.slice(0, SCAN_LIMITS.files)) {
-    const full = join(nodeModules, path);
-    try {
-      const stat = lstatSync(full);
-      if (!stat.isFile() || stat.size > SCAN_LIMITS.bytes) continue;
-      if (readFileSync(full).includes(needle)) return `${DEPENDENCIES}/${path}`;
-    } catch {
-      // gone or unreadable: nothing it names
+    const inBin = posix.basename(relative) === ".bin";
+    for (const entry of entries) {
+      if (++seen > SCAN_LIMITS.entries) return;
+      const path = relative ? `${relative}/${entry.name}` : entry.name;
+      if (entry.isSymbolicLink()) {
+        if (link === undefined) {
+          const target = readlinkSync(join(nodeModules, path));
+          if (target === worktree || target.startsWith(`${worktree}/`)) link = path;
+        }
+      } else if (entry.isDirectory()) walk(path);
+      else if (inBin && entry.isFile() && files.length < SCAN_LIMITS.files) files.push(path);
     }
+  };
+  walk("");
+  return link === undefined ? { files } : { files, link };
+}
+
+/** Pure: `text` with every whole-path mention of `from` (not of a longer path it begins) replaced by `to`. */
+export function relocateText(text: string, from: string, to: string): string {
+  const escaped = from.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  return text.replace(new RegExp(`${escaped}(?![^/"'\`:;\\s])`, "g"), () => to);
+}
+
+/**
+ * Rewrites the absolute path of the worktree that built a copied install to the one it was copied into, in
+ * its shims and state files; false when it could not, or when the old path is still named there after.
+ */
+function relocate(nodeModules: string, from: string, to: string): boolean {
+  const { files, link } = pathNaming(nodeModules, from);
+  if (link) return false;
+  const needle = Buffer.from(from);
+  try {
+    for (const path of files) {
+      const full = join(nodeModules, path);
+      if (lstatSync(full).size > SCAN_LIMITS.bytes) continue;
+      const bytes = readFileSync(full);
+      if (!bytes.includes(needle)) continue;
+      const text = relocateText(bytes.toString("utf8"), from, to);
+      if (relocateText(text, from, "") !== text) return false; // still named (the new path holds the old one)
+      writeFileSync(full, text); // the copy's own file: a full copy, never a link into the saved one
+    }
+  } catch {
+    return false;
   }
-  return undefined;
+  return true;
 }

@@ -101,12 +101,29 @@ describe("an install is reused across worktrees with the same lock files", () =>
     expect(runs()).toBe(6);
   });
 
-  it("is not reused when the install names its worktree's absolute path (pnpm's .bin shims): a copy would point at another tree", async () => {
-    const config = setUp(`${INSTALL} && mkdir -p node_modules/.bin && printf 'export NODE_PATH=%s/node_modules/.pnpm' $PWD > node_modules/.bin/tool`);
+  it("is copied with its worktree's absolute path rewritten where pnpm writes it (shims at every level, its state file): each copy names its own worktree", async () => {
+    const shims = ["node_modules/.bin/tool", "node_modules/.pnpm/x@1/node_modules/x/node_modules/.bin/inner"];
+    const write = shims.map((shim) => `mkdir -p $(dirname ${shim}) && printf 'export NODE_PATH=%s/node_modules/.pnpm:%s0/other\\\\n' $PWD $(dirname $PWD) > ${shim}`).join(" && ");
+    const config = setUp(`${INSTALL} && ${write} && printf 'virtualStoreDir: %s/node_modules/.pnpm\\\\n' $PWD > node_modules/.modules.yaml`);
+    const first = await installInNewWorktree(config);
+    const second = await installInNewWorktree(config);
+    expect(runs()).toBe(1);
+    expect(second.log).toContain("node_modules copied from");
+    for (const shim of [...shims, "node_modules/.modules.yaml"]) {
+      const copied = readFileSync(join(second.worktree, "web", shim), "utf8");
+      expect(copied).toContain(`${second.worktree}/web/node_modules/.pnpm`);
+      expect(copied).not.toContain(`${first.worktree}/`);
+      expect(readFileSync(join(first.worktree, "web", shim), "utf8")).toContain(`${first.worktree}/web/node_modules/.pnpm`); // the first is its own
+    }
+    // A longer path that begins with the old one is another path: left as it was.
+    expect(readFileSync(join(second.worktree, "web", shims[0] as string), "utf8")).toContain(`${first.worktree}0/other`);
+  });
+
+  it("is not reused when a symbolic link in it names its worktree's absolute path: nothing rewrites a link", async () => {
+    const config = setUp(`${INSTALL} && ln -s $PWD/node_modules/dep node_modules/pinned`);
     await installInNewWorktree(config);
     const second = await installInNewWorktree(config);
     expect(runs()).toBe(2);
-    expect(second.log).toContain("not reused by other worktrees: node_modules/.bin/tool names this worktree's absolute path");
-    expect(readFileSync(join(second.worktree, "web/node_modules/.bin/tool"), "utf8")).toContain(second.worktree);
+    expect(second.log).toContain("not reused by other worktrees: node_modules/pinned is a symbolic link to this worktree's absolute path");
   });
 });
