@@ -60,9 +60,10 @@ done`;
  * A fresh repository with `packets` independent packets; `sleep` seconds per
  * agent call. With `sandbox`, agents and gates run in the bubblewrap sandbox
  * (the agent's script then lives in the git directory, which the sandbox
- * shows); without, `kind = "none"`. `parent` is where it is made.
+ * shows); without, `kind = "none"`. `parent` is where it is made; `install`
+ * is the surface's install command.
  */
-export function makeRepo({ gate, packets, sleep = 0, sandbox = false, parent = tmpdir(), planted = "collection", extraFiles = {}, mutants = 0 }) {
+export function makeRepo({ gate, packets, sleep = 0, sandbox = false, parent = tmpdir(), planted = "collection", extraFiles = {}, mutants = 0, install }) {
   const dir = mkdtempSync(join(parent, "factory-bench-overhead-"));
   const git = (...args) => execFileSync("git", args, { cwd: dir, stdio: "pipe" });
   git("init", "-q", "-b", "main");
@@ -93,7 +94,7 @@ advanced = { agent = "instant", model = "m" }
 mutants = ${mutants}
 ${sandbox ? "" : '[sandbox]\nkind = "none"\n'}[surfaces.app]
 dir = "."
-${GATES[gate]}`,
+${install ? `install = ${JSON.stringify(install)}\n` : ""}${GATES[gate]}`,
   );
   git("add", "-A");
   git("commit", "-qm", "spec");
