@@ -5,8 +5,7 @@
 // worker, how many packets merged and how the run ended.
 //   node bench/concurrency.mjs [packets=8] [sleep=5]
 import { execFileSync } from "node:child_process";
-import { rmSync } from "node:fs";
-import { BIN, makeRepo, mergedCount } from "./lib.mjs";
+import { BIN, makeRepo, mergedCount, removeRepo } from "./lib.mjs";
 
 const packets = Number(process.argv[2] ?? 8);
 const sleep = Number(process.argv[3] ?? 5);
@@ -26,6 +25,6 @@ for (const workers of [1, 2, 4, 8]) {
     single ??= seconds;
     console.log(`--concurrency ${workers}: ${seconds.toFixed(1)} s, ${(single / seconds).toFixed(2)}x faster than 1, ${mergedCount(dir)}/${packets} merged, exit ${code}`);
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    removeRepo(dir);
   }
 }

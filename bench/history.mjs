@@ -10,7 +10,7 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { BIN, makeRepo, time } from "./lib.mjs";
+import { BIN, makeRepo, removeRepo, time } from "./lib.mjs";
 
 const commits = Number(process.argv[2] ?? 100_000);
 const { landedPackets, landedCacheFile } = await import(new URL("../dist/git/trailers.js", import.meta.url).href);
@@ -56,7 +56,7 @@ try {
   const [warm, warmMs] = await timed(() => landedPackets(dir, "main", { cacheFile }));
   console.log(`landedPackets: whole history ${coldMs.toFixed(0)} ms (${cold.length} landed), one commit later ${warmMs.toFixed(0)} ms (${warm.length} landed)`);
 } finally {
-  rmSync(dir, { recursive: true, force: true });
+  removeRepo(dir);
   rmSync(`${dir}-git-trace.log`, { force: true });
 }
 

@@ -9,7 +9,7 @@ import { execFileSync } from "node:child_process";
 import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { BIN, makeRepo, mergedCount, time } from "./lib.mjs";
+import { BIN, makeRepo, mergedCount, removeRepo, time } from "./lib.mjs";
 
 const packets = Number(process.argv[2] ?? 6);
 const bin = fileURLToPath(new URL("../node_modules/.bin", import.meta.url));
@@ -51,5 +51,5 @@ try {
     `${merged}/${packets} merged in ${seconds.toFixed(1)} s; ${logs.length} worktrees needed node_modules: ${logs.length - copied} ran pnpm install, ${copied} got a copy (${((logs.length - copied) / packets).toFixed(2)} installs per packet)`,
   );
 } finally {
-  rmSync(dir, { recursive: true, force: true });
+  removeRepo(dir);
 }

@@ -2,12 +2,20 @@
 // packets, an instant agent (a shell one-liner, optionally sleeping) and one
 // gate, and a runner that times the built CLI on it.
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, mkdirSync, writeFileSync } from "node:fs";
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 export const BIN = fileURLToPath(new URL("../bin/factory.js", import.meta.url));
+const { worktreesDir } = await import(new URL("../dist/loop/context.js", import.meta.url).href);
+
+/** Removes a bench repository and its worktrees' directory in the cache (outside it). */
+export function removeRepo(dir) {
+  const worktrees = worktreesDir(dir);
+  rmSync(dir, { recursive: true, force: true });
+  rmSync(worktrees, { recursive: true, force: true });
+}
 
 // The implementer writes src/<packet>.py; the reviewer holds the one invariant, citing that file.
 const agentScript = (sleep) => `${sleep ? `sleep ${sleep}\n` : ""}if [ "$FACTORY_ROLE" = implementer ]; then

@@ -8,9 +8,8 @@
 // printed for a `true` gate and for a small pytest gate.
 //   node bench/overhead.mjs [packets=10] [rounds=5]
 import { execFileSync } from "node:child_process";
-import { rmSync } from "node:fs";
 import { interpreterFirstOnPath } from "../scripts/python-path.mjs";
-import { BARE_SCRIPT as SCRIPT, BIN, GATE_COMMAND, makeRepo, median, mergedCount, time } from "./lib.mjs";
+import { BARE_SCRIPT as SCRIPT, BIN, GATE_COMMAND, makeRepo, median, mergedCount, removeRepo, time } from "./lib.mjs";
 
 // Both sides run the interpreter itself, not a version manager's shim (which adds 0.3 s to every
 // pytest start here, and the factory starts pytest more often than the script).
@@ -35,7 +34,7 @@ for (const gate of ["true", "pytest"]) {
           script.push(time(() => execFileSync("bash", ["-c", SCRIPT, "bench", dir, GATE_COMMAND[gate]], { stdio: "pipe" })));
         }
       } finally {
-        rmSync(dir, { recursive: true, force: true });
+        removeRepo(dir);
       }
     }
   }

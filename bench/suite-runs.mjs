@@ -9,10 +9,10 @@
 // whole suite is a full-suite run. Prints full-suite runs per merged packet
 // and wall time.   node bench/suite-runs.mjs [packets=6]
 import { execFileSync } from "node:child_process";
-import { readFileSync, rmSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { interpreterFirstOnPath } from "../scripts/python-path.mjs";
-import { BARE_SCRIPT, BIN, GATE_COMMAND, makeRepo, mergedCount, time } from "./lib.mjs";
+import { BARE_SCRIPT, BIN, GATE_COMMAND, makeRepo, mergedCount, removeRepo, time } from "./lib.mjs";
 
 const interpreter = interpreterFirstOnPath();
 if (interpreter) console.log(`(python3 on PATH is a shim: ${interpreter} goes first on PATH)`);
@@ -56,7 +56,7 @@ for (const planted of ["collection", "runtime"]) {
       if (how === "factory, 1 worker") sequential = seconds;
       rows.push({ planted, how, full, partial: all.length - full, seconds, sequential });
     } finally {
-      rmSync(dir, { recursive: true, force: true });
+      removeRepo(dir);
     }
   }
 }
