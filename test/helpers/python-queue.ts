@@ -67,9 +67,10 @@ export const PYTEST_GATE = "python3 -m pytest -q -p no:cacheprovider --ignore=pa
 
 /**
  * A small Python project in `repo` (not committed): `pkg/calc.py` with add(), its tests (`tests/test_calc.py`
- * unless `tests` names others), and a config with one pytest surface followed by `config` (agents, limits).
+ * unless `tests` names others), and a config with one pytest surface (its `install`, if given) followed by
+ * `config` (agents, limits).
  */
-export function writePythonProject(repo: TestRepo, options: { config: string; tests?: Record<string, string>; gate?: string }): void {
+export function writePythonProject(repo: TestRepo, options: { config: string; tests?: Record<string, string>; gate?: string; install?: string }): void {
   repo.write("SPEC.md", "double things\n");
   repo.write("pkg/__init__.py", "");
   repo.write("pkg/calc.py", "def add(a, b):\n    return a + b\n");
@@ -78,7 +79,7 @@ export function writePythonProject(repo: TestRepo, options: { config: string; te
   repo.write(".gitignore", "__pycache__/\n");
   repo.write(
     ".factory/config.toml",
-    `[surfaces.py]\ndir = "."\n  [[surfaces.py.gates]]\n  name = "pytest"\n  run = "${options.gate ?? PYTEST_GATE}"\n  tests = true\n${withoutMutants(options.config)}`,
+    `[surfaces.py]\ndir = "."\n${options.install ? `install = ${JSON.stringify(options.install)}\n` : ""}  [[surfaces.py.gates]]\n  name = "pytest"\n  run = "${options.gate ?? PYTEST_GATE}"\n  tests = true\n${withoutMutants(options.config)}`,
   );
 }
 

@@ -33,17 +33,18 @@ function packet(id: string, spec: string, allowed: readonly string[]): string {
 }
 
 /** Five packets (or `count`), each adding pkg/pNN.py with value() and a planted test of it. */
-function fivePackets(options: { count?: number; concurrency?: number } = {}): TestRepo {
+function fivePackets(options: { count?: number; concurrency?: number; install?: string; renamer?: number } = {}): TestRepo {
   const count = options.count ?? 5;
   const repo = queue.track(makeRepo({ initialCommit: false }));
   writePythonProject(repo, {
+    ...(options.install ? { install: options.install } : {}),
     config: `${queue.agentConfig}[limits]\nmax_attempts = 1\nconcurrency = ${options.concurrency ?? 5}\n`,
     tests: { "tests/test_calc.py": "from pkg.calc import add\n\n\ndef test_add():\n    assert add(2, 2) == 4\n", "tests/test_slow.py": SLOW_TEST },
   });
   const spec = repo.commit("python project");
   for (let n = 1; n <= count; n++) {
     const id = `P0${n}`;
-    const allowed = n === 4 ? ["pkg/p04.py", "pkg/calc.py", "tests/test_calc.py"] : [`pkg/p0${n}.py`];
+    const allowed = n === (options.renamer ?? 4) ? [`pkg/p0${n}.py`, "pkg/calc.py", "tests/test_calc.py"] : [`pkg/p0${n}.py`];
     repo.write(`packets/${id}.toml`, packet(id, spec, allowed));
     repo.write(`packets/supplied/${id}/tests/test_p0${n}.py`, `from pkg.p0${n} import value\n\n\ndef test_value():\n    assert value() == ${n}\n`);
   }
@@ -118,6 +119,33 @@ describe.skipIf(!available)("a merge batch", () => {
     expect(out).not.toContain(`${culprit}#1 re-gate`); // the bisection's gating stood for its own
     for (const id of ["P01", "P02", "P05", other]) expect(state.packets.get(id)?.status.state).toBe("merged");
     // main holds the landed one and is green.
+    execFileSync("python3", ["-m", "pytest", "-q", "-p", "no:cacheprovider", "--ignore=packets"], { cwd: target.dir });
+  }, 120_000);
+
+  it("a bisection step that cannot be gated blames nobody: the members land alone, each with its own re-gate", async () => {
+    // P02 renames calc.add, P03 uses it: green alone, red together. Both finish after P01 has landed and form a
+    // batch; the bisection's one step gates the first of them alone on P01, where the install fails (it fails
+    // whenever P01's module is there with exactly one of theirs). Nothing showed which of the two breaks it.
+    const install = "if [ -f pkg/p01.py ] && { { [ -f pkg/p02.py ] && [ ! -f pkg/p03.py ]; } || { [ -f pkg/p03.py ] && [ ! -f pkg/p02.py ]; }; }; then echo cannot install >&2; exit 1; fi";
+    const target = fivePackets({ count: 3, concurrency: 3, install, renamer: 2 });
+    const overrides = {
+      P02: {
+        "pkg/p02.py": "def value():\n    return 2\n",
+        "pkg/calc.py": "def plus(a, b):\n    return a + b\n",
+        "tests/test_calc.py": "from pkg.calc import plus\n\n\ndef test_add():\n    assert plus(2, 2) == 4\n",
+      },
+      P03: { "pkg/p03.py": "from pkg.calc import add\n\n\ndef value():\n    return add(1, 2)\n" },
+    };
+    const { out, state, events } = await queue.run(target, script(overrides, [0, 3, 3]));
+    const red = batches(events).find((batch) => batch.verdict === "red");
+    expect(red?.packets.slice().sort()).toEqual(["P02", "P03"]);
+    expect(batches(events).filter((batch) => batch.verdict === "green")).toEqual([]); // the step was never gated
+    const [first, second] = red?.packets ?? [];
+    expect(out).not.toMatch(/found red/); // nobody is sent back on the batch's word
+    expect(state.packets.get(first as string)?.status.state).toBe("merged");
+    expect(out).toContain(`${second}#1 re-gate`); // the later one learnt it breaks main from its own re-gate
+    expect(state.packets.get(second as string)?.status.state).toBe("blocked");
+    expect(state.packets.get("P01")?.status.state).toBe("merged");
     execFileSync("python3", ["-m", "pytest", "-q", "-p", "no:cacheprovider", "--ignore=packets"], { cwd: target.dir });
   }, 120_000);
 
