@@ -75,7 +75,7 @@ export async function restoreInstall(root: string, key: string, worktree: string
     try {
       builtAt = readFileSync(join(cacheDir(root, key), BUILT_AT), "utf8");
     } catch {
-      // saved when it named no worktree: nothing to rewrite
+      // it named no worktree when it was saved: nothing to rewrite
     }
     if (builtAt === undefined || builtAt === worktree || relocate(target, builtAt, worktree)) return true;
   }
@@ -93,12 +93,12 @@ export async function saveInstall(root: string, key: string, worktree: string, s
   const prefix = posix.join(surface.dir, DEPENDENCIES);
   const other = status.entries.find((entry) => entry.path !== prefix && !entry.path.startsWith(`${prefix}/`));
   if (other) return `it also changed ${other.path}, which a copy of ${DEPENDENCIES} would not bring`;
-  const { link } = pathNaming(made, worktree);
+  const { files, link } = pathNaming(made, worktree);
   if (link) return `${DEPENDENCIES}/${link} is a symbolic link to this worktree's absolute path, which a copy elsewhere cannot follow`;
   const staging = `${dir}.${process.pid}.tmp`;
   rmSync(staging, { recursive: true, force: true });
   mkdirSync(staging, { recursive: true });
-  writeFileSync(join(staging, BUILT_AT), worktree);
+  if (files.some((path) => names(join(made, path), worktree))) writeFileSync(join(staging, BUILT_AT), worktree); // its copies are relocated
   if (!(await copyTree(made, join(staging, DEPENDENCIES)))) {
     rmSync(staging, { recursive: true, force: true });
     return `copying ${DEPENDENCIES} failed`;
@@ -121,20 +121,22 @@ function pruneInstalls(dir: string): void {
   for (const old of saved.slice(KEEP)) rmSync(join(dir, old.name), { recursive: true, force: true });
 }
 
-/** How much of a dependency tree is walked and read for a worktree path: enough for shims and state files. */
-const SCAN_LIMITS = { entries: 400_000, files: 20_000, bytes: 256 * 1024 };
+/** How much of a dependency tree is walked and read for a worktree path: beyond it, a copy is not relocated (installed afresh). */
+const SCAN_LIMITS = { entries: 400_000, files: 20_000, bytes: 16 * 1024 * 1024 };
 const STATE_FILES = [".modules.yaml", ".package-lock.json", ".yarn-state.yml"];
 
 /**
  * The files of an install that may name its worktree's absolute path, relative to `nodeModules`: every
  * executable shim (files in any `.bin` directory: pnpm writes one per package that has dependencies with
  * executables) and the package managers' state files at the top; and the first symbolic link whose absolute
- * target is inside `worktree`. Links are never followed.
+ * target is inside `worktree`. Links are never followed. `truncated`: the tree was larger than the walk's
+ * limits, so some of them may be missing.
  */
-export function pathNaming(nodeModules: string, worktree: string): { files: string[]; link?: string } {
+export function pathNaming(nodeModules: string, worktree: string): { files: string[]; link?: string; truncated: boolean } {
   const files = STATE_FILES.filter((name) => existsSync(join(nodeModules, name)));
   let link: string | undefined;
   let seen = 0;
+  let truncated = false;
   const walk = (relative: string): void => {
     let entries: import("node:fs").Dirent[];
     try {
@@ -144,19 +146,37 @@ export function pathNaming(nodeModules: string, worktree: string): { files: stri
     }
     const inBin = posix.basename(relative) === ".bin";
     for (const entry of entries) {
-      if (++seen > SCAN_LIMITS.entries) return;
+      if (++seen > SCAN_LIMITS.entries || files.length > SCAN_LIMITS.files) {
+        truncated = true;
+        return;
+      }
       const path = relative ? `${relative}/${entry.name}` : entry.name;
       if (entry.isSymbolicLink()) {
-        if (link === undefined) {
-          const target = readlinkSync(join(nodeModules, path));
-          if (target === worktree || target.startsWith(`${worktree}/`)) link = path;
-        }
+        if (link === undefined && linksInto(join(nodeModules, path), worktree)) link = path;
       } else if (entry.isDirectory()) walk(path);
-      else if (inBin && entry.isFile() && files.length < SCAN_LIMITS.files) files.push(path);
+      else if (inBin && entry.isFile()) files.push(path);
     }
   };
   walk("");
-  return link === undefined ? { files } : { files, link };
+  return link === undefined ? { files, truncated } : { files, link, truncated };
+}
+
+/** Whether the file at `path` names `worktree`; true when it is too large to read (not known to be free of it). */
+function names(path: string, worktree: string): boolean {
+  try {
+    return lstatSync(path).size > SCAN_LIMITS.bytes || readFileSync(path).includes(Buffer.from(worktree));
+  } catch {
+    return false; // gone meanwhile: it names nothing
+  }
+}
+
+function linksInto(path: string, worktree: string): boolean {
+  try {
+    const target = readlinkSync(path);
+    return target === worktree || target.startsWith(`${worktree}/`);
+  } catch {
+    return false; // gone meanwhile: it names nothing
+  }
 }
 
 /** Pure: `text` with every whole-path mention of `from` (not of a longer path it begins) replaced by `to`. */
@@ -170,13 +190,13 @@ export function relocateText(text: string, from: string, to: string): string {
  * its shims and state files; false when it could not, or when the old path is still named there after.
  */
 function relocate(nodeModules: string, from: string, to: string): boolean {
-  const { files, link } = pathNaming(nodeModules, from);
-  if (link) return false;
+  const { files, link, truncated } = pathNaming(nodeModules, from);
+  if (link || truncated) return false; // a link, or a shim not walked, would still name the old tree
   const needle = Buffer.from(from);
   try {
     for (const path of files) {
       const full = join(nodeModules, path);
-      if (lstatSync(full).size > SCAN_LIMITS.bytes) continue;
+      if (lstatSync(full).size > SCAN_LIMITS.bytes) return false; // not read, so not known to be free of it
       const bytes = readFileSync(full);
       if (!bytes.includes(needle)) continue;
       const text = relocateText(bytes.toString("utf8"), from, to);
