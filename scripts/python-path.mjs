@@ -6,8 +6,8 @@
 // test suite (test/setup/python-path.ts) and bench/overhead.mjs, so pytest
 // gates are timed and run as on a machine without a shim.
 import { spawnSync } from "node:child_process";
-import { realpathSync } from "node:fs";
-import { delimiter, dirname } from "node:path";
+import { chmodSync, mkdtempSync, realpathSync, writeFileSync } from "node:fs";
+import { delimiter, dirname, join } from "node:path";
 
 /** Puts the interpreter's directory first on process.env.PATH when python3 is a shim; returns that directory, or undefined when nothing changed. */
 export function interpreterFirstOnPath() {
@@ -19,4 +19,38 @@ export function interpreterFirstOnPath() {
   if (!executable || realpathSync(executable) === realpathSync(found)) return undefined;
   process.env.PATH = `${dirname(executable)}${delimiter}${process.env.PATH ?? ""}`;
   return dirname(executable);
+}
+
+// Each pytest session loads every plugin installed beside the interpreter.
+// The development VM's Python carries hypothesis and pytest-benchmark,
+// whose plugins take 1.3 s of a 1.6 s start of pytest; no test of the
+// suite uses them, and a tests gate starts pytest several times a packet.
+// Wrappers named like the interpreter's programs turn exactly those
+// plugins off (`-p no:NAME` for each `pytest11` entry point installed now)
+// and start the real program: a plugin a test's candidate tree brings in
+// through its own entry point still loads, as it would for a user.
+const WRAPPED = ["python3", "python", "pytest", "py.test"];
+
+/**
+ * Puts wrappers first on process.env.PATH in a new directory under `parent`
+ * that start python3, python and pytest with the installed pytest plugins
+ * off; returns the directory (the caller removes it) and the plugins, or
+ * undefined when no plugin is installed.
+ */
+export function installedPytestPluginsOff(parent) {
+  const listed = spawnSync("python3", ["-c", "import importlib.metadata as m\nfor e in sorted({e.name for e in m.entry_points(group='pytest11')}): print(e)"], { encoding: "utf8" });
+  const plugins = listed.status === 0 ? listed.stdout.split("\n").filter((name) => /^[\w.-]+$/.test(name)) : [];
+  if (plugins.length === 0) return undefined;
+  const dir = mkdtempSync(join(parent, "factory-test-python-"));
+  const off = plugins.map((name) => `-p no:${name}`).join(" ");
+  for (const name of WRAPPED) {
+    const found = spawnSync("sh", ["-c", `command -v ${name}`], { encoding: "utf8" });
+    const real = found.status === 0 ? found.stdout.trim() : "";
+    if (!real.startsWith("/")) continue;
+    const wrapper = join(dir, name);
+    writeFileSync(wrapper, `#!/bin/sh\nPYTEST_ADDOPTS="${off}\${PYTEST_ADDOPTS:+ $PYTEST_ADDOPTS}" exec ${JSON.stringify(real)} "$@"\n`);
+    chmodSync(wrapper, 0o755);
+  }
+  process.env.PATH = `${dir}${delimiter}${process.env.PATH ?? ""}`;
+  return { dir, plugins };
 }
