@@ -7,16 +7,25 @@
 // bare git script that runs the suite once per packet. Each pytest session
 // is counted by the project's conftest.py: a session that collects the
 // whole suite is a full-suite run. Prints full-suite runs per merged packet
-// and wall time.   node bench/suite-runs.mjs [packets=6]
+// and wall time.   node bench/suite-runs.mjs [packets=6] [--pytest-plugins-off]
+// With --pytest-plugins-off, the pytest plugins installed beside python3
+// (hypothesis and pytest-benchmark on the development VM: 1.3 s of a 1.6 s
+// pytest start) are off on both sides, as in a project's own virtual
+// environment without them.
 import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { interpreterFirstOnPath } from "../scripts/python-path.mjs";
+import { installedPytestPluginsOff, interpreterFirstOnPath } from "../scripts/python-path.mjs";
 import { BARE_SCRIPT, BIN, GATE_COMMAND, makeRepo, mergedCount, removeRepo, time } from "./lib.mjs";
 
 const interpreter = interpreterFirstOnPath();
 if (interpreter) console.log(`(python3 on PATH is a shim: ${interpreter} goes first on PATH)`);
-const packets = Number(process.argv[2] ?? 6);
+const args = process.argv.slice(2);
+const off = args.includes("--pytest-plugins-off") ? installedPytestPluginsOff(tmpdir()) : undefined;
+if (off) console.log(`(the installed pytest plugins ${off.plugins.join(", ")} are off on both sides)`);
+process.on("exit", () => off && rmSync(off.dir, { recursive: true, force: true }));
+const packets = Number(args.find((arg) => !arg.startsWith("--")) ?? 6);
 
 // Every session appends whether it collected the suite's 2 s test_slow (a full-suite run: the planted files named on
 // their own never include it, however many planted tests a merge batch names at once), to a file outside the
