@@ -112,11 +112,14 @@ function writeBaseline(root: string, at: { tree: string; commit: string }, surfa
  * as: the squash has exactly the gated tree, so the next packet at that tip
  * need not run the suite again. Only a full-suite run of every tests gate
  * seeds (a `{files}` run saw part of it), and only one a baseline would
- * accept; the tree landed green, so its whole-tree gates passed. Returns whether it seeded.
+ * accept; the tree landed green, so its whole-tree gates passed (a surface
+ * with whole-tree gates and no tests gate seeds that alone: its lint or
+ * build is not run again on the tip it made). Returns whether it seeded.
  */
 export async function seedBaseline(root: string, input: { commit: string; surface: Surface; results: ReadonlyMap<string, TestResult[]> }): Promise<boolean> {
+  if (!hasBaseline(input.surface)) return false;
   const gates = input.surface.gates.filter((gate) => gate.tests);
-  if (gates.length === 0 || gates.some((gate) => gate.run.includes("{files}") || !input.results.has(gate.name))) return false;
+  if (gates.some((gate) => gate.run.includes("{files}") || !input.results.has(gate.name))) return false;
   if (gates.some((gate) => baselineProblem({ results: input.results.get(gate.name) ?? [], exitCode: 0, tail: undefined }))) return false;
   writeBaseline(root, { tree: await testedTree(root, input.commit), commit: input.commit }, input.surface, input.results);
   return true;

@@ -127,6 +127,21 @@ describe("the baseline after a landing", () => {
     expect(baselines).toMatchObject([{ commit: landed, cached: true, passed: 2, failed: 0 }]);
     expect(existsSync(join(target.dir, ".factory/runs/P02/attempt-1", `baseline-${landed.slice(0, 10)}`))).toBe(false); // never measured
   });
+
+  it("on a surface with a whole-tree gate and no tests gate, is the landing too: the tip it made is not proven again, and the gate still judges the next packet", async () => {
+    // A build of everything (no {files}, not a tests gate): it must be green at a tip before anything is spent there.
+    const build = `\n  [[surfaces.app.gates]]\n  name = "build"\n  run = "for f in src/*.js; do node --check \\"$f\\" || exit 1; done"\n`;
+    const broken = { write: { "src/triple.js": "export const triple = (n) => n * ;\n" } };
+    const target = setUp({ gates: build, planted: null, script: { P01: { implementer: [honest] }, P02: { implementer: [broken] } } });
+    addPacket(target, "P02", `allowed_paths = ["src/triple.js"]\nrequires = ["P01"]\nmax_attempts = 1`);
+    target.commit("a second packet");
+    const { out } = await target.run();
+    expect(out).toContain("P01#1 → merged");
+    expect(out).toMatch(/P02#1 {3}gate build: fail/);
+    const landed = target.git("rev-parse", "main").trim();
+    expect((await target.events("P02")).filter((event) => event.kind === "baseline-measured")).toMatchObject([{ commit: landed, cached: true }]);
+    expect(existsSync(join(target.dir, ".factory/runs/P02/attempt-1", `baseline-${landed.slice(0, 10)}`))).toBe(false); // never run there
+  });
 });
 
 describe("the baseline cache", () => {
