@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import type { Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -17,7 +17,10 @@ import { join, resolve } from "node:path";
  * (`cd`, the environment as node has it now, `exec git` with every argument
  * quoted) into the shell's own temporary directory and sends its number; the
  * shell runs it with stdin from /dev/null and stdout and stderr to files
- * there, and answers with the number and the exit code. Calls at the same
+ * there, and answers with the number and the exit code. The three files keep
+ * their names from call to call, rewritten each time: making and removing
+ * three files a call cost about 1 ms of node's main thread alone here (a
+ * new file on this ext4 takes 0.87 ms to write, an existing one 0.13 ms). Calls at the same
  * time go to other shells (up to MAX_SHELLS, then they wait). A shell is in a
  * session of its own, so a terminal's Ctrl-C does not cut a git command
  * short; it ends when its stdin closes (this process exits, however it
@@ -36,7 +39,7 @@ const MAX_SHELLS = 16;
  * after this process died must end the loop, and the directory with it, not
  * kill the shell before it removes the directory.
  */
-const SHELL_LOOP = 'D=$1; trap "" PIPE; while IFS= read -r id; do (trap - PIPE; . "$D/$id.sh") </dev/null >"$D/$id.out" 2>"$D/$id.err"; echo "$id $?" || break; done; command -p rm -rf "$D"';
+const SHELL_LOOP = 'D=$1; trap "" PIPE; while IFS= read -r id; do (trap - PIPE; . "$D/call.sh") </dev/null >"$D/call.out" 2>"$D/call.err"; echo "$id $?" || break; done; command -p rm -rf "$D"';
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 interface Job {
@@ -103,7 +106,7 @@ function pump(): void {
       continue;
     }
     try {
-      writeFileSync(join(shell.dir, `${id}.sh`), text);
+      writeFileSync(join(shell.dir, "call.sh"), text);
     } catch (error) {
       job.done(new ShellUnavailable((error as Error).message));
       continue;
@@ -111,15 +114,6 @@ function pump(): void {
     shell.job = { id, job };
     (shell.child.stdout as Socket).ref(); // an answer is awaited: the process stays up for it
     shell.child.stdin?.write(`${id}\n`);
-  }
-}
-
-/** One file gone, if it was there: a single unlink (rmSync checks and retries, at about three times the cost). */
-function removeFile(path: string): void {
-  try {
-    unlinkSync(path);
-  } catch {
-    // not there (the shell never made it): nothing to remove
   }
 }
 
@@ -190,14 +184,13 @@ function answer(shell: Shell, line: string): void {
   if (!current || current.id !== id) return;
   shell.job = undefined;
   (shell.child.stdout as Socket).unref();
-  const file = (extension: string): string => join(shell.dir, `${id}.${extension}`);
+  const file = (extension: string): string => join(shell.dir, `call.${extension}`);
   let result: Launched | Error;
   try {
     result = { code: Number(code), stdout: readFileSync(file("out"), "utf8"), stderr: readFileSync(file("err"), "utf8") };
   } catch (error) {
     result = error as Error;
   }
-  for (const extension of ["sh", "out", "err"]) removeFile(file(extension));
   current.job.done(result);
   pump();
 }
