@@ -48,7 +48,8 @@ export function installedPytestPluginsOff(parent) {
     const real = found.status === 0 ? found.stdout.trim() : "";
     if (!real.startsWith("/")) continue;
     const wrapper = join(dir, name);
-    writeFileSync(wrapper, `#!/bin/sh\nPYTEST_ADDOPTS="${off}\${PYTEST_ADDOPTS:+ $PYTEST_ADDOPTS}" exec ${JSON.stringify(real)} "$@"\n`);
+    const quoted = `'${real.replaceAll("'", `'\\''`)}'`;
+    writeFileSync(wrapper, `#!/bin/sh\nPYTEST_ADDOPTS="${off}\${PYTEST_ADDOPTS:+ $PYTEST_ADDOPTS}" exec ${quoted} "$@"\n`);
     chmodSync(wrapper, 0o755);
   }
   process.env.PATH = `${dir}${delimiter}${process.env.PATH ?? ""}`;

@@ -19,9 +19,9 @@ import { join, resolve } from "node:path";
  * shell runs it with stdin from /dev/null and stdout and stderr to files
  * there, and answers with the number and the exit code. The three files keep
  * their names from call to call, rewritten each time: making and removing
- * three files a call cost about 1 ms of node's main thread alone here (a
- * new file on this ext4 takes 0.87 ms to write, an existing one 0.13 ms). Calls at the same
- * time go to other shells (up to MAX_SHELLS, then they wait). A shell is in a
+ * three files a call cost about 1 ms of node's main thread alone here (a new
+ * file on this ext4 takes 0.87 ms to write, an existing one 0.13 ms). Calls
+ * at the same time go to other shells (up to MAX_SHELLS, then they wait). A shell is in a
  * session of its own, so a terminal's Ctrl-C does not cut a git command
  * short; it ends when its stdin closes (this process exits, however it
  * exits) and removes its directory as it goes.
