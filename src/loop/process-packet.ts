@@ -7,7 +7,7 @@ import { deleteBranch, removeWorktree } from "../git/worktree.js";
 import type { EventBody } from "../ledger/events.js";
 import type { PacketRecord } from "../ledger/fold.js";
 import { withLandLock } from "../ledger/store.js";
-import { landingQueue } from "../merge/landing-queue.js";
+import { type Flight, landingQueue } from "../merge/landing-queue.js";
 import { land, type LandResult } from "../merge/land.js";
 import type { Packet } from "../packet/types.js";
 import { runAttempt, type AttemptReport } from "./attempt.js";
@@ -30,15 +30,15 @@ export type PacketOutcome =
 
 /** One attempt of one packet, and everything that follows from it, recorded in the ledger. */
 export async function processPacket(ctx: RunContext, packet: Packet, record: PacketRecord | undefined): Promise<PacketOutcome> {
-  const ended = landingQueue(ctx).begin(); // landings that would re-gate wait a little for attempts in flight (merge/landing-queue.ts)
+  const flight = landingQueue(ctx).begin(); // landings that would re-gate wait a little for attempts in flight (merge/landing-queue.ts)
   try {
-    return await attemptPacket(ctx, packet, record);
+    return await attemptPacket(ctx, packet, record, flight);
   } finally {
-    ended();
+    flight.end();
   }
 }
 
-async function attemptPacket(ctx: RunContext, packet: Packet, record: PacketRecord | undefined): Promise<PacketOutcome> {
+async function attemptPacket(ctx: RunContext, packet: Packet, record: PacketRecord | undefined, flight: Flight): Promise<PacketOutcome> {
   const claim = await claimPacket(ctx.root, ctx.ledger, packet, ctx.owner);
   if (!claim.ok) return { kind: "not-claimed", reason: claim.reason };
   const { attempt } = claim;
@@ -90,6 +90,7 @@ async function attemptPacket(ctx: RunContext, packet: Packet, record: PacketReco
       ...(report.tests ? { tests: report.tests } : {}),
     },
     (landed) => applyLanding(ctx, { packet, attempt, landed, report, attemptsUsed: attemptsBefore + 1, maxAttempts, previousFingerprint }),
+    flight,
   );
 }
 

@@ -6,6 +6,14 @@ import { BUILTIN_GATES } from "../loop/gates.js";
 import { type BatchVerdict, gateBatch } from "./batch.js";
 import { land, type LandInput, type LandResult } from "./land.js";
 
+/** One attempt of the run, from its start to its end (landed or not): `end` says it ended. */
+export interface Flight {
+  readonly started: number;
+  /** When it asked to land, once it has. */
+  arrived?: number;
+  end(): void;
+}
+
 interface Waiting {
   input: LandInput;
   apply: (landed: LandResult) => Promise<unknown>;
@@ -24,12 +32,18 @@ interface Waiting {
  * moved since its attempt began) waits for the run's other attempts in
  * flight to arrive, for at most as long as its own command gates took: its
  * re-gate would cost about that, so the wait costs no more, and those that
- * arrive meanwhile land with one gating of the whole batch.
+ * arrive meanwhile land with one gating of the whole batch. It waits only
+ * while one of them may arrive in that time: begun at least as long before
+ * the deadline as the run's quickest attempt took from its start to its
+ * landing (an attempt that began a moment ago, where attempts take minutes,
+ * would only delay the landing by the whole wait).
  */
 export class LandingQueue {
   private readonly waiting: Waiting[] = [];
   private draining = false;
-  private inFlight = 0;
+  private readonly flights = new Set<Flight>();
+  /** The quickest any attempt of the run took from its start to asking to land. */
+  private quickest = Number.POSITIVE_INFINITY;
   private wake: (() => void) | undefined;
   private gathering = false;
   private landingNow = false;
@@ -37,20 +51,29 @@ export class LandingQueue {
 
   constructor(private readonly ctx: RunContext) {}
 
-  /** An attempt of the run has begun; call what this returns when it has ended (landed or not). */
-  begin(): () => void {
-    this.inFlight++;
-    let ended = false;
-    return () => {
-      if (ended) return;
-      ended = true;
-      this.inFlight--;
-      this.wake?.();
+  /** An attempt of the run has begun; call the flight's `end` when it has ended (landed or not). */
+  begin(): Flight {
+    const flight: Flight = {
+      started: Date.now(),
+      end: () => {
+        if (!this.flights.delete(flight)) return;
+        this.wake?.();
+      },
     };
+    this.flights.add(flight);
+    return flight;
+  }
+
+  private get inFlight(): number {
+    return this.flights.size;
   }
 
   /** Lands `input` (alone or in a batch) and hands the result to `apply`, under the landing lock; resolves to what `apply` returns. */
-  land<T>(input: LandInput, apply: (landed: LandResult) => Promise<T>): Promise<T> {
+  land<T>(input: LandInput, apply: (landed: LandResult) => Promise<T>, flight?: Flight): Promise<T> {
+    if (flight && flight.arrived === undefined) {
+      flight.arrived = Date.now();
+      this.quickest = Math.min(this.quickest, flight.arrived - flight.started);
+    }
     return new Promise<T>((resolve, reject) => {
       this.waiting.push({ input, apply, resolve: resolve as (value: unknown) => void, reject });
       this.changed();
@@ -111,7 +134,16 @@ export class LandingQueue {
     const first = this.waiting[0];
     if (!first || size < 2 || this.inFlight <= this.waiting.length) return;
     if ((await resolveCommit(this.ctx.root, this.ctx.branch)) === first.input.fork) return; // it lands as gated: nothing to save
-    const deadline = Date.now() + regateEstimate(first.input);
+    const wait = regateEstimate(first.input);
+    const deadline = Date.now() + wait;
+    if (!this.mayArrive(deadline)) return; // none of those in flight can come in time: the wait would be lost
+    this.ctx.emit({
+      kind: "step",
+      packet: first.input.packet.id,
+      attempt: first.input.attempt,
+      step: "waiting",
+      detail: `up to ${(wait / 1000).toFixed(1)} s for attempts in flight to join its merge batch (its re-gate alone would take about that)`,
+    });
     this.gathering = true;
     this.changed();
     try {
@@ -123,7 +155,7 @@ export class LandingQueue {
   }
 
   private async gatherUntil(size: number, deadline: number): Promise<void> {
-    while (this.waiting.length < size && this.inFlight > this.waiting.length && Date.now() < deadline && !this.ctx.signal.aborted) {
+    while (this.waiting.length < size && this.inFlight > this.waiting.length && Date.now() < deadline && this.mayArrive(deadline) && !this.ctx.signal.aborted) {
       await new Promise<void>((resolve) => {
         const done = (): void => {
           clearTimeout(timer);
@@ -136,6 +168,11 @@ export class LandingQueue {
       });
       this.wake = undefined;
     }
+  }
+
+  /** Whether an attempt in flight that has not asked to land may ask by `deadline` (see the class comment). */
+  private mayArrive(deadline: number): boolean {
+    return mayArriveBy([...this.flights], this.quickest, deadline);
   }
 
   private async landNext(): Promise<void> {
@@ -181,6 +218,11 @@ export class LandingQueue {
     }
     for (const settle of settled) settle();
   }
+}
+
+/** Pure: whether one of `flights` that has not asked to land began at least `quickest` ms before `deadline`. */
+export function mayArriveBy(flights: readonly Pick<Flight, "started" | "arrived">[], quickest: number, deadline: number): boolean {
+  return flights.some((flight) => flight.arrived === undefined && flight.started + quickest <= deadline);
 }
 
 /** Pure: about what a re-gate of this landing would take: its command gates' time when it was gated. */

@@ -77,6 +77,7 @@ describe.skipIf(!available)("a merge batch", () => {
     // At least one batch of two or more was gated green, and its members landed on it.
     const green = batches(events).filter((batch) => batch.verdict === "green" && batch.packets.length >= 2);
     expect(green.length).toBeGreaterThan(0);
+    expect(out).toMatch(/P0[12]#1 waiting: up to [\d.]+ s for attempts in flight to join its merge batch/); // P03 to P05 may come in time
     const batched = ["P01", "P02", "P03", "P04", "P05"].filter((id) => out.includes(`${id}#1 batched: its combination with main`));
     expect(batched.length).toBeGreaterThan(0);
     for (const id of batched) {
@@ -130,6 +131,13 @@ describe.skipIf(!available)("a merge batch", () => {
     // whenever P01's module is there with exactly one of theirs). Nothing showed which of the two breaks it.
     const install = "if [ -f pkg/p01.py ] && { { [ -f pkg/p02.py ] && [ ! -f pkg/p03.py ]; } || { [ -f pkg/p03.py ] && [ ! -f pkg/p02.py ]; }; }; then echo cannot install >&2; exit 1; fi";
     const target = fivePackets({ count: 3, concurrency: 3, install, renamer: 2 });
+    // P02's and P03's own gating (on the tree each began from, before P01) takes 2 s: whichever asks to land first
+    // waits about that long for the other, which began with it, to join its batch.
+    target.write(
+      "tests/test_own_trees.py",
+      'import os\nimport time\n\n\ndef test_slow_on_their_own_trees():\n    mods = set(os.listdir(os.path.join(os.path.dirname(__file__), "..", "pkg")))\n    if "p01.py" not in mods and ("p02.py" in mods or "p03.py" in mods):\n        time.sleep(2)\n',
+    );
+    target.commit("a test slow on the trees P02 and P03 began from");
     const overrides = {
       P02: {
         "pkg/p02.py": "def value():\n    return 2\n",
@@ -167,6 +175,18 @@ describe.skipIf(!available)("a merge batch", () => {
       const working = ["P01", "P02", "P03", "P04"].filter((other) => other !== id && at("claimed", other) < claimed && at("review-recorded", other) > claimed);
       expect(working.length, `working when ${id} was claimed: ${working.join(", ")}`).toBeLessThan(2);
     }
+    execFileSync("python3", ["-m", "pytest", "-q", "-p", "no:cacheprovider", "--ignore=packets"], { cwd: target.dir });
+  }, 120_000);
+
+  it("a landing does not wait for an attempt that began too late to join its batch: it re-gates at once", async () => {
+    // Two workers, implementers of 3 s (P02 4 s). P01 lands as gated; P03 begins on its worker. P02 then finds main
+    // moved: its re-gate would take about a second, and P03, begun a moment ago, needs as long as P01 did (over 3 s).
+    const target = fivePackets({ count: 3, concurrency: 2 });
+    const { code, out, state } = await queue.run(target, script({}, [3, 4, 3]));
+    expect(code).toBe(0);
+    for (const id of ["P01", "P02", "P03"]) expect(state.packets.get(id)?.status.state).toBe("merged");
+    expect(out).toContain("P02#1 re-gate"); // it needed one, and did not wait for P03 to share it
+    expect(out).not.toMatch(/#1 waiting:/);
     execFileSync("python3", ["-m", "pytest", "-q", "-p", "no:cacheprovider", "--ignore=packets"], { cwd: target.dir });
   }, 120_000);
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { mergePlantedCases } from "../../src/loop/gates.js";
-import { regateEstimate } from "../../src/merge/landing-queue.js";
+import { mayArriveBy, regateEstimate } from "../../src/merge/landing-queue.js";
 
 describe("a merge batch's pure parts", () => {
   it("joins the planted cases of every member per tests gate, so each member's cases must pass on the combination", () => {
@@ -18,5 +18,15 @@ describe("a merge batch's pure parts", () => {
     const gate = (name: string, durationMs: number) => ({ name, status: "pass" as const, summary: "", findings: [], durationMs });
     const provenance = { attempt: 1, gates: [gate("scope", 5_000), gate("tamper", 5_000), gate("pytest", 2_000), gate("pytest (planted only)", 500)], counts: undefined };
     expect(regateEstimate({ provenance })).toBe(2_500);
+  });
+
+  it("waits only for an attempt in flight that may ask to land by the deadline, as quickly as the run's quickest did", () => {
+    const landed = { started: 0, arrived: 9_000 }; // asked already: not awaited
+    const early = { started: 1_000 };
+    const late = { started: 5_000 };
+    expect(mayArriveBy([landed, early, late], 3_000, 4_000)).toBe(true); // early: 1 s + 3 s, just in time
+    expect(mayArriveBy([landed, late], 3_000, 4_000)).toBe(false); // late would need until 8 s
+    expect(mayArriveBy([landed], 0, 4_000)).toBe(false);
+    expect(mayArriveBy([late], Number.POSITIVE_INFINITY, 4_000)).toBe(false); // no attempt has asked yet: none is awaited
   });
 });
