@@ -34,8 +34,8 @@ interface Waiting {
  * re-gate would cost about that, so the wait costs no more, and those that
  * arrive meanwhile land with one gating of the whole batch. It waits only
  * while one of them may arrive in that time: begun at least as long before
- * the deadline as the run's quickest attempt took from its start to its
- * landing (an attempt that began a moment ago, where attempts take minutes,
+ * the deadline as the run's quickest attempt took from its start to asking
+ * to land (an attempt that began a moment ago, where attempts take minutes,
  * would only delay the landing by the whole wait).
  */
 export class LandingQueue {
