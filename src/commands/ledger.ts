@@ -4,7 +4,9 @@ import { type EventBody, stamp } from "../ledger/events.js";
 import { emptyState, foldLedger, type LedgerState, type PacketRecord, type PacketStatus } from "../ledger/fold.js";
 import { acquireRunLock } from "../ledger/run-lock.js";
 import { LEDGER_FILE, STATE_DIR, restartLedger } from "../ledger/store.js";
-import { afterBreak, lineRanges, readNumbered } from "../ledger/verify.js";
+import { afterBreak, lineRanges, numberedFromLines, readNumbered } from "../ledger/verify.js";
+import { isPgLedger } from "../ledger/open.js";
+import { eventLine } from "../ledger/pg-ledger.js";
 import { renderTable } from "../log/table.js";
 import type { Output } from "../log/output.js";
 import { heldEvents, readHeld } from "../loop/held.js";
@@ -26,11 +28,14 @@ export async function ledgerVerify(options: { cwd: string; output: Output }): Pr
   const { output } = options;
   const workspace = await loadWorkspaceOrReport(options.cwd, output);
   if (!workspace) return EXIT.invalid;
-  const ledger = await readNumbered(workspace.root);
+  const shared = isPgLedger(workspace.ledger);
+  const FILE = workspace.ledger.where;
+  const ledger = shared ? numberedFromLines(await workspace.ledger.lines(), eventLine) : await readNumbered(workspace.root);
   if (!ledger) {
     output.out(`${FILE}: there is no ledger (yet). What merged and what is held are read again from git by the next command.`);
     return EXIT.ok;
   }
+  const LINES = shared ? "events" : "lines";
   for (const warning of ledger.warnings) output.err(`warning: ${warning}`);
   const restarted = ledger.events.find(({ event }) => event.kind === "ledger-restarted")?.event;
   const started =
@@ -39,12 +44,12 @@ export async function ledgerVerify(options: { cwd: string; output: Output }): Pr
   if (!after) {
     const state = foldLedger(ledger.events.map(({ event }) => event));
     const ignored = ledger.warnings.length > 0 ? ` ${ledger.warnings.length} line(s) could not be used (above) and are ignored.` : "";
-    output.out(`${FILE}: the hash chain holds, lines 1–${ledger.lines}: ${state.packets.size} packet(s), ${state.runs.size} run(s), $${state.costUsd.toFixed(2)} recorded.${ignored}${started}`);
+    output.out(`${FILE}: the hash chain holds, ${LINES} 1–${ledger.lines}: ${state.packets.size} packet(s), ${state.runs.size} run(s), $${state.costUsd.toFixed(2)} recorded.${ignored}${started}`);
     return EXIT.ok;
   }
   const proven = await provenState(workspace);
-  output.out(`${FILE}:${after.from}: the hash chain breaks here: ${ledger.broken?.reason}.`);
-  output.out(`Lines ${after.from}–${after.to} cannot be trusted, and with them:`);
+  output.out(`${shared ? eventLine(after.from) : `${FILE}:${after.from}`}: the hash chain breaks here: ${ledger.broken?.reason}.`);
+  output.out(`${shared ? "Events" : "Lines"} ${after.from}–${after.to} cannot be trusted, and with them:`);
   if (after.packets.length > 0) {
     const rows = after.packets.map((packet) => [
       packet.id,
@@ -86,6 +91,12 @@ export async function ledgerRepair(options: RepairOptions): Promise<ExitCode> {
   }
   const workspace = await loadWorkspaceOrReport(options.cwd, output);
   if (!workspace) return EXIT.invalid;
+  if (isPgLedger(workspace.ledger)) {
+    output.err(
+      `factory ledger repair works on the file ledger; ${workspace.ledger.where} is a PostgreSQL ledger: \`factory ledger verify\` names the first bad event, and a database backup restored from before it is the repair. Nothing changed.`,
+    );
+    return EXIT.invalid;
+  }
   const lock = await acquireRunLock(workspace.root);
   if (!lock.ok) {
     output.err(`factory ledger repair: a run holds ${workspace.root}/${STATE_DIR}/run.lock (pid ${lock.holder.pid} on ${lock.holder.host}); repair the ledger when it has ended. Nothing changed.`);

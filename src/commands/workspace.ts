@@ -1,7 +1,7 @@
 import { loadConfig, noCommitsProblem } from "../config/load.js";
 import type { Config } from "../config/types.js";
 import { findRepoRoot } from "../git/repo.js";
-import { fileLedger } from "../ledger/file-ledger.js";
+import { openLedger } from "../ledger/open.js";
 import type { Ledger } from "../ledger/ledger.js";
 import { loadQueue, type QueueProbe } from "../packet/load.js";
 import type { PacketSet } from "../packet/rules.js";
@@ -48,7 +48,7 @@ export async function loadHead(cwd: string, found: Promise<string | undefined> =
     }
     return { ok: false, problems };
   }
-  return { ok: true, head: { root, ledger: fileLedger(root), config, branch, tip, problems, warnings } };
+  return { ok: true, head: { root, ledger: openLedger(root, config), config, branch, tip, problems, warnings } };
 }
 
 /** The workspace of `head` with its queue read (through `probe`, when the caller has started one). */

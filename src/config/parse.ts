@@ -2,6 +2,7 @@ import { Fields, type SourceContext } from "../toml/fields.js";
 import { parseSize } from "../util/size.js";
 import { readToml } from "../toml/read.js";
 import { parseDuration } from "../util/duration.js";
+import { isPostgresUrl, maskUrl } from "../ledger/pg-url.js";
 import { sortProblems, type Problem } from "../util/problem.js";
 import { MAX_ATTEMPTS, MIN_ATTEMPTS } from "../packet/types.js";
 import {
@@ -13,6 +14,7 @@ import {
   DEFAULT_MERGE_MESSAGE,
   DEFAULT_SANDBOX,
   DEFAULT_PLANNING,
+  DEFAULT_LEASE_MS,
   ASSESSMENT_POLICIES,
   type Planning,
   SANDBOX_KINDS,
@@ -69,6 +71,8 @@ export function parseConfig(source: string, file = CONFIG_PATH): ConfigParse {
   if (runsText !== undefined && runsMs === undefined) retention?.report("runs", `${JSON.stringify(runsText)} is not a duration; write e.g. "14d", "36h"`);
   retention?.rejectUnknown();
   const planning = readPlanning(root, tiers);
+  const ledger = readLedger(root);
+  const workers = readWorkers(root);
   root.rejectUnknown();
 
   if (problems.length > 0) return { ok: false, problems: sortProblems(problems) };
@@ -85,8 +89,41 @@ export function parseConfig(source: string, file = CONFIG_PATH): ConfigParse {
       sandbox,
       retention: { runsMs: runsMs ?? DEFAULT_RETENTION.runsMs },
       planning,
+      ledger,
+      workers,
     },
   };
+}
+
+function readLedger(root: Fields): Config["ledger"] {
+  const fields = root.subtable("ledger");
+  if (!fields) return { url: undefined };
+  const url = fields.string("url", { nonEmpty: true })?.trim();
+  if (url !== undefined && !isPostgresUrl(url))
+    fields.report("url", `${JSON.stringify(maskUrl(url))} is not a PostgreSQL URL; write e.g. "postgres://factory@db.internal:5432/factory" (leave it out for the file ledger)`);
+  else if (url !== undefined && hasPassword(url)) {
+    fields.report("url", "carries a password, and this file is committed: leave the password out and give it in ~/.pgpass, PGPASSWORD or FACTORY_LEDGER_URL");
+  }
+  fields.rejectUnknown();
+  return { url };
+}
+
+function readWorkers(root: Fields): Config["workers"] {
+  const fields = root.subtable("workers");
+  if (!fields) return { leaseMs: DEFAULT_LEASE_MS };
+  const text = fields.raw("lease");
+  const leaseMs = text === undefined ? DEFAULT_LEASE_MS : parseDuration(text);
+  if (text !== undefined && (leaseMs === undefined || leaseMs < 3_000)) fields.report("lease", `${JSON.stringify(text)} is not a lease of at least 3 seconds; write e.g. "2m"`);
+  fields.rejectUnknown();
+  return { leaseMs: leaseMs !== undefined && leaseMs >= 3_000 ? leaseMs : DEFAULT_LEASE_MS };
+}
+
+function hasPassword(url: string): boolean {
+  try {
+    return new URL(url).password !== "";
+  } catch {
+    return false;
+  }
 }
 
 function readSurfaces(root: Fields): Surface[] {

@@ -22,7 +22,13 @@ export interface Config {
   /** How long `factory gc` (and the end of a run) keeps run directories, logs and caches. */
   retention: { runsMs: number };
   planning: Planning;
+  /** `[ledger]`: where the ledger lives: the file under `.factory/state/` (undefined), or a PostgreSQL URL shared by several machines. */
+  ledger: { url: string | undefined };
+  /** `[workers]`: how long a worker's claim lasts without a renewal (PostgreSQL ledger only; renewed every third of it). */
+  workers: { leaseMs: number };
 }
+
+export const DEFAULT_LEASE_MS = 120_000;
 
 export const ASSESSMENT_POLICIES = ["none", "advanced", "all"] as const;
 export type AssessmentPolicy = (typeof ASSESSMENT_POLICIES)[number];

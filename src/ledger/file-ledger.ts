@@ -1,9 +1,9 @@
-import { type FileHandle, open, rename, stat, writeFile } from "node:fs/promises";
+import { type FileHandle, open, readFile, rename, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { stamp, type EventBody, type LedgerEvent } from "./events.js";
 import { emptyState, foldInto, type LedgerState, type PacketHistory, type PacketRecord, type RunRecord } from "./fold.js";
 import type { Ledger, LedgerView } from "./ledger.js";
-import { chainHash, LedgerScanner, SCAN_START, SNAPSHOT_FILE, STATE_DIR, type ScanPosition } from "./scan.js";
+import { chainHash, LEDGER_FILE, LedgerScanner, SCAN_START, SNAPSHOT_FILE, STATE_DIR, type ScanPosition } from "./scan.js";
 import { appendUnlocked, ledgerPath, scanFile, withLedgerLock } from "./store.js";
 
 export { SNAPSHOT_FILE };
@@ -98,6 +98,33 @@ export function fileLedger(root: string): Ledger {
     version: () => fileVersion(ledgerPath(root)),
     transaction(action) {
       return withLedgerLock(root, () => action({ read: () => read(), append: (events) => appendUnlocked(root, events) }));
+    },
+    where: `${STATE_DIR}/${LEDGER_FILE}`,
+    async lines() {
+      try {
+        return (await readFile(ledgerPath(root), "utf8")).split("\n").filter((line, at, all) => line !== "" || at < all.length - 1);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
+        throw error;
+      }
+    },
+    importLines(lines) {
+      return withLedgerLock(root, async () => {
+        const size = await stat(ledgerPath(root)).then(
+          (found) => found.size,
+          () => 0,
+        );
+        if (size > 0) return { ok: false as const, reason: `${STATE_DIR}/${LEDGER_FILE} already holds events; import only into an empty ledger` };
+        const handle = await open(ledgerPath(root), "w");
+        try {
+          await handle.writeFile(lines.map((line) => `${line}\n`).join(""), "utf8");
+          await handle.sync();
+        } finally {
+          await handle.close();
+        }
+        memory = undefined;
+        return { ok: true as const };
+      });
     },
   };
 }

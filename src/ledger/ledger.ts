@@ -47,4 +47,13 @@ export interface Ledger {
   version(): Promise<string | undefined>;
   /** Runs `action` holding the exclusive lock. */
   transaction<T>(action: (tx: LedgerTransaction) => Promise<T>): Promise<T>;
+  /** Where it lives, as a person reads it (a file's path, a database's URL with no password). */
+  readonly where: string;
+  /** Every stored line, exactly as stored (each event's JSON with its `prev` link), in order: what `ledger export` writes. */
+  lines(): Promise<string[]>;
+  /**
+   * Writes exported lines, exactly, into this ledger, which must hold no event
+   * (`ledger import`); refuses otherwise, writing nothing.
+   */
+  importLines(lines: readonly string[]): Promise<{ ok: true } | { ok: false; reason: string }>;
 }

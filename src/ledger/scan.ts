@@ -10,6 +10,8 @@ export const SNAPSHOT_FILE = "ledger.snapshot.json";
 export interface ChainBreak {
   line: number;
   reason: string;
+  /** How the ledger names the line, when it is not a line of the file (a database's event number). */
+  where?: string;
 }
 
 /**
@@ -55,6 +57,8 @@ export class LedgerScanner {
   constructor(
     from: ScanPosition = SCAN_START,
     private readonly onEvent: (event: LedgerEvent, complete: boolean) => void = () => undefined,
+    /** How a warning names line `number`: the file's path and line, or a database's event number. */
+    private readonly where: (number: number) => string = fileLine,
   ) {
     this.position = { ...from };
   }
@@ -89,7 +93,7 @@ export class LedgerScanner {
       position.lastHash = chainHash(text);
       position.lastLineStart = start;
     }
-    const where = `${STATE_DIR}/${LEDGER_FILE}:${number}`;
+    const where = this.where(number);
     const warnings = complete ? this.warnings : this.tornWarnings;
     let value: unknown;
     try {
@@ -106,7 +110,8 @@ export class LedgerScanner {
     const link = (value as { prev?: unknown }).prev;
     if (complete && typeof link === "string") position.chained = true;
     if (!position.broken && (position.chained || typeof link === "string") && link !== expected) {
-      const broken = {
+      const broken: ChainBreak = {
+        ...(this.where !== fileLine ? { where: this.where(number) } : {}),
         line: number,
         reason:
           typeof link === "string"
@@ -137,6 +142,11 @@ export class LedgerScanner {
     const { prev: _prev, ...event } = value as LedgerEvent & { prev?: string };
     this.onEvent(event as LedgerEvent, complete);
   }
+}
+
+/** A line of the ledger file, as warnings name it. */
+export function fileLine(number: number): string {
+  return `${STATE_DIR}/${LEDGER_FILE}:${number}`;
 }
 
 /** The events about a run rather than a packet. */

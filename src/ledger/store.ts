@@ -173,7 +173,7 @@ export function parseLedger(text: string): LedgerRead {
 export function describeBreak(read: { broken?: ChainBreak }): string | undefined {
   if (!read.broken) return undefined;
   return (
-    `${STATE_DIR}/${LEDGER_FILE}:${read.broken.line}: the ledger's hash chain breaks here: ${read.broken.reason}. ` +
+    `${read.broken.where ?? `${STATE_DIR}/${LEDGER_FILE}:${read.broken.line}`}: the ledger's hash chain breaks here: ${read.broken.reason}. ` +
     `Its history cannot be trusted from this line on: \`factory ledger verify\` shows what rests on it, and ` +
     `\`factory ledger repair\` starts a new ledger from what git proves (merged and held work), keeping this one beside it`
   );

@@ -31,6 +31,16 @@ export async function readNumbered(root: string): Promise<NumberedLedger | undef
   return { events, warnings: [...scanner.warnings, ...scanner.tornWarnings], lines: scanner.complete.line, ...(broken ? { broken } : {}) };
 }
 
+/** The same, from a ledger's stored lines (a database's events, numbered from 1); undefined when there are none. */
+export function numberedFromLines(lines: readonly string[], where: (number: number) => string): NumberedLedger | undefined {
+  if (lines.length === 0) return undefined;
+  const events: NumberedLedger["events"] = [];
+  const scanner: LedgerScanner = new LedgerScanner(SCAN_START, (event) => events.push({ line: scanner.complete.line, event }), where);
+  for (const [at, line] of lines.entries()) scanner.line(line, at + 1, true);
+  const broken = scanner.at.broken;
+  return { events, warnings: scanner.warnings, lines: lines.length, ...(broken ? { broken } : {}) };
+}
+
 /** A packet whose record rests on lines at or after a break. */
 export interface Dependent {
   id: string;

@@ -1,0 +1,289 @@
+import pg from "pg";
+import { eventPacket, stamp, type EventBody, type LedgerEvent } from "./events.js";
+import { emptyState, foldInto, type LedgerState, type PacketHistory } from "./fold.js";
+import type { Ledger, LedgerTransaction, LedgerView } from "./ledger.js";
+import { LOCK, migrate, NewerSchemaError, schemaState } from "./pg-schema.js";
+import { maskSecrets, maskUrl } from "./pg-url.js";
+import { chainHash, LedgerScanner, SCAN_START, type ScanPosition } from "./scan.js";
+
+/** How a warning or a break names an event of the database: its number, which is its place in the chain. */
+export function eventLine(number: number): string {
+  return `ledger event ${number}`;
+}
+
+/**
+ * A check run inside an append's transaction, before its events are written
+ * (claims.ts: a holder's events are written only while its fence is current).
+ * It throws to refuse the append; the transaction is then rolled back.
+ */
+export type AppendGuard = (client: pg.ClientBase, events: readonly LedgerEvent[]) => Promise<(() => void) | undefined>;
+
+/** The PostgreSQL ledger, with what the claims need beside the `Ledger` interface. */
+export interface PgLedger extends Ledger {
+  readonly url: string;
+  /** Runs `action` in a transaction of its own, holding the ledger's advisory lock (appends, claims). */
+  locked<T>(action: (client: pg.ClientBase, tx: LedgerTransaction) => Promise<T>): Promise<T>;
+  /** Runs `action` on a connection of the pool, outside any transaction. */
+  query<T extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<T>>;
+  /** Checks run in every append's transaction. */
+  guards: AppendGuard[];
+  /** Brings the schema up to date (once per process; every write does it first). */
+  migrate(): Promise<{ from: number; to: number }>;
+  close(): Promise<void>;
+}
+
+interface Checkpoint {
+  /** The id of the last event folded (ids are dense: event N is the chain's line N). */
+  lastId: number;
+  position: ScanPosition;
+  state: LedgerState;
+  warnings: string[];
+}
+
+/**
+ * The ledger in PostgreSQL (DESIGN §16): events are rows, each holding the
+ * exact JSON line the file would (its `prev` naming the hash of the line
+ * before), numbered densely from 1. An append takes
+ * `pg_advisory_xact_lock`, reads the last hash and inserts in the same
+ * transaction (and `prev` is unique, so even a writer that skipped the lock
+ * could not fork the chain). Reads go on from the last event folded, after
+ * checking that event still hashes the same (a database restored from an
+ * older backup, or rewritten, is folded again from the start and its chain
+ * judged). The same scanner as the file's checks every line.
+ */
+export function pgLedger(url: string, options: { poolSize?: number } = {}): PgLedger {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.poolSize ?? 4,
+    // A command's process may end while the pool still has idle connections.
+    allowExitOnIdle: true,
+    connectionTimeoutMillis: 10_000,
+    application_name: "factory",
+  });
+  // An idle connection the server dropped (a restart) must not crash the process: the next query reconnects.
+  pool.on("error", () => undefined);
+  let memory: Checkpoint | undefined;
+  let migrated: Promise<{ from: number; to: number }> | undefined;
+  const guards: AppendGuard[] = [];
+
+  const withClient = async <T>(action: (client: pg.PoolClient) => Promise<T>): Promise<T> => {
+    let client: pg.PoolClient;
+    try {
+      client = await pool.connect();
+    } catch (error) {
+      throw new LedgerUnreachable(url, error);
+    }
+    let broken = false;
+    try {
+      return await action(client);
+    } catch (error) {
+      broken = isConnectionError(error);
+      if (broken) throw new LedgerUnreachable(url, error);
+      throw error;
+    } finally {
+      client.release(broken);
+    }
+  };
+
+  const ensureSchema = (): Promise<{ from: number; to: number }> => {
+    migrated ??= withClient((client) => migrate(client)).catch((error) => {
+      migrated = undefined;
+      throw error;
+    });
+    return migrated;
+  };
+
+  /** Whether the schema is there to read; a database never written is an empty ledger. */
+  const readable = async (client: pg.ClientBase): Promise<boolean> => {
+    const schema = await schemaState(client);
+    if (schema.kind === "newer") throw new NewerSchemaError(schema.version);
+    return schema.kind !== "absent" && schema.version > 0;
+  };
+
+  const readWith = async (client: pg.ClientBase, trustMemory = true): Promise<LedgerView> => {
+    if (!(await readable(client))) {
+      memory = undefined;
+      return { state: emptyState(), warnings: [], version: "0:" };
+    }
+    let base = trustMemory ? memory : undefined;
+    const from = base?.lastId ?? 0;
+    const { rows } = await client.query<{ id: string; line: string; hash: string }>("SELECT id, line, hash FROM factory_events WHERE id >= $1 ORDER BY id", [Math.max(1, from)]);
+    let start = 0;
+    if (base && from > 0) {
+      // The event the fold ended on must still be there, unchanged: else the ledger was rewound or rewritten.
+      if (rows[0] && Number(rows[0].id) === from && rows[0].hash === base.position.lastHash && chainHash(rows[0].line) === rows[0].hash) start = 1;
+      else return readWith(client, false);
+    }
+    base ??= { lastId: 0, position: SCAN_START, state: emptyState(), warnings: [] };
+    const events: LedgerEvent[] = [];
+    const scanner = new LedgerScanner(base.position, (event) => events.push(event), eventLine);
+    let lastId = base.lastId;
+    for (const row of rows.slice(start)) {
+      const id = Number(row.id);
+      if (id !== lastId + 1) {
+        // A missing number is a removed event: the chain would say so too, but here the number says where.
+        scanner.warnings.push(`${eventLine(lastId + 1)}: missing (the events go on at ${id}); the chain is judged from there`);
+      }
+      scanner.line(row.line, id, true);
+      lastId = id;
+    }
+    const state = events.length > 0 ? foldInto(structuredClone(base.state), events) : base.state;
+    const warnings = scanner.warnings.length > 0 ? [...base.warnings, ...scanner.warnings] : base.warnings;
+    const position = scanner.complete;
+    memory = { lastId, position, state, warnings };
+    const broken = position.broken;
+    return { state, warnings, ...(broken ? { broken } : {}), version: versionOf(lastId, position.lastHash) };
+  };
+
+  /** Appends in the caller's transaction; `committed` collects what the guards do once it commits. */
+  const appendWith = async (client: pg.ClientBase, events: readonly LedgerEvent[], committed: (() => void)[]): Promise<void> => {
+    if (events.length === 0) return;
+    for (const guard of guards) {
+      const after = await guard(client, events);
+      if (after) committed.push(after);
+    }
+    const last = await client.query<{ id: string; hash: string }>("SELECT id, hash FROM factory_events ORDER BY id DESC LIMIT 1");
+    let id = Number(last.rows[0]?.id ?? 0);
+    let prev = last.rows[0]?.hash ?? "";
+    const ids: number[] = [];
+    const lines: string[] = [];
+    const hashes: string[] = [];
+    const prevs: string[] = [];
+    const packets: (string | null)[] = [];
+    for (const event of events) {
+      const line = JSON.stringify({ ...event, prev });
+      id += 1;
+      ids.push(id);
+      lines.push(line);
+      prevs.push(prev);
+      prev = chainHash(line);
+      hashes.push(prev);
+      packets.push(eventPacket(event) ?? null);
+    }
+    await client.query("INSERT INTO factory_events (id, line, hash, prev, packet) SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[])", [
+      ids,
+      lines,
+      hashes,
+      prevs,
+      packets,
+    ]);
+    // A wake-up for idle workers: new events may have made a packet claimable (never relied on: they poll too).
+    await client.query("SELECT pg_notify('factory_ledger', $1)", [String(id)]);
+  };
+
+  const locked = async <T>(action: (client: pg.ClientBase, tx: LedgerTransaction) => Promise<T>): Promise<T> => {
+    await ensureSchema();
+    return withClient(async (client) => {
+      await client.query("BEGIN");
+      try {
+        await client.query("SELECT pg_advisory_xact_lock($1)", [LOCK.ledger]);
+        const before = memory;
+        const committed: (() => void)[] = [];
+        const tx: LedgerTransaction = { read: () => readWith(client), append: (events) => appendWith(client, events, committed) };
+        let result: T;
+        try {
+          result = await action(client, tx);
+        } catch (error) {
+          memory = before; // what was read inside a transaction rolled back was never there
+          throw error;
+        }
+        await client.query("COMMIT");
+        for (const after of committed) after();
+        return result;
+      } catch (error) {
+        await client.query("ROLLBACK").catch(() => undefined);
+        throw error;
+      }
+    });
+  };
+
+  return {
+    url,
+    guards,
+    async append(bodies: readonly EventBody[]): Promise<LedgerEvent[]> {
+      const events = bodies.map((body) => stamp(body));
+      await locked((_client, tx) => tx.append(events));
+      return events;
+    },
+    read: () => withClient((client) => readWith(client)),
+    verify: () =>
+      withClient((client) => {
+        memory = undefined;
+        return readWith(client, false);
+      }),
+    history: () =>
+      withClient(async (client): Promise<LedgerView<PacketHistory>> => {
+        if (!(await readable(client))) return { state: emptyState() as LedgerState<PacketHistory>, warnings: [] };
+        const events: LedgerEvent[] = [];
+        const scanner = new LedgerScanner(SCAN_START, (event) => events.push(event), eventLine);
+        const { rows } = await client.query<{ id: string; line: string }>("SELECT id, line FROM factory_events ORDER BY id");
+        for (const row of rows) scanner.line(row.line, Number(row.id), true);
+        const state = foldInto(emptyState(), events, true) as LedgerState<PacketHistory>;
+        const broken = scanner.at.broken;
+        return { state, warnings: scanner.warnings, ...(broken ? { broken } : {}) };
+      }),
+    version: () =>
+      withClient(async (client) => {
+        if (!(await readable(client))) return "0:";
+        const { rows } = await client.query<{ id: string; hash: string }>("SELECT id, hash FROM factory_events ORDER BY id DESC LIMIT 1");
+        return versionOf(Number(rows[0]?.id ?? 0), rows[0]?.hash ?? "");
+      }),
+    transaction: (action) => locked((_client, tx) => action(tx)),
+    where: maskUrl(url),
+    lines: () =>
+      withClient(async (client) => {
+        if (!(await readable(client))) return [];
+        return (await client.query<{ line: string }>("SELECT line FROM factory_events ORDER BY id")).rows.map((row) => row.line);
+      }),
+    importLines: (lines) =>
+      locked(async (client) => {
+        const { rows } = await client.query<{ count: string }>("SELECT count(*) AS count FROM factory_events");
+        if (Number(rows[0]?.count) > 0) return { ok: false as const, reason: `the ledger database ${maskUrl(url)} already holds ${rows[0]?.count} event(s); import only into an empty ledger` };
+        const prevs = lines.map((line, at) => {
+          const link = (JSON.parse(line) as { prev?: unknown }).prev;
+          // Lines written before the chain existed carry no link: each gets a placeholder of its own.
+          return typeof link === "string" ? link : `unchained:${at + 1}`;
+        });
+        await client.query("INSERT INTO factory_events (id, line, hash, prev, packet) SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[])", [
+          lines.map((_, at) => at + 1),
+          lines,
+          lines.map((line) => chainHash(line)),
+          prevs,
+          lines.map((line) => packetOf(line)),
+        ]);
+        memory = undefined;
+        return { ok: true as const };
+      }),
+    locked,
+    query: (text, values) => withClient((client) => client.query(text, values)),
+    migrate: ensureSchema,
+    close: () => pool.end(),
+  };
+}
+
+function packetOf(line: string): string | null {
+  const packet = (JSON.parse(line) as { packet?: unknown }).packet;
+  return typeof packet === "string" ? packet : null;
+}
+
+function versionOf(lastId: number, lastHash: string): string {
+  return `${lastId}:${lastHash}`;
+}
+
+/** The database could not be reached, or the connection broke: an environment error, never the work's; the message has no password. */
+export class LedgerUnreachable extends Error {
+  constructor(url: string, cause: unknown) {
+    const text = cause instanceof Error ? cause.message : String(cause);
+    super(`the ledger database ${maskUrl(url)} cannot be reached: ${maskSecrets(text, url)}`);
+  }
+}
+
+/** Whether a pg error means the connection (not the statement) failed: the server went away, or never answered. */
+export function isConnectionError(error: unknown): boolean {
+  const code = (error as { code?: string } | undefined)?.code ?? "";
+  if (["ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT", "ENOTFOUND", "EHOSTUNREACH"].includes(code)) return true;
+  // 57P01 admin shutdown, 57P02 crash shutdown, 57P03 cannot connect now, 08xxx connection exceptions.
+  if (code.startsWith("08") || code === "57P01" || code === "57P02" || code === "57P03") return true;
+  const message = error instanceof Error ? error.message : "";
+  return /Connection terminated|connection timeout|Client has encountered a connection error/i.test(message);
+}

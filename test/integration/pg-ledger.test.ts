@@ -1,0 +1,192 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pg from "pg";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import type { EventBody } from "../../src/ledger/events.js";
+import { fileLedger } from "../../src/ledger/file-ledger.js";
+import { pgLedger, type PgLedger } from "../../src/ledger/pg-ledger.js";
+import { SCHEMA_LATEST } from "../../src/ledger/pg-schema.js";
+import { describeBreak } from "../../src/ledger/store.js";
+import { claimPacket } from "../../src/loop/claim.js";
+import type { Packet } from "../../src/packet/types.js";
+import { usePostgres } from "../helpers/postgres.js";
+
+const pgFixture = usePostgres("the PostgreSQL ledger tests");
+const opened: PgLedger[] = [];
+const dirs: string[] = [];
+afterEach(async () => {
+  for (const ledger of opened.splice(0)) await ledger.close();
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+async function open(url?: string): Promise<PgLedger> {
+  const ledger = pgLedger(url ?? (await pgFixture.database()));
+  opened.push(ledger);
+  return ledger;
+}
+
+const owner = { run: "r1", pid: 1, host: "h" };
+const life = (packet: string): EventBody[] => [
+  { kind: "packet-registered", packet, sha256: `sha-${packet}`, file: `packets/${packet}.toml` },
+  { kind: "claimed", packet, attempt: 1, sha256: `sha-${packet}`, ...owner },
+  { kind: "agent-finished", packet, attempt: 1, role: "implementer", outcome: "ok", costUsd: 0.25, durationMs: 5 },
+  { kind: "decided", packet, attempt: 1, decision: "retry", reasons: ["tests failed"], feedback: ["fix the test"] },
+  { kind: "claimed", packet, attempt: 2, sha256: `sha-${packet}`, ...owner },
+  { kind: "merged", packet, attempt: 2, commit: `c-${packet}`, tree: `t-${packet}` },
+];
+
+async function rows(url: string, text: string, values: unknown[] = []): Promise<Record<string, unknown>[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query(text, values)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+describe("PostgreSQL ledger", () => {
+  it("folds to the same state as the file ledger given the same events, incrementally", async (context) => {
+    if (!pgFixture.available()) return context.skip();
+    const root = mkdtempSync(join(tmpdir(), "factory-pg-file-"));
+    dirs.push(root);
+    const file = fileLedger(root);
+    const ledger = await open();
+    vi.useFakeTimers({ toFake: ["Date"], now: new Date("2026-12-01T02:00:00Z") }); // both stamp their events alike
+    context.onTestFinished(() => {
+      vi.useRealTimers();
+    });
+    expect((await ledger.read()).state.packets.size).toBe(0); // a database never written is an empty ledger
+    for (const batch of [
+      [{ kind: "run-started", options: {}, ...owner } as EventBody, ...life("A")],
+      [...life("B"), { kind: "blocked", packet: "A", reason: "by hand" } as EventBody],
+    ]) {
+      await file.append(batch);
+      await ledger.append(batch);
+      expect((await ledger.read()).state).toEqual((await file.read()).state);
+    }
+    // Another process's appends are folded by this reader too (it reads from the last event it folded).
+    const other = await open(ledger.url);
+    await other.append([{ kind: "run-ended", run: "r1", outcome: "drained" }]);
+    await file.append([{ kind: "run-ended", run: "r1", outcome: "drained" }]);
+    const view = await ledger.read();
+    expect(view.state).toEqual((await file.read()).state);
+    expect(view.state.packets.get("A")?.status).toEqual({ state: "blocked", reason: "by hand" });
+    expect(view.broken).toBeUndefined();
+    expect((await ledger.history()).state.packets.get("B")?.events.map((event) => event.kind)).toEqual(life("B").map((event) => event.kind));
+  });
+
+  it("keeps one unbroken chain under many writers at once, with no event lost or doubled", async (context) => {
+    if (!pgFixture.available()) return context.skip();
+    const url = await pgFixture.database();
+    const writers = await Promise.all(Array.from({ length: 6 }, () => open(url)));
+    await Promise.all(
+      writers.map(async (writer, at) => {
+        for (let round = 0; round < 15; round++) {
+          await writer.append([{ kind: "spent", for: `writer ${at} round ${round}`, agent: "a", model: "m", costUsd: 0.01 }]);
+        }
+      }),
+    );
+    const reader = await open(url);
+    const view = await reader.verify();
+    expect(view.broken).toBeUndefined();
+    expect(view.warnings).toEqual([]);
+    expect(view.state.costUsd).toBeCloseTo(6 * 15 * 0.01);
+    const ids = (await rows(url, "SELECT id FROM factory_events ORDER BY id")).map((row) => Number(row.id));
+    expect(ids).toEqual(Array.from({ length: 90 }, (_, at) => at + 1)); // dense: event N is line N of the chain
+  });
+
+  it("refuses a second event naming the same predecessor: a writer that skipped the lock cannot fork the chain", async (context) => {
+    if (!pgFixture.available()) return context.skip();
+    const ledger = await open();
+    await ledger.append(life("A"));
+    const [last] = await rows(ledger.url, "SELECT id, line, hash, prev FROM factory_events ORDER BY id DESC LIMIT 1");
+    await expect(rows(ledger.url, "INSERT INTO factory_events (id, line, hash, prev) VALUES (100, 'x', 'y', $1)", [last?.prev])).rejects.toThrow(/duplicate key/);
+  });
+
+  it("shows a row edited in place as a broken chain, named by its event number", async (context) => {
+    if (!pgFixture.available()) return context.skip();
+    const ledger = await open();
+    await ledger.append([...life("A"), ...life("B")]);
+    expect((await ledger.read()).broken).toBeUndefined();
+    await rows(ledger.url, "UPDATE factory_events SET line = replace(line, '\"costUsd\":0.25', '\"costUsd\":0.01') WHERE id = 3");
+    const view = await ledger.verify();
+    expect(view.broken?.line).toBe(4); // the line after the edit no longer names its hash
+    expect(describeBreak(view)).toMatch(/^ledger event 4: the ledger's hash chain breaks here/);
+    // A reader that had folded past the edit notices too: the event it ended on no longer hashes the same.
+    await ledger.append([{ kind: "run-ended", run: "r1", outcome: "drained" }]);
+    const fresh = await open(ledger.url);
+    await fresh.read();
+    await rows(ledger.url, "UPDATE factory_events SET line = replace(line, 'drained', 'halted') WHERE id = 13");
+    expect((await fresh.read()).broken).toBeDefined();
+  });
+
+  it("folds again from the start when the database was rewound (restored from an older backup)", async (context) => {
+    if (!pgFixture.available()) return context.skip();
+    const ledger = await open();
+    await ledger.append(life("A"));
+    await ledger.append(life("B"));
+    expect((await ledger.read()).state.packets.get("B")?.status.state).toBe("merged");
+    await rows(ledger.url, "DELETE FROM factory_events WHERE id > 6");
+    const view = await ledger.read();
+    expect(view.state.packets.has("B")).toBe(false);
+    expect(view.state.packets.get("A")?.status.state).toBe("merged");
+    expect(view.version).toMatch(/^6:/);
+  });
+
+  it("names its version: the same for a read and for the database as it is, new after an append", async (context) => {
+    if (!pgFixture.available()) return context.skip();
+    const ledger = await open();
+    await ledger.append(life("A"));
+    const view = await ledger.read();
+    expect(await ledger.version()).toBe(view.version);
+    await ledger.append([{ kind: "blocked", packet: "A", reason: "x" }]);
+    expect(await ledger.version()).not.toBe(view.version);
+  });
+
+  it("claims in a database transaction: two claims of one packet at once, one wins", async (context) => {
+    if (!pgFixture.available()) return context.skip();
+    const root = mkdtempSync(join(tmpdir(), "factory-pg-claim-"));
+    dirs.push(root);
+    const url = await pgFixture.database();
+    const packet = { id: "A", sha256: "sha-A", file: "packets/A.toml" } as Packet;
+    const results = await Promise.all(Array.from({ length: 4 }, async (_, at) => claimPacket(root, await open(url), packet, { run: `r${at}`, pid: at, host: "h" })));
+    expect(results.filter((result) => result.ok)).toHaveLength(1);
+    expect(results.filter((result) => !result.ok).map((result) => (result.ok ? "" : result.reason))).toEqual(["A is running", "A is running", "A is running"]);
+    const view = await (await open(url)).read();
+    expect(view.state.packets.get("A")?.attemptsUsed).toBe(1);
+  });
+
+  it("migrates once and records the version; refuses a database a newer factory migrated", async (context) => {
+    if (!pgFixture.available()) return context.skip();
+    const url = await pgFixture.database();
+    const [first, second] = await Promise.all([(await open(url)).migrate(), (await open(url)).migrate()]);
+    expect([first?.from, second?.from].sort()).toEqual([0, SCHEMA_LATEST]);
+    expect(await rows(url, "SELECT version FROM factory_schema")).toEqual([{ version: SCHEMA_LATEST }]);
+    await rows(url, "INSERT INTO factory_schema (version) VALUES ($1)", [SCHEMA_LATEST + 1]);
+    await expect((await open(url)).read()).rejects.toThrow(`the ledger database has schema version ${SCHEMA_LATEST + 1}, newer than this factory's ${SCHEMA_LATEST}`);
+  });
+
+  it("says the database cannot be reached without printing its password, and goes on by itself after a restart", async (context) => {
+    if (!pgFixture.available()) return context.skip();
+    const cluster = pgFixture.cluster();
+    const ledger = await open();
+    await ledger.append(life("A"));
+    await cluster.stopServer();
+    try {
+      const failure = await ledger.read().then(
+        () => undefined,
+        (error: Error) => error,
+      );
+      expect(failure?.message).toMatch(/^the ledger database postgres:\/\/factory:\*\*\*@127\.0\.0\.1:\d+\/\w+ cannot be reached/);
+      expect(failure?.message).not.toContain(cluster.password);
+    } finally {
+      await cluster.startServer();
+    }
+    await ledger.append(life("B"));
+    const view = await ledger.read();
+    expect([...view.state.packets.keys()]).toEqual(["A", "B"]);
+    expect(view.broken).toBeUndefined();
+  });
+});
