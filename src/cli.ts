@@ -94,8 +94,12 @@ export function buildProgram(): Command {
     .option("--concurrency <n>", "packets in flight at once", (value: string) => parseNumber(value, { min: 1, max: 32, integer: true }))
     .option("--keep-going", 'a blocked packet holds only its dependents; the rest of the queue runs ([limits] on_block = "continue")')
     .option("--json", "stream the run's events on stdout, one JSON object per line (everything else goes to stderr)")
-    .addHelpText("after", "\nExamples:\n  factory run\n  factory run --keep-going --max-cost 25\n  factory run --json | jq -c 'select(.kind == \"outcome\")'")
-    .action(async (opts: { once?: boolean; packet?: string; maxCost?: number; concurrency?: number; keepGoing?: boolean; json?: boolean }) => {
+    .option("--worker <name>", "this worker's name on a PostgreSQL ledger (default: the host name and a short id)")
+    .addHelpText(
+      "after",
+      "\nExamples:\n  factory run\n  factory run --keep-going --max-cost 25\n  factory run --json | jq -c 'select(.kind == \"outcome\")'\n  FACTORY_LEDGER_URL=postgres://factory@db/factory factory run --worker build-1",
+    )
+    .action(async (opts: { once?: boolean; packet?: string; maxCost?: number; concurrency?: number; keepGoing?: boolean; json?: boolean; worker?: string }) => {
       const controller = interruptible();
       finish(
         await (await import("./commands/run.js")).run({
@@ -106,6 +110,7 @@ export function buildProgram(): Command {
           concurrency: opts.concurrency,
           keepGoing: Boolean(opts.keepGoing),
           json: Boolean(opts.json),
+          ...(opts.worker ? { worker: opts.worker } : {}),
           output,
           signal: controller.signal,
         }),
@@ -188,6 +193,24 @@ export function buildProgram(): Command {
     .action(async (opts: { yes?: boolean }) =>
       finish(await (await import("./commands/ledger.js")).ledgerRepair({ cwd, output, env: process.env, person: { yes: Boolean(opts.yes), input: process.stdin } })),
     );
+
+  ledger
+    .command("migrate")
+    .addHelpText("after", "\nExample:\n  FACTORY_LEDGER_URL=postgres://factory@db/factory factory ledger migrate")
+    .description("create or bring up to date the PostgreSQL ledger's schema ([ledger] url or FACTORY_LEDGER_URL); `run` does it too when the schema is older")
+    .action(async () => finish(await (await import("./commands/ledger-move.js")).ledgerMigrate({ cwd, output })));
+  ledger
+    .command("export")
+    .addHelpText("after", "\nExample:\n  factory ledger export night.jsonl")
+    .description("write the ledger's chained events, exactly as stored, to a JSONL file (or - for stdout), its chain verified first")
+    .argument("<file>", "where to write (refused if it exists)")
+    .action(async (file: string) => finish(await (await import("./commands/ledger-move.js")).ledgerExport({ cwd, output, file })));
+  ledger
+    .command("import")
+    .addHelpText("after", "\nExample:\n  FACTORY_LEDGER_URL=postgres://factory@db/factory factory ledger import night.jsonl")
+    .description("a person's command: copy an exported ledger into this repository's ledger, which must be empty; the chain is verified on both sides")
+    .argument("<file>", "a file `factory ledger export` wrote")
+    .action(async (file: string) => finish(await (await import("./commands/ledger-move.js")).ledgerImport({ cwd, output, file, env: process.env })));
 
   program
     .command("board")

@@ -10,6 +10,11 @@ import { recordLandedVersions } from "../loop/reconcile.js";
 import { recordHeldVersions } from "../loop/held.js";
 import { HELD_REFS } from "../git/held-refs.js";
 import { acquireRunLock } from "../ledger/run-lock.js";
+import { randomUUID } from "node:crypto";
+import { hostname } from "node:os";
+import { isPgLedger } from "../ledger/open.js";
+import { startWorkerClaims, type WorkerClaims } from "../ledger/pg-claims.js";
+import { maskUrl } from "../ledger/pg-url.js";
 import type { Ledger } from "../ledger/ledger.js";
 import { describeBreak } from "../ledger/store.js";
 import { joined, type Output } from "../log/output.js";
@@ -37,6 +42,8 @@ export interface RunOptions {
   keepGoing?: boolean;
   /** `--json`: the progress events on stdout, one JSON object per line. */
   json?: boolean;
+  /** `--worker NAME`: this worker's name on a PostgreSQL ledger (default: the host name and a short id). */
+  worker?: string;
   output: Output;
   signal: AbortSignal;
 }
@@ -116,13 +123,33 @@ export async function run(options: RunOptions): Promise<ExitCode> {
     output.err('warning: [sandbox] kind = "none": agents and gates run without containment and can change anything this user can; only tripwires and gates stand between them and your machine');
   }
 
-  const lock = await acquireRunLock(workspace.root);
+  // The file ledger allows one run per repository (the run lock); on PostgreSQL every run is a worker with leased claims.
+  const shared = isPgLedger(workspace.ledger) ? workspace.ledger : undefined;
+  const lock = shared ? workerLock() : await acquireRunLock(workspace.root);
   if (!lock.ok) {
     output.err(`factory run: another run holds ${workspace.root}/.factory/state/run.lock (pid ${lock.holder.pid} on ${lock.holder.host}, since ${lock.holder.startedAt}).`);
     if (lock.reason === "held-elsewhere") output.err("It is on another host, so it cannot be checked; remove the lock file only if that run is certainly gone.");
     return EXIT.halted;
   }
   const owner = { run: lock.lock.run, pid: lock.lock.pid, host: lock.lock.host };
+  let claims: WorkerClaims | undefined;
+  if (shared) {
+    const worker = options.worker ?? `${hostname()}-${owner.run.slice(0, 6)}`;
+    try {
+      claims = await startWorkerClaims(shared, {
+        worker,
+        owner,
+        leaseMs: config.workers.leaseMs,
+        onLost: (packet, why) => output.err(`notice: ${packet}: worker ${worker} lost its claim (${why}); it stopped the attempt and writes nothing more for it`),
+        onUnreachable: (message) =>
+          output.err(message ? `notice: the ledger database cannot be reached (${message}); claiming stops, running attempts go on while their leases last` : "notice: the ledger database is back"),
+      });
+    } catch (error) {
+      output.err(`factory run: ${error instanceof Error ? error.message : String(error)}. Nothing was claimed or spent.`);
+      return EXIT.halted;
+    }
+    output.err(`worker ${worker}: claims on ${maskUrl(shared.url)}, lease ${Math.round(config.workers.leaseMs / 1000)} s`);
+  }
   await sweepLeftovers(workspace.root); // what a killed run or doctor left: its sandbox directories, its scratch worktrees
   const progress = createProgress(options.output, join(workspace.root, RUNS_DIR, `run-${lock.lock.startedAt.replaceAll(":", "-")}.log`), { json: Boolean(options.json) });
   const started = Date.now();
@@ -133,7 +160,7 @@ export async function run(options: RunOptions): Promise<ExitCode> {
       const gone = lock.pidReused ? `whose pid now belongs to another process, started after the lock was taken at ${lock.tookOverFrom.startedAt}` : "which is no longer running";
       progress.emit({ kind: "notice", message: `took over the run lock of pid ${lock.tookOverFrom.pid}, ${gone}` });
     }
-    for (const id of await recoverInFlight(workspace.ledger, owner.run)) {
+    for (const id of claims ? await claims.recover() : await recoverInFlight(workspace.ledger, owner.run)) {
       progress.emit({ kind: "notice", packet: id, message: "its last attempt was interrupted; it is claimable again" });
     }
     const { state: ledgerState } = await workspace.ledger.read();
@@ -162,6 +189,7 @@ export async function run(options: RunOptions): Promise<ExitCode> {
       budget,
       waits: new AgentWaits(),
       notifier,
+      ...(claims ? { claims } : {}),
     };
     const mergedAt = async (): Promise<Map<string, string>> =>
       new Map([...(await workspace.ledger.read()).state.packets].flatMap(([id, record]) => (record.status.state === "merged" ? [[id, record.status.commit] as const] : [])));
@@ -195,8 +223,14 @@ export async function run(options: RunOptions): Promise<ExitCode> {
     return end.outcome === "drained" ? EXIT.ok : end.outcome === "interrupted" ? EXIT.interrupted : EXIT.halted;
   } finally {
     progress.close();
+    await claims?.stop();
     await lock.release();
   }
+}
+
+/** A run on the PostgreSQL ledger takes no lock of the repository's: its claims are leased in the database. */
+function workerLock(): { ok: true; lock: { run: string; pid: number; host: string; startedAt: string }; release: () => Promise<void>; tookOverFrom?: undefined; pidReused?: undefined } {
+  return { ok: true, lock: { run: randomUUID(), pid: process.pid, host: hostname(), startedAt: new Date().toISOString() }, release: async () => undefined };
 }
 
 /** When something stops, the next command is obvious. */

@@ -23,7 +23,7 @@ const SHAPES: Record<EventKind, Record<string, Field>> = {
   "ledger-restarted": { from: "string", by: "string", brokenAt: "number?" },
   "batch-gated": { packets: "strings", attempts: "numbers", tip: "string", tree: "string", verdict: "string", failed: "strings", durationMs: "number", run: "string?" },
   "packet-registered": { packet: "string", sha256: "string", file: "string" },
-  claimed: { ...ATTEMPT, ...OWNER, sha256: "string" },
+  claimed: { ...ATTEMPT, ...OWNER, sha256: "string", fence: "number?", worker: "string?" },
   "attempt-interrupted": { ...ATTEMPT, reason: "string", worktree: "string?" },
   "baseline-measured": { packet: "string", commit: "string", passed: "number", failed: "number", cached: "boolean" },
   planted: { ...ATTEMPT, commit: "string", files: "strings", cases: "object?" },

@@ -43,7 +43,8 @@ export type EventBody =
   /** Gated attempts waiting to land, gated together once on their combination (merge/batch.ts): green lets them land without a re-gate each. */
   | { kind: "batch-gated"; packets: string[]; attempts: number[]; tip: string; tree: string; verdict: "green" | "red"; failed: string[]; durationMs: number; run?: string }
   | { kind: "packet-registered"; packet: string; sha256: string; file: string }
-  | ({ kind: "claimed"; packet: string; attempt: number; sha256: string } & Owner)
+  /** On the PostgreSQL ledger: the worker that claimed, and the claim's fence (every write of the attempt is conditioned on it). */
+  | ({ kind: "claimed"; packet: string; attempt: number; sha256: string; fence?: number; worker?: string } & Owner)
   | { kind: "attempt-interrupted"; packet: string; attempt: number; reason: string; worktree?: string }
   | { kind: "baseline-measured"; packet: string; commit: string; passed: number; failed: number; cached: boolean }
   | { kind: "planted"; packet: string; attempt: number; commit: string; files: string[]; cases?: Record<string, { cases: string[]; files: string[]; removed?: string[] }> }

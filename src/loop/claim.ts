@@ -1,36 +1,50 @@
 import { crashPoint } from "../util/crash-point.js";
 import { existsSync } from "node:fs";
-import { stamp, type Owner } from "../ledger/events.js";
-import type { Ledger } from "../ledger/ledger.js";
+import { stamp, type LedgerEvent, type Owner } from "../ledger/events.js";
+import type { Ledger, LedgerTransaction } from "../ledger/ledger.js";
+import { isPgLedger } from "../ledger/open.js";
+import { recoverExpired, type WorkerClaims } from "../ledger/pg-claims.js";
 import type { Packet } from "../packet/types.js";
 import { attemptDir } from "./context.js";
 
-export type Claim = { ok: true; attempt: number } | { ok: false; reason: string };
+export type Claim = { ok: true; attempt: number; fence?: number } | { ok: false; reason: string };
 
 /**
  * Claims a packet for one attempt, atomically under the ledger lock: the
  * packet must still be queued. A new version of the packet file is
- * registered first, so nothing ruled on the old version counts.
+ * registered first, so nothing ruled on the old version counts. On the
+ * PostgreSQL ledger the claim is also a leased, fenced row (pg-claims.ts),
+ * taken in the same transaction, after any claim whose lease ran out was
+ * given up (its attempt recorded as interrupted).
  */
-export async function claimPacket(root: string, ledger: Ledger, packet: Packet, owner: Owner): Promise<Claim> {
-  return ledger.transaction(async (tx) => {
-    const { state } = await tx.read();
-    const record = state.packets.get(packet.id);
-    const events = [];
-    if (record?.sha256 !== packet.sha256) {
-      events.push(stamp({ kind: "packet-registered", packet: packet.id, sha256: packet.sha256, file: packet.file }));
-    }
-    const changed = record?.sha256 !== undefined && record.sha256 !== packet.sha256;
-    let status = record?.status.state ?? "queued";
-    // The fold re-queues a new version of anything but merged or running work (see fold.ts).
-    if (changed && status !== "merged" && status !== "running") status = "queued";
-    if (status !== "queued") return { ok: false, reason: `${packet.id} is ${status}` };
-    // Attempt numbers are never reused: a run directory is never overwritten.
-    let attempt = (record?.lastAttempt ?? 0) + 1;
-    while (existsSync(attemptDir(root, packet.id, attempt))) attempt++;
-    events.push(stamp({ kind: "claimed", packet: packet.id, attempt, sha256: packet.sha256, ...owner }));
-    await tx.append(events);
-    crashPoint("run-after-claim");
-    return { ok: true, attempt };
-  });
+export async function claimPacket(root: string, ledger: Ledger, packet: Packet, owner: Owner, claims?: WorkerClaims): Promise<Claim> {
+  if (claims && isPgLedger(ledger)) {
+    return ledger.locked(async (client, tx) => {
+      await recoverExpired(client, tx);
+      return claimIn(root, tx, packet, owner, async (attempt) => ({ fence: await claims.claim(client, packet.id, attempt), worker: claims.worker }));
+    });
+  }
+  return ledger.transaction((tx) => claimIn(root, tx, packet, owner));
+}
+
+async function claimIn(root: string, tx: LedgerTransaction, packet: Packet, owner: Owner, lease?: (attempt: number) => Promise<{ fence: number; worker: string }>): Promise<Claim> {
+  const { state } = await tx.read();
+  const record = state.packets.get(packet.id);
+  const events: LedgerEvent[] = [];
+  if (record?.sha256 !== packet.sha256) {
+    events.push(stamp({ kind: "packet-registered", packet: packet.id, sha256: packet.sha256, file: packet.file }));
+  }
+  const changed = record?.sha256 !== undefined && record.sha256 !== packet.sha256;
+  let status = record?.status.state ?? "queued";
+  // The fold re-queues a new version of anything but merged or running work (see fold.ts).
+  if (changed && status !== "merged" && status !== "running") status = "queued";
+  if (status !== "queued") return { ok: false, reason: `${packet.id} is ${status}` };
+  // Attempt numbers are never reused: a run directory is never overwritten.
+  let attempt = (record?.lastAttempt ?? 0) + 1;
+  while (existsSync(attemptDir(root, packet.id, attempt))) attempt++;
+  const leased = lease ? await lease(attempt) : undefined;
+  events.push(stamp({ kind: "claimed", packet: packet.id, attempt, sha256: packet.sha256, ...owner, ...(leased ?? {}) }));
+  await tx.append(events);
+  crashPoint("run-after-claim");
+  return { ok: true, attempt, ...(leased ? { fence: leased.fence } : {}) };
 }

@@ -7,6 +7,7 @@ import type { AgentAdapter } from "../agents/types.js";
 import type { Config, Surface } from "../config/types.js";
 import type { Owner } from "../ledger/events.js";
 import type { Ledger } from "../ledger/ledger.js";
+import type { WorkerClaims } from "../ledger/pg-claims.js";
 import type { Emit } from "../log/progress.js";
 import type { Packet } from "../packet/types.js";
 import type { Budget } from "./budget.js";
@@ -29,6 +30,10 @@ export interface RunContext {
   waits: AgentWaits;
   /** Tells a person when a packet needs them or blocks, without holding the run. */
   notifier?: Notifier;
+  /** On the PostgreSQL ledger: this worker's leased, fenced claims (ledger/pg-claims.ts). */
+  claims?: WorkerClaims;
+  /** Set on a packet's own context (the run's, with the packet's claim signal joined in): the run's context itself. */
+  runContext?: RunContext;
 }
 
 export const RUNS_DIR = ".factory/runs";

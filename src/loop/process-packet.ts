@@ -13,6 +13,7 @@ import type { Packet } from "../packet/types.js";
 import { runAttempt, type AttemptReport } from "./attempt.js";
 import { BudgetExhausted } from "./budget.js";
 import { claimPacket } from "./claim.js";
+import { ClaimLost } from "../ledger/pg-claims.js";
 import { attemptDir, Interrupted, taskBranch, worktreePath, type RunContext } from "./context.js";
 import { continuable, decide, type AttemptDecision, type AttemptEnd } from "./decide.js";
 import { dropHeld, keepHeldAttempt } from "./held.js";
@@ -33,15 +34,23 @@ export async function processPacket(ctx: RunContext, packet: Packet, record: Pac
   const flight = landingQueue(ctx).begin(); // landings that would re-gate wait a little for attempts in flight (merge/landing-queue.ts)
   try {
     return await attemptPacket(ctx, packet, record, flight);
+  } catch (error) {
+    // Another worker took the packet over (this one's lease ran out): nothing more is written for it here.
+    if (!(error instanceof ClaimLost)) throw error;
+    ctx.emit({ kind: "notice", packet: packet.id, message: error.message });
+    return { kind: "not-claimed", reason: error.message };
   } finally {
     flight.end();
   }
 }
 
-async function attemptPacket(ctx: RunContext, packet: Packet, record: PacketRecord | undefined, flight: Flight): Promise<PacketOutcome> {
-  const claim = await claimPacket(ctx.root, ctx.ledger, packet, ctx.owner);
+async function attemptPacket(runCtx: RunContext, packet: Packet, record: PacketRecord | undefined, flight: Flight): Promise<PacketOutcome> {
+  const claim = await claimPacket(runCtx.root, runCtx.ledger, packet, runCtx.owner, runCtx.claims);
   if (!claim.ok) return { kind: "not-claimed", reason: claim.reason };
   const { attempt } = claim;
+  // A lost claim stops this packet's agents and gates at once, as an interrupt stops the run's.
+  const lost = runCtx.claims?.signalOf(packet.id);
+  const ctx: RunContext = lost ? { ...runCtx, signal: AbortSignal.any([runCtx.signal, lost]), runContext: runCtx } : runCtx;
   const runDir = attemptDir(ctx.root, packet.id, attempt);
   const tip = await resolveCommit(ctx.root, ctx.branch);
   if (!tip) throw new Error(`the target branch ${ctx.branch} has no commits`);
@@ -56,6 +65,7 @@ async function attemptPacket(ctx: RunContext, packet: Packet, record: PacketReco
   } catch (error) {
     const fault = resourceFault(error);
     if (fault) return stoppedByMachine(ctx, packet.id, attempt, `${fault} (${error instanceof Error ? error.message.split("\n")[0] : String(error)})`);
+    if (ctx.claims?.lost(packet.id)) throw ctx.signal.reason instanceof ClaimLost ? ctx.signal.reason : new ClaimLost(packet.id, "its lease ran out");
     const reason =
       error instanceof Interrupted ? "the run was interrupted" : error instanceof BudgetExhausted ? error.message : `internal error: ${error instanceof Error ? error.message : String(error)}`;
     await ctx.ledger.append([{ kind: "attempt-interrupted", packet: packet.id, attempt, reason, worktree: worktreePath(ctx.root, packet.id) }]);

@@ -42,7 +42,8 @@ export async function drainQueue(ctx: RunContext, options: SchedulerOptions): Pr
     wake?.();
   });
   const inFlight = new Set<string>();
-  const tried = new Set<string>(); // merge-blocked or not claimable this run: not picked again
+  const tried = new Set<string>(); // merge-blocked this run: not picked again
+  const notClaimed = new Set<string>(); // another worker had it: not picked again until the ledger changed
   const running = new Set<Promise<void>>();
   let halt: RunEnd | undefined;
   let environmentErrors = 0;
@@ -91,8 +92,10 @@ export async function drainQueue(ctx: RunContext, options: SchedulerOptions): Pr
         halt ??= ctx.signal.aborted ? { outcome: "interrupted", reason: outcome.reason } : { outcome: "halted", reason: outcome.reason };
         break;
       case "merge-blocked":
-      case "not-claimed":
         tried.add(packet.id);
+        break;
+      case "not-claimed":
+        notClaimed.add(packet.id);
         break;
       case "merged":
         break;
@@ -115,8 +118,16 @@ export async function drainQueue(ctx: RunContext, options: SchedulerOptions): Pr
           halt ??= { outcome: "halted", reason: broken };
           continue;
         }
-        const picked = await pickNext(ctx, options, read.state, inFlight, tried, (packet) => agentsOf(ctx, packet).some((agent) => waits.waiting(agent, Date.now())));
+        const picked = await pickNext(ctx, options, read.state, inFlight, new Set([...tried, ...notClaimed]), (packet) => agentsOf(ctx, packet).some((agent) => waits.waiting(agent, Date.now())));
         next = picked.next;
+        if (!next && running.size === 0 && ctx.claims && picked.elsewhere && !options.once) {
+          // Several workers: what is left runs on others. Their leases may run out (a worker died), and their
+          // landings may free what depends on them: wait for a wake-up or the poll, then look again.
+          await ctx.claims.waitForWork(WORKER_POLL_MS, ctx.signal);
+          await ctx.claims.recover();
+          notClaimed.clear();
+          continue;
+        }
         if (!next && picked.waiting && running.size === 0) {
           // Only packets whose agent waits out a rate limit are left: sleep until the first wait ends.
           await sleepUntil(waits.nextEnd(Date.now()) ?? Date.now(), ctx.signal);
@@ -142,7 +153,11 @@ export async function drainQueue(ctx: RunContext, options: SchedulerOptions): Pr
       }
       if (running.size === 0) break;
       if (landingChanges !== seen) continue; // an attempt began or ended waiting to land meanwhile: a worker may be free
-      await Promise.race([...running, new Promise<void>((resolve) => (wake = resolve))]);
+      const stopPoll = new AbortController();
+      // Several workers: a landing elsewhere may free a packet for a worker of this one that is idle.
+      const polled = ctx.claims && working() < options.concurrency ? [ctx.claims.waitForWork(WORKER_POLL_MS, AbortSignal.any([ctx.signal, stopPoll.signal]))] : [];
+      await Promise.race([...running, ...polled, new Promise<void>((resolve) => (wake = resolve))]);
+      stopPoll.abort();
       wake = undefined;
     }
   } finally {
@@ -158,6 +173,9 @@ export async function drainQueue(ctx: RunContext, options: SchedulerOptions): Pr
   }
   return { outcome: "drained" };
 }
+
+/** How often an idle worker looks for claimable work when no notification woke it (a notification can be lost). */
+const WORKER_POLL_MS = 3_000;
 
 /** Pure: a block reason with packet ids, numbers and shas taken out, so the same cause on two packets compares equal. */
 export function blockKey(reason: string): string {
@@ -197,8 +215,10 @@ async function pickNext(
   inFlight: ReadonlySet<string>,
   tried: ReadonlySet<string>,
   rateLimited: (packet: Packet) => boolean,
-): Promise<{ next?: Next; waiting: boolean }> {
+): Promise<{ next?: Next; waiting: boolean; elsewhere: boolean }> {
   let waiting = false;
+  // Running, but not in this process: another worker has it (or had it, until its lease runs out).
+  const elsewhere = [...state.packets.values()].some((record) => record.status.state === "running" && !inFlight.has(record.id));
   const byId = new Map(options.packets.map((packet) => [packet.id, packet]));
   const merged = new Set([...state.packets.values()].filter((record) => record.status.state === "merged").map((record) => record.id));
   for (const placement of orderQueue(options.packets, { done: merged })) {
@@ -221,9 +241,9 @@ async function pickNext(
       waiting = true;
       continue;
     }
-    return { next: { packet, record: changed ? undefined : record }, waiting };
+    return { next: { packet, record: changed ? undefined : record }, waiting, elsewhere };
   }
-  return { waiting };
+  return { waiting, elsewhere };
 }
 
 /** The agents a packet's attempt calls: its implementer's and its reviewer's. */

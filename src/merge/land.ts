@@ -129,8 +129,11 @@ export async function land(ctx: RunContext, input: LandInput): Promise<LandResul
     const already = landedVersion(await landedPackets(ctx.root, tip, { cacheFile: landedCacheFile(ctx.root) }), input.packet.id, input.packet.sha256);
     if (already) return { kind: "merged", commit: already.commit, tree: await treeOf(ctx.root, already.commit) };
     const tree = await treeOf(ctx.root, commit);
-    const message = mergeMessage(ctx.config.merge.message, input.packet, { ...input.provenance, gates });
+    // On the PostgreSQL ledger the landing is the claim holder's write too: made only while its fence is current, and it names it.
+    const fence = ctx.claims?.fenceOf(input.packet.id);
+    const message = mergeMessage(ctx.config.merge.message, input.packet, { ...input.provenance, gates, ...(fence !== undefined ? { fence } : {}) });
     const squash = (await gitRun(ctx.root, ["commit-tree", ...((await wantsSignedCommits(ctx.root)) ? ["-S"] : []), tree, "-p", tip, "-m", message], { identity: true, signed: true })).trim();
+    if (ctx.claims?.fenceOf(input.packet.id) !== undefined || ctx.claims?.lost(input.packet.id)) await ctx.claims.assertHeld(input.packet.id);
     const moved = await moveTarget(ctx, tip, squash);
     if (moved.kind === "moved") {
       if (moved.notice) ctx.emit({ kind: "notice", packet: input.packet.id, message: moved.notice });

@@ -233,7 +233,9 @@ export function regateEstimate(input: Pick<LandInput, "provenance">): number {
 const queues = new WeakMap<RunContext, LandingQueue>();
 
 /** The landing queue of a run. */
-export function landingQueue(ctx: RunContext): LandingQueue {
+export function landingQueue(packetCtx: RunContext): LandingQueue {
+  // One queue per run: a packet's own context (its claim's signal joined in) lands through the run's.
+  const ctx = packetCtx.runContext ?? packetCtx;
   let queue = queues.get(ctx);
   if (!queue) {
     queue = new LandingQueue(ctx);

@@ -6,6 +6,8 @@ export interface Provenance {
   gates: readonly GateReport[];
   counts: { held: number; violated: number; unverifiable: number } | undefined;
   approvedBy?: string;
+  /** The claim's fence on the PostgreSQL ledger: `Factory-Claim: <id> fence <n>`. */
+  fence?: number;
 }
 
 /** A conventional-commit type and optional scope at the start of a line: `feat: `, `fix(parser)!: `. */
@@ -26,6 +28,7 @@ export function mergeMessage(template: string, packet: Packet, provenance: Prove
     `Factory-Gates: ${provenance.gates.map((gate) => `${gate.name}=${gate.status}`).join(" ") || "none"}`,
     ...(provenance.counts ? [`Factory-Invariants: held=${provenance.counts.held} violated=${provenance.counts.violated} unverifiable=${provenance.counts.unverifiable}`] : []),
     ...(provenance.approvedBy ? [`Factory-Approved-By: ${provenance.approvedBy}`] : []),
+    ...(provenance.fence !== undefined ? [`Factory-Claim: ${packet.id} fence ${provenance.fence}`] : []),
   ];
   return `${subject}\n\n${packet.goal}\n\n${trailers.join("\n")}\n`;
 }

@@ -1,0 +1,235 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
+import pg from "pg";
+import { afterEach, describe, expect, it } from "vitest";
+import { FACTORY_BIN, runCli } from "../helpers/cli.js";
+import { DOUBLE_TEST_FOR, makeLoopRepo, type LoopRepo, type Script } from "../helpers/loop-repo.js";
+import { usePostgres } from "../helpers/postgres.js";
+import { removedAfterEach } from "../helpers/git-repo.js";
+
+/**
+ * Several workers, each a separate `factory run --worker` process, draining
+ * one queue through one real PostgreSQL ledger: claims leased on the
+ * server's clock and fenced, a dead worker's packet taken over after its
+ * lease, a stalled one that wakes up writing nothing.
+ */
+const database = usePostgres("the several-workers tests");
+const newRepo = removedAfterEach(afterEach, makeLoopRepo);
+const workers: ChildProcess[] = [];
+afterEach(() => {
+  for (const child of workers.splice(0)) {
+    if (child.exitCode === null && child.signalCode === null) {
+      for (const pid of descendants(child.pid ?? 0)) tryKill(pid, "SIGKILL");
+      tryKill(child.pid ?? 0, "SIGKILL");
+    }
+  }
+});
+
+const LEASE = "3s";
+
+/** A queue of `count` packets, each adding src/fN.js (fN(n) = n * N); P03 requires P02. */
+function queueRepo(count: number, script: Script, extra = ""): LoopRepo {
+  const repo = newRepo({ script, config: `[workers]\nlease = "${LEASE}"\n${extra}` });
+  for (let at = 2; at <= count; at++) {
+    const id = `P0${at}`;
+    repo.write(
+      `packets/${id}-f${at}.toml`,
+      `id = "${id}"
+goal = "Add f${at}"
+spec_commit = "${repo.spec}"
+spec_path = "docs/SPEC.md"
+allowed_paths = ["src/f${at}.js"]
+${at === 3 ? 'requires = ["P02"]' : ""}
+brief = '''
+Add src/f${at}.js exporting f${at}(n), which returns n * ${at}.
+'''
+
+[[invariants]]
+id = "multiplies"
+assert = "f${at}(n) is n * ${at}"
+`,
+    );
+    repo.write(`packets/supplied/${id}/test/f${at}.test.js`, DOUBLE_TEST_FOR(`f${at}`, 2, 2 * at));
+  }
+  repo.commit("more packets");
+  return repo;
+}
+
+/** The honest implementer of packet `at` (P01 is the loop repo's double). */
+function honest(at: number, extra: object = {}): object {
+  return at === 1
+    ? { write: { "src/double.js": "export function double(n) {\n  return n * 2;\n}\n" }, ...extra }
+    : { write: { [`src/f${at}.js`]: `export function f${at}(n) {\n  return n * ${at};\n}\n` }, ...extra };
+}
+
+function reviewer(at: number): object {
+  return { invariants: "held", evidence: at === 1 ? "src/double.js:2" : `src/f${at}.js:2` };
+}
+
+interface Worker {
+  child: ChildProcess;
+  done: Promise<{ code: number | null; signal: string | null; out: string }>;
+  output(): string;
+}
+
+function startWorker(repo: LoopRepo, url: string, name: string): Worker {
+  const child = spawn(process.execPath, [FACTORY_BIN, "run", "--worker", name, "--keep-going"], {
+    cwd: repo.dir,
+    env: { ...process.env, NO_COLOR: "1", FACTORY_LEDGER_URL: url },
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
+  workers.push(child);
+  let out = "";
+  child.stdout?.on("data", (chunk) => (out += String(chunk)));
+  child.stderr?.on("data", (chunk) => (out += String(chunk)));
+  const done = new Promise<{ code: number | null; signal: string | null; out: string }>((resolve) => child.on("close", (code, signal) => resolve({ code, signal, out })));
+  return { child, done, output: () => out };
+}
+
+/** The ledger's events, straight from the database. */
+async function events(url: string): Promise<Record<string, unknown>[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const found = await client.query<{ found: string | null }>("SELECT to_regclass('factory_events')::text AS found");
+    if (!found.rows[0]?.found) return [];
+    return (await client.query<{ line: string }>("SELECT line FROM factory_events ORDER BY id")).rows.map((row) => JSON.parse(row.line));
+  } finally {
+    await client.end();
+  }
+}
+
+/** Waits (on the ledger's own events, checked every 200 ms, bounded) until `test` holds. */
+async function until(url: string, what: string, worker: Worker, test: (all: Record<string, unknown>[]) => boolean, ms = 120_000): Promise<Record<string, unknown>[]> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const all = await events(url);
+    if (test(all)) return all;
+    if (worker.child.exitCode !== null) throw new Error(`the worker ended (exit ${worker.child.exitCode}) before ${what}:\n${worker.output()}`);
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; events: ${all.map((event) => `${event.kind}:${event.packet ?? ""}`).join(" ")}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+function trailers(repo: LoopRepo): string[] {
+  return repo.git("log", "--format=%(trailers:key=Factory-Packet,valueonly)", "main").split("\n").filter(Boolean);
+}
+
+function descendants(pid: number): number[] {
+  const children: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      const parent = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      if (parent === pid) children.push(Number(entry), ...descendants(Number(entry)));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return children;
+}
+
+function tryKill(pid: number, signal: NodeJS.Signals): void {
+  try {
+    if (pid > 0) process.kill(pid, signal);
+  } catch {
+    // gone already
+  }
+}
+
+describe("several workers on one PostgreSQL ledger", { timeout: 300_000 }, () => {
+  it("three workers drain a queue with a dependency: every packet lands exactly once, none is claimed twice", async (context) => {
+    if (!database.available()) return context.skip();
+    const url = await database.database();
+    const count = 6;
+    const script: Script = {};
+    for (let at = 1; at <= count; at++) script[`P0${at}`] = { implementer: [honest(at, { sleep: 300 })], reviewer: [reviewer(at)] };
+    const repo = queueRepo(count, script);
+    const runs = ["w1", "w2", "w3"].map((name) => startWorker(repo, url, name));
+    const ends = await Promise.all(runs.map((worker) => worker.done));
+    for (const end of ends) expect(end.code, end.out).toBe(0);
+    const all = await events(url);
+    const ids = Array.from({ length: count }, (_, at) => `P0${at + 1}`);
+    for (const id of ids) {
+      expect(
+        all.filter((event) => event.kind === "claimed" && event.packet === id),
+        id,
+      ).toHaveLength(1);
+      expect(
+        all.filter((event) => event.kind === "merged" && event.packet === id),
+        id,
+      ).toHaveLength(1);
+    }
+    expect(trailers(repo).sort()).toEqual(ids);
+    // P03 required P02: it was claimed only after P02 merged.
+    const at = (kind: string, id: string): number => all.findIndex((event) => event.kind === kind && event.packet === id);
+    expect(at("claimed", "P03")).toBeGreaterThan(at("merged", "P02"));
+    // The work was shared: more than one worker claimed.
+    expect(new Set(all.filter((event) => event.kind === "claimed").map((event) => event.worker)).size).toBeGreaterThan(1);
+    // Every landing names its claim's fence.
+    expect(repo.git("log", "--format=%(trailers:key=Factory-Claim,valueonly)", "main").split("\n").filter(Boolean)).toHaveLength(count);
+    expect(repo.targetTestsPass()).toBe(true);
+    // status from the same repository reads the shared ledger.
+    const status = runCli(["status", "--json"], repo.dir, { FACTORY_LEDGER_URL: url });
+    expect(status.code, status.stderr).toBe(0);
+    const board = JSON.parse(status.stdout) as { packets: { id: string; state: string }[] };
+    expect(board.packets.map((packet) => packet.state)).toEqual(ids.map(() => "merged"));
+  });
+
+  it("kill -9 of a worker mid-attempt: another takes the packet over after the lease; the dead attempt is interrupted, not spent", async (context) => {
+    if (!database.available()) return context.skip();
+    const url = await database.database();
+    // Attempt 1 never finishes; attempt 2 (the takeover) is honest.
+    const repo = queueRepo(1, { P01: { implementer: [{ hang: true }, honest(1)], reviewer: [reviewer(1)] } });
+    const first = startWorker(repo, url, "doomed");
+    await until(url, "P01 claimed by the first worker", first, (all) => all.some((event) => event.kind === "agent-finished" || (event.kind === "claimed" && event.worker === "doomed")));
+    // The agent is running in its sandbox; the worker dies without a word.
+    first.child.kill("SIGKILL");
+    await first.done;
+    const second = startWorker(repo, url, "heir");
+    const end = await second.done;
+    expect(end.code, end.out).toBe(0);
+    const all = await events(url);
+    const interrupted = all.filter((event) => event.kind === "attempt-interrupted" && event.packet === "P01");
+    expect(interrupted).toHaveLength(1);
+    expect(interrupted[0]?.attempt).toBe(1);
+    expect(String(interrupted[0]?.reason)).toMatch(/worker doomed stopped renewing its claim \(fence \d+\); its lease ran out/);
+    expect(all.filter((event) => event.kind === "claimed").map((event) => [event.worker, event.attempt])).toEqual([
+      ["doomed", 1],
+      ["heir", 2],
+    ]);
+    expect(all.filter((event) => event.kind === "merged")).toHaveLength(1);
+    expect(trailers(repo)).toEqual(["P01"]);
+    const record = JSON.parse(runCli(["status", "--json"], repo.dir, { FACTORY_LEDGER_URL: url }).stdout) as { packets: { id: string; state: string; attempts?: string }[] };
+    expect(record.packets.find((packet) => packet.id === "P01")?.state).toBe("merged");
+  });
+
+  it("a worker stopped past its lease and continued: it writes nothing more and cannot land; its successor lands once", async (context) => {
+    if (!database.available()) return context.skip();
+    const url = await database.database();
+    // Attempt 1 takes a while (the worker is frozen meanwhile); attempt 2, the successor's, is quick.
+    const repo = queueRepo(1, { P01: { implementer: [honest(1, { sleep: 2_000 }), honest(1)], reviewer: [reviewer(1)] } });
+    const stalled = startWorker(repo, url, "sleeper");
+    await until(url, "P01 claimed by the first worker", stalled, (all) => all.some((event) => event.kind === "claimed" && event.worker === "sleeper"));
+    // Frozen whole: the worker and the agent it started, as a suspended laptop or a paused VM would be.
+    const frozen = [stalled.child.pid ?? 0, ...descendants(stalled.child.pid ?? 0)];
+    for (const pid of frozen) tryKill(pid, "SIGSTOP");
+    const successor = startWorker(repo, url, "successor");
+    const end = await successor.done;
+    expect(end.code, end.out).toBe(0);
+    const before = await events(url);
+    expect(before.filter((event) => event.kind === "merged")).toHaveLength(1);
+    for (const pid of frozen) tryKill(pid, "SIGCONT");
+    const woken = await stalled.done;
+    expect(woken.out).toMatch(/P01: .*(lost its claim|claim is lost)/);
+    const after = await events(url);
+    // Nothing the stalled worker wrote for P01 after the takeover.
+    const takeover = before.findIndex((event) => event.kind === "claimed" && event.worker === "successor");
+    const late = after.slice(takeover).filter((event) => event.packet === "P01" && event.attempt === 1 && event.kind !== "attempt-interrupted");
+    expect(late).toEqual([]);
+    expect(after.filter((event) => event.kind === "merged")).toHaveLength(1);
+    expect(trailers(repo)).toEqual(["P01"]);
+  });
+});
