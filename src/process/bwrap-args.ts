@@ -32,6 +32,8 @@ export interface BwrapPlan {
   root: string;
   /** Existing directories hidden under an empty tmpfs. */
   hidden: string[];
+  /** Existing files replaced by an empty one (the ledger database's password file: never readable inside). */
+  secretFiles: string[];
   readable: string[];
   writable: string[];
   /** Inside the writable places, made read-only again (the dependencies an install produced). */
@@ -55,6 +57,8 @@ export function bwrapArgs(plan: BwrapPlan, command: string): string[] {
   for (const path of plan.writable) args.push("--bind", path, path);
   for (const path of plan.readOnly) args.push("--ro-bind", path, path);
   for (const path of plan.scratch) args.push("--tmpfs", path);
+  // Last of the paths: no mount after it may show the file again (a command naming its directory gets that directory).
+  for (const file of plan.secretFiles) args.push("--ro-bind", "/dev/null", file);
   args.push("--bind", plan.privateTmp, plan.privateTmp);
   args.push("--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts");
   if (!plan.network) args.push("--unshare-net");

@@ -1,4 +1,4 @@
-import { cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { cpSync, existsSync, lstatSync, mkdirSync, statSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { dirname, isAbsolute, join } from "node:path";
 import { execa } from "execa";
@@ -75,6 +75,7 @@ export function openSandbox(request: SandboxRequest, command: string, cwd: strin
       homeKeep: homeKeepDirs(home, env.PATH, request.homeKeep ?? []).filter((dir) => existsSync(dir)),
       root: request.root,
       hidden: [...HIDDEN_STATE.map((dir) => join(request.root, dir)), ...(request.hide ?? [])].filter((dir) => existsSync(dir)),
+      secretFiles: secretFiles(process.env),
       readable: [
         ...(request.readable ?? []),
         ...notCovered(
@@ -163,3 +164,20 @@ export async function checkSandbox(root: string): Promise<{ ok: true } | { ok: f
 
 export const SANDBOX_HELP =
   'install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap), or set [sandbox] kind = "none" in .factory/config.toml to run agents and gates without containment (not recommended)';
+
+/**
+ * Files holding the ledger database's credentials, wherever they are (a
+ * PGPASSFILE outside HOME would be readable through the read-only root):
+ * each is covered by an empty file inside the sandbox. `~/.pgpass` is under
+ * the private HOME already.
+ */
+export function secretFiles(env: NodeJS.ProcessEnv): string[] {
+  const named = env.PGPASSFILE && isAbsolute(env.PGPASSFILE) ? [env.PGPASSFILE] : [];
+  return named.filter((file) => {
+    try {
+      return statSync(file).isFile();
+    } catch {
+      return false;
+    }
+  });
+}

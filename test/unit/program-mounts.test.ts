@@ -39,6 +39,7 @@ describe("the directories emptied for a sandboxed call", () => {
       homeKeep: [],
       root: "/tmp/repo",
       hidden: [],
+      secretFiles: [],
       readable: [],
       writable: ["/tmp/wt"],
       readOnly: [],
