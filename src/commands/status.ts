@@ -9,6 +9,8 @@ import type { LedgerEvent } from "../ledger/events.js";
 import { describeSpend, spendByRole } from "../status/spend.js";
 import { assessmentLine } from "../status/show.js";
 import { describeBreak } from "../ledger/store.js";
+import { isPgLedger } from "../ledger/open.js";
+import { readWorkers, type WorkerRow } from "../ledger/pg-workers.js";
 import { readRunLock, isAlive } from "../ledger/run-lock.js";
 import { paint, type Output } from "../log/output.js";
 import { renderTable } from "../log/table.js";
@@ -63,8 +65,9 @@ export async function status(options: StatusOptions): Promise<ExitCode> {
   const key = await keptKey(probed);
   const lock = await readRunLock(head.root);
   const run = lock ? { ...lock, alive: isAlive(lock.pid) } : null;
+  const workers = isPgLedger(head.ledger) ? await readWorkers(head.ledger) : undefined;
   if (options.json) {
-    await output.outPieces(withRunField((await boardJson(head, probe, key)).text, run));
+    await output.outPieces(withRunField((await boardJson(head, probe, key)).text, run, workers ? { workers } : {}));
     return EXIT.ok;
   }
   const table = await boardTable(head, probe, key, output);
@@ -77,8 +80,28 @@ export async function status(options: StatusOptions): Promise<ExitCode> {
         : `A run lock from pid ${run.pid} (no longer running) is left; the next \`factory run\` takes it over.`,
     );
   }
+  if (workers && isPgLedger(head.ledger)) output.out(await renderWorkers(workers, head.ledger.where, output));
   if (table.problems > 0) output.out(`${table.problems} packet/config problem(s): run \`factory lint\` to see them.`);
   return EXIT.ok;
+}
+
+/** The workers of a PostgreSQL ledger: a worker past its lease is stale, never shown as alive. */
+async function renderWorkers(workers: readonly WorkerRow[], where: string, output: Output): Promise<string> {
+  if (workers.length === 0) return `\nNo worker has run on ${where} yet: \`factory run --worker NAME\` on each machine.`;
+  const rows = workers.map((worker) => [
+    worker.name,
+    paint(output, worker.state === "alive" ? "green" : worker.state === "stale" ? "red" : "dim", worker.state),
+    `${worker.host} pid ${worker.pid}`,
+    worker.holds.map((hold) => `${hold.packet}#${hold.attempt} (fence ${hold.fence})`).join(", ") || "-",
+    worker.last_heartbeat,
+  ]);
+  const stale = workers.filter((worker) => worker.state === "stale").map((worker) => worker.name);
+  return [
+    "",
+    `Workers on ${where}:`,
+    await renderTable(["WORKER", "STATE", "WHERE", "HOLDS", "LAST HEARTBEAT"], rows),
+    ...(stale.length ? [`Stale (past its lease, never renewed): ${stale.join(", ")}; what it holds is taken over by the next worker that looks.`] : []),
+  ].join("\n");
 }
 
 /**

@@ -159,11 +159,11 @@ function endsAsObject(text: Text): boolean {
  * `JSON.stringify(board, null, 2)`, without parsing them, in pieces as they
  * are read (the board's, then the run's).
  */
-export function withRunField(board: Text, run: unknown): Generator<Uint8Array> {
+export function withRunField(board: Text, run: unknown, more: Record<string, unknown> = {}): Generator<Uint8Array> {
   if (!endsAsObject(board)) throw new Error("not the text of a JSON object printed with an indent of 2");
-  const value = JSON.stringify(run, null, 2).replace(/\n/g, "\n  ");
+  const fields = Object.entries({ run, ...more }).map(([key, field]) => `,\n  ${JSON.stringify(key)}: ${JSON.stringify(field, null, 2).replace(/\n/g, "\n  ")}`);
   return (function* () {
     yield* board.pieces(board.length - OBJECT_END.length);
-    yield Buffer.from(`,\n  "run": ${value}\n}`);
+    yield Buffer.from(`${fields.join("")}\n}`);
   })();
 }

@@ -112,6 +112,19 @@ async function until(url: string, what: string, worker: Worker, test: (all: Reco
   }
 }
 
+async function untilQuery(url: string, what: string, query: string, ms = 60_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    const found = (await client.query(query)).rows.length > 0;
+    await client.end();
+    if (found) return;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
 function trailers(repo: LoopRepo): string[] {
   return repo.git("log", "--format=%(trailers:key=Factory-Packet,valueonly)", "main").split("\n").filter(Boolean);
 }
@@ -188,6 +201,14 @@ describe("several workers on one PostgreSQL ledger", { timeout: 300_000 }, () =>
     // The agent is running in its sandbox; the worker dies without a word.
     first.child.kill("SIGKILL");
     await first.done;
+    // Past its lease on the server's clock, the dead worker is stale on the board, never alive; it still holds P01.
+    await untilQuery(url, "the dead worker's lease to run out", "SELECT 1 FROM factory_workers WHERE name = 'doomed' AND lease_until < now()");
+    const board = runCli(["status", "--json"], repo.dir, { FACTORY_LEDGER_URL: url });
+    const shown = (JSON.parse(board.stdout) as { workers: { name: string; state: string; holds: { packet: string }[] }[] }).workers;
+    expect(shown.map((worker) => [worker.name, worker.state, worker.holds.map((hold) => hold.packet)])).toEqual([["doomed", "stale", ["P01"]]]);
+    const text = runCli(["status"], repo.dir, { FACTORY_LEDGER_URL: url });
+    expect(text.stdout).toMatch(/doomed\s+stale/);
+    expect(text.stdout).toContain("Stale (past its lease, never renewed): doomed");
     const second = startWorker(repo, url, "heir");
     const end = await second.done;
     expect(end.code, end.out).toBe(0);
@@ -204,6 +225,7 @@ describe("several workers on one PostgreSQL ledger", { timeout: 300_000 }, () =>
     expect(trailers(repo)).toEqual(["P01"]);
     const record = JSON.parse(runCli(["status", "--json"], repo.dir, { FACTORY_LEDGER_URL: url }).stdout) as { packets: { id: string; state: string; attempts?: string }[] };
     expect(record.packets.find((packet) => packet.id === "P01")?.state).toBe("merged");
+    expect((record as unknown as { workers: { name: string; state: string; holds: unknown[] }[] }).workers.find((worker) => worker.name === "heir")).toMatchObject({ state: "ended", holds: [] });
   });
 
   it("a worker stopped past its lease and continued: it writes nothing more and cannot land; its successor lands once", async (context) => {
