@@ -98,7 +98,8 @@ export async function run(options: RunOptions): Promise<ExitCode> {
 
   let checked: Awaited<ReturnType<typeof preflight>>;
   try {
-    checked = await preflight({ root: workspace.root, config, tip: workspace.tip, packets: open, models: true, baseline: { signal: options.signal } });
+    const worker = isPgLedger(workspace.ledger) ? (options.worker ?? `${hostname()}-${process.pid}`) : undefined;
+    checked = await preflight({ root: workspace.root, config, tip: workspace.tip, packets: open, models: true, baseline: { signal: options.signal, ...(worker ? { worker } : {}) } });
   } catch (error) {
     if (!(error instanceof Interrupted)) throw error;
     output.err("factory run: interrupted during the preflight; nothing was claimed or spent.");
@@ -149,6 +150,12 @@ export async function run(options: RunOptions): Promise<ExitCode> {
       return EXIT.halted;
     }
     output.err(`worker ${worker}: claims on ${maskUrl(shared.url)}, lease ${Math.round(config.workers.leaseMs / 1000)} s`);
+    // A database restart or a network cut: the worker's reads and writes wait for it (said once), bounded.
+    let waiting = false;
+    shared.waitWhenUnreachable(UNREACHABLE_PATIENCE_MS, (message) => {
+      if (!waiting) output.err(`notice: ${message}; waiting for it (up to ${UNREACHABLE_PATIENCE_MS / 60_000} min), nothing is claimed or landed meanwhile`);
+      waiting = true;
+    });
   }
   await sweepLeftovers(workspace.root); // what a killed run or doctor left: its sandbox directories, its scratch worktrees
   const progress = createProgress(options.output, join(workspace.root, RUNS_DIR, `run-${lock.lock.startedAt.replaceAll(":", "-")}.log`), { json: Boolean(options.json) });
@@ -227,6 +234,9 @@ export async function run(options: RunOptions): Promise<ExitCode> {
     await lock.release();
   }
 }
+
+/** How long a worker waits for an unreachable ledger database before the run stops. */
+const UNREACHABLE_PATIENCE_MS = 10 * 60_000;
 
 /** A run on the PostgreSQL ledger takes no lock of the repository's: its claims are leased in the database. */
 function workerLock(): { ok: true; lock: { run: string; pid: number; host: string; startedAt: string }; release: () => Promise<void>; tookOverFrom?: undefined; pidReused?: undefined } {

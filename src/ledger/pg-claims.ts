@@ -136,14 +136,14 @@ export async function startWorkerClaims(
     const packets = [...held.keys()];
     const fences = packets.map((packet) => held.get(packet)?.fence ?? 0);
     try {
-      const { rows } = await ledger.query<{ packet: string }>(
+      const { rows } = await ledger.queryOnce<{ packet: string }>(
         `UPDATE factory_claims SET lease_until = now() + $2::interval
          FROM unnest($3::text[], $4::bigint[]) AS mine(packet, fence)
          WHERE factory_claims.worker = $1 AND factory_claims.packet = mine.packet AND factory_claims.fence = mine.fence
          RETURNING factory_claims.packet`,
         [worker, lease, packets, fences],
       );
-      await ledger.query("UPDATE factory_workers SET heartbeat_at = now(), lease_until = now() + $2::interval WHERE name = $1", [worker, lease]);
+      await ledger.queryOnce("UPDATE factory_workers SET heartbeat_at = now(), lease_until = now() + $2::interval WHERE name = $1", [worker, lease]);
       renewedAt = Date.now();
       if (unreachableSince !== undefined) options.onUnreachable?.(undefined);
       unreachableSince = undefined;

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { eventPacket, stamp, type EventBody, type LedgerEvent } from "./events.js";
 import { emptyState, foldInto, type LedgerState, type PacketHistory } from "./fold.js";
@@ -23,10 +24,18 @@ export interface PgLedger extends Ledger {
   readonly url: string;
   /** Runs `action` in a transaction of its own, holding the ledger's advisory lock (appends, claims). */
   locked<T>(action: (client: pg.ClientBase, tx: LedgerTransaction) => Promise<T>): Promise<T>;
-  /** Runs `action` on a connection of the pool, outside any transaction. */
+  /** Runs a statement on a connection of the pool, outside any transaction (waiting out an unreachable database as reads do). */
   query<T extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<T>>;
+  /** The same, failing at once when the database cannot be reached (a lease renewal must know). */
+  queryOnce<T extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<T>>;
   /** Checks run in every append's transaction. */
   guards: AppendGuard[];
+  /**
+   * How long a read or an append waits for an unreachable database (a
+   * restart, a network cut) before it fails: 0 (the default: a command says
+   * so at once); a run's workers wait, so a restart loses and doubles nothing.
+   */
+  waitWhenUnreachable(ms: number, onWait?: (message: string) => void): void;
   /** Brings the schema up to date (once per process; every write does it first). */
   migrate(): Promise<{ from: number; to: number }>;
   close(): Promise<void>;
@@ -65,6 +74,22 @@ export function pgLedger(url: string, options: { poolSize?: number } = {}): PgLe
   let memory: Checkpoint | undefined;
   let migrated: Promise<{ from: number; to: number }> | undefined;
   const guards: AppendGuard[] = [];
+
+  let patienceMs = 0;
+  let onWait: ((message: string) => void) | undefined;
+  /** Runs `attempt`, again after a connection failure, with backoff, for as long as the patience allows. */
+  const patiently = async <T>(attempt: () => Promise<T>): Promise<T> => {
+    const deadline = Date.now() + patienceMs;
+    for (let delay = 250; ; delay = Math.min(delay * 2, 5_000)) {
+      try {
+        return await attempt();
+      } catch (error) {
+        if (!(error instanceof LedgerUnreachable) || Date.now() + delay > deadline) throw error;
+        onWait?.(error.message);
+        await new Promise((resolve) => setTimeout(resolve, delay));
+      }
+    }
+  };
 
   const withClient = async <T>(action: (client: pg.PoolClient) => Promise<T>): Promise<T> => {
     let client: pg.PoolClient;
@@ -136,7 +161,7 @@ export function pgLedger(url: string, options: { poolSize?: number } = {}): PgLe
   };
 
   /** Appends in the caller's transaction; `committed` collects what the guards do once it commits. */
-  const appendWith = async (client: pg.ClientBase, events: readonly LedgerEvent[], committed: (() => void)[]): Promise<void> => {
+  const appendWith = async (client: pg.ClientBase, events: readonly LedgerEvent[], committed: (() => void)[], batch: string = randomUUID()): Promise<void> => {
     if (events.length === 0) return;
     for (const guard of guards) {
       const after = await guard(client, events);
@@ -160,18 +185,19 @@ export function pgLedger(url: string, options: { poolSize?: number } = {}): PgLe
       hashes.push(prev);
       packets.push(eventPacket(event) ?? null);
     }
-    await client.query("INSERT INTO factory_events (id, line, hash, prev, packet) SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[])", [
+    await client.query("INSERT INTO factory_events (id, line, hash, prev, packet, batch) SELECT *, $6 FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[])", [
       ids,
       lines,
       hashes,
       prevs,
       packets,
+      batch,
     ]);
     // A wake-up for idle workers: new events may have made a packet claimable (never relied on: they poll too).
     await client.query("SELECT pg_notify('factory_ledger', $1)", [String(id)]);
   };
 
-  const locked = async <T>(action: (client: pg.ClientBase, tx: LedgerTransaction) => Promise<T>): Promise<T> => {
+  const lockedOnce = async <T>(action: (client: pg.ClientBase, tx: LedgerTransaction, committed: (() => void)[]) => Promise<T>): Promise<T> => {
     await ensureSchema();
     return withClient(async (client) => {
       await client.query("BEGIN");
@@ -182,7 +208,7 @@ export function pgLedger(url: string, options: { poolSize?: number } = {}): PgLe
         const tx: LedgerTransaction = { read: () => readWith(client), append: (events) => appendWith(client, events, committed) };
         let result: T;
         try {
-          result = await action(client, tx);
+          result = await action(client, tx, committed);
         } catch (error) {
           memory = before; // what was read inside a transaction rolled back was never there
           throw error;
@@ -197,37 +223,57 @@ export function pgLedger(url: string, options: { poolSize?: number } = {}): PgLe
     });
   };
 
+  const historyOnce = (): Promise<LedgerView<PacketHistory>> =>
+    withClient(async (client): Promise<LedgerView<PacketHistory>> => {
+      if (!(await readable(client))) return { state: emptyState() as LedgerState<PacketHistory>, warnings: [] };
+      const events: LedgerEvent[] = [];
+      const scanner = new LedgerScanner(SCAN_START, (event) => events.push(event), eventLine);
+      const { rows } = await client.query<{ id: string; line: string }>("SELECT id, line FROM factory_events ORDER BY id");
+      for (const row of rows) scanner.line(row.line, Number(row.id), true);
+      const state = foldInto(emptyState(), events, true) as LedgerState<PacketHistory>;
+      const broken = scanner.at.broken;
+      return { state, warnings: scanner.warnings, ...(broken ? { broken } : {}) };
+    });
+
+  // A transaction cut off by a lost connection was rolled back (or, if its COMMIT got through, its effects are read back).
+  const locked = <T>(action: (client: pg.ClientBase, tx: LedgerTransaction, committed: (() => void)[]) => Promise<T>): Promise<T> => patiently(() => lockedOnce(action));
+
   return {
     url,
     guards,
     async append(bodies: readonly EventBody[]): Promise<LedgerEvent[]> {
       const events = bodies.map((body) => stamp(body));
-      await locked((_client, tx) => tx.append(events));
+      const batch = randomUUID();
+      let tried = false;
+      await patiently(async () => {
+        // A try whose COMMIT may have gone through before the connection broke: its events are there, or none are.
+        if (tried && (await withClient((client) => client.query("SELECT 1 FROM factory_events WHERE batch = $1 LIMIT 1", [batch]))).rows.length > 0) return;
+        tried = true;
+        await lockedOnce((client, _tx, committed) => appendWith(client, events, committed, batch));
+      });
       return events;
     },
-    read: () => withClient((client) => readWith(client)),
+    waitWhenUnreachable(ms, listener) {
+      patienceMs = ms;
+      onWait = listener;
+    },
+    read: () => patiently(() => withClient((client) => readWith(client))),
     verify: () =>
-      withClient((client) => {
-        memory = undefined;
-        return readWith(client, false);
-      }),
-    history: () =>
-      withClient(async (client): Promise<LedgerView<PacketHistory>> => {
-        if (!(await readable(client))) return { state: emptyState() as LedgerState<PacketHistory>, warnings: [] };
-        const events: LedgerEvent[] = [];
-        const scanner = new LedgerScanner(SCAN_START, (event) => events.push(event), eventLine);
-        const { rows } = await client.query<{ id: string; line: string }>("SELECT id, line FROM factory_events ORDER BY id");
-        for (const row of rows) scanner.line(row.line, Number(row.id), true);
-        const state = foldInto(emptyState(), events, true) as LedgerState<PacketHistory>;
-        const broken = scanner.at.broken;
-        return { state, warnings: scanner.warnings, ...(broken ? { broken } : {}) };
-      }),
+      patiently(() =>
+        withClient((client) => {
+          memory = undefined;
+          return readWith(client, false);
+        }),
+      ),
+    history: () => patiently(() => historyOnce()),
     version: () =>
-      withClient(async (client) => {
-        if (!(await readable(client))) return "0:";
-        const { rows } = await client.query<{ id: string; hash: string }>("SELECT id, hash FROM factory_events ORDER BY id DESC LIMIT 1");
-        return versionOf(Number(rows[0]?.id ?? 0), rows[0]?.hash ?? "");
-      }),
+      patiently(() =>
+        withClient(async (client) => {
+          if (!(await readable(client))) return "0:";
+          const { rows } = await client.query<{ id: string; hash: string }>("SELECT id, hash FROM factory_events ORDER BY id DESC LIMIT 1");
+          return versionOf(Number(rows[0]?.id ?? 0), rows[0]?.hash ?? "");
+        }),
+      ),
     transaction: (action) => locked((_client, tx) => action(tx)),
     where: maskUrl(url),
     lines: () =>
@@ -255,7 +301,8 @@ export function pgLedger(url: string, options: { poolSize?: number } = {}): PgLe
         return { ok: true as const };
       }),
     locked,
-    query: (text, values) => withClient((client) => client.query(text, values)),
+    query: (text, values) => patiently(() => withClient((client) => client.query(text, values))),
+    queryOnce: (text, values) => withClient((client) => client.query(text, values)),
     migrate: ensureSchema,
     close: () => pool.end(),
   };

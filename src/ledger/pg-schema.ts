@@ -16,9 +16,12 @@ export const MIGRATIONS: readonly string[] = [
      -- Each event names its predecessor's hash once: two writers can never fork the chain.
      prev text NOT NULL UNIQUE,
      packet text,
+     -- The append that wrote it: a retry after a connection lost at COMMIT finds its events there and writes none twice.
+     batch text,
      written_at timestamptz NOT NULL DEFAULT now()
    );
    CREATE INDEX factory_events_packet ON factory_events (packet, id);
+   CREATE INDEX factory_events_batch ON factory_events (batch);
    CREATE SEQUENCE factory_fence;
    CREATE TABLE factory_workers (
      name text PRIMARY KEY,

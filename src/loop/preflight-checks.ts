@@ -53,8 +53,11 @@ export async function preflight(input: {
   tip: string;
   packets: readonly Packet[];
   models: boolean;
-  /** Measure each used surface's baseline at the tip (cached there, so the first packets reuse it). */
-  baseline?: { signal: AbortSignal };
+  /**
+   * Measure each used surface's baseline at the tip (cached there, so the first packets reuse it).
+   * `worker`: several workers may share a checkout on a PostgreSQL ledger; each measures in a directory of its own.
+   */
+  baseline?: { signal: AbortSignal; worker?: string };
 }): Promise<Preflight> {
   const { config, root } = input;
   const checks: Check[] = [];
@@ -130,7 +133,8 @@ export async function preflight(input: {
   if (input.baseline && checks.every((check) => !check.problem)) {
     const ctx = { root, config, signal: input.baseline.signal };
     for (const surface of config.surfaces.filter((candidate) => surfacesUsed.has(candidate.name) && hasBaseline(candidate))) {
-      const measured = await measureBaseline(ctx, { surface, commit: input.tip, runDir: join(root, RUNS_DIR, "preflight") });
+      const worker = input.baseline.worker?.replace(/[^A-Za-z0-9_.-]/g, "_");
+      const measured = await measureBaseline(ctx, { surface, commit: input.tip, runDir: join(root, RUNS_DIR, "preflight", ...(worker ? [`worker-${worker}`] : [])) });
       checks.push({
         what: `surface "${surface.name}": the gates run at the tip (the tests gates' suite, and every whole-tree gate green)${measured.ok ? ` (${[...measured.results.values()].reduce((sum, results) => sum + realCases(results).length, 0)} test cases${measured.cached ? ", cached" : ""})` : ""}`,
         ...(measured.ok ? {} : { problem: `surface "${surface.name}": the baseline at ${input.tip.slice(0, 10)} fails: ${measured.reason}` }),

@@ -254,4 +254,37 @@ describe("several workers on one PostgreSQL ledger", { timeout: 300_000 }, () =>
     expect(after.filter((event) => event.kind === "merged")).toHaveLength(1);
     expect(trailers(repo)).toEqual(["P01"]);
   });
+
+  it("PostgreSQL restarted mid-run: the workers wait and go on by themselves; nothing lost or doubled", async (context) => {
+    if (!database.available()) return context.skip();
+    const url = await database.database();
+    const count = 4;
+    const script: Script = {};
+    for (let at = 1; at <= count; at++) script[`P0${at}`] = { implementer: [honest(at, { sleep: 800 })], reviewer: [reviewer(at)] };
+    const repo = queueRepo(count, script);
+    const runs = ["a", "b"].map((name) => startWorker(repo, url, name));
+    await until(url, "a first landing", runs[0] as Worker, (all) => all.some((event) => event.kind === "merged"));
+    const cluster = database.cluster();
+    await cluster.stopServer();
+    await new Promise((resolve) => setTimeout(resolve, 1_500)); // an outage shorter than the lease
+    await cluster.startServer();
+    const ends = await Promise.all(runs.map((worker) => worker.done));
+    for (const end of ends) expect(end.code, end.out).toBe(0);
+    expect(ends.map((end) => end.out).join("\n")).toMatch(/cannot be reached/);
+    const all = await events(url);
+    for (let at = 1; at <= count; at++) {
+      const id = `P0${at}`;
+      const claimed = all.filter((event) => event.kind === "claimed" && event.packet === id).length;
+      const interrupted = all.filter((event) => event.kind === "attempt-interrupted" && event.packet === id).length;
+      expect(claimed - interrupted, id).toBe(1);
+      expect(
+        all.filter((event) => event.kind === "merged" && event.packet === id),
+        id,
+      ).toHaveLength(1);
+    }
+    expect(trailers(repo).sort()).toEqual(["P01", "P02", "P03", "P04"]);
+    const verify = runCli(["ledger", "verify"], repo.dir, { FACTORY_LEDGER_URL: url });
+    expect(verify.code, verify.stderr).toBe(0);
+    expect(verify.stdout).toMatch(/the hash chain holds, events 1–\d+: 4 packet\(s\), 2 run\(s\)/);
+  });
 });
