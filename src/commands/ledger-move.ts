@@ -96,11 +96,11 @@ export async function ledgerImport(options: { cwd: string; output: Output; file:
       return EXIT.invalid;
     }
     const text = await readFile(path, "utf8");
-    const read = parseLedger(text);
+    const read = parseLedger(text, (number) => `${options.file}:${number}`);
     const lines = text.split("\n").filter((line) => line !== "");
     const problems = [describeBreak(read), ...read.warnings, ...(text !== "" && !text.endsWith("\n") ? ["its last line has no newline (cut off?)"] : [])].filter(Boolean);
     if (problems.length > 0) {
-      for (const problem of problems) output.err(`${options.file}: ${problem}`);
+      for (const problem of problems) output.err(String(problem));
       output.err("factory ledger import refused: the file is not a whole, unbroken ledger (write it with `factory ledger export`). Nothing was imported.");
       return EXIT.invalid;
     }

@@ -159,9 +159,9 @@ export async function scanFile(path: string, scanner: LedgerScanner, from: numbe
 }
 
 /** Pure: the events of a ledger file's text, skipping (and naming) lines that cannot be read. */
-export function parseLedger(text: string): LedgerRead {
+export function parseLedger(text: string, where?: (number: number) => string): LedgerRead {
   const events: LedgerEvent[] = [];
-  const scanner = new LedgerScanner(SCAN_START, (event) => events.push(event));
+  const scanner = new LedgerScanner(SCAN_START, (event) => events.push(event), where);
   const splitter = new LineSplitter(scanner, 0);
   splitter.push(Buffer.from(text, "utf8"));
   splitter.end();
