@@ -2,6 +2,7 @@ import { resourceFault } from "./util/resources.js";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { EXIT, type ExitCode } from "./commands/exit-codes.js";
 import { processOutput } from "./log/output.js";
+import { resolve } from "node:path";
 
 /**
  * The commander program. Each action calls one command function; this file
@@ -211,6 +212,23 @@ export function buildProgram(): Command {
     .description("a person's command: copy an exported ledger into this repository's ledger, which must be empty; the chain is verified on both sides")
     .argument("<file>", "a file `factory ledger export` wrote")
     .action(async (file: string) => finish(await (await import("./commands/ledger-move.js")).ledgerImport({ cwd, output, file, env: process.env })));
+
+  const devPostgres = program.command("dev-postgres").description("a local PostgreSQL to try several workers with (Debian's postgresql package; not for production)");
+  devPostgres
+    .command("start")
+    .addHelpText("after", "\nExample:\n  factory dev-postgres start  # then the export line it prints")
+    .description("start it on 127.0.0.1 and write its URL to a file only you can read")
+    .option("--dir <dir>", "where its data goes (default: a directory of yours under the temporary directory)")
+    .option("--port <n>", "its port (default: a free one)", (value: string) => parseNumber(value, { min: 1, max: 65535, integer: true }))
+    .action(async (opts: { dir?: string; port?: number }) =>
+      finish(await (await import("./commands/dev-postgres.js")).devPostgresStart({ output, ...(opts.dir ? { dir: resolve(cwd, opts.dir) } : {}), ...(opts.port ? { port: opts.port } : {}) })),
+    );
+  devPostgres
+    .command("stop")
+    .addHelpText("after", "\nExample:\n  factory dev-postgres stop")
+    .description("stop it and remove its data")
+    .option("--dir <dir>", "where its data is (default: the one `start` used)")
+    .action(async (opts: { dir?: string }) => finish(await (await import("./commands/dev-postgres.js")).devPostgresStop({ output, ...(opts.dir ? { dir: resolve(cwd, opts.dir) } : {}) })));
 
   program
     .command("board")

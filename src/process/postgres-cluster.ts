@@ -1,7 +1,7 @@
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { chownSync, existsSync, readdirSync, readFileSync } from "node:fs";
-import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
@@ -157,11 +157,14 @@ function tail(path: string): string {
   }
 }
 
-/** Reads a cluster's port and password back from the file `factory dev-postgres start` writes. */
-export async function readClusterFile(path: string): Promise<{ dir: string; port: number; url: string } | undefined> {
-  try {
-    return JSON.parse(await readFile(path, "utf8")) as { dir: string; port: number; url: string };
-  } catch {
-    return undefined;
-  }
+/** Stops the cluster made in `dir` by another process (`factory dev-postgres stop`) and removes the directory. */
+export async function stopClusterAt(dir: string): Promise<{ ok: true } | { ok: false; reason: string }> {
+  const bin = postgresBin();
+  const runAs = serverUser();
+  if (!bin || !runAs) return { ok: false, reason: "PostgreSQL is not installed here" };
+  if (!existsSync(join(dir, "data", "PG_VERSION"))) return { ok: false, reason: `${dir} holds no cluster` };
+  const stopped = await exec(join(bin, "pg_ctl"), ["stop", "-w", "-t", "60", "-m", "fast", "-D", join(dir, "data")], runAs);
+  if (!stopped.ok && !/not running|No such process|is the server running/i.test(stopped.output)) return { ok: false, reason: `pg_ctl stop failed: ${stopped.output.trim()}` };
+  await rm(dir, { recursive: true, force: true });
+  return { ok: true };
 }
