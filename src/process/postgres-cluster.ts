@@ -1,10 +1,10 @@
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { chownSync, existsSync, readdirSync, readFileSync } from "node:fs";
+import { chownSync, existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { chmod, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir, userInfo } from "node:os";
-import { join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 
 /**
  * A throwaway PostgreSQL cluster of Debian's `postgresql` package: `initdb`
@@ -52,6 +52,8 @@ export async function startCluster(options: { dir?: string; port?: number } = {}
   const runAs = serverUser();
   if (!runAs) return { ok: false, reason: "running as root with neither a `postgres` nor a `nobody` user to run the server as (initdb refuses root)" };
   const dir = options.dir ?? (await mkdtemp(join(tmpdir(), "factory-pg-")));
+  const closed = closedAncestor(dirname(resolve(dir)), runAs);
+  if (closed) return { ok: false, reason: `the server runs as uid ${runAs.uid}, which cannot enter ${closed}; choose a directory it can reach (under ${tmpdir()})` };
   await mkdir(dir, { recursive: true });
   const data = join(dir, "data");
   const password = randomBytes(12).toString("hex");
@@ -108,6 +110,21 @@ export async function startCluster(options: { dir?: string; port?: number } = {}
     },
   };
   return { ok: true, cluster };
+}
+
+/** The first existing directory above a cluster's that the server's user may not pass through, if any. */
+function closedAncestor(from: string, as: { uid: number; gid: number }): string | undefined {
+  if (as.uid === (process.getuid?.() ?? -1)) return undefined;
+  for (let dir = from; ; dir = dirname(dir)) {
+    try {
+      const { mode, uid, gid } = statSync(dir);
+      const passable = uid === as.uid ? mode & 0o100 : gid === as.gid ? mode & 0o010 : mode & 0o001;
+      if (!passable) return dir;
+    } catch {
+      // not there yet: made by mkdir, as this user
+    }
+    if (dirname(dir) === dir) return undefined;
+  }
 }
 
 /** The user the server runs as: this one, unless it is root (then `postgres`, else `nobody`). */

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
@@ -23,6 +23,7 @@ describe("factory dev-postgres", { timeout: 120_000 }, () => {
     }
     const dir = mkdtempSync(join(tmpdir(), "factory-dev-pg-"));
     dirs.push(dir);
+    chmodSync(dir, 0o755); // as root the server runs as the postgres user, which must reach it
     const pgDir = join(dir, "pg");
     const started = runCli(["dev-postgres", "start", "--dir", pgDir], dir);
     expect(started.code, started.stderr).toBe(0);
@@ -36,6 +37,14 @@ describe("factory dev-postgres", { timeout: 120_000 }, () => {
     await client.connect();
     expect((await client.query("SELECT current_database() AS name")).rows[0]).toEqual({ name: "factory" });
     await client.end();
+    // A directory the server's user cannot enter is refused with the reason, not initdb's.
+    if (process.getuid?.() === 0) {
+      const closed = mkdtempSync(join(tmpdir(), "factory-dev-pg-closed-"));
+      dirs.push(closed);
+      const refused = runCli(["dev-postgres", "start", "--dir", join(closed, "pg")], dir);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain(`cannot enter ${closed}; choose a directory it can reach`);
+    }
     const stopped = runCli(["dev-postgres", "stop", "--dir", pgDir], dir);
     expect(stopped.code, stopped.stderr).toBe(0);
     expect(existsSync(pgDir)).toBe(false);
