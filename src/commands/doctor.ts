@@ -10,6 +10,7 @@ import type { AgentAdapter } from "../agents/types.js";
 import { adapterFor } from "../agents/index.js";
 import { openPackets } from "./status.js";
 import { preflight } from "../loop/preflight-checks.js";
+import { checkLedger } from "../ledger/open.js";
 import { formatProblem } from "../util/problem.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
 import { loadWorkspace, type Workspace } from "./workspace.js";
@@ -38,6 +39,12 @@ export async function doctor(options: DoctorOptions): Promise<ExitCode> {
   const { workspace } = load;
   for (const warning of workspace.warnings) output.err(`warning: ${warning}`);
   await sweepLeftovers(workspace.root); // a killed doctor's or run's scratch worktrees and sandbox directories
+  const ledger = await checkLedger(workspace.ledger);
+  output.out(ledger.problem ? `${paint(output, "red", "FAIL")}  ${ledger.what}\n      ${ledger.problem}` : `${paint(output, "green", "ok")}    ${ledger.what}`);
+  if (ledger.problem) {
+    output.out("\nThe ledger cannot be read: nothing else was checked, and `factory run` would refuse.");
+    return EXIT.halted;
+  }
   let checked: Awaited<ReturnType<typeof preflight>>;
   try {
     checked = await preflight({

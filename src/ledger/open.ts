@@ -2,6 +2,7 @@ import type { Config } from "../config/types.js";
 import { fileLedger } from "./file-ledger.js";
 import type { Ledger } from "./ledger.js";
 import { pgLedger, type PgLedger } from "./pg-ledger.js";
+import { SCHEMA_LATEST } from "./pg-schema.js";
 import { LEDGER_URL_VARIABLE } from "./pg-url.js";
 
 /** The URL of the PostgreSQL ledger this repository uses, or undefined for the file: `FACTORY_LEDGER_URL` wins over `[ledger] url`. */
@@ -31,4 +32,26 @@ export function openLedger(root: string, config: Config | undefined, env: NodeJS
 /** Whether a ledger is the shared PostgreSQL one (claims with leases, no run lock). */
 export function isPgLedger(ledger: Ledger): ledger is PgLedger {
   return "locked" in ledger && "guards" in ledger;
+}
+
+/**
+ * The ledger as doctor reports it: where it is (a database's URL with no
+ * password), whether it can be reached, and its schema against this
+ * factory's. A problem when a database cannot be reached or a newer factory
+ * migrated it.
+ */
+export async function checkLedger(ledger: Ledger): Promise<{ what: string; problem?: string }> {
+  if (!isPgLedger(ledger)) return { what: `the ledger: the file ${ledger.where} (one machine; [ledger] url shares one among several)` };
+  try {
+    const found = await ledger.query<{ found: string | null }>("SELECT to_regclass('factory_schema')::text AS found");
+    const version = found.rows[0]?.found ? Number((await ledger.query<{ version: number | null }>("SELECT max(version) AS version FROM factory_schema")).rows[0]?.version ?? 0) : 0;
+    const what = `the ledger: PostgreSQL at ${ledger.where}, schema version ${version} of ${SCHEMA_LATEST}`;
+    if (version > SCHEMA_LATEST) return { what, problem: `the database was migrated by a newer factory (schema ${version}); upgrade factory on this machine` };
+    return { what: version < SCHEMA_LATEST ? `${what} (\`factory ledger migrate\` or the next run brings it up to date)` : what };
+  } catch (error) {
+    return {
+      what: `the ledger: PostgreSQL at ${ledger.where}`,
+      problem: `${error instanceof Error ? error.message : String(error)}; check the URL, that the server runs and that this machine may connect`,
+    };
+  }
 }

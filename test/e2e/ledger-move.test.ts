@@ -64,4 +64,20 @@ describe("moving a ledger between backends", { timeout: 180_000 }, () => {
     expect(over.code).toBe(2);
     expect(readFileSync(join(repo.dir, "taken.jsonl"), "utf8")).toBe("mine\n");
   });
+
+  it("doctor names the ledger without its password: reachable, with its schema, or why not", async (context) => {
+    if (!database.available()) return context.skip();
+    const url = await database.database();
+    const repo = newRepo({ script: HONEST });
+    const reachable = runCli(["doctor", "--no-guards", "--no-models"], repo.dir, { FACTORY_LEDGER_URL: url });
+    expect(reachable.stdout).toMatch(
+      /^ok {4}the ledger: PostgreSQL at postgres:\/\/factory:\*\*\*@127\.0\.0\.1:\d+\/\w+, schema version 0 of 1 \(`factory ledger migrate` or the next run brings it up to date\)$/m,
+    );
+    expect(reachable.stdout).not.toContain(database.cluster().password);
+    const away = runCli(["doctor", "--no-guards", "--no-models"], repo.dir, { FACTORY_LEDGER_URL: "postgres://factory:hunter2-secret@127.0.0.1:1/factory" });
+    expect(away.code).toBe(1);
+    expect(away.stdout).toMatch(/^FAIL {2}the ledger: PostgreSQL at postgres:\/\/factory:\*\*\*@127\.0\.0\.1:1\/factory\n {6}the ledger database .* cannot be reached: connect ECONNREFUSED/m);
+    expect(away.stdout + away.stderr).not.toContain("hunter2");
+    expect(runCli(["doctor", "--no-guards", "--no-models"], repo.dir).stdout).toMatch(/^ok {4}the ledger: the file \.factory\/state\/ledger\.jsonl/m);
+  });
 });
