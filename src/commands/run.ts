@@ -27,7 +27,8 @@ import { recoverInFlight } from "../loop/recover.js";
 import { drainQueue } from "../loop/scheduler.js";
 import { formatProblem } from "../util/problem.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
-import { loadWorkspace } from "./workspace.js";
+import { loadHead, loadWorkspace } from "./workspace.js";
+import { syncWithRemote } from "../merge/target-sync.js";
 import { openPackets } from "./status.js";
 import { assessmentRefusals } from "../planning/policy.js";
 import { checkLandedMutants, newlyLanded } from "../loop/mutation-check.js";
@@ -54,6 +55,16 @@ export async function run(options: RunOptions): Promise<ExitCode> {
   const output: Output = options.json
     ? { ...options.output, out: (text) => options.output.err(text), outPieces: async (pieces) => options.output.err(joined(pieces).toString("utf8")) }
     : options.output;
+  // With [target] remote, the queue, the spec and the config are the remote's: fetched, and this clone's branch brought to them first.
+  const first = await loadHead(options.cwd);
+  const remote = first.ok ? first.head.config?.target.remote : undefined;
+  if (first.ok && remote) {
+    const synced = await syncWithRemote(first.head.root, remote, first.head.branch);
+    if (!synced.ok) {
+      output.err(`factory run: ${synced.reason}. Nothing was claimed or spent.`);
+      return EXIT.halted;
+    }
+  }
   const load = await loadWorkspace(options.cwd, { trustCache: false }); // a run decides: it reads the queue itself
   if (!load.ok || load.workspace.problems.length > 0 || !load.workspace.config) {
     const problems = load.ok ? load.workspace.problems : load.problems;

@@ -73,6 +73,11 @@ export function parseConfig(source: string, file = CONFIG_PATH): ConfigParse {
   const planning = readPlanning(root, tiers);
   const ledger = readLedger(root);
   const workers = readWorkers(root);
+  const targetTable = root.subtable("target");
+  const remote = targetTable?.string("remote", { nonEmpty: true })?.trim();
+  if (remote !== undefined && !/^[A-Za-z0-9][A-Za-z0-9._/-]*$/.test(remote))
+    targetTable?.report("remote", `${JSON.stringify(remote)} is not a remote's name; write the name \`git remote\` lists, e.g. "origin"`);
+  targetTable?.rejectUnknown();
   root.rejectUnknown();
 
   if (problems.length > 0) return { ok: false, problems: sortProblems(problems) };
@@ -91,6 +96,7 @@ export function parseConfig(source: string, file = CONFIG_PATH): ConfigParse {
       planning,
       ledger,
       workers,
+      target: { remote },
     },
   };
 }

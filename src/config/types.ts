@@ -26,6 +26,8 @@ export interface Config {
   ledger: { url: string | undefined };
   /** `[workers]`: how long a worker's claim lasts without a renewal (PostgreSQL ledger only; renewed every third of it). */
   workers: { leaseMs: number };
+  /** `[target]`: where landings go: this repository's `target_branch` (no remote), or that branch of a shared git remote, by push. */
+  target: { remote: string | undefined };
 }
 
 export const DEFAULT_LEASE_MS = 120_000;

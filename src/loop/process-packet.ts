@@ -13,6 +13,7 @@ import type { Packet } from "../packet/types.js";
 import { runAttempt, type AttemptReport } from "./attempt.js";
 import { BudgetExhausted } from "./budget.js";
 import { claimPacket } from "./claim.js";
+import { syncWithRemote } from "../merge/target-sync.js";
 import { ClaimLost } from "../ledger/pg-claims.js";
 import { attemptDir, Interrupted, taskBranch, worktreePath, type RunContext } from "./context.js";
 import { continuable, decide, type AttemptDecision, type AttemptEnd } from "./decide.js";
@@ -52,6 +53,13 @@ async function attemptPacket(runCtx: RunContext, packet: Packet, record: PacketR
   const lost = runCtx.claims?.signalOf(packet.id);
   const ctx: RunContext = lost ? { ...runCtx, signal: AbortSignal.any([runCtx.signal, lost]), runContext: runCtx } : runCtx;
   const runDir = attemptDir(ctx.root, packet.id, attempt);
+  // With a shared remote, each attempt starts from what the remote holds now (other workers land there).
+  const remote = ctx.config.target.remote;
+  const synced = remote ? await syncWithRemote(ctx.root, remote, ctx.branch) : undefined;
+  if (synced && !synced.ok) {
+    await ctx.ledger.append([{ kind: "attempt-interrupted", packet: packet.id, attempt, reason: synced.reason }]);
+    return { kind: "interrupted", reason: synced.reason };
+  }
   const tip = await resolveCommit(ctx.root, ctx.branch);
   if (!tip) throw new Error(`the target branch ${ctx.branch} has no commits`);
   const sameVersion = record?.sha256 === packet.sha256;

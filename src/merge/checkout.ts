@@ -4,6 +4,7 @@ import { copyFileSync, existsSync, readFileSync, renameSync, rmSync, statSync, w
 import { dirname, join, resolve } from "node:path";
 import { lockInMessage, lockLeftMessage } from "../git/locks.js";
 import { gitRun, gitTry, gitTryInTurn, resolveCommit } from "../git/repo.js";
+import { listWorktrees } from "../git/worktree.js";
 import { STATE_DIR, withLandLock } from "../ledger/store.js";
 import { crashPoint } from "../util/crash-point.js";
 
@@ -183,4 +184,16 @@ function behind(branch: string, checkout: string, message: string): string {
   const lock = lockInMessage(message);
   if (lock) return `${branch} moved, but your checkout at ${checkout} could not follow: ${lockLeftMessage(lock)}; then \`factory status\` brings it forward`;
   return `${branch} moved, but your checkout at ${checkout} could not follow (${message.split("\n")[0]}); commit or stash your changes there, then run \`factory status\` to bring it forward`;
+}
+
+/** Compare-and-swap of `branch` from `from` to `to`, and its checkout brought along when it has one. */
+export async function moveBranch(root: string, branch: string, from: string, to: string): Promise<Moved> {
+  const checkout = (await listWorktrees(root)).find((worktree) => worktree.branch === branch);
+  if (!checkout) {
+    const swapped = await gitTry(root, ["update-ref", "-m", "factory: land", `refs/heads/${branch}`, to, from]);
+    if (swapped.ok) return { kind: "moved" };
+    const lock = lockInMessage(swapped.message);
+    return lock ? { kind: "dirty", reason: lockLeftMessage(lock) } : { kind: "raced" };
+  }
+  return moveWithCheckout(root, { branch, checkout: checkout.path, from, to });
 }

@@ -1,11 +1,12 @@
-import { finishCheckout, moveWithCheckout, type Moved } from "./checkout.js";
+import { finishCheckout, moveBranch } from "./checkout.js";
+import { syncWithRemote } from "./target-sync.js";
+import { pushLanding } from "../git/remote.js";
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { gitRun, gitTry, headOf, resolveCommit, treeOf, wantsSignedCommits } from "../git/repo.js";
-import { createWorktree, listWorktrees, mergeInWorktree, worktreeStatus } from "../git/worktree.js";
+import { createWorktree, mergeInWorktree, worktreeStatus } from "../git/worktree.js";
 import type { PlantedCases } from "../gates/test-compare.js";
 import { checkSpecDrift } from "../loop/spec-drift.js";
-import { lockInMessage, lockLeftMessage } from "../git/locks.js";
 import { landedCacheFile, landedPackets, landedVersion } from "../git/trailers.js";
 import { isGreen, type GateReport } from "../gates/types.js";
 import type { TestResult } from "../gates/junit.js";
@@ -62,7 +63,13 @@ export async function land(ctx: RunContext, input: LandInput): Promise<LandResul
   let commit = input.commit;
   let gates = input.provenance.gates;
   let tests = input.tests;
+  const remote = ctx.config.target.remote;
   for (let race = 0; race < MAX_RACES; race++) {
+    // With a shared remote, the tip is what the remote holds now: fetched, and this clone's branch brought to it.
+    if (remote) {
+      const synced = await syncWithRemote(ctx.root, remote, ctx.branch);
+      if (!synced.ok) return { kind: "environment-error", reason: synced.reason };
+    }
     const tip = await resolveCommit(ctx.root, ctx.branch);
     if (!tip) return { kind: "environment-error", reason: `the target branch ${ctx.branch} no longer exists` };
     // Where the target is still at the tip the attempt was planted on, the gated tree was judged against it:
@@ -134,7 +141,22 @@ export async function land(ctx: RunContext, input: LandInput): Promise<LandResul
     const message = mergeMessage(ctx.config.merge.message, input.packet, { ...input.provenance, gates, ...(fence !== undefined ? { fence } : {}) });
     const squash = (await gitRun(ctx.root, ["commit-tree", ...((await wantsSignedCommits(ctx.root)) ? ["-S"] : []), tree, "-p", tip, "-m", message], { identity: true, signed: true })).trim();
     if (ctx.claims?.fenceOf(input.packet.id) !== undefined || ctx.claims?.lost(input.packet.id)) await ctx.claims.assertHeld(input.packet.id);
-    const moved = await moveTarget(ctx, tip, squash);
+    if (remote) {
+      // The remote is the authority: the landing is the push, compare-and-swap on the tip it was gated against.
+      const pushed = await pushLanding(ctx.root, { remote, branch: ctx.branch, commit: squash, expected: tip });
+      if (pushed.kind === "stale") {
+        ctx.emit({ kind: "notice", packet: input.packet.id, message: `${remote}/${ctx.branch} moved while landing (another worker's push won); fetching and landing again on its new tip` });
+        continue;
+      }
+      if (pushed.kind === "refused") return { kind: "environment-error", reason: pushed.reason };
+      // This clone's branch follows the remote; if it cannot now, the next fetch brings it.
+      const followed = await moveBranch(ctx.root, ctx.branch, tip, squash);
+      if (followed.kind === "moved" && followed.notice) ctx.emit({ kind: "notice", packet: input.packet.id, message: followed.notice });
+      const surface = surfaceOf(ctx.config, input.packet);
+      if (surface && tests) await seedBaseline(ctx.root, { commit: squash, surface, results: tests });
+      return { kind: "merged", commit: squash, tree };
+    }
+    const moved = await moveBranch(ctx.root, ctx.branch, tip, squash);
     if (moved.kind === "moved") {
       if (moved.notice) ctx.emit({ kind: "notice", packet: input.packet.id, message: moved.notice });
       const surface = surfaceOf(ctx.config, input.packet);
@@ -147,7 +169,12 @@ export async function land(ctx: RunContext, input: LandInput): Promise<LandResul
   }
   // Landings in this process and other factory processes take turns under the landing lock, so only
   // something else (a person, a script) moved the target: the gated work waits for the next run, unspent.
-  return { kind: "merge-blocked", reason: `${ctx.branch} kept moving while landing (${MAX_RACES} tries), moved by something other than the factory` };
+  return {
+    kind: "merge-blocked",
+    reason: remote
+      ? `${remote}/${ctx.branch} kept moving while landing (${MAX_RACES} tries, each push lost to another); the gated work lands on the next try, unspent`
+      : `${ctx.branch} kept moving while landing (${MAX_RACES} tries), moved by something other than the factory`,
+  };
 }
 
 type UpToDate = { kind: "ok"; commit: string; treeChanged: boolean } | LandResult;
@@ -167,16 +194,4 @@ async function bringUpToDate(ctx: RunContext, input: LandInput & { worktree: str
   const after = await treeOf(ctx.root, commit);
   // The combined tree differs from the gated one whenever the target brought changes of its own.
   return { kind: "ok", commit, treeChanged: before !== after };
-}
-
-/** Compare-and-swap of the target ref, and its checkout brought along when it has one. */
-async function moveTarget(ctx: RunContext, tip: string, squash: string): Promise<Moved> {
-  const checkout = (await listWorktrees(ctx.root)).find((worktree) => worktree.branch === ctx.branch);
-  if (!checkout) {
-    const swapped = await gitTry(ctx.root, ["update-ref", "-m", "factory: land", `refs/heads/${ctx.branch}`, squash, tip]);
-    if (swapped.ok) return { kind: "moved" };
-    const lock = lockInMessage(swapped.message);
-    return lock ? { kind: "dirty", reason: lockLeftMessage(lock) } : { kind: "raced" };
-  }
-  return moveWithCheckout(ctx.root, { branch: ctx.branch, checkout: checkout.path, from: tip, to: squash });
 }

@@ -1,5 +1,7 @@
-import { type ChildProcess, spawn } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { worktreesDir } from "../../src/loop/context.js";
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { FACTORY_BIN, runCli } from "../helpers/cli.js";
@@ -287,4 +289,83 @@ describe("several workers on one PostgreSQL ledger", { timeout: 300_000 }, () =>
     expect(verify.code, verify.stderr).toBe(0);
     expect(verify.stdout).toMatch(/the hash chain holds, events 1–\d+: 4 packet\(s\), 2 run\(s\)/);
   });
+
+  it("three workers in their own clones land on one bare remote by push: each packet once, the remote's main green; a fourth clone's status shows it", async (context) => {
+    if (!database.available()) return context.skip();
+    const url = await database.database();
+    const count = 6;
+    const script: Script = {};
+    for (let at = 1; at <= count; at++) script[`P0${at}`] = { implementer: [honest(at, { sleep: 300 })], reviewer: [reviewer(at)] };
+    const repo = queueRepo(count, script, '[target]\nremote = "origin"\n');
+    const { remote, clones } = withRemote(repo, 4, context.onTestFinished);
+    const runs = clones.slice(0, 3).map((dir, at) => startWorker({ ...repo, dir }, url, `m${at + 1}`));
+    const ends = await Promise.all(runs.map((worker) => worker.done));
+    for (const end of ends) expect(end.code, end.out).toBe(0);
+    const all = await events(url);
+    const ids = Array.from({ length: count }, (_, at) => `P0${at + 1}`);
+    for (const id of ids) {
+      expect(
+        all.filter((event) => event.kind === "claimed" && event.packet === id),
+        id,
+      ).toHaveLength(1);
+      expect(
+        all.filter((event) => event.kind === "merged" && event.packet === id),
+        id,
+      ).toHaveLength(1);
+    }
+    // The remote holds every landing once, in one line of history; its tests pass.
+    const landed = execFileSync("git", ["log", "--format=%(trailers:key=Factory-Packet,valueonly)", "main"], { cwd: remote, encoding: "utf8" }).split("\n").filter(Boolean);
+    expect(landed.sort()).toEqual(ids);
+    expect(execFileSync("git", ["rev-list", "--merges", "--count", "main"], { cwd: remote, encoding: "utf8" }).trim()).toBe("0");
+    const checkout = clones[3] as string;
+    execFileSync("git", ["pull", "--quiet", "--ff-only"], { cwd: checkout });
+    execFileSync(process.execPath, ["--test", "test/"], { cwd: checkout, stdio: "pipe" });
+    // The work was shared between the machines.
+    expect(new Set(all.filter((event) => event.kind === "claimed").map((event) => event.worker)).size).toBeGreaterThan(1);
+    const status = runCli(["status", "--json"], checkout, { FACTORY_LEDGER_URL: url });
+    expect(status.code, status.stderr).toBe(0);
+    expect((JSON.parse(status.stdout) as { packets: { state: string }[] }).packets.map((packet) => packet.state)).toEqual(ids.map(() => "merged"));
+  });
+
+  it("a push the remote refuses for its own reason (a hook) is the environment's: named with the remote's words, no attempt spent, nothing recorded as merged", async (context) => {
+    if (!database.available()) return context.skip();
+    const url = await database.database();
+    const repo = queueRepo(1, { P01: { implementer: [honest(1)], reviewer: [reviewer(1)] } }, '[target]\nremote = "origin"\n');
+    const { remote, clones } = withRemote(repo, 1, context.onTestFinished);
+    writeFileSync(join(remote, "hooks", "pre-receive"), "#!/bin/sh\necho 'main is protected: changes go through review' >&2\nexit 1\n", { mode: 0o755 });
+    const worker = startWorker({ ...repo, dir: clones[0] as string }, url, "solo");
+    const end = await worker.done;
+    expect(end.code, end.out).toBe(1); // two environment errors in a row halt the run
+    expect(end.out).toContain("origin refused the push to main: remote: main is protected: changes go through review");
+    const all = await events(url);
+    expect(all.filter((event) => event.kind === "merged")).toEqual([]);
+    expect(all.filter((event) => event.kind === "decided").map((event) => event.refund)).toEqual([true, true]);
+    const status = JSON.parse(runCli(["status", "--json"], clones[0] as string, { FACTORY_LEDGER_URL: url }).stdout) as { packets: { id: string; state: string; attempts_used: number }[] };
+    expect(status.packets[0]).toMatchObject({ id: "P01", state: "queued", attempts_used: 0 });
+    expect(execFileSync("git", ["log", "--format=%s", "main"], { cwd: remote, encoding: "utf8" })).not.toContain("double");
+  });
 });
+
+/** A bare remote cloned from `repo`, and `count` clones of it (each a worker's machine), removed when the test finishes. */
+function withRemote(repo: LoopRepo, count: number, onFinished: (hook: () => void) => void): { remote: string; clones: string[] } {
+  const remote = `${repo.dir}-remote.git`;
+  execFileSync("git", ["clone", "--quiet", "--bare", repo.dir, remote]);
+  const clones = Array.from({ length: count }, (_, at) => {
+    const dir = `${repo.dir}-c${at + 1}`;
+    execFileSync("git", ["clone", "--quiet", remote, dir]);
+    for (const [key, value] of [
+      ["user.name", "Worker"],
+      ["user.email", "worker@factory.invalid"],
+      ["commit.gpgsign", "false"],
+    ] as const)
+      execFileSync("git", ["config", key, value], { cwd: dir });
+    return dir;
+  });
+  onFinished(() => {
+    for (const dir of [remote, ...clones]) {
+      rmSync(worktreesDir(dir), { recursive: true, force: true });
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+  return { remote, clones };
+}
