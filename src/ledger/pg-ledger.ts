@@ -71,6 +71,9 @@ export function pgLedger(url: string, options: { poolSize?: number } = {}): PgLe
   });
   // An idle connection the server dropped (a restart) must not crash the process: the next query reconnects.
   pool.on("error", () => undefined);
+  // So must a connection dropped while checked out between two queries: no listener of the pool's is on it then,
+  // and an unheard 'error' would end the process. The query that next uses it fails, and withClient discards it.
+  pool.on("connect", (client) => client.on("error", () => undefined));
   let memory: Checkpoint | undefined;
   let migrated: Promise<{ from: number; to: number }> | undefined;
   const guards: AppendGuard[] = [];

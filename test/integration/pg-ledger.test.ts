@@ -189,4 +189,26 @@ describe("PostgreSQL ledger", () => {
     expect([...view.state.packets.keys()]).toEqual(["A", "B"]);
     expect(view.broken).toBeUndefined();
   });
+
+  it("survives the server going away while a connection is checked out between two queries: the transaction fails as unreachable, the process goes on", async (context) => {
+    if (!pgFixture.available()) return context.skip();
+    const cluster = pgFixture.cluster();
+    const ledger = await open();
+    await ledger.append(life("A"));
+    const failure = await ledger
+      .locked(async (client) => {
+        // The server terminates every connection (FATAL 57P01) while this one waits between queries.
+        // pg_ctl returns once the server is down: its goodbye reached this client's socket meanwhile.
+        await cluster.stopServer();
+        await client.query("SELECT 1");
+      })
+      .then(
+        () => undefined,
+        (error: Error) => error,
+      );
+    await cluster.startServer();
+    expect(failure?.message).toMatch(/cannot be reached/);
+    await ledger.append(life("B"));
+    expect([...(await ledger.read()).state.packets.keys()]).toEqual(["A", "B"]);
+  });
 });
