@@ -20,8 +20,15 @@ import type { PgLedger } from "./pg-ledger.js";
 export interface WorkerClaims {
   readonly worker: string;
   readonly leaseMs: number;
-  /** Takes a claim inside the caller's ledger transaction (claim.ts), with the `claimed` event it appends. */
-  claim(client: pg.ClientBase, packet: string, attempt: number): Promise<number>;
+  /**
+   * Takes a claim inside the caller's ledger transaction (claim.ts), after
+   * expired claims were given up: its fence, or undefined when another
+   * worker's claim on the packet is live (a landing of gated work, which
+   * leaves the packet queued in the ledger).
+   */
+  claim(client: pg.ClientBase, packet: string, attempt: number): Promise<number | undefined>;
+  /** Who holds a live claim on the packet, if anyone (inside the caller's transaction). */
+  holder(client: pg.ClientBase, packet: string): Promise<{ worker: string; fence: number } | undefined>;
   /** The claim's fence while this worker holds it. */
   fenceOf(packet: string): number | undefined;
   /** Aborted when the claim is lost (a renewal found it gone or taken over, or the database stayed away past the lease). */
@@ -183,16 +190,22 @@ export async function startWorkerClaims(
     async claim(client, packet, attempt) {
       const { rows } = await client.query<{ fence: string }>("SELECT nextval('factory_fence') AS fence");
       const fence = Number(rows[0]?.fence);
-      await client.query(
+      // Expired rows were deleted just before (recoverExpired): a row still there is someone's live claim.
+      const inserted = await client.query(
         `INSERT INTO factory_claims (packet, attempt, fence, worker, run, lease_until) VALUES ($1, $2, $3, $4, $5, now() + $6::interval)
-         ON CONFLICT (packet) DO UPDATE SET attempt = $2, fence = $3, worker = $4, run = $5, claimed_at = now(), lease_until = now() + $6::interval`,
+         ON CONFLICT (packet) DO NOTHING`,
         [packet, attempt, fence, worker, owner.run, lease],
       );
+      if (inserted.rowCount === 0) return undefined;
       const previous = held.get(packet);
       previous?.controller.abort(new ClaimLost(packet, "claimed again"));
       held.set(packet, { fence, controller: new AbortController() });
       lostPackets.delete(packet);
       return fence;
+    },
+    async holder(client, packet) {
+      const { rows } = await client.query<{ worker: string; fence: string }>("SELECT worker, fence FROM factory_claims WHERE packet = $1 AND lease_until > now()", [packet]);
+      return rows[0] ? { worker: rows[0].worker, fence: Number(rows[0].fence) } : undefined;
     },
     fenceOf: (packet) => held.get(packet)?.fence,
     signalOf: (packet) => held.get(packet)?.controller.signal,

@@ -21,13 +21,46 @@ export async function claimPacket(root: string, ledger: Ledger, packet: Packet, 
   if (claims && isPgLedger(ledger)) {
     return ledger.locked(async (client, tx) => {
       await recoverExpired(client, tx);
-      return claimIn(root, tx, packet, owner, async (attempt) => ({ fence: await claims.claim(client, packet.id, attempt), worker: claims.worker }));
+      return claimIn(root, tx, packet, owner, async (attempt) => {
+        const fence = await claims.claim(client, packet.id, attempt);
+        return fence === undefined ? { busy: await busyReason(client, claims, packet.id) } : { fence, worker: claims.worker };
+      });
     });
   }
   return ledger.transaction((tx) => claimIn(root, tx, packet, owner));
 }
 
-async function claimIn(root: string, tx: LedgerTransaction, packet: Packet, owner: Owner, lease?: (attempt: number) => Promise<{ fence: number; worker: string }>): Promise<Claim> {
+/**
+ * Claims gated work that waited to land (a `merge-blocked` packet), on the
+ * PostgreSQL ledger: a leased, fenced row like an attempt's, with no
+ * `claimed` event (no attempt is spent), so only one worker lands it and the
+ * landing names its fence. The file ledger needs none: its run lock and the
+ * landing lock already make the landing one process's.
+ */
+export async function claimLanding(ledger: Ledger, packet: Packet, claims?: WorkerClaims): Promise<Claim> {
+  if (!claims || !isPgLedger(ledger)) return { ok: true, attempt: 0 };
+  return ledger.locked(async (client, tx) => {
+    await recoverExpired(client, tx);
+    const pending = (await tx.read()).state.packets.get(packet.id)?.pendingLand;
+    if (!pending) return { ok: false, reason: `${packet.id} has no gated work waiting to land` };
+    const fence = await claims.claim(client, packet.id, pending.attempt);
+    if (fence === undefined) return { ok: false, reason: await busyReason(client, claims, packet.id) };
+    return { ok: true, attempt: pending.attempt, fence };
+  });
+}
+
+async function busyReason(client: Parameters<WorkerClaims["holder"]>[0], claims: WorkerClaims, packet: string): Promise<string> {
+  const holder = await claims.holder(client, packet);
+  return holder ? `${packet} is claimed by worker ${holder.worker} (fence ${holder.fence})` : `${packet} is claimed by another worker`;
+}
+
+async function claimIn(
+  root: string,
+  tx: LedgerTransaction,
+  packet: Packet,
+  owner: Owner,
+  lease?: (attempt: number) => Promise<{ fence: number; worker: string } | { busy: string }>,
+): Promise<Claim> {
   const { state } = await tx.read();
   const record = state.packets.get(packet.id);
   const events: LedgerEvent[] = [];
@@ -43,6 +76,7 @@ async function claimIn(root: string, tx: LedgerTransaction, packet: Packet, owne
   let attempt = (record?.lastAttempt ?? 0) + 1;
   while (existsSync(attemptDir(root, packet.id, attempt))) attempt++;
   const leased = lease ? await lease(attempt) : undefined;
+  if (leased && "busy" in leased) return { ok: false, reason: leased.busy };
   events.push(stamp({ kind: "claimed", packet: packet.id, attempt, sha256: packet.sha256, ...owner, ...(leased ?? {}) }));
   await tx.append(events);
   crashPoint("run-after-claim");

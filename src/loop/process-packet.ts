@@ -12,7 +12,7 @@ import { land, type LandResult } from "../merge/land.js";
 import type { Packet } from "../packet/types.js";
 import { runAttempt, type AttemptReport } from "./attempt.js";
 import { BudgetExhausted } from "./budget.js";
-import { claimPacket } from "./claim.js";
+import { claimLanding, claimPacket } from "./claim.js";
 import { syncWithRemote } from "../merge/target-sync.js";
 import { ClaimLost } from "../ledger/pg-claims.js";
 import { attemptDir, Interrupted, taskBranch, worktreePath, type RunContext } from "./context.js";
@@ -49,9 +49,7 @@ async function attemptPacket(runCtx: RunContext, packet: Packet, record: PacketR
   const claim = await claimPacket(runCtx.root, runCtx.ledger, packet, runCtx.owner, runCtx.claims);
   if (!claim.ok) return { kind: "not-claimed", reason: claim.reason };
   const { attempt } = claim;
-  // A lost claim stops this packet's agents and gates at once, as an interrupt stops the run's.
-  const lost = runCtx.claims?.signalOf(packet.id);
-  const ctx: RunContext = lost ? { ...runCtx, signal: AbortSignal.any([runCtx.signal, lost]), runContext: runCtx } : runCtx;
+  const ctx = claimedContext(runCtx, packet.id);
   const runDir = attemptDir(ctx.root, packet.id, attempt);
   // With a shared remote, each attempt starts from what the remote holds now (other workers land there).
   const remote = ctx.config.target.remote;
@@ -238,10 +236,29 @@ export async function applyLanding(
   }
 }
 
+/** A lost claim stops the packet's agents and gates at once, as an interrupt stops the run's. */
+function claimedContext(runCtx: RunContext, packet: string): RunContext {
+  const lost = runCtx.claims?.signalOf(packet);
+  return lost ? { ...runCtx, signal: AbortSignal.any([runCtx.signal, lost]), runContext: runCtx } : runCtx;
+}
+
 /** Gated work that waited for a clean checkout: land it now, without a new attempt. */
 export async function landPending(ctx: RunContext, packet: Packet, record: PacketRecord): Promise<PacketOutcome | undefined> {
   const pending = record.pendingLand;
   if (!pending) return undefined;
+  // On PostgreSQL another worker may be landing it: one landing, under a fence of its own.
+  const claim = await claimLanding(ctx.ledger, packet, ctx.claims);
+  if (!claim.ok) return { kind: "not-claimed", reason: claim.reason };
+  try {
+    return await landClaimed(claimedContext(ctx, packet.id), packet, record, pending);
+  } catch (error) {
+    if (!(error instanceof ClaimLost)) throw error;
+    ctx.emit({ kind: "notice", packet: packet.id, message: error.message });
+    return { kind: "not-claimed", reason: error.message };
+  }
+}
+
+async function landClaimed(ctx: RunContext, packet: Packet, record: PacketRecord, pending: NonNullable<PacketRecord["pendingLand"]>): Promise<PacketOutcome> {
   const history = (await ctx.ledger.history()).state.packets.get(packet.id);
   const { planted, gates, counts } = history ? recordedAttempt(history, pending.attempt) : { planted: undefined, gates: [], counts: undefined };
   return withLandLock(ctx.root, async () => {

@@ -127,6 +127,22 @@ async function untilQuery(url: string, what: string, query: string, ms = 60_000)
   }
 }
 
+/** Each packet claimed once and merged once. */
+function expectOnceEach(all: Record<string, unknown>[], ids: string[]): void {
+  for (const id of ids) {
+    for (const kind of ["claimed", "merged"]) {
+      expect(
+        all.filter((event) => event.kind === kind && event.packet === id),
+        `${id} ${kind}`,
+      ).toHaveLength(1);
+    }
+  }
+}
+
+function fences(repo: LoopRepo): string[] {
+  return repo.git("log", "--format=%(trailers:key=Factory-Claim,valueonly)", "main").split("\n").filter(Boolean);
+}
+
 function trailers(repo: LoopRepo): string[] {
   return repo.git("log", "--format=%(trailers:key=Factory-Packet,valueonly)", "main").split("\n").filter(Boolean);
 }
@@ -167,16 +183,7 @@ describe("several workers on one PostgreSQL ledger", { timeout: 300_000 }, () =>
     for (const end of ends) expect(end.code, end.out).toBe(0);
     const all = await events(url);
     const ids = Array.from({ length: count }, (_, at) => `P0${at + 1}`);
-    for (const id of ids) {
-      expect(
-        all.filter((event) => event.kind === "claimed" && event.packet === id),
-        id,
-      ).toHaveLength(1);
-      expect(
-        all.filter((event) => event.kind === "merged" && event.packet === id),
-        id,
-      ).toHaveLength(1);
-    }
+    expectOnceEach(all, ids);
     expect(trailers(repo).sort()).toEqual(ids);
     // P03 required P02: it was claimed only after P02 merged.
     const at = (kind: string, id: string): number => all.findIndex((event) => event.kind === kind && event.packet === id);
@@ -184,13 +191,37 @@ describe("several workers on one PostgreSQL ledger", { timeout: 300_000 }, () =>
     // The work was shared: more than one worker claimed.
     expect(new Set(all.filter((event) => event.kind === "claimed").map((event) => event.worker)).size).toBeGreaterThan(1);
     // Every landing names its claim's fence.
-    expect(repo.git("log", "--format=%(trailers:key=Factory-Claim,valueonly)", "main").split("\n").filter(Boolean)).toHaveLength(count);
+    expect(fences(repo)).toHaveLength(count);
     expect(repo.targetTestsPass()).toBe(true);
     // status from the same repository reads the shared ledger.
     const status = runCli(["status", "--json"], repo.dir, { FACTORY_LEDGER_URL: url });
     expect(status.code, status.stderr).toBe(0);
     const board = JSON.parse(status.stdout) as { packets: { id: string; state: string }[] };
     expect(board.packets.map((packet) => packet.state)).toEqual(ids.map(() => "merged"));
+  });
+
+  it("gated work that waited to land (merge-blocked) is landed by one worker only, under a fence of its own, with no new attempt", async (context) => {
+    if (!database.available()) return context.skip();
+    const url = await database.database();
+    const repo = queueRepo(1, { P01: { implementer: [honest(1)], reviewer: [reviewer(1)] } });
+    // A person's uncommitted draft where the landing would write: the gated work waits, unspent.
+    repo.write("src/double.js", "// my own draft\n");
+    const first = await startWorker(repo, url, "first").done;
+    expect(first.out).toContain("merge-blocked");
+    expect(repo.read("src/double.js")).toBe("// my own draft\n");
+    rmSync(join(repo.dir, "src/double.js"));
+    // Two workers see the same waiting landing at once: one claims it, the other is refused the claim.
+    const ends = await Promise.all(["w2", "w3"].map((name) => startWorker(repo, url, name).done));
+    for (const end of ends) expect(end.code, end.out).toBe(0);
+    const all = await events(url);
+    expect(all.filter((event) => event.kind === "claimed")).toHaveLength(1);
+    expect(all.filter((event) => event.kind === "merged")).toHaveLength(1);
+    expect(trailers(repo)).toEqual(["P01"]);
+    const fence = fences(repo);
+    expect(fence).toHaveLength(1);
+    // Its own fence: a new one, past the attempt's.
+    const attemptFence = Number(all.find((event) => event.kind === "claimed")?.fence);
+    expect(Number(/fence (\d+)/.exec(fence[0] ?? "")?.[1])).toBeGreaterThan(attemptFence);
   });
 
   it("kill -9 of a worker mid-attempt: another takes the packet over after the lease; the dead attempt is interrupted, not spent", async (context) => {
@@ -303,16 +334,7 @@ describe("several workers on one PostgreSQL ledger", { timeout: 300_000 }, () =>
     for (const end of ends) expect(end.code, end.out).toBe(0);
     const all = await events(url);
     const ids = Array.from({ length: count }, (_, at) => `P0${at + 1}`);
-    for (const id of ids) {
-      expect(
-        all.filter((event) => event.kind === "claimed" && event.packet === id),
-        id,
-      ).toHaveLength(1);
-      expect(
-        all.filter((event) => event.kind === "merged" && event.packet === id),
-        id,
-      ).toHaveLength(1);
-    }
+    expectOnceEach(all, ids);
     // The remote holds every landing once, in one line of history; its tests pass.
     const landed = execFileSync("git", ["log", "--format=%(trailers:key=Factory-Packet,valueonly)", "main"], { cwd: remote, encoding: "utf8" }).split("\n").filter(Boolean);
     expect(landed.sort()).toEqual(ids);
