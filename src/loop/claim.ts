@@ -54,13 +54,7 @@ async function busyReason(client: Parameters<WorkerClaims["holder"]>[0], claims:
   return holder ? `${packet} is claimed by worker ${holder.worker} (fence ${holder.fence})` : `${packet} is claimed by another worker`;
 }
 
-async function claimIn(
-  root: string,
-  tx: LedgerTransaction,
-  packet: Packet,
-  owner: Owner,
-  lease?: (attempt: number) => Promise<{ fence: number; worker: string } | { busy: string }>,
-): Promise<Claim> {
+async function claimIn(root: string, tx: LedgerTransaction, packet: Packet, owner: Owner, lease?: (attempt: number) => Promise<{ fence: number; worker: string } | { busy: string }>): Promise<Claim> {
   const { state } = await tx.read();
   const record = state.packets.get(packet.id);
   const events: LedgerEvent[] = [];
