@@ -187,8 +187,9 @@ export function describeNoFailingCase(counts: readonly PlantedCount[]): string {
 
 /**
  * Pure: after the implementation, every recorded planted case is present and
- * passes, and every planted test file still yields passing cases and no
- * file-level error. Returns one finding per problem, naming the test.
+ * passes, every planted test file yields cases and no file-level error, and
+ * every case of a planted file passes, unless it failed (or was skipped) the
+ * same way at the baseline. Returns one finding per problem, naming the test.
  */
 export function checkPlanted(input: { planted: PlantedCases; surfaceDir: string; baseline: readonly TestResult[]; now: readonly TestResult[] }): PlantedFindings {
   const { planted, surfaceDir, now } = input;
@@ -213,9 +214,20 @@ export function checkPlanted(input: { planted: PlantedCases; surfaceDir: string;
     const owned = now.filter((result) => belongsTo(result, file, surfaceDir));
     // A runner that names no files: the file's cases are those new since the baseline (never another file's own entry).
     const cases = owned.length > 0 ? owned : now.filter((result) => !before.has(result.id) && !isFileLevel(result, planted.files, surfaceDir));
-    for (const result of cases) covered.add(result.id);
     if (cases.length === 0) findings.push({ id: file, message: "planted test file yields no test case now: it did not run" });
-    else if (!cases.some((result) => result.outcome === "passed")) findings.push({ id: file, message: "no test of this planted file passes" });
+    else if (!cases.some((result) => result.outcome === "passed")) {
+      findings.push({ id: file, message: "no test of this planted file passes" });
+      for (const result of cases) covered.add(result.id);
+    }
+    // Every case of a planted file passes after the work, however its cases came to be known (a file that could not be collected
+    // before the work names none): only a case that stood the same way on the baseline's own tree is not the work's.
+    for (const result of cases) {
+      if (covered.has(result.id)) continue;
+      covered.add(result.id);
+      const outcome = outcomes.get(result.id);
+      if (outcome === "passed" || outcome === before.get(result.id)) continue;
+      findings.push({ id: result.id, message: outcome === "failed" ? `case of planted file ${file} fails` : `case of planted file ${file} was skipped` });
+    }
   }
   return { findings, covered };
 }

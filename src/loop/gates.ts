@@ -153,7 +153,7 @@ export async function runGates(ctx: RunContext, input: GateRunInput): Promise<Ga
     const planted = plantedCases[gate.name];
     if (gate.tests && new RegExp(TESTS_PLACEHOLDER.source).test(gate.run) && planted?.files.length) {
       await state.freshen();
-      reports.push(await plantedOnly(ctx, input, gate, planted));
+      reports.push(await plantedOnly(ctx, input, gate, planted, report.status === "pass"));
     }
   }
   // An invariant with a check is ruled by the factory: its command runs like a gate on the same tree.
@@ -231,7 +231,8 @@ export function invariantGate(id: string, check: string): GateConfig {
  * outcome (a module that patches the implementation at import, a fixture
  * that fakes a result). Each planted case must pass here too.
  */
-async function plantedOnly(ctx: RunContext, input: GateRunInput, gate: GateConfig, planted: PlantedCases): Promise<GateReport> {
+/** `passedWithTheRest`: the whole suite's gate passed, so a planted case failing alone was steered by something collected beside it. */
+async function plantedOnly(ctx: RunContext, input: GateRunInput, gate: GateConfig, planted: PlantedCases, passedWithTheRest: boolean): Promise<GateReport> {
   const surface = input.surface as Surface;
   const prefix = surface.dir === "." ? "" : `${surface.dir}/`;
   const name = `${gate.name} (planted only)`;
@@ -256,7 +257,7 @@ async function plantedOnly(ctx: RunContext, input: GateRunInput, gate: GateConfi
     ...report,
     status: "fail",
     findings: findings.map((finding) => ({ file: finding.id, message: finding.message })),
-    summary: `${findings.length} planted test(s) do not pass when run on their own: something else collected beside them changes their outcome`,
+    summary: `${findings.length} planted test(s) do not pass when run on their own${passedWithTheRest ? ": something else collected beside them changes their outcome" : ""}`,
   };
 }
 

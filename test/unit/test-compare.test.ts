@@ -174,6 +174,34 @@ describe("checkPlanted (after the implementation)", () => {
       { id: "tests/test_double.py", message: "planted test file could not be collected or loaded" },
     ]);
   });
+
+  it("fails every failing or skipped case of a planted file whose cases were not known before the work, though another passes", () => {
+    const fileOnly = { cases: [], files: ["tests/test_double.py"] };
+    const now = [...baseline, pass("tests.test_double::test_double"), fail("tests.test_double::test_negative"), skip("tests.test_double::test_zero")];
+    expect(checkPlanted({ planted: fileOnly, surfaceDir: ".", baseline, now }).findings).toEqual([
+      { id: "tests.test_double::test_negative", message: "case of planted file tests/test_double.py fails" },
+      { id: "tests.test_double::test_zero", message: "case of planted file tests/test_double.py was skipped" },
+    ]);
+  });
+
+  it("does not blame a case of a planted file that failed, or was skipped, the same way on the baseline's tree", () => {
+    const changed = { cases: ["tests.test_calc::test_new"], files: ["tests/test_calc.py"] };
+    const before = [pass("tests.test_calc::test_add"), fail("tests.test_calc::test_known_bug"), skip("tests.test_calc::test_windows")];
+    const now = [pass("tests.test_calc::test_add"), fail("tests.test_calc::test_known_bug"), skip("tests.test_calc::test_windows"), pass("tests.test_calc::test_new")];
+    expect(checkPlanted({ planted: changed, surfaceDir: ".", baseline: before, now }).findings).toEqual([]);
+    const broke = [pass("tests.test_calc::test_add"), fail("tests.test_calc::test_known_bug"), fail("tests.test_calc::test_windows"), pass("tests.test_calc::test_new")];
+    expect(checkPlanted({ planted: changed, surfaceDir: ".", baseline: before, now: broke }).findings).toEqual([
+      { id: "tests.test_calc::test_windows", message: "case of planted file tests/test_calc.py fails" },
+    ]);
+  });
+
+  it("fails a new case that fails, for a runner that names no files (node:test)", () => {
+    const nodeFile = { cases: [], files: ["test/double.test.js"] };
+    const now = [pass("test::adds"), pass("test::doubles"), fail("test::doubles negatives")];
+    expect(checkPlanted({ planted: nodeFile, surfaceDir: ".", baseline: [pass("test::adds")], now }).findings).toEqual([
+      { id: "test::doubles negatives", message: "case of planted file test/double.test.js fails" },
+    ]);
+  });
 });
 
 describe("judgeTests", () => {
