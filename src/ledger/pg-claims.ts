@@ -68,6 +68,7 @@ export function endsClaim(event: EventBody): boolean {
     case "attempt-interrupted":
     case "merged":
     case "held":
+    case "pr-opened":
     case "blocked":
     case "merge-blocked":
       return true;
@@ -115,7 +116,8 @@ export async function startWorkerClaims(
   };
 
   const guard = async (client: pg.ClientBase, events: readonly LedgerEvent[]): Promise<(() => void) | undefined> => {
-    const mine = [...new Set(events.filter((event) => event.kind !== "claimed" && "packet" in event).map((event) => (event as { packet: string }).packet))];
+    // Recovery's record of an expired claim is a takeover write, anyone's to make: this worker's own lost claim included.
+    const mine = [...new Set(events.filter((event) => event.kind !== "claimed" && "packet" in event && !RECOVERED.has(event)).map((event) => (event as { packet: string }).packet))];
     const checked = mine.filter((packet) => held.has(packet) || lostPackets.has(packet));
     if (checked.length === 0) return undefined;
     for (const packet of checked) {
@@ -268,9 +270,14 @@ export async function recoverExpired(client: pg.ClientBase, tx: LedgerTransactio
         : `no worker holds a claim on it (the run of pid ${status.owner.pid} on ${status.owner.host} ended without finishing it)`,
     });
   }
-  if (events.length > 0) await tx.append(events.map((body) => stamp(body)));
+  const stamped = events.map((body) => stamp(body));
+  for (const event of stamped) RECOVERED.add(event);
+  if (stamped.length > 0) await tx.append(stamped);
   return events.map((event) => (event as { packet: string }).packet);
 }
+
+/** The events recoverExpired writes: never a claim holder's write, so no holder's fence (or lost claim) stops them. */
+const RECOVERED = new WeakSet<LedgerEvent>();
 
 /**
  * `LISTEN factory_ledger` on a connection of its own, opened when first

@@ -9,6 +9,7 @@ import { pgLedger, type PgLedger } from "../../src/ledger/pg-ledger.js";
 import { SCHEMA_LATEST } from "../../src/ledger/pg-schema.js";
 import { describeBreak } from "../../src/ledger/store.js";
 import { claimPacket } from "../../src/loop/claim.js";
+import { startWorkerClaims } from "../../src/ledger/pg-claims.js";
 import type { Packet } from "../../src/packet/types.js";
 import { usePostgres } from "../helpers/postgres.js";
 
@@ -156,6 +157,30 @@ describe("PostgreSQL ledger", () => {
     expect(results.filter((result) => !result.ok).map((result) => (result.ok ? "" : result.reason))).toEqual(["A is running", "A is running", "A is running"]);
     const view = await (await open(url)).read();
     expect(view.state.packets.get("A")?.attemptsUsed).toBe(1);
+  });
+
+  it("records a claim this very worker lost as interrupted when it recovers expired claims (a takeover write, not the lost holder's)", async (context) => {
+    if (!pgFixture.available()) return context.skip();
+    const root = mkdtempSync(join(tmpdir(), "factory-pg-recover-"));
+    dirs.push(root);
+    const url = await pgFixture.database();
+    const ledger = await open(url);
+    const claims = await startWorkerClaims(ledger, { worker: "w1", owner, leaseMs: 60_000 });
+    try {
+      const packet = { id: "A", sha256: "sha-A", file: "packets/A.toml" } as Packet;
+      expect((await claimPacket(root, ledger, packet, owner, claims)).ok).toBe(true);
+      // The claim ran out (the database was away longer than the lease), and this worker finds it so.
+      await rows(url, "UPDATE factory_claims SET lease_until = now() - interval '1 second'");
+      await expect(claims.assertHeld("A")).rejects.toThrow(/its lease ran out/);
+      expect(claims.lost("A")).toBe(true);
+      expect(await claims.recover()).toEqual(["A"]);
+      const record = (await ledger.read()).state.packets.get("A");
+      expect(record).toMatchObject({ status: { state: "queued" }, attemptsUsed: 0 });
+      // Its own writes for the lost attempt stay refused.
+      await expect(ledger.append([{ kind: "decided", packet: "A", attempt: 1, decision: "retry", reasons: ["late"] }])).rejects.toThrow(/claim is lost/);
+    } finally {
+      await claims.stop();
+    }
   });
 
   it("migrates once and records the version; refuses a database a newer factory migrated", async (context) => {
