@@ -11,6 +11,7 @@ import { adapterFor } from "../agents/index.js";
 import { openPackets } from "./status.js";
 import { preflight } from "../loop/preflight-checks.js";
 import { checkLedger } from "../ledger/open.js";
+import { forgeProtectionLine } from "../doctor/forge-protection.js";
 import { formatProblem } from "../util/problem.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
 import { loadWorkspace, type Workspace } from "./workspace.js";
@@ -79,6 +80,8 @@ export async function doctor(options: DoctorOptions): Promise<ExitCode> {
       output.out("Guards not proven (--no-guards).");
     }
     if (options.reviewer) lines.push(...printed(output, await canary(ctx, workspace, checked.adapters, runDir, output)));
+    const forge = await forgeProtectionLine(ctx.config, options.signal);
+    if (forge) lines.push(...printed(output, [forge]));
   } catch (error) {
     if (error instanceof Interrupted) return EXIT.interrupted;
     throw error;

@@ -258,6 +258,7 @@ function stateColor(state: string): "green" | "red" | "yellow" | "blue" | "dim" 
     case "invalid":
       return "red";
     case "awaiting_human":
+    case "in_review":
       return "yellow";
     case "running":
       return "blue";

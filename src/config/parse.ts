@@ -15,6 +15,10 @@ import {
   DEFAULT_SANDBOX,
   DEFAULT_PLANNING,
   DEFAULT_LEASE_MS,
+  DEFAULT_FORGE_API,
+  DEFAULT_FORGE_POLL_MS,
+  TARGET_MODES,
+  type TargetMode,
   ASSESSMENT_POLICIES,
   type Planning,
   SANDBOX_KINDS,
@@ -77,7 +81,11 @@ export function parseConfig(source: string, file = CONFIG_PATH): ConfigParse {
   const remote = targetTable?.string("remote", { nonEmpty: true })?.trim();
   if (remote !== undefined && !/^[A-Za-z0-9][A-Za-z0-9._/-]*$/.test(remote))
     targetTable?.report("remote", `${JSON.stringify(remote)} is not a remote's name; write the name \`git remote\` lists, e.g. "origin"`);
+  const mode = targetTable?.string("mode", { nonEmpty: true })?.trim() ?? "push";
+  if (!TARGET_MODES.includes(mode as TargetMode)) targetTable?.report("mode", `${JSON.stringify(mode)} is not a landing mode; write "push" or "pull-request"`);
+  else if (mode === "pull-request" && remote === undefined) targetTable?.report("mode", `"pull-request" lands on a shared remote: name it too, e.g. remote = "origin"`);
   targetTable?.rejectUnknown();
+  const forge = readForge(root, mode === "pull-request");
   root.rejectUnknown();
 
   if (problems.length > 0) return { ok: false, problems: sortProblems(problems) };
@@ -96,9 +104,35 @@ export function parseConfig(source: string, file = CONFIG_PATH): ConfigParse {
       planning,
       ledger,
       workers,
-      target: { remote },
+      target: { remote, mode: mode as TargetMode },
+      forge,
     },
   };
+}
+
+/** `[forge]`: the forge a pull request is opened on (GitHub's REST API); required by `[target] mode = "pull-request"`. */
+function readForge(root: Fields, required: boolean): Config["forge"] {
+  const fields = root.subtable("forge");
+  if (!fields) {
+    if (required) root.report("target", `mode = "pull-request" needs a [forge] table: kind = "github" and repo = "owner/name"`);
+    return undefined;
+  }
+  const kind = fields.string("kind", { nonEmpty: true }) ?? "github";
+  if (kind !== "github") fields.report("kind", `${JSON.stringify(kind)} is not a forge the factory speaks; write "github" (GitHub or GitHub Enterprise)`);
+  const api = (fields.string("api", { nonEmpty: true }) ?? DEFAULT_FORGE_API).trim().replace(/\/+$/, "");
+  if (!/^https?:\/\//.test(api)) fields.report("api", `${JSON.stringify(api)} is not an http(s) URL; write e.g. "https://api.github.com" or "https://github.example.com/api/v3"`);
+  const repo = fields.string("repo", { nonEmpty: true })?.trim();
+  if (repo === undefined) fields.report("repo", `name the repository the pull requests go to, e.g. repo = "acme/widgets"`);
+  else if (!/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/.test(repo)) fields.report("repo", `${JSON.stringify(repo)} is not "owner/name"`);
+  const tokenEnv = fields.string("token_env", { nonEmpty: true })?.trim() ?? "GITHUB_TOKEN";
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(tokenEnv)) fields.report("token_env", `${JSON.stringify(tokenEnv)} is not an environment variable's name`);
+  if (fields.raw("token") !== undefined) fields.report("token", 'a token is never written in the config: name the environment variable that holds it, token_env = "GITHUB_TOKEN"');
+  const autoMerge = fields.boolean("auto_merge") ?? false;
+  const pollText = fields.raw("poll");
+  const pollMs = pollText === undefined ? DEFAULT_FORGE_POLL_MS : parseDuration(pollText);
+  if (pollText !== undefined && pollMs === undefined) fields.report("poll", `${JSON.stringify(pollText)} is not a duration; write e.g. "30s"`);
+  fields.rejectUnknown();
+  return { kind: "github", api, repo: repo ?? "", tokenEnv, autoMerge, pollMs: pollMs ?? DEFAULT_FORGE_POLL_MS };
 }
 
 function readLedger(root: Fields): Config["ledger"] {

@@ -26,9 +26,31 @@ export interface Config {
   ledger: { url: string | undefined };
   /** `[workers]`: how long a worker's claim lasts without a renewal (PostgreSQL ledger only; renewed every third of it). */
   workers: { leaseMs: number };
-  /** `[target]`: where landings go: this repository's `target_branch` (no remote), or that branch of a shared git remote, by push. */
-  target: { remote: string | undefined };
+  /** `[target]`: where landings go: this repository's `target_branch` (no remote), or that branch of a shared git remote, by push or by pull request. */
+  target: { remote: string | undefined; mode: TargetMode };
+  /** `[forge]`: where pull requests are opened (`mode = "pull-request"`). */
+  forge: ForgeConfig | undefined;
 }
+
+export const TARGET_MODES = ["push", "pull-request"] as const;
+export type TargetMode = (typeof TARGET_MODES)[number];
+
+export interface ForgeConfig {
+  kind: "github";
+  /** The REST API's base: https://api.github.com, or GitHub Enterprise's own. */
+  api: string;
+  /** "owner/name". */
+  repo: string;
+  /** The environment variable that holds the token (never the config). */
+  tokenEnv: string;
+  /** Merge a pull request once the forge's checks pass on its current head (squash, guarded by that head). */
+  autoMerge: boolean;
+  /** How often a run looks at its open pull requests while it has nothing else to do. */
+  pollMs: number;
+}
+
+export const DEFAULT_FORGE_API = "https://api.github.com";
+export const DEFAULT_FORGE_POLL_MS = 30_000;
 
 export const DEFAULT_LEASE_MS = 120_000;
 

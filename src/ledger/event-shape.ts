@@ -46,6 +46,7 @@ const SHAPES: Record<EventKind, Record<string, Field>> = {
   "merge-blocked": { ...ATTEMPT, reason: "string", commit: "string", fork: "string" },
   merged: { ...ATTEMPT, commit: "string", tree: "string" },
   held: { ...ATTEMPT, tree: "string", branch: "string", commit: "string", fork: "string" },
+  "pr-opened": { ...ATTEMPT, number: "number", url: "string", branch: "string", head: "string", tree: "string", fork: "string" },
   approved: { packet: "string", by: "string", tree: "string" },
   rejected: { packet: "string", by: "string", reason: "string" },
   blocked: { packet: "string", attempt: "number?", reason: "string", fix: "string?" },

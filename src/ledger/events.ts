@@ -115,6 +115,8 @@ export type EventBody =
   | { kind: "merge-blocked"; packet: string; attempt: number; reason: string; commit: string; fork: string }
   | { kind: "merged"; packet: string; attempt: number; commit: string; tree: string }
   | { kind: "held"; packet: string; attempt: number; tree: string; branch: string; commit: string; fork: string }
+  /** Pull-request mode: the gated, reviewed squash was pushed to `branch` on the remote and PR `number` is open for it. */
+  | { kind: "pr-opened"; packet: string; attempt: number; number: number; url: string; branch: string; head: string; tree: string; fork: string }
   | { kind: "approved"; packet: string; by: string; tree: string }
   | { kind: "rejected"; packet: string; by: string; reason: string }
   /** fix: what to change when the packet itself is at fault (more attempts or a reset cannot help). */
@@ -159,6 +161,7 @@ export const EVENT_KINDS: readonly EventKind[] = [
   "merge-blocked",
   "merged",
   "held",
+  "pr-opened",
   "approved",
   "rejected",
   "blocked",

@@ -14,6 +14,10 @@ import { eventPacket, type LedgerEvent, type Owner } from "./events.js";
  *    │   unblocked / reset  blocked
  *    │◀──── merge-blocked (waits for a clean checkout; claimable again)
  *
+ * Pull-request mode: running ──pr-opened──▶ in_review, then merged (the PR
+ * merged), queued (decided retry: a failed check or a requested change is
+ * the next attempt's feedback) or blocked (closed unmerged, its head moved).
+ *
  * `reset` returns any state to queued with no attempts used; a new version
  * of the packet file does the same, except that merged stays merged.
  */
@@ -22,6 +26,7 @@ export type PacketStatus =
   | { state: "running"; attempt: number; owner: Owner; since: string }
   | { state: "awaiting_human"; attempt: number; tree: string; branch: string; commit: string; fork: string }
   | { state: "merged"; attempt: number; commit: string }
+  | { state: "in_review"; attempt: number; number: number; url: string; branch: string; head: string; tree: string; fork: string }
   | { state: "blocked"; reason: string; fix?: string };
 
 export type PacketState = PacketStatus["state"];
@@ -262,6 +267,13 @@ export function foldInto(state: LedgerState, events: readonly LedgerEvent[], his
           fork: event.fork,
         };
         packet.reason = `waiting for a person: factory approve ${event.packet}`;
+        break;
+      }
+      case "pr-opened": {
+        const packet = record(event.packet);
+        const { attempt, number, url, branch, head, tree, fork } = event;
+        packet.status = { state: "in_review", attempt, number, url, branch, head, tree, fork };
+        packet.reason = `in review: PR #${number} ${url}`;
         break;
       }
       case "approved":

@@ -23,6 +23,7 @@ import { recordedAttempt } from "./recorded-attempt.js";
 export type PacketOutcome =
   | { kind: "merged"; commit: string }
   | { kind: "held" }
+  | { kind: "in-review"; number: number; url: string }
   | { kind: "retry"; environment: boolean; rateLimited?: { role: "implementer" | "reviewer"; resetsAt?: string } }
   /** packetFault: the packet file is at fault (defective, or its spec moved), not the machine or the work. */
   | { kind: "blocked"; reason: string; packetFault: boolean }
@@ -203,6 +204,12 @@ export async function applyLanding(
       await dropHeld(ctx.root, packet.id);
       ctx.emit({ kind: "outcome", packet: packet.id, attempt, outcome: "merged", reasons: [`${ctx.branch} @ ${landed.commit.slice(0, 10)}`] });
       return { kind: "merged", commit: landed.commit };
+    case "in-review": {
+      const { number, url, branch, head, tree } = landed;
+      await ctx.ledger.append([decided, { kind: "pr-opened", packet: packet.id, attempt, number, url, branch, head, tree, fork: report.forkCommit }]);
+      ctx.emit({ kind: "outcome", packet: packet.id, attempt, outcome: "in_review", reasons: [`PR #${number} ${url}`] });
+      return { kind: "in-review", number, url };
+    }
     case "merge-blocked":
       await ctx.ledger.append([
         decided,

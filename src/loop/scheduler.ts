@@ -7,6 +7,7 @@ import type { RunContext } from "./context.js";
 import { sleepUntil } from "../util/sleep.js";
 import { landingQueue } from "../merge/landing-queue.js";
 import { landPending, processPacket, type PacketOutcome } from "./process-packet.js";
+import { watchReviews } from "./reviews.js";
 
 export interface SchedulerOptions {
   packets: readonly Packet[];
@@ -98,9 +99,11 @@ export async function drainQueue(ctx: RunContext, options: SchedulerOptions): Pr
         notClaimed.add(packet.id);
         break;
       case "merged":
+      case "in-review":
         break;
     }
   };
+  const told = new Set<string>(); // PRs said once to wait for a person
 
   try {
     for (;;) {
@@ -151,7 +154,30 @@ export async function drainQueue(ctx: RunContext, options: SchedulerOptions): Pr
         running.add(task);
         continue;
       }
-      if (running.size === 0) break;
+      if (running.size === 0) {
+        // Pull-request mode: with nothing else to do, the open PRs are watched until they move or wait for a person.
+        const watch = halt ? undefined : await watchReviews(ctx, options.packets);
+        if (watch) {
+          for (const entry of watch.blocked) {
+            blocked.push(entry);
+            if (!options.keepGoing) halt ??= { outcome: "halted", reason: `${entry.id} is blocked: ${entry.reason}` };
+            ctx.notifier?.send({ event: "blocked", packet: entry.id, reason: entry.reason });
+          }
+          for (const line of watch.person.filter((entry) => !told.has(entry))) {
+            told.add(line);
+            ctx.emit({ kind: "notice", message: line });
+          }
+          if (watch.changed) {
+            notClaimed.clear();
+            continue;
+          }
+          if (watch.waiting.length > 0 && !ctx.signal.aborted) {
+            await sleepUntil(Date.now() + (ctx.config.forge?.pollMs ?? 30_000), ctx.signal);
+            continue;
+          }
+        }
+        break;
+      }
       if (landingChanges !== seen) continue; // an attempt began or ended waiting to land meanwhile: a worker may be free
       const stopPoll = new AbortController();
       // Several workers: a landing elsewhere may free a packet for a worker of this one that is idle.

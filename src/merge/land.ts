@@ -1,5 +1,6 @@
 import { finishCheckout, moveBranch } from "./checkout.js";
 import { syncWithRemote } from "./target-sync.js";
+import { openForReview } from "./pull-request.js";
 import { pushLanding } from "../git/remote.js";
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
@@ -23,7 +24,9 @@ export type LandResult =
   | { kind: "conflict"; reason: string }
   | { kind: "regate-failed"; reports: GateReport[] }
   | { kind: "spec-drift"; reason: string }
-  | { kind: "environment-error"; reason: string };
+  | { kind: "environment-error"; reason: string }
+  /** Pull-request mode: pushed as the packet's branch and a PR opened; it lands when the forge merges it. */
+  | { kind: "in-review"; number: number; url: string; branch: string; head: string; tree: string };
 
 export interface LandInput {
   packet: Packet;
@@ -141,6 +144,8 @@ export async function land(ctx: RunContext, input: LandInput): Promise<LandResul
     const message = mergeMessage(ctx.config.merge.message, input.packet, { ...input.provenance, gates, ...(fence !== undefined ? { fence } : {}) });
     const squash = (await gitRun(ctx.root, ["commit-tree", ...((await wantsSignedCommits(ctx.root)) ? ["-S"] : []), tree, "-p", tip, "-m", message], { identity: true, signed: true })).trim();
     if (ctx.claims?.fenceOf(input.packet.id) !== undefined || ctx.claims?.lost(input.packet.id)) await ctx.claims.assertHeld(input.packet.id);
+    // Pull-request mode: the same gated squash on the same tip, pushed as the packet's branch for the forge to merge.
+    if (ctx.config.target.mode === "pull-request") return openForReview(ctx, { packet: input.packet, attempt: input.attempt, squash, tree, message, gates });
     if (remote) {
       // The remote is the authority: the landing is the push, compare-and-swap on the tip it was gated against.
       const pushed = await pushLanding(ctx.root, { remote, branch: ctx.branch, commit: squash, expected: tip });

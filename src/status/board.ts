@@ -133,7 +133,7 @@ export function buildBoard(input: BoardInput): Board {
       commit: record.status.state === "merged" ? record.status.commit : null,
     });
   }
-  const counts: Record<BoardState, number> = { queued: 0, running: 0, awaiting_human: 0, merged: 0, blocked: 0, invalid: 0 };
+  const counts: Record<BoardState, number> = { queued: 0, running: 0, awaiting_human: 0, in_review: 0, merged: 0, blocked: 0, invalid: 0 };
   for (const row of rows) counts[row.state] += 1;
   return {
     schema: BOARD_SCHEMA,

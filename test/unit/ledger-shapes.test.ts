@@ -58,6 +58,7 @@ const SAMPLES: Record<EventKind, EventBody> = {
   "merge-blocked": { kind: "merge-blocked", packet: "A", attempt: 1, reason: "dirty", commit: "c", fork: "f" },
   merged: { kind: "merged", packet: "A", attempt: 1, commit: "c", tree: "t" },
   held: { kind: "held", packet: "A", attempt: 1, tree: "t", branch: "factory/A", commit: "c", fork: "f" },
+  "pr-opened": { kind: "pr-opened", packet: "A", attempt: 1, number: 7, url: "https://github.example/acme/w/pull/7", branch: "factory/A", head: "c", tree: "t", fork: "f" },
   approved: { kind: "approved", packet: "A", by: "me", tree: "t" },
   rejected: { kind: "rejected", packet: "A", by: "me", reason: "no" },
   blocked: { kind: "blocked", packet: "A", attempt: 1, reason: "stuck", fix: "edit" },

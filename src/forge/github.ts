@@ -1,0 +1,207 @@
+import type { ForgeConfig } from "../config/types.js";
+import { sleepUntil } from "../util/sleep.js";
+
+/** The parts of GitHub's REST answers the factory reads (the real shapes carry much more). */
+export interface PullRequest {
+  number: number;
+  html_url: string;
+  state: "open" | "closed";
+  merged: boolean;
+  merge_commit_sha: string | null;
+  mergeable: boolean | null;
+  head: { ref: string; sha: string };
+  base: { ref: string; sha: string };
+}
+
+export interface CheckRun {
+  name: string;
+  status: "queued" | "in_progress" | "completed" | string;
+  conclusion: string | null;
+  html_url?: string | null;
+  output?: { title?: string | null; summary?: string | null; text?: string | null };
+}
+
+export interface CommitStatus {
+  context: string;
+  state: "error" | "failure" | "pending" | "success";
+  description: string | null;
+  target_url?: string | null;
+}
+
+export interface Review {
+  user: { login: string } | null;
+  state: "APPROVED" | "CHANGES_REQUESTED" | "COMMENTED" | "DISMISSED" | "PENDING" | string;
+  body: string | null;
+  commit_id: string | null;
+}
+
+export interface ReviewComment {
+  user: { login: string } | null;
+  path: string;
+  line?: number | null;
+  body: string;
+  commit_id: string;
+}
+
+export type MergeAnswer = { kind: "merged"; sha: string } | { kind: "not-mergeable"; message: string } | { kind: "head-moved"; message: string };
+
+/** What GitHub's branch protection enforces for landing on an up-to-date base. */
+export type Protection = { kind: "none" } | { kind: "protected"; strict: boolean; contexts: string[] };
+
+/** The forge could not be reached or answered with an error: an environment fault, never the work's. */
+export class ForgeError extends Error {
+  constructor(
+    message: string,
+    readonly status?: number,
+  ) {
+    super(message);
+  }
+}
+
+const MAX_TRIES = 4;
+const NEVER = new AbortController().signal;
+/** The longest one wait for a 5xx or a rate limit (its `retry-after` or `x-ratelimit-reset`) may take. */
+const MAX_WAIT_MS = 60_000;
+
+/**
+ * GitHub's REST API through Node's fetch (no SDK: a handful of endpoints, and the
+ * retry rules are the factory's own). 5xx answers and rate limits are waited out,
+ * honouring `retry-after` and `x-ratelimit-reset`, bounded; then a ForgeError.
+ */
+export class GitHub {
+  private readonly base: string;
+
+  constructor(
+    private readonly config: Pick<ForgeConfig, "api" | "repo" | "tokenEnv">,
+    private readonly token: string | undefined,
+    private readonly signal?: AbortSignal,
+  ) {
+    this.base = `${config.api}/repos/${config.repo}`;
+  }
+
+  /** The open pull request from `head` (a branch of the same repository) into `base`, if there is one. */
+  async openPullFrom(head: string, base: string): Promise<PullRequest | undefined> {
+    const owner = this.config.repo.split("/")[0];
+    const pulls = (await this.request("GET", `/pulls?state=open&head=${encodeURIComponent(`${owner}:${head}`)}&base=${encodeURIComponent(base)}`)) as PullRequest[];
+    return pulls[0];
+  }
+
+  async createPull(input: { head: string; base: string; title: string; body: string }): Promise<PullRequest> {
+    return (await this.request("POST", "/pulls", input)) as PullRequest;
+  }
+
+  async updatePull(number: number, input: { title?: string; body?: string }): Promise<PullRequest> {
+    return (await this.request("PATCH", `/pulls/${number}`, input)) as PullRequest;
+  }
+
+  async pull(number: number): Promise<PullRequest> {
+    return (await this.request("GET", `/pulls/${number}`)) as PullRequest;
+  }
+
+  async checkRuns(sha: string): Promise<CheckRun[]> {
+    return ((await this.request("GET", `/commits/${sha}/check-runs?per_page=100`)) as { check_runs: CheckRun[] }).check_runs;
+  }
+
+  async statuses(sha: string): Promise<CommitStatus[]> {
+    return ((await this.request("GET", `/commits/${sha}/status?per_page=100`)) as { statuses: CommitStatus[] }).statuses;
+  }
+
+  async reviews(number: number): Promise<Review[]> {
+    return (await this.request("GET", `/pulls/${number}/reviews?per_page=100`)) as Review[];
+  }
+
+  async reviewComments(number: number): Promise<ReviewComment[]> {
+    return (await this.request("GET", `/pulls/${number}/comments?per_page=100`)) as ReviewComment[];
+  }
+
+  /** Squash-merges, guarded by the head the factory gated: a 405 (not mergeable yet) and a 409 (the head moved) are answers, not errors. */
+  async merge(number: number, input: { sha: string; title: string; message: string }): Promise<MergeAnswer> {
+    const answer = await this.send("PUT", `/pulls/${number}/merge`, { merge_method: "squash", sha: input.sha, commit_title: input.title, commit_message: input.message }, [405, 409]);
+    const body = answer.body as { sha?: string; message?: string };
+    if (answer.status === 405) return { kind: "not-mergeable", message: body.message ?? "not mergeable" };
+    if (answer.status === 409) return { kind: "head-moved", message: body.message ?? "head branch was modified" };
+    return { kind: "merged", sha: body.sha ?? "" };
+  }
+
+  /** The branch's protection; a 404 is an unprotected branch. */
+  async protection(branch: string): Promise<Protection> {
+    const answer = await this.send("GET", `/branches/${encodeURIComponent(branch)}/protection`, undefined, [404]);
+    if (answer.status === 404) return { kind: "none" };
+    const checks = (answer.body as { required_status_checks?: { strict?: boolean; contexts?: string[] } | null }).required_status_checks;
+    return { kind: "protected", strict: checks?.strict === true, contexts: checks?.contexts ?? [] };
+  }
+
+  private async request(method: string, path: string, body?: unknown): Promise<unknown> {
+    return (await this.send(method, path, body, [])).body;
+  }
+
+  private async send(method: string, path: string, body: unknown, answers: readonly number[]): Promise<{ status: number; body: unknown }> {
+    const where = `${method} ${this.config.api}/repos/${this.config.repo}${path.split("?")[0]}`;
+    if (!this.token) throw new ForgeError(`no token: set ${this.config.tokenEnv} to a token that may open and merge pull requests on ${this.config.repo}`);
+    for (let tries = 1; ; tries++) {
+      let response: Response;
+      try {
+        response = await fetch(`${this.base}${path}`, {
+          method,
+          headers: {
+            accept: "application/vnd.github+json",
+            authorization: `Bearer ${this.token}`,
+            "x-github-api-version": "2022-11-28",
+            "user-agent": "factory",
+            ...(body === undefined ? {} : { "content-type": "application/json" }),
+          },
+          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+          ...(this.signal ? { signal: this.signal } : {}),
+        });
+      } catch (error) {
+        if (this.signal?.aborted) throw error;
+        if (tries >= MAX_TRIES) throw new ForgeError(`${where}: the forge could not be reached (${causeOf(error)})`);
+        await sleepUntil(Date.now() + backoff(tries), this.signal ?? NEVER);
+        continue;
+      }
+      const text = await response.text();
+      const parsed = parseJson(text);
+      if (response.ok || answers.includes(response.status)) return { status: response.status, body: parsed };
+      const wait = waitFor(response, Date.now());
+      if (wait !== undefined && tries < MAX_TRIES) {
+        await sleepUntil(Date.now() + Math.min(wait, MAX_WAIT_MS), this.signal ?? NEVER);
+        continue;
+      }
+      const message = (parsed as { message?: string } | undefined)?.message ?? text.slice(0, 200);
+      throw new ForgeError(`${where}: ${response.status} ${message}`, response.status);
+    }
+  }
+}
+
+/** Pure: how long to wait before trying again (ms), or undefined for an answer that will not change by waiting. */
+export function waitFor(response: Pick<Response, "status" | "headers">, now: number): number | undefined {
+  const retryAfter = response.headers.get("retry-after");
+  const limited = response.status === 429 || (response.status === 403 && response.headers.get("x-ratelimit-remaining") === "0");
+  if (!limited && response.status < 500) return undefined;
+  if (retryAfter !== null && /^\d+$/.test(retryAfter)) return Number(retryAfter) * 1000;
+  const reset = response.headers.get("x-ratelimit-reset");
+  if (limited && reset !== null && /^\d+$/.test(reset)) return Math.max(0, Number(reset) * 1000 - now);
+  return limited ? 60_000 : 1000;
+}
+
+function backoff(tries: number): number {
+  return 500 * 2 ** (tries - 1);
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return text ? JSON.parse(text) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function causeOf(error: unknown): string {
+  const cause = error instanceof Error && error.cause instanceof Error ? error.cause.message : undefined;
+  return cause ?? (error instanceof Error ? error.message : String(error));
+}
+
+/** The forge client of a config, its token from the environment variable the config names. */
+export function forgeOf(config: ForgeConfig, env: NodeJS.ProcessEnv = process.env, signal?: AbortSignal): GitHub {
+  return new GitHub(config, env[config.tokenEnv], signal);
+}

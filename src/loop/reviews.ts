@@ -1,0 +1,155 @@
+import { gitTry, resolveCommit, treeOf } from "../git/repo.js";
+import { deleteBranch, removeWorktree } from "../git/worktree.js";
+import { ForgeError, forgeOf, type GitHub } from "../forge/github.js";
+import { judgePull, type PullVerdict } from "../forge/review-state.js";
+import { stamp, type EventBody } from "../ledger/events.js";
+import type { PacketRecord } from "../ledger/fold.js";
+import { fetchTarget } from "../git/remote.js";
+import type { Packet } from "../packet/types.js";
+import { taskBranch, worktreePath, type RunContext } from "./context.js";
+import { dropHeld } from "./held.js";
+
+type InReview = Extract<PacketRecord["status"], { state: "in_review" }>;
+
+/** What one look at the open pull requests found. */
+export interface ReviewWatch {
+  /** Something was recorded (merged, feedback for another attempt, blocked): the queue may move. */
+  changed: boolean;
+  /** PRs that will move by themselves (checks running, the forge not ready to merge, the forge unreachable): look again later. */
+  waiting: string[];
+  /** PRs that wait for a person to merge them. */
+  person: string[];
+  blocked: { id: string; reason: string }[];
+}
+
+/**
+ * Looks once at every packet in review (pull-request mode): a merged PR is
+ * recorded `merged` (its merge commit on the remote), a closed one or one
+ * whose head someone else pushed is blocked, a failed check or a requested
+ * change becomes the next attempt's feedback (within max_attempts), and with
+ * auto_merge a PR whose checks passed on the gated head is squash-merged,
+ * guarded by that head. Each record is written only if the packet is still
+ * in review on the same head (a read-then-append in one ledger transaction).
+ */
+export async function watchReviews(ctx: RunContext, packets: readonly Packet[]): Promise<ReviewWatch> {
+  const watch: ReviewWatch = { changed: false, waiting: [], person: [], blocked: [] };
+  const forgeConfig = ctx.config.forge;
+  if (ctx.config.target.mode !== "pull-request" || !forgeConfig) return watch;
+  const { state } = await ctx.ledger.read();
+  const byId = new Map(packets.map((packet) => [packet.id, packet]));
+  const forge = forgeOf(forgeConfig, process.env, ctx.signal);
+  for (const record of state.packets.values()) {
+    if (record.status.state !== "in_review") continue;
+    const packet = byId.get(record.id);
+    const status = record.status;
+    let verdict: PullVerdict;
+    try {
+      verdict = await look(forge, status, forgeConfig.autoMerge);
+      if (verdict.kind === "merge") verdict = await merge(ctx, forge, record.id, status);
+    } catch (error) {
+      if (!(error instanceof ForgeError)) throw error;
+      ctx.emit({ kind: "notice", packet: record.id, message: `PR #${status.number}: ${error.message}; looking again later (no attempt spent)` });
+      watch.waiting.push(record.id);
+      continue;
+    }
+    const events = await eventsFor(ctx, record, packet, verdict);
+    if (events.length === 0) {
+      if (verdict.kind === "person") watch.person.push(`${record.id}: ${verdict.why}`);
+      else watch.waiting.push(record.id);
+      continue;
+    }
+    const written = await ctx.ledger.transaction(async (tx) => {
+      const now = (await tx.read()).state.packets.get(record.id)?.status;
+      if (now?.state !== "in_review" || now.head !== status.head) return false;
+      await tx.append(events.map((event) => stamp(event)));
+      return true;
+    });
+    if (!written) continue;
+    watch.changed = true;
+    const blocked = events.find((event) => event.kind === "blocked");
+    if (blocked?.kind === "blocked") watch.blocked.push({ id: record.id, reason: blocked.reason });
+    if (verdict.kind === "merged") {
+      await removeWorktree(ctx.root, worktreePath(ctx.root, record.id));
+      await deleteBranch(ctx.root, taskBranch(record.id));
+      await dropHeld(ctx.root, record.id);
+    }
+    const outcome = verdict.kind === "merged" ? "merged" : blocked ? "blocked" : "retry";
+    ctx.emit({ kind: "outcome", packet: record.id, attempt: status.attempt, outcome, reasons: outcomeReasons(status, verdict, blocked?.kind === "blocked" ? blocked.reason : undefined) });
+  }
+  return watch;
+}
+
+async function look(forge: GitHub, status: InReview, autoMerge: boolean): Promise<PullVerdict> {
+  const pull = await forge.pull(status.number);
+  if (pull.merged || pull.state === "closed" || pull.head.sha !== status.head) return judgePull({ pull, head: status.head, checks: [], statuses: [], reviews: [], comments: [], autoMerge });
+  const [checks, statuses, reviews, comments] = await Promise.all([forge.checkRuns(status.head), forge.statuses(status.head), forge.reviews(status.number), forge.reviewComments(status.number)]);
+  return judgePull({ pull, head: status.head, checks, statuses, reviews, comments, autoMerge });
+}
+
+/** auto_merge: squash, guarded by the gated head; a 405 (not mergeable yet) waits, a 409 (the head moved) reads the PR again. */
+async function merge(ctx: RunContext, forge: GitHub, id: string, status: InReview): Promise<PullVerdict> {
+  const message = (await gitMessage(ctx.root, status.head)) ?? `${id}\n`;
+  const [title = id, ...rest] = message.split("\n");
+  const answer = await forge.merge(status.number, { sha: status.head, title, message: rest.join("\n").trim() });
+  if (answer.kind === "merged") return { kind: "merged", commit: answer.sha };
+  if (answer.kind === "not-mergeable") return { kind: "wait", why: `the forge will not merge PR #${status.number} yet: ${answer.message}` };
+  ctx.emit({ kind: "notice", packet: id, message: `PR #${status.number}: the forge refused the merge because the head moved (${answer.message}); reading the PR again` });
+  return look(forge, status, false).then((again) => (again.kind === "person" ? { kind: "wait", why: "read again after a 409" } : again));
+}
+
+async function gitMessage(root: string, commit: string): Promise<string | undefined> {
+  const shown = await gitTry(root, ["log", "-1", "--format=%B", commit]);
+  return shown.ok ? shown.out : undefined;
+}
+
+/** Pure but for reading the merge commit's tree: the events a verdict writes (none: nothing to record yet). */
+async function eventsFor(ctx: RunContext, record: PacketRecord, packet: Packet | undefined, verdict: PullVerdict): Promise<EventBody[]> {
+  const status = record.status as InReview;
+  const { attempt, number } = status;
+  switch (verdict.kind) {
+    case "merged": {
+      // The remote is the authority: its branch has the merge commit (fetched), whose tree is what landed.
+      const remote = ctx.config.target.remote;
+      if (remote) await fetchTarget(ctx.root, remote, ctx.branch);
+      const known = verdict.commit && (await resolveCommit(ctx.root, verdict.commit));
+      const tree = known ? await treeOf(ctx.root, verdict.commit) : status.tree;
+      return [{ kind: "merged", packet: record.id, attempt, commit: verdict.commit || status.head, tree }];
+    }
+    case "closed":
+      return [
+        { kind: "blocked", packet: record.id, attempt, reason: `PR #${number} was closed without merging (${status.url})`, fix: `reopen the PR, or factory reset ${record.id} to start it again` },
+      ];
+    case "head-moved":
+      return [
+        {
+          kind: "blocked",
+          packet: record.id,
+          attempt,
+          reason: `PR #${number}'s branch ${status.branch} was pushed by someone other than the factory (its head is ${verdict.sha.slice(0, 10)}, the factory gated ${status.head.slice(0, 10)}): that head was never gated`,
+          fix: `close the PR and factory reset ${record.id}, or put ${status.branch} back at ${status.head.slice(0, 10)}`,
+        },
+      ];
+    case "feedback": {
+      const allowed = (packet?.maxAttempts ?? 0) + record.extraAttempts;
+      const reason = `the forge sent PR #${number} back: ${verdict.lines[0]?.split("\n")[0] ?? "changes asked for"}`;
+      if (record.attemptsUsed >= allowed) {
+        return [
+          { kind: "decided", packet: record.id, attempt, decision: "block", reasons: [reason], feedback: verdict.lines },
+          { kind: "blocked", packet: record.id, attempt, reason: `out of attempts (${record.attemptsUsed}/${allowed}): ${reason}; factory unblock ${record.id} gives it more` },
+        ];
+      }
+      return [{ kind: "decided", packet: record.id, attempt, decision: "retry", reasons: [reason], feedback: verdict.lines }];
+    }
+    case "wait":
+    case "person":
+    case "merge":
+      return [];
+  }
+}
+
+function outcomeReasons(status: InReview, verdict: PullVerdict, blocked: string | undefined): string[] {
+  if (blocked) return [blocked];
+  if (verdict.kind === "merged") return [`PR #${status.number} merged @ ${verdict.commit.slice(0, 10)}`];
+  if (verdict.kind === "feedback") return verdict.lines.map((line) => line.split("\n")[0] ?? line);
+  return [];
+}

@@ -1,0 +1,171 @@
+import { execFileSync, spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { worktreesDir } from "../../src/loop/context.js";
+import { readLedger } from "../../src/ledger/store.js";
+import { foldLedger } from "../../src/ledger/fold.js";
+import { runCliAsync } from "../helpers/cli.js";
+import { startGitHubStub, type GitHubStub } from "../helpers/github-stub.js";
+import { makeLoopRepo, type LoopRepo } from "../helpers/loop-repo.js";
+
+/**
+ * Pull-request mode through the CLI: a worker in its own clone pushes the
+ * packet's branch to a bare remote and opens a PR on a scripted GitHub
+ * (HTTPS, a certificate made at test time); the forge's checks and merges
+ * decide what happens next, and only a merge the forge made is `merged`.
+ */
+const TOKEN = "ghp_test_token_for_the_stub";
+/** The stub's certificate is made by openssl at test time. */
+const openssl = spawnSync("openssl", ["version"]).status === 0;
+if (!openssl) console.warn("skipping the pull-request tests: openssl is not installed (the scripted forge's certificate is made with it)");
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+const HONEST = { write: { "src/double.js": "export function double(n) {\n  return n * 2;\n}\n" } };
+const REVIEWER = { invariants: "held", evidence: "src/double.js:2" };
+
+interface Setup {
+  repo: LoopRepo;
+  stub: GitHubStub;
+  bare: string;
+  clone: string;
+  run(args?: string[]): Promise<{ code: number | null; out: string }>;
+  state(): Promise<ReturnType<typeof foldLedger>>;
+}
+
+async function setup(options: { autoMerge: boolean; attempts?: number }): Promise<Setup> {
+  const parent = mkdtempSync(join(tmpdir(), "factory-pr-"));
+  const bare = join(parent, "widgets.git");
+  const stub = await startGitHubStub({ bare, owner: "acme", repo: "widgets", token: TOKEN });
+  cleanups.push(() => stub.stop());
+  const forge = `[target]\nremote = "origin"\nmode = "pull-request"\n[forge]\nkind = "github"\napi = "${stub.api}"\nrepo = "acme/widgets"\nauto_merge = ${options.autoMerge}\npoll = "100ms"\n`;
+  const script = { P01: { implementer: Array(options.attempts ?? 2).fill(HONEST), reviewer: Array(options.attempts ?? 2).fill(REVIEWER) } };
+  const repo = makeLoopRepo({ script, config: forge });
+  execFileSync("git", ["clone", "--quiet", "--bare", repo.dir, bare]);
+  const clone = join(parent, "worker");
+  execFileSync("git", ["clone", "--quiet", bare, clone]);
+  for (const [key, value] of [
+    ["user.name", "Worker"],
+    ["user.email", "worker@factory.invalid"],
+    ["commit.gpgsign", "false"],
+  ] as const)
+    execFileSync("git", ["config", key, value], { cwd: clone });
+  cleanups.push(() => {
+    repo.cleanup();
+    rmSync(worktreesDir(clone), { recursive: true, force: true });
+    rmSync(parent, { recursive: true, force: true });
+  });
+  const env = { GITHUB_TOKEN: TOKEN, NODE_EXTRA_CA_CERTS: stub.caFile };
+  return {
+    repo,
+    stub,
+    bare,
+    clone,
+    async run(args = ["run"]) {
+      const result = await runCliAsync(args, clone, env);
+      return { code: result.code, out: `${result.stdout}${result.stderr}` };
+    },
+    state: async () => foldLedger((await readLedger(clone)).events),
+  };
+}
+
+const remoteLog = (bare: string): string => execFileSync("git", ["log", "--format=%s%n%(trailers:key=Factory-Packet,valueonly)", "main"], { cwd: bare, encoding: "utf8" });
+
+describe.skipIf(!openssl)("pull-request mode against a scripted GitHub", () => {
+  it("opens a PR with the rulings and the gates; a failing check comes back as feedback; the next attempt passes; auto_merge merges with the head sha as the guard through a 405 and a 409", async () => {
+    const forge = await setup({ autoMerge: true });
+    // The forge's CI fails the first head it sees with its own log lines, and passes the next.
+    forge.stub.checks = (_sha, nth) => [
+      nth === 0
+        ? { name: "ci / lint", status: "completed", conclusion: "failure", output: { title: "1 error", summary: "src/double.js:1 prefer-arrow-callback", text: "eslint exited 1" } }
+        : { name: "ci / lint", status: "completed", conclusion: "success", output: { title: "ok", summary: "clean", text: null } },
+    ];
+    forge.stub.mergeAnswers = [405, 409];
+    const { code, out } = await forge.run();
+    if (process.env.SHOW_OUTPUT) console.log(out);
+    expect(out).toContain("PR #1");
+    expect(code).toBe(0);
+
+    const pull = forge.stub.pulls.get(1);
+    expect(forge.stub.pulls.size).toBe(1); // the second attempt pushed to the same branch: the same PR
+    expect(pull?.title).toBe("Add double");
+    expect(pull?.body).toMatch(/\| `doubles` \| double\(n\) is n \* 2 \| held — `src\/double\.js:2/);
+    expect(pull?.body).toMatch(/\| test \| pass \|/);
+    expect(pull?.heads).toHaveLength(2);
+
+    const { packets } = await forge.state();
+    const record = packets.get("P01");
+    expect(record?.status.state).toBe("merged");
+    const decided = record?.events.filter((event) => event.kind === "decided") ?? [];
+    expect(
+      decided.some((event) => event.kind === "decided" && event.decision === "retry" && event.feedback?.some((line) => line.includes("ci / lint") && line.includes("prefer-arrow-callback"))),
+    ).toBe(true);
+
+    // Every merge call named the gated head; the first two were answered 405 and 409, the third merged.
+    const merges = forge.stub.requests.filter((request) => request.method === "PUT" && request.path.endsWith("/merge"));
+    expect(merges).toHaveLength(3);
+    for (const merge of merges) expect((merge.body as { sha: string; merge_method: string }).sha).toBe(pull?.heads[1]);
+    expect(merges.every((merge) => (merge.body as { merge_method: string }).merge_method === "squash")).toBe(true);
+    expect(forge.stub.requests.every((request) => request.authorization === `Bearer ${TOKEN}`)).toBe(true);
+    // What landed is the forge's merge, on the remote, carrying the packet's trailer.
+    if (record?.status.state === "merged") expect(record.status.commit).toBe(pull?.merge_commit_sha);
+    expect(remoteLog(forge.bare)).toContain("P01");
+    expect(out).not.toContain(TOKEN);
+  });
+
+  it("without auto_merge waits for a person: the run ends naming the PR; a person's merge on the forge is recorded by the next run", async () => {
+    const forge = await setup({ autoMerge: false });
+    const first = await forge.run();
+    expect(first.code).toBe(0);
+    expect(first.out).toMatch(/P01 is in review: PR #1 https:\/\/github\.example\/acme\/widgets\/pull\/1/);
+    expect((await forge.state()).packets.get("P01")?.status.state).toBe("in_review");
+    expect(remoteLog(forge.bare)).not.toContain("P01");
+    expect(forge.stub.requests.some((request) => request.method === "PUT")).toBe(false);
+
+    const merged = forge.stub.personMerges(1);
+    const second = await forge.run();
+    expect(second.code).toBe(0);
+    const status = (await forge.state()).packets.get("P01")?.status;
+    expect(status).toMatchObject({ state: "merged", commit: merged });
+  });
+
+  it("a PR closed without merging blocks the packet with that reason", async () => {
+    const forge = await setup({ autoMerge: false });
+    await forge.run();
+    forge.stub.close(1);
+    const { code, out } = await forge.run();
+    expect(code).not.toBe(0);
+    expect(out).toContain("PR #1 was closed without merging");
+    expect((await forge.state()).packets.get("P01")?.status.state).toBe("blocked");
+  });
+
+  it("a failing check on the last attempt blocks, with the check's words: it never merges", async () => {
+    const forge = await setup({ autoMerge: true });
+    forge.stub.checks = () => [{ name: "ci / test", status: "completed", conclusion: "failure", output: { title: "tests failed", summary: "test/double.test.js: expected 4", text: null } }];
+    const { code, out } = await forge.run();
+    expect(code).not.toBe(0);
+    expect(out).toMatch(/out of attempts \(2\/2\): the forge sent PR #1 back: The forge's check "ci \/ test" failure/);
+    expect((await forge.state()).packets.get("P01")?.status.state).toBe("blocked");
+    expect(forge.stub.requests.some((request) => request.method === "PUT")).toBe(false);
+    expect(remoteLog(forge.bare)).not.toContain("P01");
+  });
+
+  it('doctor reads the target\'s branch protection: NOT ARMED without "up to date before merging", armed with it', async () => {
+    const forge = await setup({ autoMerge: true });
+    const bare = await forge.run(["doctor", "--no-guards", "--no-models"]);
+    expect(bare.out).toMatch(/NOT ARMED\s+main re-gated at landing \(acme\/widgets on https:\/\/127\.0\.0\.1:\d+\)\n\s+main is not protected/);
+    expect(bare.code).toBe(1);
+    forge.stub.protection = { url: "x", required_status_checks: { url: "x", strict: false, contexts: ["ci"], checks: [{ context: "ci", app_id: null }] } };
+    const loose = await forge.run(["doctor", "--no-guards", "--no-models"]);
+    expect(loose.out).toContain("does not require branches to be up to date before merging");
+    expect(loose.code).toBe(1);
+    forge.stub.protection = { url: "x", required_status_checks: { url: "x", strict: true, contexts: ["ci"], checks: [{ context: "ci", app_id: null }] } };
+    const armed = await forge.run(["doctor", "--no-guards", "--no-models"]);
+    expect(armed.out).toMatch(/armed\s+main re-gated at landing .*: the forge requires PRs up to date with main and checks ci/);
+    expect(armed.code).toBe(0);
+  });
+});

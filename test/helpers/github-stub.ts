@@ -1,0 +1,242 @@
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createServer, type Server } from "node:https";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+/** A check run as the stub reports it for a head (GitHub's shape, the fields the factory reads and a few more). */
+export interface StubCheck {
+  name: string;
+  status: "queued" | "in_progress" | "completed";
+  conclusion: "success" | "failure" | "neutral" | "cancelled" | "timed_out" | "action_required" | "skipped" | null;
+  output?: { title: string | null; summary: string | null; text: string | null };
+}
+
+export interface StubPull {
+  number: number;
+  title: string;
+  body: string;
+  state: "open" | "closed";
+  merged: boolean;
+  merge_commit_sha: string | null;
+  head: string;
+  base: string;
+  /** The head sha as the PR was first opened and as each push moved it. */
+  heads: string[];
+  reviews: { user: { login: string }; state: string; body: string; commit_id: string }[];
+  comments: { user: { login: string }; path: string; line: number; body: string; commit_id: string }[];
+}
+
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  body: unknown;
+  authorization: string | undefined;
+}
+
+export interface GitHubStub {
+  /** The API base for `[forge] api`. */
+  api: string;
+  /** The certificate to trust (NODE_EXTRA_CA_CERTS) for HTTPS on 127.0.0.1. */
+  caFile: string;
+  requests: RecordedRequest[];
+  pulls: Map<number, StubPull>;
+  /** The checks the forge reports on a head: the n-th head it saw for the PR (0 first). Default: one passing check. */
+  checks: (sha: string, nthHead: number) => StubCheck[];
+  /** Status codes the next merge calls answer before any real merge (405, 409). */
+  mergeAnswers: number[];
+  /** The branch protection of a branch, as GitHub answers it; undefined: 404, not protected. */
+  protection: Record<string, unknown> | undefined;
+  /** A person merges the PR on the forge (a squash, as GitHub's button does). */
+  personMerges(number: number): string;
+  close(number: number): void;
+  stop(): Promise<void>;
+}
+
+const REPO = /^\/repos\/([^/]+)\/([^/]+)(\/.*)?$/;
+
+/**
+ * A scripted GitHub-compatible REST server over HTTPS on 127.0.0.1, with a
+ * certificate made at test time: the endpoints the factory uses, answering
+ * with GitHub's response shapes, its pull requests backed by a real bare
+ * repository (a PR's head follows its branch there; a merge is a squash
+ * commit on the base). Every request is recorded.
+ */
+export async function startGitHubStub(input: { bare: string; owner: string; repo: string; token: string }): Promise<GitHubStub> {
+  const dir = mkdtempSync(join(tmpdir(), "factory-github-stub-"));
+  const keyFile = join(dir, "key.pem");
+  const caFile = join(dir, "cert.pem");
+  execFileSync("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", keyFile, "-out", caFile, "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"], {
+    stdio: "ignore",
+  });
+  const git = (...args: string[]): string => execFileSync("git", args, { cwd: input.bare, encoding: "utf8" }).trim();
+  const tipOf = (branch: string): string | undefined => {
+    try {
+      return git("rev-parse", "--verify", "--quiet", `refs/heads/${branch}`);
+    } catch {
+      return undefined;
+    }
+  };
+  const site = `https://github.example/${input.owner}/${input.repo}`;
+  let next = 1;
+  const stub: GitHubStub = {
+    api: "",
+    caFile,
+    requests: [],
+    pulls: new Map(),
+    checks: () => [{ name: "ci", status: "completed", conclusion: "success", output: { title: "ok", summary: "all green", text: null } }],
+    mergeAnswers: [],
+    protection: undefined,
+    personMerges: (number) => squash(number, "Merged by a person"),
+    close(number) {
+      const pull = stub.pulls.get(number);
+      if (pull) pull.state = "closed";
+    },
+    stop: async () => {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+
+  /** Follows the PR's branch on the bare remote, as GitHub does when someone pushes to it. */
+  const refresh = (pull: StubPull): void => {
+    const tip = tipOf(pull.head);
+    if (pull.state === "open" && tip && tip !== pull.heads.at(-1)) pull.heads.push(tip);
+  };
+  const shape = (pull: StubPull) => ({
+    url: `${stub.api}/repos/${input.owner}/${input.repo}/pulls/${pull.number}`,
+    id: 1000 + pull.number,
+    number: pull.number,
+    html_url: `${site}/pull/${pull.number}`,
+    state: pull.state,
+    title: pull.title,
+    body: pull.body,
+    merged: pull.merged,
+    merge_commit_sha: pull.merge_commit_sha,
+    mergeable: pull.state === "open" ? true : null,
+    mergeable_state: pull.state === "open" ? "clean" : "unknown",
+    draft: false,
+    user: { login: "factory-bot", id: 1, type: "User" },
+    head: { label: `${input.owner}:${pull.head}`, ref: pull.head, sha: pull.heads.at(-1) ?? "", repo: { full_name: `${input.owner}/${input.repo}` } },
+    base: { label: `${input.owner}:${pull.base}`, ref: pull.base, sha: tipOf(pull.base) ?? "", repo: { full_name: `${input.owner}/${input.repo}` } },
+  });
+  function squash(number: number, title: string, message = ""): string {
+    const pull = stub.pulls.get(number);
+    if (!pull) throw new Error(`no PR #${number}`);
+    const head = pull.heads.at(-1) as string;
+    const base = tipOf(pull.base) as string;
+    const tree = git("merge-tree", "--write-tree", base, head).split("\n")[0] as string;
+    const commit = git("commit-tree", tree, "-p", base, "-m", message ? `${title}\n\n${message}` : title);
+    git("update-ref", `refs/heads/${pull.base}`, commit, base);
+    Object.assign(pull, { merged: true, state: "closed", merge_commit_sha: commit });
+    return commit;
+  }
+  /** Sends the answer; `true`, so a handler can `return answer(…)`. */
+  const answer = (response: ServerResponse, status: number, body: unknown): true => {
+    response.writeHead(status, { "content-type": "application/json; charset=utf-8", "x-github-api-version-selected": "2022-11-28" });
+    response.end(JSON.stringify(body));
+    return true;
+  };
+
+  const handle = (request: IncomingMessage, response: ServerResponse, raw: string): true => {
+    const url = new URL(request.url ?? "/", "https://127.0.0.1");
+    const body = raw ? JSON.parse(raw) : undefined;
+    stub.requests.push({ method: request.method ?? "", path: `${url.pathname}${url.search}`, body, authorization: request.headers.authorization });
+    if (request.headers.authorization !== `Bearer ${input.token}`) return answer(response, 401, { message: "Bad credentials", documentation_url: "https://docs.github.com/rest" });
+    const matched = REPO.exec(url.pathname);
+    if (!matched || matched[1] !== input.owner || matched[2] !== input.repo) return answer(response, 404, { message: "Not Found" });
+    const rest = matched[3] ?? "";
+    const method = request.method;
+    if (method === "GET" && rest === "/pulls") {
+      const head = url.searchParams.get("head");
+      const state = url.searchParams.get("state") ?? "open";
+      for (const pull of stub.pulls.values()) refresh(pull);
+      const list = [...stub.pulls.values()].filter((pull) => (state === "all" || pull.state === state) && (!head || `${input.owner}:${pull.head}` === head));
+      return answer(response, 200, list.map(shape));
+    }
+    if (method === "POST" && rest === "/pulls") {
+      const sha = tipOf(body.head);
+      if (!sha) return answer(response, 422, { message: "Validation Failed", errors: [{ resource: "PullRequest", field: "head", code: "invalid" }] });
+      if ([...stub.pulls.values()].some((pull) => pull.state === "open" && pull.head === body.head))
+        return answer(response, 422, {
+          message: "Validation Failed",
+          errors: [{ resource: "PullRequest", code: "custom", message: `A pull request already exists for ${input.owner}:${body.head}.` }],
+        });
+      const pull: StubPull = {
+        number: next++,
+        title: body.title,
+        body: body.body ?? "",
+        state: "open",
+        merged: false,
+        merge_commit_sha: null,
+        head: body.head,
+        base: body.base,
+        heads: [sha],
+        reviews: [],
+        comments: [],
+      };
+      stub.pulls.set(pull.number, pull);
+      return answer(response, 201, shape(pull));
+    }
+    const onePull = /^\/pulls\/(\d+)$/.exec(rest);
+    if (onePull) {
+      const found = onePull;
+      const pull = stub.pulls.get(Number(found[1]));
+      if (!pull) return answer(response, 404, { message: "Not Found" });
+      refresh(pull);
+      if (method === "PATCH") Object.assign(pull, body.title ? { title: body.title } : {}, body.body !== undefined ? { body: body.body } : {});
+      return answer(response, 200, shape(pull));
+    }
+    const mergePath = /^\/pulls\/(\d+)\/merge$/.exec(rest);
+    if (mergePath && method === "PUT") {
+      const found = mergePath;
+      const pull = stub.pulls.get(Number(found[1]));
+      if (!pull) return answer(response, 404, { message: "Not Found" });
+      refresh(pull);
+      const scripted = stub.mergeAnswers.shift();
+      if (scripted === 405 || pull.state !== "open") return answer(response, 405, { message: "Pull Request is not mergeable" });
+      if (scripted === 409 || (body.sha && body.sha !== pull.heads.at(-1))) return answer(response, 409, { message: "Head branch was modified. Review and try the merge again." });
+      const sha = squash(pull.number, body.commit_title ?? pull.title, body.commit_message ?? "");
+      return answer(response, 200, { sha, merged: true, message: "Pull Request successfully merged" });
+    }
+    const reviewPath = /^\/pulls\/(\d+)\/(reviews|comments)$/.exec(rest);
+    if (reviewPath && method === "GET") {
+      const found = reviewPath;
+      const pull = stub.pulls.get(Number(found[1]));
+      if (!pull) return answer(response, 404, { message: "Not Found" });
+      return answer(response, 200, found[2] === "reviews" ? pull.reviews.map((review, at) => ({ id: at + 1, ...review })) : pull.comments.map((comment, at) => ({ id: at + 1, ...comment })));
+    }
+    const commitPath = /^\/commits\/([0-9a-f]{40})\/(check-runs|status)$/.exec(rest);
+    if (commitPath && method === "GET") {
+      const found = commitPath;
+      const sha = found[1] as string;
+      const pull = [...stub.pulls.values()].find((candidate) => candidate.heads.includes(sha));
+      if (found[2] === "status") return answer(response, 200, { state: "success", sha, total_count: 0, statuses: [] });
+      const checks = pull ? stub.checks(sha, pull.heads.indexOf(sha)) : [];
+      return answer(response, 200, { total_count: checks.length, check_runs: checks.map((check, at) => ({ id: at + 1, head_sha: sha, html_url: `${site}/runs/${at + 1}`, ...check })) });
+    }
+    const protectionPath = /^\/branches\/([^/]+)\/protection$/.exec(rest);
+    if (protectionPath && method === "GET") {
+      if (!stub.protection) return answer(response, 404, { message: "Branch not protected" });
+      return answer(response, 200, stub.protection);
+    }
+    return answer(response, 404, { message: "Not Found" });
+  };
+
+  const server: Server = createServer({ key: readFileSync(keyFile), cert: readFileSync(caFile) }, (request, response) => {
+    let raw = "";
+    request.on("data", (chunk) => (raw += String(chunk)));
+    request.on("end", () => {
+      try {
+        handle(request, response, raw);
+      } catch (error) {
+        answer(response, 500, { message: error instanceof Error ? error.message : String(error) });
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  stub.api = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return stub;
+}
