@@ -16,6 +16,7 @@ import {
   DEFAULT_PLANNING,
   DEFAULT_LEASE_MS,
   DEFAULT_FORGE_API,
+  DEFAULT_REMOTE_PATIENCE_MS,
   DEFAULT_FORGE_POLL_MS,
   TARGET_MODES,
   type TargetMode,
@@ -84,6 +85,9 @@ export function parseConfig(source: string, file = CONFIG_PATH): ConfigParse {
   const mode = targetTable?.string("mode", { nonEmpty: true })?.trim() ?? "push";
   if (!TARGET_MODES.includes(mode as TargetMode)) targetTable?.report("mode", `${JSON.stringify(mode)} is not a landing mode; write "push" or "pull-request"`);
   else if (mode === "pull-request" && remote === undefined) targetTable?.report("mode", `"pull-request" lands on a shared remote: name it too, e.g. remote = "origin"`);
+  const patienceText = targetTable?.raw("patience");
+  const patienceMs = patienceText === undefined ? DEFAULT_REMOTE_PATIENCE_MS : parseDuration(patienceText);
+  if (patienceText !== undefined && patienceMs === undefined) targetTable?.report("patience", `${JSON.stringify(patienceText)} is not a duration; write e.g. "10m"`);
   targetTable?.rejectUnknown();
   const forge = readForge(root, mode === "pull-request");
   root.rejectUnknown();
@@ -104,7 +108,7 @@ export function parseConfig(source: string, file = CONFIG_PATH): ConfigParse {
       planning,
       ledger,
       workers,
-      target: { remote, mode: mode as TargetMode },
+      target: { remote, mode: mode as TargetMode, patienceMs: patienceMs ?? DEFAULT_REMOTE_PATIENCE_MS },
       forge,
     },
   };

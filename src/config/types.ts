@@ -27,7 +27,8 @@ export interface Config {
   /** `[workers]`: how long a worker's claim lasts without a renewal (PostgreSQL ledger only; renewed every third of it). */
   workers: { leaseMs: number };
   /** `[target]`: where landings go: this repository's `target_branch` (no remote), or that branch of a shared git remote, by push or by pull request. */
-  target: { remote: string | undefined; mode: TargetMode };
+  /** `patienceMs`: how long an unreachable remote is waited out (with backoff, nothing spent) before the work waits for the next run. */
+  target: { remote: string | undefined; mode: TargetMode; patienceMs: number };
   /** `[forge]`: where pull requests are opened (`mode = "pull-request"`). */
   forge: ForgeConfig | undefined;
 }
@@ -49,6 +50,7 @@ export interface ForgeConfig {
   pollMs: number;
 }
 
+export const DEFAULT_REMOTE_PATIENCE_MS = 10 * 60_000;
 export const DEFAULT_FORGE_API = "https://api.github.com";
 export const DEFAULT_FORGE_POLL_MS = 30_000;
 

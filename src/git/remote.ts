@@ -7,7 +7,7 @@ import { gitTry, resolveCommit } from "./repo.js";
  * compare-and-swap on the remote): a push that lost the race is refused as
  * stale, and the worker fetches and tries again.
  */
-export type Fetched = { ok: true; tip: string } | { ok: false; reason: string };
+export type Fetched = { ok: true; tip: string } | { ok: false; reason: string; unreachable?: true };
 
 /** The remote-tracking ref of the target branch. */
 export function trackingRef(remote: string, branch: string): string {
@@ -17,12 +17,16 @@ export function trackingRef(remote: string, branch: string): string {
 /** Fetches the remote's target branch into its tracking ref; the remote's own message when it cannot. */
 export async function fetchTarget(root: string, remote: string, branch: string): Promise<Fetched> {
   const fetched = await gitTry(root, ["fetch", "--quiet", "--no-tags", "--no-recurse-submodules", remote, `+refs/heads/${branch}:${trackingRef(remote, branch)}`]);
-  if (!fetched.ok) return { ok: false, reason: `git fetch ${remote} ${branch} failed: ${lastLines(fetched.message)}` };
+  if (!fetched.ok) return { ok: false, reason: `git fetch ${remote} ${branch} failed: ${lastLines(fetched.message)}`, unreachable: true };
   const tip = await resolveCommit(root, trackingRef(remote, branch));
   return tip ? { ok: true, tip } : { ok: false, reason: `${remote} has no branch ${branch}` };
 }
 
-export type Pushed = { kind: "pushed" } | { kind: "stale"; detail: string } | { kind: "refused"; reason: string };
+export type Pushed = { kind: "pushed" } | { kind: "stale"; detail: string } | { kind: "refused"; reason: string } | { kind: "unreachable"; reason: string };
+
+/** What git says when it could not talk to the remote at all (not a refusal by the remote). */
+const UNREACHABLE =
+  /unable to access|Could not read from remote repository|Connection (refused|timed out|reset)|Could not resolve host|does not appear to be a git repository|Network is unreachable|early EOF/i;
 
 /**
  * Pushes `commit` as the remote's `branch`, only if the remote's branch is
@@ -39,6 +43,7 @@ export async function pushLanding(root: string, input: { remote: string; branch:
   if (/cannot lock ref '[^']+': is at [0-9a-f]+ but expected [0-9a-f]+/.test(text) || /cannot lock ref '[^']+':.*(File exists|Unable to create)/.test(text)) {
     return { kind: "stale", detail: lastLines(text) };
   }
+  if (!/\[remote rejected\]|^remote:/m.test(text) && UNREACHABLE.test(text)) return { kind: "unreachable", reason: `git push ${remote} ${branch} failed: ${lastLines(text)}` };
   const remoteSays = text
     .split("\n")
     .filter((line) => line.startsWith("remote:") || line.includes("[remote rejected]") || /^(fatal|error):/.test(line))

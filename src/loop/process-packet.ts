@@ -8,12 +8,12 @@ import type { EventBody } from "../ledger/events.js";
 import type { PacketRecord } from "../ledger/fold.js";
 import { withLandLock } from "../ledger/store.js";
 import { type Flight, landingQueue } from "../merge/landing-queue.js";
-import { land, type LandResult } from "../merge/land.js";
+import { land, remotePatience, type LandResult } from "../merge/land.js";
 import type { Packet } from "../packet/types.js";
 import { runAttempt, type AttemptReport } from "./attempt.js";
 import { BudgetExhausted } from "./budget.js";
 import { claimLanding, claimPacket } from "./claim.js";
-import { syncWithRemote } from "../merge/target-sync.js";
+import { syncPatiently } from "../merge/target-sync.js";
 import { ClaimLost } from "../ledger/pg-claims.js";
 import { attemptDir, Interrupted, taskBranch, worktreePath, type RunContext } from "./context.js";
 import { continuable, decide, type AttemptDecision, type AttemptEnd } from "./decide.js";
@@ -54,7 +54,7 @@ async function attemptPacket(runCtx: RunContext, packet: Packet, record: PacketR
   const runDir = attemptDir(ctx.root, packet.id, attempt);
   // With a shared remote, each attempt starts from what the remote holds now (other workers land there).
   const remote = ctx.config.target.remote;
-  const synced = remote ? await syncWithRemote(ctx.root, remote, ctx.branch) : undefined;
+  const synced = remote ? await syncPatiently(ctx.root, remote, ctx.branch, remotePatience(ctx, packet.id)) : undefined;
   if (synced && !synced.ok) {
     await ctx.ledger.append([{ kind: "attempt-interrupted", packet: packet.id, attempt, reason: synced.reason }]);
     return { kind: "interrupted", reason: synced.reason };

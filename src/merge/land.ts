@@ -1,5 +1,5 @@
 import { finishCheckout, moveBranch } from "./checkout.js";
-import { syncWithRemote } from "./target-sync.js";
+import { syncPatiently, waitForRemote, type RemotePatience } from "./target-sync.js";
 import { openForReview } from "./pull-request.js";
 import { pushLanding } from "../git/remote.js";
 import { existsSync, mkdirSync } from "node:fs";
@@ -67,11 +67,14 @@ export async function land(ctx: RunContext, input: LandInput): Promise<LandResul
   let gates = input.provenance.gates;
   let tests = input.tests;
   const remote = ctx.config.target.remote;
-  for (let race = 0; race < MAX_RACES; race++) {
+  // An unreachable remote is waited out, one patience for the whole landing; past it the gated work waits, unspent.
+  const patience = remotePatience(ctx, input.packet.id);
+  const unreachable = (reason: string): LandResult => ({ kind: "merge-blocked", reason: `${reason}; the gated work lands on the next run, unspent` });
+  for (let race = 0, outages = 0; race < MAX_RACES; race++) {
     // With a shared remote, the tip is what the remote holds now: fetched, and this clone's branch brought to it.
     if (remote) {
-      const synced = await syncWithRemote(ctx.root, remote, ctx.branch);
-      if (!synced.ok) return { kind: "environment-error", reason: synced.reason };
+      const synced = await syncPatiently(ctx.root, remote, ctx.branch, patience);
+      if (!synced.ok) return synced.unreachable ? unreachable(synced.reason) : { kind: "environment-error", reason: synced.reason };
     }
     const tip = await resolveCommit(ctx.root, ctx.branch);
     if (!tip) return { kind: "environment-error", reason: `the target branch ${ctx.branch} no longer exists` };
@@ -154,6 +157,12 @@ export async function land(ctx: RunContext, input: LandInput): Promise<LandResul
         continue;
       }
       if (pushed.kind === "refused") return { kind: "environment-error", reason: pushed.reason };
+      if (pushed.kind === "unreachable") {
+        const gaveUp = await waitForRemote(remote, pushed.reason, outages++, patience);
+        if (gaveUp) return unreachable(gaveUp.reason);
+        race--; // not a race lost: the same landing, once the remote answers
+        continue;
+      }
       // This clone's branch follows the remote; if it cannot now, the next fetch brings it.
       const followed = await moveBranch(ctx.root, ctx.branch, tip, squash);
       if (followed.kind === "moved" && followed.notice) ctx.emit({ kind: "notice", packet: input.packet.id, message: followed.notice });
@@ -180,6 +189,11 @@ export async function land(ctx: RunContext, input: LandInput): Promise<LandResul
       ? `${remote}/${ctx.branch} kept moving while landing (${MAX_RACES} tries, each push lost to another); the gated work lands on the next try, unspent`
       : `${ctx.branch} kept moving while landing (${MAX_RACES} tries), moved by something other than the factory`,
   };
+}
+
+/** How a landing or an attempt of `packet` waits out an unreachable remote: said once, as a notice of the packet. */
+export function remotePatience(ctx: RunContext, packet: string): RemotePatience {
+  return { patienceMs: ctx.config.target.patienceMs, signal: ctx.signal, onUnreachable: (message) => ctx.emit({ kind: "notice", packet, message }) };
 }
 
 type UpToDate = { kind: "ok"; commit: string; treeChanged: boolean } | LandResult;

@@ -1,8 +1,9 @@
 import { fetchTarget } from "../git/remote.js";
 import { gitTry, resolveCommit } from "../git/repo.js";
 import { moveBranch } from "./checkout.js";
+import { sleepUntil } from "../util/sleep.js";
 
-export type Synced = { ok: true; tip: string } | { ok: false; reason: string };
+export type Synced = { ok: true; tip: string } | { ok: false; reason: string; unreachable?: true };
 
 /**
  * With a shared remote as the target: fetches the remote's target branch and
@@ -33,4 +34,45 @@ export async function syncWithRemote(root: string, remote: string, branch: strin
     if (moved.kind === "dirty") return { ok: false, reason: `${branch} cannot follow ${remote}/${branch}: ${moved.reason}` };
   }
   return { ok: false, reason: `${branch} kept moving while following ${remote}/${branch}` };
+}
+
+/** Waits on an unreachable remote: from when, and what each wait is told. */
+export interface RemotePatience {
+  /** How long the remote may stay unreachable before the caller gives up (spending nothing). */
+  patienceMs: number;
+  signal: AbortSignal;
+  /** Said once per outage, when it starts. */
+  onUnreachable(reason: string): void;
+  /** The outage began here (carried across calls of one landing). */
+  since?: number;
+}
+
+const MAX_BACKOFF_MS = 15_000;
+
+/**
+ * syncWithRemote, waiting out a remote that cannot be reached (fetch failed to
+ * talk to it) with backoff, up to the patience: nothing is spent meanwhile. Past
+ * it, the failure names the remote and since when.
+ */
+export async function syncPatiently(root: string, remote: string, branch: string, patience: RemotePatience): Promise<Synced> {
+  for (let tries = 0; ; tries++) {
+    const synced = await syncWithRemote(root, remote, branch);
+    if (synced.ok || !synced.unreachable) return synced;
+    const waited = await waitForRemote(remote, synced.reason, tries, patience);
+    if (waited) return waited;
+  }
+}
+
+/** One backoff of an outage, or the failure that ends it (past the patience, or interrupted). */
+export async function waitForRemote(remote: string, reason: string, tries: number, patience: RemotePatience): Promise<{ ok: false; reason: string; unreachable: true } | undefined> {
+  if (patience.since === undefined) {
+    patience.since = Date.now();
+    patience.onUnreachable(`${remote} cannot be reached (${reason}); waiting for it with backoff (up to ${Math.round(patience.patienceMs / 1000)} s), nothing is spent meanwhile`);
+  }
+  const since = new Date(patience.since).toISOString();
+  if (Date.now() - patience.since >= patience.patienceMs || patience.signal.aborted) {
+    return { ok: false, reason: `${remote} could not be reached since ${since} (${reason})`, unreachable: true };
+  }
+  await sleepUntil(Math.min(patience.since + patience.patienceMs, Date.now() + Math.min(MAX_BACKOFF_MS, 1000 * 2 ** tries)), patience.signal);
+  return undefined;
 }
