@@ -1,4 +1,6 @@
 import { clearLeftWorktreeLock } from "../git/locks.js";
+import { fetchHeld } from "../git/held-refs.js";
+import { syncWithRemote } from "../merge/target-sync.js";
 import { existsSync } from "node:fs";
 import { landedCacheFile, landedPackets, landedVersion } from "../git/trailers.js";
 import { recordLandedVersions } from "../loop/reconcile.js";
@@ -22,7 +24,7 @@ import { land } from "../merge/land.js";
 import { implementerClaims } from "./report.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
 import { confirmByPerson, loadPacketRecord, refuseAgents, personName, type PersonInput } from "./packet-record.js";
-import type { Workspace } from "./workspace.js";
+import { loadHead, type Workspace } from "./workspace.js";
 
 export interface ApproveOptions extends PersonInput {
   cwd: string;
@@ -43,6 +45,18 @@ export async function approve(options: ApproveOptions): Promise<ExitCode> {
   if (refusal) {
     output.err(`factory approve refused: ${refusal}.`);
     return EXIT.invalid;
+  }
+  // With a shared remote, any clone approves: the target and the held attempts are the remote's, fetched first.
+  const head = await loadHead(options.cwd);
+  const remote = head.ok ? head.head.config?.target.remote : undefined;
+  if (head.ok && remote) {
+    const synced = await syncWithRemote(head.head.root, remote, head.head.branch);
+    if (!synced.ok) {
+      output.err(`factory approve: ${synced.reason}; nothing was approved.`);
+      return EXIT.halted;
+    }
+    const unfetched = await fetchHeld(head.head.root, remote);
+    if (unfetched) output.err(`notice: the held attempts on ${remote} could not be fetched (${unfetched}); approving from what this clone has`);
   }
   const loaded = await loadPacketRecord(options.cwd, id, output);
   if (!loaded) return EXIT.invalid;

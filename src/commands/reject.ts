@@ -40,7 +40,7 @@ export async function reject(options: RejectOptions): Promise<ExitCode> {
     const now = (await loaded.workspace.ledger.read()).state.packets.get(id)?.status;
     if (now?.state !== "awaiting_human" || held?.state !== "awaiting_human" || now.commit !== held.commit) return now?.state ?? "queued";
     await loaded.workspace.ledger.append([{ kind: "rejected", packet: id, by, reason: options.reason.trim() }]);
-    await dropHeld(root, id);
+    await dropHeld(root, id, loaded.workspace.config?.target.remote);
     return undefined;
   });
   if (rejected) {

@@ -44,7 +44,7 @@ export async function reset(options: ResetOptions): Promise<ExitCode> {
   await loaded.workspace.ledger.append([{ kind: "reset", packet: id, by }]);
   await removeWorktree(root, worktreePath(root, id));
   await deleteBranch(root, taskBranch(id));
-  await dropHeld(root, id);
+  await dropHeld(root, id, loaded.workspace.config?.target.remote);
   output.out(`${id} starts over at the next \`factory run\` (its history stays: factory status ${id}).`);
   return EXIT.ok;
 }

@@ -44,9 +44,26 @@ export async function keepHeld(root: string, record: HeldRecord): Promise<void> 
   await gitRun(root, ["update-ref", "-m", "factory: held", `${HELD_REFS}${record.packet}`, commit]);
 }
 
-/** Forgets a packet's held attempt (merged, rejected, reset): its ref goes; nothing when there is none. */
-export async function dropHeld(root: string, packet: string): Promise<void> {
+/** Forgets a packet's held attempt (merged, rejected, reset): its ref goes (on the shared remote too); nothing when there is none. */
+export async function dropHeld(root: string, packet: string, remote?: string): Promise<void> {
   await gitTry(root, ["update-ref", "-d", `${HELD_REFS}${packet}`]);
+  // Best effort: a ref left on the remote names a commit the ledger no longer holds for a person, and is never landed by itself.
+  if (remote) await gitTry(root, ["push", "--quiet", "--no-verify", remote, `:${HELD_REFS}${packet}`]);
+}
+
+/**
+ * With a shared remote: the held attempt's ref is pushed there, so `approve`
+ * (and `diff`) work from any clone; the remote's own refusal is returned.
+ */
+export async function shareHeld(root: string, packet: string, remote: string): Promise<string | undefined> {
+  const pushed = await gitTry(root, ["push", "--quiet", "--no-verify", "--force", remote, `${HELD_REFS}${packet}:${HELD_REFS}${packet}`]);
+  return pushed.ok ? undefined : pushed.message.trim().split("\n").slice(-2).join(" / ");
+}
+
+/** With a shared remote: every held attempt's ref, as the remote has them (an approval on another clone fetches them first). */
+export async function fetchHeld(root: string, remote: string): Promise<string | undefined> {
+  const fetched = await gitTry(root, ["fetch", "--quiet", "--no-tags", remote, `+${HELD_REFS}*:${HELD_REFS}*`]);
+  return fetched.ok ? undefined : fetched.message.trim().split("\n").slice(-2).join(" / ");
 }
 
 /** Every held attempt git keeps; one whose record cannot be read (or whose parent is not its commit) is left out. */

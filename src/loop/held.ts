@@ -1,4 +1,4 @@
-import { dropHeld, type HeldRecord, keepHeld, readHeld } from "../git/held-refs.js";
+import { dropHeld, type HeldRecord, keepHeld, readHeld, shareHeld } from "../git/held-refs.js";
 import { eventPacket, type EventBody } from "../ledger/events.js";
 import type { LedgerState } from "../ledger/fold.js";
 import type { Ledger } from "../ledger/ledger.js";
@@ -8,12 +8,15 @@ import { taskBranch } from "./context.js";
 export { dropHeld, readHeld };
 
 /** After an attempt is held for a person: the attempt and its ledger events kept in git too (git/held-refs.ts). */
-export async function keepHeldAttempt(root: string, ledger: Ledger, packet: Packet, held: { attempt: number; commit: string; fork: string; tree: string }): Promise<void> {
+export async function keepHeldAttempt(root: string, ledger: Ledger, packet: Packet, held: { attempt: number; commit: string; fork: string; tree: string }, remote?: string): Promise<void> {
   const history = (await ledger.history()).state.packets.get(packet.id);
   const events = (history?.events ?? [])
     .filter((event) => "attempt" in event && event.attempt === held.attempt && event.kind !== "held")
     .map(({ v: _v, ts: _ts, ...body }) => body as Record<string, unknown>);
   await keepHeld(root, { packet: packet.id, sha256: packet.sha256, ...held, events });
+  if (!remote) return;
+  const refused = await shareHeld(root, packet.id, remote);
+  if (refused) throw new Error(`the held attempt could not be pushed to ${remote}, so only this clone can approve it: ${refused}`);
 }
 
 /**

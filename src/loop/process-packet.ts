@@ -161,7 +161,7 @@ async function applyDecision(ctx: RunContext, input: Applied): Promise<PacketOut
       await ctx.ledger.append([decided, { kind: "held", packet: packet.id, attempt, tree, branch: taskBranch(packet.id), commit: report.commit, fork: report.forkCommit }]);
       // Kept in git too: a lost ledger does not send reviewed work back to be done and paid for again.
       try {
-        await keepHeldAttempt(ctx.root, ctx.ledger, packet, { attempt, commit: report.commit, fork: report.forkCommit, tree });
+        await keepHeldAttempt(ctx.root, ctx.ledger, packet, { attempt, commit: report.commit, fork: report.forkCommit, tree }, ctx.config.target.remote);
       } catch (error) {
         // The ledger has the hold; git's copy is a second record, whose failure stops nothing.
         ctx.emit({ kind: "notice", packet: packet.id, message: `the held attempt could not also be kept in git (${error instanceof Error ? error.message.split("\n")[0] : String(error)})` });
@@ -201,7 +201,7 @@ export async function applyLanding(
       await ctx.ledger.append([decided, { kind: "merged", packet: packet.id, attempt, commit: landed.commit, tree: landed.tree }]);
       await removeWorktree(ctx.root, worktreePath(ctx.root, packet.id));
       await deleteBranch(ctx.root, taskBranch(packet.id));
-      await dropHeld(ctx.root, packet.id);
+      await dropHeld(ctx.root, packet.id, ctx.config.target.remote);
       ctx.emit({ kind: "outcome", packet: packet.id, attempt, outcome: "merged", reasons: [`${ctx.branch} @ ${landed.commit.slice(0, 10)}`] });
       return { kind: "merged", commit: landed.commit };
     case "in-review": {

@@ -71,7 +71,7 @@ export async function watchReviews(ctx: RunContext, packets: readonly Packet[]):
     if (verdict.kind === "merged") {
       await removeWorktree(ctx.root, worktreePath(ctx.root, record.id));
       await deleteBranch(ctx.root, taskBranch(record.id));
-      await dropHeld(ctx.root, record.id);
+      await dropHeld(ctx.root, record.id, ctx.config.target.remote);
     }
     const outcome = verdict.kind === "merged" ? "merged" : blocked ? "blocked" : "retry";
     ctx.emit({ kind: "outcome", packet: record.id, attempt: status.attempt, outcome, reasons: outcomeReasons(status, verdict, blocked?.kind === "blocked" ? blocked.reason : undefined) });

@@ -1,6 +1,6 @@
 import { readText } from "../util/read-text.js";
 import { randomUUID } from "node:crypto";
-import { copyFileSync, existsSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { lockInMessage, lockLeftMessage } from "../git/locks.js";
 import { gitRun, gitTry, gitTryInTurn, resolveCommit } from "../git/repo.js";
@@ -89,6 +89,7 @@ export async function moveWithCheckout(root: string, input: { branch: string; ch
     throw error;
   }
   const note = join(root, STATE_DIR, NOTE);
+  mkdirSync(dirname(note), { recursive: true }); // a clone on the PostgreSQL ledger may have no state directory yet
   writeFileSync(note, JSON.stringify(forward));
   crashPoint("land-before-move");
   const move = ["update-ref", "-m", "factory: land", `refs/heads/${input.branch}`, to, from];

@@ -30,8 +30,8 @@ afterEach(() => {
 const LEASE = "3s";
 
 /** A queue of `count` packets, each adding src/fN.js (fN(n) = n * N); P03 requires P02. */
-function queueRepo(count: number, script: Script, extra = ""): LoopRepo {
-  const repo = newRepo({ script, config: `[workers]\nlease = "${LEASE}"\n${extra}` });
+function queueRepo(count: number, script: Script, extra = "", p01 = ""): LoopRepo {
+  const repo = newRepo({ script, config: `[workers]\nlease = "${LEASE}"\n${extra}`, packet: p01 });
   for (let at = 2; at <= count; at++) {
     const id = `P0${at}`;
     repo.write(
@@ -347,6 +347,35 @@ describe("several workers on one PostgreSQL ledger", { timeout: 300_000 }, () =>
     const status = runCli(["status", "--json"], checkout, { FACTORY_LEDGER_URL: url });
     expect(status.code, status.stderr).toBe(0);
     expect((JSON.parse(status.stdout) as { packets: { state: string }[] }).packets.map((packet) => packet.state)).toEqual(ids.map(() => "merged"));
+  });
+
+  it("a held packet is approved from another clone: the held attempt is on the remote, the approval lands it there once", async (context) => {
+    if (!database.available()) return context.skip();
+    const url = await database.database();
+    const script: Script = {};
+    for (let at = 1; at <= 3; at++) script[`P0${at}`] = { implementer: [honest(at)], reviewer: [reviewer(at)] };
+    const repo = queueRepo(3, script, '[target]\nremote = "origin"\n', 'gate = "human"');
+    const { remote, clones } = withRemote(repo, 2, context.onTestFinished);
+    const worker = startWorker({ ...repo, dir: clones[0] as string }, url, "night");
+    const end = await worker.done;
+    expect(end.out).toContain("P01 awaits a person: factory approve P01");
+    expect(execFileSync("git", ["for-each-ref", "--format=%(refname)", "refs/factory/held/"], { cwd: remote, encoding: "utf8" }).trim()).toBe("refs/factory/held/P01");
+
+    // A person on another machine, in a clone that never ran anything.
+    const other = clones[1] as string;
+    const approved = runCli(["approve", "P01", "--yes"], other, { FACTORY_LEDGER_URL: url }, 120_000);
+    expect(approved.code, `${approved.stdout}${approved.stderr}`).toBe(0);
+    expect(approved.stdout).toMatch(/Approved by .* and merged into main as [0-9a-f]{10}/);
+    const landed = execFileSync("git", ["log", "--format=%(trailers:key=Factory-Packet,valueonly)", "main"], { cwd: remote, encoding: "utf8" }).split("\n").filter(Boolean);
+    expect(landed.sort()).toEqual(["P01", "P02", "P03"]);
+    expect(execFileSync("git", ["log", "-1", "--format=%(trailers:key=Factory-Approved-By,valueonly)", "main"], { cwd: remote, encoding: "utf8" }).trim()).not.toBe("");
+    expect(execFileSync("git", ["for-each-ref", "refs/factory/held/"], { cwd: remote, encoding: "utf8" }).trim()).toBe("");
+    const all = await events(url);
+    expect(all.filter((event) => event.kind === "merged" && event.packet === "P01")).toHaveLength(1);
+    // Approving again is refused: it is merged.
+    const again = runCli(["approve", "P01", "--yes"], clones[0] as string, { FACTORY_LEDGER_URL: url });
+    expect(again.code).toBe(2);
+    expect(`${again.stdout}${again.stderr}`).toMatch(/P01 is merged/);
   });
 
   it("a push the remote refuses for its own reason (a hook) is the environment's: named with the remote's words, no attempt spent, nothing recorded as merged", async (context) => {
