@@ -1,7 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:https";
-import type { IncomingMessage, ServerResponse } from "node:http";
+import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -34,6 +34,8 @@ export interface RecordedRequest {
   path: string;
   body: unknown;
   authorization: string | undefined;
+  /** What the stub answered. */
+  response?: { status: number; body: unknown };
 }
 
 export interface GitHubStub {
@@ -64,7 +66,13 @@ const REPO = /^\/repos\/([^/]+)\/([^/]+)(\/.*)?$/;
  * repository (a PR's head follows its branch there; a merge is a squash
  * commit on the base). Every request is recorded.
  */
-export async function startGitHubStub(input: { bare: string; owner: string; repo: string; token: string }): Promise<GitHubStub> {
+export async function startGitHubStub(input: {
+  bare: string;
+  owner: string;
+  repo: string;
+  token: string /** Plain HTTP, for a client in this very process (which cannot be told to trust a certificate made now). */;
+  http?: boolean;
+}): Promise<GitHubStub> {
   const dir = mkdtempSync(join(tmpdir(), "factory-github-stub-"));
   const keyFile = join(dir, "key.pem");
   const caFile = join(dir, "cert.pem");
@@ -137,6 +145,8 @@ export async function startGitHubStub(input: { bare: string; owner: string; repo
   const answer = (response: ServerResponse, status: number, body: unknown): true => {
     response.writeHead(status, { "content-type": "application/json; charset=utf-8", "x-github-api-version-selected": "2022-11-28" });
     response.end(JSON.stringify(body));
+    const request = stub.requests.at(-1);
+    if (request) request.response = { status, body };
     return true;
   };
 
@@ -154,7 +164,15 @@ export async function startGitHubStub(input: { bare: string; owner: string; repo
       const state = url.searchParams.get("state") ?? "open";
       for (const pull of stub.pulls.values()) refresh(pull);
       const list = [...stub.pulls.values()].filter((pull) => (state === "all" || pull.state === state) && (!head || `${input.owner}:${pull.head}` === head));
-      return answer(response, 200, list.map(shape));
+      // A list answers in GitHub's pull-request-simple shape: no merged or mergeable fields (those come with one PR).
+      return answer(
+        response,
+        200,
+        list.map((pull) => {
+          const { merged: _merged, mergeable: _mergeable, mergeable_state: _state, ...simple } = shape(pull);
+          return simple;
+        }),
+      );
     }
     if (method === "POST" && rest === "/pulls") {
       const sha = tipOf(body.head);
@@ -225,7 +243,7 @@ export async function startGitHubStub(input: { bare: string; owner: string; repo
     return answer(response, 404, { message: "Not Found" });
   };
 
-  const server: Server = createServer({ key: readFileSync(keyFile), cert: readFileSync(caFile) }, (request, response) => {
+  const listener = (request: IncomingMessage, response: ServerResponse): void => {
     let raw = "";
     request.on("data", (chunk) => (raw += String(chunk)));
     request.on("end", () => {
@@ -235,8 +253,9 @@ export async function startGitHubStub(input: { bare: string; owner: string; repo
         answer(response, 500, { message: error instanceof Error ? error.message : String(error) });
       }
     });
-  });
+  };
+  const server: Server | HttpServer = input.http ? createHttpServer(listener) : createServer({ key: readFileSync(keyFile), cert: readFileSync(caFile) }, listener);
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  stub.api = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  stub.api = `${input.http ? "http" : "https"}://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return stub;
 }

@@ -1,0 +1,38 @@
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
+
+/** Where published packages downloaded by tests are kept between runs (never in the repository). */
+export function publishedCache(): string {
+  return join(process.env.FACTORY_TEST_CACHE ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "factory-tests"), "npm");
+}
+
+/**
+ * One file of a published npm package's tarball, downloaded at test time
+ * (`npm pack NAME@VERSION`) into a cache keyed by name and version and reused
+ * across runs. Returns its path, or why it cannot be had (no registry): the
+ * caller skips, saying so.
+ */
+export function publishedFile(name: string, version: string, path: string): { ok: true; file: string } | { ok: false; reason: string } {
+  const dir = join(publishedCache(), `${name.replace("/", "+")}@${version}`);
+  const file = join(dir, "package", path);
+  if (existsSync(file)) return { ok: true, file };
+  const scratch = `${dir}.partial-${process.pid}`;
+  rmSync(scratch, { recursive: true, force: true });
+  mkdirSync(scratch, { recursive: true });
+  try {
+    const packed = spawnSync("npm", ["pack", `${name}@${version}`, "--pack-destination", scratch, "--silent"], { encoding: "utf8", timeout: 180_000 });
+    if (packed.status !== 0) return { ok: false, reason: `npm pack ${name}@${version} failed: ${(packed.stderr || packed.error?.message || "").trim().split("\n").slice(-2).join(" / ")}` };
+    const tarball = readdirSync(scratch).find((entry) => entry.endsWith(".tgz"));
+    if (!tarball) return { ok: false, reason: `npm pack ${name}@${version} wrote no tarball` };
+    const unpacked = spawnSync("tar", ["xzf", join(scratch, tarball), "-C", scratch, `package/${path}`], { encoding: "utf8" });
+    if (unpacked.status !== 0) return { ok: false, reason: `${name}@${version} has no ${path}: ${unpacked.stderr.trim()}` };
+    rmSync(join(scratch, tarball), { force: true });
+    rmSync(dir, { recursive: true, force: true });
+    renameSync(scratch, dir); // whole or not at all: a killed download leaves only a .partial directory
+    return { ok: true, file };
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
