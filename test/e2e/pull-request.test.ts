@@ -133,6 +133,17 @@ describe.skipIf(!openssl)("pull-request mode against a scripted GitHub", () => {
     expect(status).toMatchObject({ state: "merged", commit: merged });
   });
 
+  it("waits out the forge's 5xx answers and rate limits (retry-after, x-ratelimit-reset) and goes on, spending nothing", async () => {
+    const forge = await setup({ autoMerge: true });
+    const reset = String(Math.ceil(Date.now() / 1000) + 1);
+    forge.stub.faults = [{ status: 502 }, { status: 429, headers: { "retry-after": "1" } }, { status: 403, headers: { "x-ratelimit-remaining": "0", "x-ratelimit-reset": reset } }];
+    const { code, out } = await forge.run();
+    expect(code, out).toBe(0);
+    expect(forge.stub.faults).toEqual([]);
+    expect((await forge.state()).packets.get("P01")).toMatchObject({ status: { state: "merged" }, attemptsUsed: 1 });
+    expect(remoteLog(forge.bare)).toContain("P01");
+  });
+
   it("a PR closed without merging blocks the packet with that reason", async () => {
     const forge = await setup({ autoMerge: false });
     await forge.run();

@@ -47,6 +47,8 @@ export interface GitHubStub {
   pulls: Map<number, StubPull>;
   /** The checks the forge reports on a head: the n-th head it saw for the PR (0 first). Default: one passing check. */
   checks: (sha: string, nthHead: number) => StubCheck[];
+  /** Faults the next requests (any) answer with before being served: a 5xx, or a rate limit with its headers. */
+  faults: { status: number; headers?: Record<string, string> }[];
   /** Status codes the next merge calls answer before any real merge (405, 409). */
   mergeAnswers: number[];
   /** The branch protection of a branch, as GitHub answers it; undefined: 404, not protected. */
@@ -96,6 +98,7 @@ export async function startGitHubStub(input: {
     pulls: new Map(),
     checks: () => [{ name: "ci", status: "completed", conclusion: "success", output: { title: "ok", summary: "all green", text: null } }],
     mergeAnswers: [],
+    faults: [],
     protection: undefined,
     personMerges: (number) => squash(number, "Merged by a person"),
     close(number) {
@@ -154,6 +157,12 @@ export async function startGitHubStub(input: {
     const url = new URL(request.url ?? "/", "https://127.0.0.1");
     const body = raw ? JSON.parse(raw) : undefined;
     stub.requests.push({ method: request.method ?? "", path: `${url.pathname}${url.search}`, body, authorization: request.headers.authorization });
+    const fault = stub.faults.shift();
+    if (fault) {
+      response.writeHead(fault.status, { "content-type": "application/json; charset=utf-8", ...fault.headers });
+      response.end(JSON.stringify({ message: fault.status === 403 || fault.status === 429 ? "API rate limit exceeded" : "Server Error" }));
+      return true;
+    }
     if (request.headers.authorization !== `Bearer ${input.token}`) return answer(response, 401, { message: "Bad credentials", documentation_url: "https://docs.github.com/rest" });
     const matched = REPO.exec(url.pathname);
     if (!matched || matched[1] !== input.owner || matched[2] !== input.repo) return answer(response, 404, { message: "Not Found" });
