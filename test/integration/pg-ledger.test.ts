@@ -183,6 +183,36 @@ describe("PostgreSQL ledger", () => {
     }
   });
 
+  it("LISTEN wakes a waiting worker; a listener whose connection the server ends wakes its waiter, listens again, and the next NOTIFY wakes it", async (context) => {
+    if (!pgFixture.available()) return context.skip();
+    const url = await pgFixture.database();
+    const claims = await startWorkerClaims(await open(url), { worker: "listener", owner, leaseMs: 60_000 });
+    const never = new AbortController().signal;
+    const LONG = 10 * 60_000; // far past the test's own timeout: only a wake-up ends these waits
+    const listening = async (): Promise<void> => {
+      while ((await rows(url, "SELECT pid FROM pg_stat_activity WHERE application_name = 'factory-listen' AND query ILIKE 'LISTEN%'")).length === 0)
+        await new Promise((resolve) => setTimeout(resolve, 50));
+    };
+    try {
+      const first = claims.waitForWork(LONG, never);
+      await listening();
+      await rows(url, "NOTIFY factory_ledger");
+      await first;
+
+      const second = claims.waitForWork(LONG, never);
+      await listening();
+      await rows(url, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'factory-listen'");
+      await second; // a broken listener may have missed a notification: its waiter asks again
+
+      const third = claims.waitForWork(LONG, never);
+      await listening(); // connected and listening again
+      await rows(url, "NOTIFY factory_ledger");
+      await third;
+    } finally {
+      await claims.stop();
+    }
+  }, 60_000);
+
   it("migrates once and records the version; refuses a database a newer factory migrated", async (context) => {
     if (!pgFixture.available()) return context.skip();
     const url = await pgFixture.database();
