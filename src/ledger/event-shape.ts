@@ -16,6 +16,8 @@ const OWNER = { run: "string", pid: "number", host: "string" } as const;
 const SHAPES: Record<EventKind, Record<string, Field>> = {
   "run-started": { ...OWNER, options: "object" },
   "run-ended": { run: "string", outcome: "string", reason: "string?" },
+  "remote-unreachable": { run: "string", remote: "string", since: "string", reason: "string" },
+  "remote-reachable": { run: "string", remote: "string" },
   "run-lock-taken-over": { run: "string", previous: "object" },
   spent: { for: "string", agent: "string", model: "string", costUsd: "cost?", estimatedUsd: "cost?", run: "string?" },
   "mutants-measured": { packet: "string", commit: "string", made: "number", killed: "number", budget: "number", reason: "string?", survivors: "objects?", killedExample: "object?" },

@@ -18,6 +18,9 @@ export type Decision = "merge" | "retry" | "block" | "hold";
 export type EventBody =
   | ({ kind: "run-started"; options: Record<string, unknown> } & Owner)
   | { kind: "run-ended"; run: string; outcome: "drained" | "halted" | "interrupted"; reason?: string }
+  /** The shared remote could not be reached from this run: it waits (nothing spent) until `remote-reachable`. */
+  | { kind: "remote-unreachable"; run: string; remote: string; since: string; reason: string }
+  | { kind: "remote-reachable"; run: string; remote: string }
   | { kind: "run-lock-taken-over"; run: string; previous: { pid: number; host: string; startedAt: string } }
   /** A model call that belongs to no packet (the preflight's probe, doctor's reviewer canary): its cost, or the tier's estimate. */
   | { kind: "spent"; for: string; agent: string; model: string; costUsd?: number; estimatedUsd?: number; run?: string }
@@ -141,6 +144,8 @@ export function stamp(body: EventBody, now: Date = new Date()): LedgerEvent {
 export const EVENT_KINDS: readonly EventKind[] = [
   "run-started",
   "run-ended",
+  "remote-unreachable",
+  "remote-reachable",
   "run-lock-taken-over",
   "spent",
   "ledger-restarted",

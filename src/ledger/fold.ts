@@ -78,6 +78,8 @@ export interface RunRecord {
   startedAt: string;
   ended?: { at: string; outcome: string; reason?: string };
   costUsd: number;
+  /** The shared remote this run cannot reach now, since when and why (it waits, spending nothing). */
+  remoteDown?: { remote: string; since: string; reason: string };
 }
 
 export interface LedgerState<R extends PacketRecord = PacketRecord> {
@@ -144,6 +146,16 @@ export function foldInto(state: LedgerState, events: readonly LedgerEvent[], his
       case "run-ended": {
         const run = runs.get(event.run);
         if (run) run.ended = { at: event.ts, outcome: event.outcome, ...(event.reason ? { reason: event.reason } : {}) };
+        break;
+      }
+      case "remote-unreachable": {
+        const run = runs.get(event.run);
+        if (run) run.remoteDown = { remote: event.remote, since: event.since, reason: event.reason };
+        break;
+      }
+      case "remote-reachable": {
+        const run = runs.get(event.run);
+        if (run) delete run.remoteDown;
         break;
       }
       case "run-lock-taken-over":

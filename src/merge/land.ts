@@ -1,5 +1,5 @@
 import { finishCheckout, moveBranch } from "./checkout.js";
-import { syncPatiently, waitForRemote, type RemotePatience } from "./target-sync.js";
+import { reachedAgain, syncPatiently, waitForRemote, type RemotePatience } from "./target-sync.js";
 import { openForReview } from "./pull-request.js";
 import { pushLanding } from "../git/remote.js";
 import { existsSync, mkdirSync } from "node:fs";
@@ -156,6 +156,7 @@ export async function land(ctx: RunContext, input: LandInput): Promise<LandResul
         ctx.emit({ kind: "notice", packet: input.packet.id, message: `${remote}/${ctx.branch} moved while landing (another worker's push won); fetching and landing again on its new tip` });
         continue;
       }
+      if (pushed.kind !== "unreachable") await reachedAgain(patience);
       if (pushed.kind === "refused") return { kind: "environment-error", reason: pushed.reason };
       if (pushed.kind === "unreachable") {
         const gaveUp = await waitForRemote(remote, pushed.reason, outages++, patience);
@@ -193,7 +194,21 @@ export async function land(ctx: RunContext, input: LandInput): Promise<LandResul
 
 /** How a landing or an attempt of `packet` waits out an unreachable remote: said once, as a notice of the packet. */
 export function remotePatience(ctx: RunContext, packet: string): RemotePatience {
-  return { patienceMs: ctx.config.target.patienceMs, signal: ctx.signal, onUnreachable: (message) => ctx.emit({ kind: "notice", packet, message }) };
+  const remote = ctx.config.target.remote ?? "";
+  const run = ctx.owner.run;
+  return {
+    patienceMs: ctx.config.target.patienceMs,
+    signal: ctx.signal,
+    // In the ledger too, so `factory status` (on any machine) says which remote this run waits for, and since when.
+    async onUnreachable(message, outage) {
+      ctx.emit({ kind: "notice", packet, message });
+      await ctx.ledger.append([{ kind: "remote-unreachable", run, remote, ...outage }]);
+    },
+    async onBack() {
+      ctx.emit({ kind: "notice", packet, message: `${remote} answers again` });
+      await ctx.ledger.append([{ kind: "remote-reachable", run, remote }]);
+    },
+  };
 }
 
 type UpToDate = { kind: "ok"; commit: string; treeChanged: boolean } | LandResult;

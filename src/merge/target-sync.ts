@@ -41,8 +41,10 @@ export interface RemotePatience {
   /** How long the remote may stay unreachable before the caller gives up (spending nothing). */
   patienceMs: number;
   signal: AbortSignal;
-  /** Said once per outage, when it starts. */
-  onUnreachable(reason: string): void;
+  /** Said once per outage, when it starts: the message, and the outage's start and cause for the ledger. */
+  onUnreachable(message: string, outage: { since: string; reason: string }): Promise<void>;
+  /** The remote answered again after an outage. */
+  onBack(): Promise<void>;
   /** The outage began here (carried across calls of one landing). */
   since?: number;
 }
@@ -57,6 +59,7 @@ const MAX_BACKOFF_MS = 15_000;
 export async function syncPatiently(root: string, remote: string, branch: string, patience: RemotePatience): Promise<Synced> {
   for (let tries = 0; ; tries++) {
     const synced = await syncWithRemote(root, remote, branch);
+    if (synced.ok) await reachedAgain(patience);
     if (synced.ok || !synced.unreachable) return synced;
     const waited = await waitForRemote(remote, synced.reason, tries, patience);
     if (waited) return waited;
@@ -67,7 +70,8 @@ export async function syncPatiently(root: string, remote: string, branch: string
 export async function waitForRemote(remote: string, reason: string, tries: number, patience: RemotePatience): Promise<{ ok: false; reason: string; unreachable: true } | undefined> {
   if (patience.since === undefined) {
     patience.since = Date.now();
-    patience.onUnreachable(`${remote} cannot be reached (${reason}); waiting for it with backoff (up to ${Math.round(patience.patienceMs / 1000)} s), nothing is spent meanwhile`);
+    const message = `${remote} cannot be reached (${reason}); waiting for it with backoff (up to ${Math.round(patience.patienceMs / 1000)} s), nothing is spent meanwhile`;
+    await patience.onUnreachable(message, { since: new Date(patience.since).toISOString(), reason });
   }
   const since = new Date(patience.since).toISOString();
   if (Date.now() - patience.since >= patience.patienceMs || patience.signal.aborted) {
@@ -75,4 +79,11 @@ export async function waitForRemote(remote: string, reason: string, tries: numbe
   }
   await sleepUntil(Math.min(patience.since + patience.patienceMs, Date.now() + Math.min(MAX_BACKOFF_MS, 1000 * 2 ** tries)), patience.signal);
   return undefined;
+}
+
+/** After an outage the remote answered: said, and the next outage is a new one. */
+export async function reachedAgain(patience: RemotePatience): Promise<void> {
+  if (patience.since === undefined) return;
+  patience.since = undefined;
+  await patience.onBack();
 }

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { worktreesDir } from "../../src/loop/context.js";
 import { foldLedger } from "../../src/ledger/fold.js";
 import { readLedger } from "../../src/ledger/store.js";
-import { FACTORY_BIN } from "../helpers/cli.js";
+import { FACTORY_BIN, runCli } from "../helpers/cli.js";
 import { makeLoopRepo } from "../helpers/loop-repo.js";
 
 /**
@@ -95,8 +95,13 @@ describe("a shared remote that cannot be reached while landing", () => {
     shared.takeAway();
     shared.goAhead();
     await run.said("origin cannot be reached");
+    // Meanwhile `status` says which remote the run waits for, and since when.
+    const waiting = runCli(["status"], shared.clone);
+    expect(waiting.stdout).toMatch(/The run of pid \d+ on .* cannot reach origin since \d{4}-\d\d-\d\dT[\d:.]+Z \(git fetch origin main failed: .*\); its landing waits, nothing is spent meanwhile\./);
     shared.bringBack();
     const { code, out } = await run.done;
+    expect(out).toContain("origin answers again");
+    expect(runCli(["status"], shared.clone).stdout).not.toContain("cannot reach origin");
     expect(code).toBe(0);
     expect(out).toMatch(/P01: origin cannot be reached \(git fetch origin main failed: .*\); waiting for it with backoff \(up to 600 s\), nothing is spent meanwhile/);
     expect(out.match(/cannot be reached/g)).toHaveLength(1);

@@ -17,6 +17,8 @@ const owner = { run: "r1", pid: 1, host: "h" };
 const SAMPLES: Record<EventKind, EventBody> = {
   "run-started": { kind: "run-started", options: {}, ...owner },
   "run-ended": { kind: "run-ended", run: "r1", outcome: "drained", reason: "done" },
+  "remote-unreachable": { kind: "remote-unreachable", run: "r1", remote: "origin", since: "2026-12-03T00:00:00.000Z", reason: "git fetch origin main failed" },
+  "remote-reachable": { kind: "remote-reachable", run: "r1", remote: "origin" },
   "run-lock-taken-over": { kind: "run-lock-taken-over", run: "r1", previous: { pid: 2, host: "h", startedAt: "x" } },
   spent: { kind: "spent", for: "probe", agent: "claude", model: "m", costUsd: 0.1, run: "r1" },
   "ledger-restarted": { kind: "ledger-restarted", from: "ledger.old.jsonl", by: "me", brokenAt: 3 },
