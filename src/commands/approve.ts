@@ -1,4 +1,9 @@
 import { clearLeftWorktreeLock } from "../git/locks.js";
+import { randomUUID } from "node:crypto";
+import { hostname } from "node:os";
+import { isPgLedger } from "../ledger/open.js";
+import { startWorkerClaims, type WorkerClaims } from "../ledger/pg-claims.js";
+import { claimHeld } from "../loop/claim.js";
 import { fetchHeld } from "../git/held-refs.js";
 import { syncWithRemote } from "../merge/target-sync.js";
 import { existsSync } from "node:fs";
@@ -145,7 +150,22 @@ async function approveIfStillHeld(input: ApproveOptions & ApprovalInput): Promis
     if (cleared) output.err(`notice: removed git's lock file ${cleared}, left in ${id}'s worktree by a factory command that was stopped mid-way`);
     await resetWorktreeTo(worktree, status.commit);
   }
-  return approveLocked(input);
+  // On the PostgreSQL ledger the approval holds a leased, fenced claim on the packet while it lands: an
+  // approval or rejection on another machine waits its turn, and the landing commit names the fence.
+  const shared = workspace.ledger;
+  if (!isPgLedger(shared)) return approveLocked(input);
+  const owner = { run: `approve-${randomUUID()}`, pid: process.pid, host: hostname() };
+  const claims = await startWorkerClaims(shared, { worker: `approve@${hostname()}:${process.pid}`, owner, leaseMs: input.config.workers.leaseMs });
+  try {
+    const claim = await claimHeld(shared, id, status.commit, claims);
+    if (!claim.ok) {
+      output.err(`factory approve refused: ${claim.reason}; nothing was approved.`);
+      return EXIT.invalid;
+    }
+    return await approveLocked({ ...input, claims });
+  } finally {
+    await claims.stop();
+  }
 }
 
 interface ApprovalInput {
@@ -156,7 +176,7 @@ interface ApprovalInput {
   status: Extract<PacketRecord["status"], { state: "awaiting_human" }>;
 }
 
-async function approveLocked(input: ApproveOptions & ApprovalInput): Promise<ExitCode> {
+async function approveLocked(input: ApproveOptions & ApprovalInput & { claims?: WorkerClaims }): Promise<ExitCode> {
   const { output, id, workspace, packet, record, status, config, signal } = input;
   const by = await personName(workspace.root);
   await workspace.ledger.append([{ kind: "approved", packet: id, by, tree: status.tree }]);
@@ -173,6 +193,7 @@ async function approveLocked(input: ApproveOptions & ApprovalInput): Promise<Exi
     adapters: new Map(),
     budget: new Budget(undefined),
     waits: new AgentWaits(),
+    ...(input.claims ? { claims: input.claims } : {}),
   };
   const { planted, gates, counts } = recordedAttempt(record, status.attempt);
   const landed = await land(ctx, {

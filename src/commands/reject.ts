@@ -1,4 +1,6 @@
 import { dropHeld } from "../loop/held.js";
+import { whileUnclaimed } from "../loop/claim.js";
+import { stamp } from "../ledger/events.js";
 import { withLandLock } from "../ledger/store.js";
 import type { Output } from "../log/output.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
@@ -37,11 +39,15 @@ export async function reject(options: RejectOptions): Promise<ExitCode> {
   const held = loaded.record?.status;
   // Under the landing lock: an approval or a run may have landed this work while this command was asking.
   const rejected = await withLandLock(root, async () => {
-    const now = (await loaded.workspace.ledger.read()).state.packets.get(id)?.status;
-    if (now?.state !== "awaiting_human" || held?.state !== "awaiting_human" || now.commit !== held.commit) return now?.state ?? "queued";
-    await loaded.workspace.ledger.append([{ kind: "rejected", packet: id, by, reason: options.reason.trim() }]);
-    await dropHeld(root, id, loaded.workspace.config?.target.remote);
-    return undefined;
+    // One ledger transaction: on PostgreSQL an approval on another machine claims the packet under the same lock.
+    const refused = await whileUnclaimed(loaded.workspace.ledger, id, async (tx) => {
+      const now = (await tx.read()).state.packets.get(id)?.status;
+      if (now?.state !== "awaiting_human" || held?.state !== "awaiting_human" || now.commit !== held.commit) return now?.state ?? "queued";
+      await tx.append([stamp({ kind: "rejected", packet: id, by, reason: options.reason.trim() })]);
+      return undefined;
+    });
+    if (!refused) await dropHeld(root, id, loaded.workspace.config?.target.remote);
+    return refused;
   });
   if (rejected) {
     output.err(`${id} is ${rejected} now, no longer the held attempt you saw; nothing was rejected.`);

@@ -49,6 +49,37 @@ export async function claimLanding(ledger: Ledger, packet: Packet, claims?: Work
   });
 }
 
+/**
+ * Claims a held packet for its approval, on the PostgreSQL ledger: a leased,
+ * fenced row with no `claimed` event, so an approval on one machine and an
+ * approval or rejection of the same packet on another exclude each other, and
+ * the landing names its fence. The file ledger's landing lock does this on one
+ * machine.
+ */
+export async function claimHeld(ledger: Ledger, packet: string, commit: string, claims?: WorkerClaims): Promise<Claim> {
+  if (!claims || !isPgLedger(ledger)) return { ok: true, attempt: 0 };
+  return ledger.locked(async (client, tx) => {
+    await recoverExpired(client, tx);
+    const status = (await tx.read()).state.packets.get(packet)?.status;
+    if (status?.state !== "awaiting_human" || status.commit !== commit) return { ok: false, reason: `${packet} is ${status?.state ?? "queued"} now, no longer the held attempt you saw` };
+    const fence = await claims.claim(client, packet, status.attempt);
+    if (fence === undefined) return { ok: false, reason: await busyReason(client, claims, packet) };
+    return { ok: true, attempt: status.attempt, fence };
+  });
+}
+
+/**
+ * Runs `action` in one ledger transaction, unless (on PostgreSQL) someone holds a live claim on `packet`
+ * (an approval landing it on another machine): then says who, doing nothing.
+ */
+export async function whileUnclaimed(ledger: Ledger, packet: string, action: (tx: LedgerTransaction) => Promise<string | undefined>): Promise<string | undefined> {
+  if (!isPgLedger(ledger)) return ledger.transaction(action);
+  return ledger.locked(async (client, tx) => {
+    const { rows } = await client.query<{ worker: string }>("SELECT worker FROM factory_claims WHERE packet = $1 AND lease_until > now()", [packet]);
+    return rows[0] ? `being approved and landed by ${rows[0].worker}` : action(tx);
+  });
+}
+
 async function busyReason(client: Parameters<WorkerClaims["holder"]>[0], claims: WorkerClaims, packet: string): Promise<string> {
   const holder = await claims.holder(client, packet);
   return holder ? `${packet} is claimed by worker ${holder.worker} (fence ${holder.fence})` : `${packet} is claimed by another worker`;

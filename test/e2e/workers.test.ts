@@ -114,6 +114,16 @@ async function until(url: string, what: string, worker: Worker, test: (all: Reco
   }
 }
 
+async function sql(url: string, text: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(text);
+  } finally {
+    await client.end();
+  }
+}
+
 async function untilQuery(url: string, what: string, query: string, ms = 60_000): Promise<void> {
   const deadline = Date.now() + ms;
   for (;;) {
@@ -361,14 +371,24 @@ describe("several workers on one PostgreSQL ledger", { timeout: 300_000 }, () =>
     expect(end.out).toContain("P01 awaits a person: factory approve P01");
     expect(execFileSync("git", ["for-each-ref", "--format=%(refname)", "refs/factory/held/"], { cwd: remote, encoding: "utf8" }).trim()).toBe("refs/factory/held/P01");
 
-    // A person on another machine, in a clone that never ran anything.
+    // A person on another machine, in a clone that never ran anything; first while an approval elsewhere holds the packet.
     const other = clones[1] as string;
+    await sql(url, "INSERT INTO factory_claims (packet, attempt, fence, worker, run, lease_until) VALUES ('P01', 1, nextval('factory_fence'), 'approve@elsewhere:1', 'r', now() + interval '1 hour')");
+    const busy = runCli(["approve", "P01", "--yes"], other, { FACTORY_LEDGER_URL: url }, 120_000);
+    expect(busy.code).toBe(2);
+    expect(busy.stderr).toMatch(/factory approve refused: P01 is claimed by worker approve@elsewhere:1 \(fence \d+\); nothing was approved/);
+    const rejecting = runCli(["reject", "P01", "--reason", "no", "--yes"], other, { FACTORY_LEDGER_URL: url });
+    expect(rejecting.code).toBe(2);
+    expect(rejecting.stderr).toContain("P01 is being approved and landed by approve@elsewhere:1 now");
+    await sql(url, "DELETE FROM factory_claims WHERE packet = 'P01'");
     const approved = runCli(["approve", "P01", "--yes"], other, { FACTORY_LEDGER_URL: url }, 120_000);
     expect(approved.code, `${approved.stdout}${approved.stderr}`).toBe(0);
     expect(approved.stdout).toMatch(/Approved by .* and merged into main as [0-9a-f]{10}/);
     const landed = execFileSync("git", ["log", "--format=%(trailers:key=Factory-Packet,valueonly)", "main"], { cwd: remote, encoding: "utf8" }).split("\n").filter(Boolean);
     expect(landed.sort()).toEqual(["P01", "P02", "P03"]);
-    expect(execFileSync("git", ["log", "-1", "--format=%(trailers:key=Factory-Approved-By,valueonly)", "main"], { cwd: remote, encoding: "utf8" }).trim()).not.toBe("");
+    const trailers = execFileSync("git", ["log", "--format=%(trailers)", "--grep=Factory-Packet: P01", "main"], { cwd: remote, encoding: "utf8" });
+    expect(trailers).toMatch(/Factory-Approved-By: /);
+    expect(trailers).toMatch(/Factory-Claim: P01 fence \d+/);
     expect(execFileSync("git", ["for-each-ref", "refs/factory/held/"], { cwd: remote, encoding: "utf8" }).trim()).toBe("");
     const all = await events(url);
     expect(all.filter((event) => event.kind === "merged" && event.packet === "P01")).toHaveLength(1);
