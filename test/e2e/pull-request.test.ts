@@ -8,6 +8,7 @@ import { readLedger } from "../../src/ledger/store.js";
 import { foldLedger } from "../../src/ledger/fold.js";
 import { runCliAsync } from "../helpers/cli.js";
 import { startGitHubStub, type GitHubStub } from "../helpers/github-stub.js";
+import { cloneAsWorker } from "../helpers/git-repo.js";
 import { makeLoopRepo, type LoopRepo } from "../helpers/loop-repo.js";
 
 /**
@@ -47,13 +48,7 @@ async function setup(options: { autoMerge: boolean; attempts?: number }): Promis
   const repo = makeLoopRepo({ script, config: forge });
   execFileSync("git", ["clone", "--quiet", "--bare", repo.dir, bare]);
   const clone = join(parent, "worker");
-  execFileSync("git", ["clone", "--quiet", bare, clone]);
-  for (const [key, value] of [
-    ["user.name", "Worker"],
-    ["user.email", "worker@factory.invalid"],
-    ["commit.gpgsign", "false"],
-  ] as const)
-    execFileSync("git", ["config", key, value], { cwd: clone });
+  cloneAsWorker(bare, clone);
   cleanups.push(() => {
     repo.cleanup();
     rmSync(worktreesDir(clone), { recursive: true, force: true });

@@ -7,6 +7,7 @@ import { worktreesDir } from "../../src/loop/context.js";
 import { foldLedger } from "../../src/ledger/fold.js";
 import { readLedger } from "../../src/ledger/store.js";
 import { FACTORY_BIN, runCli } from "../helpers/cli.js";
+import { cloneAsWorker } from "../helpers/git-repo.js";
 import { makeLoopRepo } from "../helpers/loop-repo.js";
 
 /**
@@ -34,13 +35,7 @@ function setup(patience: string) {
   const reviewer = { run: `while [ ! -e '${go}' ]; do sleep 0.05; done`, invariants: "held", evidence: "src/double.js:2" };
   const repo = makeLoopRepo({ script: { P01: { implementer: [HONEST], reviewer: [reviewer] } }, config: `[target]\nremote = "origin"\npatience = "${patience}"\n` });
   execFileSync("git", ["clone", "--quiet", "--bare", repo.dir, bare]);
-  execFileSync("git", ["clone", "--quiet", bare, clone]);
-  for (const [key, value] of [
-    ["user.name", "Worker"],
-    ["user.email", "worker@factory.invalid"],
-    ["commit.gpgsign", "false"],
-  ] as const)
-    execFileSync("git", ["config", key, value], { cwd: clone });
+  cloneAsWorker(bare, clone);
   cleanups.push(() => {
     repo.cleanup();
     rmSync(worktreesDir(clone), { recursive: true, force: true });

@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { FACTORY_BIN, runCli } from "../helpers/cli.js";
 import { DOUBLE_TEST_FOR, makeLoopRepo, type LoopRepo, type Script } from "../helpers/loop-repo.js";
 import { usePostgres } from "../helpers/postgres.js";
-import { removedAfterEach } from "../helpers/git-repo.js";
+import { cloneAsWorker, removedAfterEach } from "../helpers/git-repo.js";
 
 /**
  * Several workers, each a separate `factory run --worker` process, draining
@@ -423,14 +423,7 @@ function withRemote(repo: LoopRepo, count: number, onFinished: (hook: () => void
   execFileSync("git", ["clone", "--quiet", "--bare", repo.dir, remote]);
   const clones = Array.from({ length: count }, (_, at) => {
     const dir = `${repo.dir}-c${at + 1}`;
-    execFileSync("git", ["clone", "--quiet", remote, dir]);
-    for (const [key, value] of [
-      ["user.name", "Worker"],
-      ["user.email", "worker@factory.invalid"],
-      ["commit.gpgsign", "false"],
-    ] as const)
-      execFileSync("git", ["config", key, value], { cwd: dir });
-    return dir;
+    return cloneAsWorker(remote, dir);
   });
   onFinished(() => {
     for (const dir of [remote, ...clones]) {

@@ -65,3 +65,15 @@ export function removedAfterEach<A extends unknown[], R extends { cleanup(): voi
     return item;
   };
 }
+
+/** A clone of `remote` at `dir`, as a worker's machine has it: its own git identity, signing off. */
+export function cloneAsWorker(remote: string, dir: string): string {
+  execFileSync("git", ["clone", "--quiet", remote, dir]);
+  for (const [key, value] of [
+    ["user.name", "Worker"],
+    ["user.email", "worker@factory.invalid"],
+    ["commit.gpgsign", "false"],
+  ] as const)
+    execFileSync("git", ["config", key, value], { cwd: dir });
+  return dir;
+}

@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync } from "node:fs";
+import { packetLife } from "../helpers/ledger-events.js";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
@@ -28,14 +29,7 @@ async function open(url?: string): Promise<PgLedger> {
 }
 
 const owner = { run: "r1", pid: 1, host: "h" };
-const life = (packet: string): EventBody[] => [
-  { kind: "packet-registered", packet, sha256: `sha-${packet}`, file: `packets/${packet}.toml` },
-  { kind: "claimed", packet, attempt: 1, sha256: `sha-${packet}`, ...owner },
-  { kind: "agent-finished", packet, attempt: 1, role: "implementer", outcome: "ok", costUsd: 0.25, durationMs: 5 },
-  { kind: "decided", packet, attempt: 1, decision: "retry", reasons: ["tests failed"], feedback: ["fix the test"] },
-  { kind: "claimed", packet, attempt: 2, sha256: `sha-${packet}`, ...owner },
-  { kind: "merged", packet, attempt: 2, commit: `c-${packet}`, tree: `t-${packet}` },
-];
+const life = (packet: string): EventBody[] => packetLife(packet, owner);
 
 async function rows(url: string, text: string, values: unknown[] = []): Promise<Record<string, unknown>[]> {
   const client = new pg.Client({ connectionString: url });

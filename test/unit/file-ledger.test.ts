@@ -1,4 +1,5 @@
 import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { packetLife } from "../helpers/ledger-events.js";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -17,15 +18,7 @@ afterEach(() => rmSync(root, { recursive: true, force: true }));
 const owner = { run: "r1", pid: 1, host: "h" };
 /** Enough packets (six events each) for a fold long enough to leave a snapshot. */
 const PACKETS = Math.ceil(SNAPSHOT_AFTER_EVENTS / 6) + 1;
-/** A packet's life: registered, claimed, spent, retried, claimed again, merged. */
-const life = (packet: string): EventBody[] => [
-  { kind: "packet-registered", packet, sha256: `sha-${packet}`, file: `packets/${packet}.toml` },
-  { kind: "claimed", packet, attempt: 1, sha256: `sha-${packet}`, ...owner },
-  { kind: "agent-finished", packet, attempt: 1, role: "implementer", outcome: "ok", costUsd: 0.25, durationMs: 5 },
-  { kind: "decided", packet, attempt: 1, decision: "retry", reasons: ["tests failed"], feedback: ["fix the test"] },
-  { kind: "claimed", packet, attempt: 2, sha256: `sha-${packet}`, ...owner },
-  { kind: "merged", packet, attempt: 2, commit: `c-${packet}`, tree: `t-${packet}` },
-];
+const life = (packet: string): EventBody[] => packetLife(packet, owner);
 
 /** The state as the whole file folds it, without the per-packet event lists. */
 async function fullFold(): Promise<LedgerState> {
