@@ -66,8 +66,10 @@ export async function status(options: StatusOptions): Promise<ExitCode> {
   const lock = await readRunLock(head.root);
   const run = lock ? { ...lock, alive: isAlive(lock.pid) } : null;
   const workers = isPgLedger(head.ledger) ? await readWorkers(head.ledger) : undefined;
+  const { state } = await head.ledger.read();
   if (options.json) {
-    await output.outPieces(withRunField((await boardJson(head, probe, key)).text, run, workers ? { workers } : {}));
+    const waiting = waitingRuns(state).map((entry) => ({ pid: entry.pid, host: entry.host, ...entry.remoteDown }));
+    await output.outPieces(withRunField((await boardJson(head, probe, key)).text, run, { ...(workers ? { workers } : {}), ...(waiting.length ? { remote_waits: waiting } : {}) }));
     return EXIT.ok;
   }
   const table = await boardTable(head, probe, key, output);
@@ -80,20 +82,23 @@ export async function status(options: StatusOptions): Promise<ExitCode> {
         : `A run lock from pid ${run.pid} (no longer running) is left; the next \`factory run\` takes it over.`,
     );
   }
-  for (const waiting of remoteWaits((await head.ledger.read()).state)) output.out(paint(output, "yellow", waiting));
+  for (const waiting of remoteWaits(state)) output.out(paint(output, "yellow", waiting));
   if (workers && isPgLedger(head.ledger)) output.out(await renderWorkers(workers, head.ledger.where, output));
   if (table.problems > 0) output.out(`${table.problems} packet/config problem(s): run \`factory lint\` to see them.`);
   return EXIT.ok;
 }
 
+/** The runs still going that cannot reach their shared remote. */
+function waitingRuns(state: Pick<LedgerState, "runs">) {
+  return [...state.runs.values()].filter((run) => run.remoteDown && !run.ended);
+}
+
 /** Pure: a line for each run still going that cannot reach its shared remote: which remote, since when, why. */
 export function remoteWaits(state: Pick<LedgerState, "runs">): string[] {
-  return [...state.runs.values()]
-    .filter((run) => run.remoteDown && !run.ended)
-    .map(
-      (run) =>
-        `The run of pid ${run.pid} on ${run.host} cannot reach ${run.remoteDown?.remote} since ${run.remoteDown?.since} (${run.remoteDown?.reason}); its landing waits, nothing is spent meanwhile.`,
-    );
+  return waitingRuns(state).map(
+    (run) =>
+      `The run of pid ${run.pid} on ${run.host} cannot reach ${run.remoteDown?.remote} since ${run.remoteDown?.since} (${run.remoteDown?.reason}); its landing waits, nothing is spent meanwhile.`,
+  );
 }
 
 /** The workers of a PostgreSQL ledger: a worker past its lease is stale, never shown as alive. */

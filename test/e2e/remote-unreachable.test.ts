@@ -93,6 +93,8 @@ describe("a shared remote that cannot be reached while landing", () => {
     // Meanwhile `status` says which remote the run waits for, and since when.
     const waiting = runCli(["status"], shared.clone);
     expect(waiting.stdout).toMatch(/The run of pid \d+ on .* cannot reach origin since \d{4}-\d\d-\d\dT[\d:.]+Z \(git fetch origin main failed: .*\); its landing waits, nothing is spent meanwhile\./);
+    const json = JSON.parse(runCli(["status", "--json"], shared.clone).stdout) as { remote_waits?: { remote: string; since: string; reason: string }[] };
+    expect(json.remote_waits).toEqual([expect.objectContaining({ remote: "origin", since: expect.stringMatching(/^\d{4}-/), reason: expect.stringContaining("git fetch origin main failed") })]);
     shared.bringBack();
     const { code, out } = await run.done;
     expect(out).toContain("origin answers again");
