@@ -6,6 +6,8 @@ export type PullVerdict =
   | { kind: "closed" }
   /** Someone other than the factory pushed to the PR's branch: that head was never gated. */
   | { kind: "head-moved"; sha: string }
+  /** The base moved since the head was gated on it: the work is brought up to the new base and gated again (no attempt spent). */
+  | { kind: "behind"; base: string }
   /** A failed check, a requested change: one more attempt, told this. */
   | { kind: "feedback"; lines: string[] }
   /** Checks still running on the head (or the forge still computing mergeability): look again later. */
@@ -30,6 +32,8 @@ export function judgePull(input: {
   pull: PullRequest;
   /** The head the factory pushed and recorded. */
   head: string;
+  /** The base commit that head was gated on (its parent). */
+  fork: string;
   checks: readonly CheckRun[];
   statuses: readonly CommitStatus[];
   reviews: readonly Review[];
@@ -58,6 +62,8 @@ export function judgePull(input: {
     }
   }
   if (lines.length > 0) return { kind: "feedback", lines };
+  // The factory's promise is that what lands was gated on the tip it lands on: a moved base is gated again first.
+  if (pull.base.sha !== input.fork) return { kind: "behind", base: pull.base.sha };
   const running = [
     ...input.checks.filter((check) => check.status !== "completed").map((check) => check.name),
     ...latestStatuses(input.statuses)

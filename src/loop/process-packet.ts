@@ -205,8 +205,8 @@ export async function applyLanding(
       ctx.emit({ kind: "outcome", packet: packet.id, attempt, outcome: "merged", reasons: [`${ctx.branch} @ ${landed.commit.slice(0, 10)}`] });
       return { kind: "merged", commit: landed.commit };
     case "in-review": {
-      const { number, url, branch, head, tree } = landed;
-      await ctx.ledger.append([decided, { kind: "pr-opened", packet: packet.id, attempt, number, url, branch, head, tree, fork: report.forkCommit }]);
+      const { number, url, branch, head, tree, base } = landed;
+      await ctx.ledger.append([decided, { kind: "pr-opened", packet: packet.id, attempt, number, url, branch, head, tree, fork: base }]);
       ctx.emit({ kind: "outcome", packet: packet.id, attempt, outcome: "in_review", reasons: [`PR #${number} ${url}`] });
       return { kind: "in-review", number, url };
     }

@@ -73,17 +73,20 @@ export async function watchReviews(ctx: RunContext, packets: readonly Packet[]):
       await deleteBranch(ctx.root, taskBranch(record.id));
       await dropHeld(ctx.root, record.id, ctx.config.target.remote);
     }
-    const outcome = verdict.kind === "merged" ? "merged" : blocked ? "blocked" : "retry";
-    ctx.emit({ kind: "outcome", packet: record.id, attempt: status.attempt, outcome, reasons: outcomeReasons(status, verdict, blocked?.kind === "blocked" ? blocked.reason : undefined) });
+    const outcome = verdict.kind === "merged" ? "merged" : blocked ? "blocked" : verdict.kind === "behind" ? "re-gate" : "retry";
+    const waits = events.find((event) => event.kind === "merge-blocked");
+    const said = blocked?.kind === "blocked" ? blocked.reason : waits?.kind === "merge-blocked" ? waits.reason : undefined;
+    ctx.emit({ kind: "outcome", packet: record.id, attempt: status.attempt, outcome, reasons: outcomeReasons(status, verdict, said) });
   }
   return watch;
 }
 
 async function look(forge: GitHub, status: InReview, autoMerge: boolean): Promise<PullVerdict> {
   const pull = await forge.pull(status.number);
-  if (pull.merged || pull.state === "closed" || pull.head.sha !== status.head) return judgePull({ pull, head: status.head, checks: [], statuses: [], reviews: [], comments: [], autoMerge });
-  const [checks, statuses, reviews, comments] = await Promise.all([forge.checkRuns(status.head), forge.statuses(status.head), forge.reviews(status.number), forge.reviewComments(status.number)]);
-  return judgePull({ pull, head: status.head, checks, statuses, reviews, comments, autoMerge });
+  const { head, fork } = status;
+  if (pull.merged || pull.state === "closed" || pull.head.sha !== head) return judgePull({ pull, head, fork, checks: [], statuses: [], reviews: [], comments: [], autoMerge });
+  const [checks, statuses, reviews, comments] = await Promise.all([forge.checkRuns(head), forge.statuses(head), forge.reviews(status.number), forge.reviewComments(status.number)]);
+  return judgePull({ pull, head, fork, checks, statuses, reviews, comments, autoMerge });
 }
 
 /** auto_merge: squash, guarded by the gated head; a 405 (not mergeable yet) waits, a 409 (the head moved) reads the PR again. */
@@ -140,6 +143,18 @@ async function eventsFor(ctx: RunContext, record: PacketRecord, packet: Packet |
       }
       return [{ kind: "decided", packet: record.id, attempt, decision: "retry", reasons: [reason], feedback: verdict.lines }];
     }
+    case "behind":
+      // Waits to land again, unspent: the next pick brings it up to the new base, re-gates it and pushes the new head to the same PR.
+      return [
+        {
+          kind: "merge-blocked",
+          packet: record.id,
+          attempt,
+          reason: `PR #${number}'s base ${ctx.branch} moved to ${verdict.base.slice(0, 10)} since it was gated; it is brought up to date and gated again`,
+          commit: status.head,
+          fork: status.fork,
+        },
+      ];
     case "wait":
     case "person":
     case "merge":
@@ -147,8 +162,8 @@ async function eventsFor(ctx: RunContext, record: PacketRecord, packet: Packet |
   }
 }
 
-function outcomeReasons(status: InReview, verdict: PullVerdict, blocked: string | undefined): string[] {
-  if (blocked) return [blocked];
+function outcomeReasons(status: InReview, verdict: PullVerdict, said: string | undefined): string[] {
+  if (said) return [said];
   if (verdict.kind === "merged") return [`PR #${status.number} merged @ ${verdict.commit.slice(0, 10)}`];
   if (verdict.kind === "feedback") return verdict.lines.map((line) => line.split("\n")[0] ?? line);
   return [];

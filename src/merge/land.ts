@@ -26,7 +26,7 @@ export type LandResult =
   | { kind: "spec-drift"; reason: string }
   | { kind: "environment-error"; reason: string }
   /** Pull-request mode: pushed as the packet's branch and a PR opened; it lands when the forge merges it. */
-  | { kind: "in-review"; number: number; url: string; branch: string; head: string; tree: string };
+  | { kind: "in-review"; number: number; url: string; branch: string; head: string; tree: string /** The tip the head was built and gated on. */; base: string };
 
 export interface LandInput {
   packet: Packet;
@@ -148,7 +148,7 @@ export async function land(ctx: RunContext, input: LandInput): Promise<LandResul
     const squash = (await gitRun(ctx.root, ["commit-tree", ...((await wantsSignedCommits(ctx.root)) ? ["-S"] : []), tree, "-p", tip, "-m", message], { identity: true, signed: true })).trim();
     if (ctx.claims?.fenceOf(input.packet.id) !== undefined || ctx.claims?.lost(input.packet.id)) await ctx.claims.assertHeld(input.packet.id);
     // Pull-request mode: the same gated squash on the same tip, pushed as the packet's branch for the forge to merge.
-    if (ctx.config.target.mode === "pull-request") return openForReview(ctx, { packet: input.packet, attempt: input.attempt, squash, tree, message, gates });
+    if (ctx.config.target.mode === "pull-request") return openForReview(ctx, { packet: input.packet, attempt: input.attempt, squash, tree, base: tip, message, gates });
     if (remote) {
       // The remote is the authority: the landing is the push, compare-and-swap on the tip it was gated against.
       const pushed = await pushLanding(ctx.root, { remote, branch: ctx.branch, commit: squash, expected: tip });

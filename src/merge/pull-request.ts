@@ -5,7 +5,7 @@ import type { GateReport } from "../gates/types.js";
 import { taskBranch, type RunContext } from "../loop/context.js";
 import type { Packet } from "../packet/types.js";
 
-export type Opened = { kind: "in-review"; number: number; url: string; branch: string; head: string; tree: string } | { kind: "environment-error"; reason: string };
+export type Opened = { kind: "in-review"; number: number; url: string; branch: string; head: string; tree: string; base: string } | { kind: "environment-error"; reason: string };
 
 /**
  * Pull-request mode (`[target] mode = "pull-request"`): the gated, reviewed
@@ -14,7 +14,10 @@ export type Opened = { kind: "in-review"; number: number; url: string; branch: s
  * (a later attempt pushes to the same branch). Nothing lands here: the PR's
  * merge is recorded when the forge says it happened (loop/reviews.ts).
  */
-export async function openForReview(ctx: RunContext, input: { packet: Packet; attempt: number; squash: string; tree: string; message: string; gates: readonly GateReport[] }): Promise<Opened> {
+export async function openForReview(
+  ctx: RunContext,
+  input: { packet: Packet; attempt: number; squash: string; tree: string; base: string; message: string; gates: readonly GateReport[] },
+): Promise<Opened> {
   const remote = ctx.config.target.remote;
   const forgeConfig = ctx.config.forge;
   if (!remote || !forgeConfig) return { kind: "environment-error", reason: "pull-request mode needs [target] remote and a [forge] table" };
@@ -31,7 +34,7 @@ export async function openForReview(ctx: RunContext, input: { packet: Packet; at
   try {
     const open = await forge.openPullFrom(branch, ctx.branch);
     const pull = open ? await forge.updatePull(open.number, { title, body }) : await forge.createPull({ head: branch, base: ctx.branch, title, body });
-    return { kind: "in-review", number: pull.number, url: pull.html_url, branch, head: input.squash, tree: input.tree };
+    return { kind: "in-review", number: pull.number, url: pull.html_url, branch, head: input.squash, tree: input.tree, base: input.base };
   } catch (error) {
     if (!(error instanceof ForgeError)) throw error;
     return { kind: "environment-error", reason: `opening the pull request for ${branch}: ${error.message}` };

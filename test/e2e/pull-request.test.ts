@@ -1,7 +1,7 @@
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { worktreesDir } from "../../src/loop/context.js";
 import { readLedger } from "../../src/ledger/store.js";
@@ -137,6 +137,36 @@ describe.skipIf(!openssl)("pull-request mode against a scripted GitHub", () => {
     expect(forge.stub.faults).toEqual([]);
     expect((await forge.state()).packets.get("P01")).toMatchObject({ status: { state: "merged" }, attemptsUsed: 1 });
     expect(remoteLog(forge.bare)).toContain("P01");
+  });
+
+  it("a PR whose base moved is brought up to date and gated again before anything merges it, spending no attempt", async () => {
+    const forge = await setup({ autoMerge: false });
+    await forge.run();
+    const first = forge.stub.pulls.get(1)?.heads[0];
+    // Someone lands other work on the remote's main meanwhile.
+    const person = cloneAsWorker(forge.bare, join(dirname(forge.clone), "person"));
+    writeFileSync(join(person, "NOTES.md"), "notes\n");
+    execFileSync("git", ["add", "NOTES.md"], { cwd: person });
+    execFileSync("git", ["commit", "--quiet", "-m", "notes"], { cwd: person });
+    execFileSync("git", ["push", "--quiet", "origin", "HEAD:main"], { cwd: person });
+    const moved = execFileSync("git", ["rev-parse", "main"], { cwd: forge.bare, encoding: "utf8" }).trim();
+
+    const second = await forge.run();
+    expect(second.code, second.out).toBe(0);
+    expect(second.out).toMatch(/base main moved to [0-9a-f]{10} since it was gated/);
+    expect(second.out).toMatch(/re-gate: main moved to [0-9a-f]{10}; gating the combined tree/);
+    const pull = forge.stub.pulls.get(1);
+    expect(pull?.heads).toHaveLength(2);
+    expect(pull?.heads[1]).not.toBe(first);
+    expect(execFileSync("git", ["rev-parse", `${pull?.heads[1]}^`], { cwd: forge.bare, encoding: "utf8" }).trim()).toBe(moved);
+    expect((await forge.state()).packets.get("P01")).toMatchObject({ status: { state: "in_review", fork: moved }, attemptsUsed: 1 });
+
+    forge.stub.personMerges(1);
+    expect((await forge.run()).code).toBe(0);
+    expect((await forge.state()).packets.get("P01")?.status.state).toBe("merged");
+    const tree = execFileSync("git", ["ls-tree", "--name-only", "-r", "main"], { cwd: forge.bare, encoding: "utf8" });
+    expect(tree).toContain("NOTES.md");
+    expect(tree).toContain("src/double.js");
   });
 
   it("a PR closed without merging blocks the packet with that reason", async () => {

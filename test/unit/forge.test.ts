@@ -19,7 +19,7 @@ const pull = (extra: Partial<PullRequest> = {}): PullRequest => ({
 });
 const check = (conclusion: string | null, status = "completed"): CheckRun => ({ name: "ci", status, conclusion, output: { title: "t", summary: "expected 4, got 5", text: null } });
 const judge = (input: Partial<Parameters<typeof judgePull>[0]> = {}) =>
-  judgePull({ pull: pull(), head: HEAD, checks: [check("success")], statuses: [], reviews: [], comments: [], autoMerge: true, ...input });
+  judgePull({ pull: pull(), head: HEAD, fork: "b".repeat(40), checks: [check("success")], statuses: [], reviews: [], comments: [], autoMerge: true, ...input });
 
 describe("judgePull", () => {
   it("merges a PR whose checks all passed on the gated head, with auto_merge; leaves it to a person without", () => {
@@ -40,6 +40,13 @@ describe("judgePull", () => {
     expect(judge({ reviews: [{ ...requested, commit_id: "c".repeat(40) }] })).toEqual({ kind: "merge" });
     expect(judge({ reviews: [requested, { ...requested, state: "APPROVED" }] })).toEqual({ kind: "merge" });
     expect(judge({ reviews: [requested, { ...requested, state: "COMMENTED" }] }).kind).toBe("feedback");
+  });
+
+  it("brings a PR whose base moved since its head was gated up to date first; a failed check still comes back as feedback", () => {
+    const moved = pull({ base: { ref: "main", sha: "e".repeat(40) } });
+    expect(judge({ pull: moved })).toEqual({ kind: "behind", base: "e".repeat(40) });
+    expect(judge({ pull: moved, autoMerge: false })).toEqual({ kind: "behind", base: "e".repeat(40) });
+    expect(judge({ pull: moved, checks: [check("failure")] }).kind).toBe("feedback");
   });
 
   it("waits while checks run or the forge has not worked out mergeability", () => {
