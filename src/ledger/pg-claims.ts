@@ -81,6 +81,7 @@ export function endsClaim(event: EventBody): boolean {
 
 interface Held {
   fence: number;
+  attempt: number;
   controller: AbortController;
 }
 
@@ -101,7 +102,8 @@ export async function startWorkerClaims(
     [worker, owner.run, owner.host, owner.pid, lease],
   );
   const held = new Map<string, Held>();
-  const lostPackets = new Set<string>();
+  /** Packets whose claim this worker lost, and the attempt it was for: that attempt's writes are refused from here on. */
+  const lostPackets = new Map<string, number>();
   // The last renewal that reached the database, on this process's clock: past it by a lease, every claim is presumed lost.
   let renewedAt = Date.now();
   let unreachableSince: number | undefined;
@@ -110,15 +112,22 @@ export async function startWorkerClaims(
     const claim = held.get(packet);
     if (!claim) return;
     held.delete(packet);
-    lostPackets.add(packet);
+    lostPackets.set(packet, claim.attempt);
     claim.controller.abort(new ClaimLost(packet, why));
     options.onLost?.(packet, why);
   };
 
   const guard = async (client: pg.ClientBase, events: readonly LedgerEvent[]): Promise<(() => void) | undefined> => {
     // Recovery's record of an expired claim is a takeover write, anyone's to make: this worker's own lost claim included.
-    const mine = [...new Set(events.filter((event) => event.kind !== "claimed" && "packet" in event && !RECOVERED.has(event)).map((event) => (event as { packet: string }).packet))];
-    const checked = mine.filter((packet) => held.has(packet) || lostPackets.has(packet));
+    // A lost claim refuses only its own attempt's writes: a later attempt's (another worker's PR, watched here) are not the lost holder's.
+    const holderWrite = (event: LedgerEvent): boolean => {
+      if (event.kind === "claimed" || !("packet" in event) || RECOVERED.has(event)) return false;
+      const packet = (event as { packet: string }).packet;
+      if (held.has(packet)) return true;
+      const lostAttempt = lostPackets.get(packet);
+      return lostAttempt !== undefined && (event as { attempt?: number }).attempt === lostAttempt;
+    };
+    const checked = [...new Set(events.filter(holderWrite).map((event) => (event as { packet: string }).packet))];
     if (checked.length === 0) return undefined;
     for (const packet of checked) {
       const claim = held.get(packet);
@@ -201,7 +210,7 @@ export async function startWorkerClaims(
       if (inserted.rowCount === 0) return undefined;
       const previous = held.get(packet);
       previous?.controller.abort(new ClaimLost(packet, "claimed again"));
-      held.set(packet, { fence, controller: new AbortController() });
+      held.set(packet, { fence, attempt, controller: new AbortController() });
       lostPackets.delete(packet);
       return fence;
     },

@@ -153,7 +153,7 @@ describe("PostgreSQL ledger", () => {
     expect(view.state.packets.get("A")?.attemptsUsed).toBe(1);
   });
 
-  it("records a claim this very worker lost as interrupted when it recovers expired claims (a takeover write, not the lost holder's)", async (context) => {
+  it("records a claim this very worker lost as interrupted when it recovers expired claims, and a later attempt's events (takeover writes, not the lost holder's)", async (context) => {
     if (!pgFixture.available()) return context.skip();
     const root = mkdtempSync(join(tmpdir(), "factory-pg-recover-"));
     dirs.push(root);
@@ -172,6 +172,8 @@ describe("PostgreSQL ledger", () => {
       expect(record).toMatchObject({ status: { state: "queued" }, attemptsUsed: 0 });
       // Its own writes for the lost attempt stay refused.
       await expect(ledger.append([{ kind: "decided", packet: "A", attempt: 1, decision: "retry", reasons: ["late"] }])).rejects.toThrow(/claim is lost/);
+      // A later attempt's record (another worker's, seen here: a PR it opened, watched by this worker) is not the lost holder's write.
+      await expect(ledger.append([{ kind: "decided", packet: "A", attempt: 2, decision: "retry", reasons: ["the forge sent it back"] }])).resolves.toHaveLength(1);
     } finally {
       await claims.stop();
     }
