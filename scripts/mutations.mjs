@@ -184,6 +184,20 @@ const MUTATIONS = [
     to: "const candidates = [...TEMPORARY_DIRS, tmpdir(), ...(request.network ? [] : SOCKET_DIRS)].filter(isRealDirectory).filter((dir) => !TEMPORARY_DIRS.includes(dir) && dir !== tmpdir());",
     tests: [["test/integration/run-sandbox.test.ts", "private /tmp"]],
   },
+  {
+    guard: "landing tripwire: no test fails on the tree that lands unless it failed on the tip",
+    file: "src/merge/land.ts",
+    from: "    if (contradicted) return contradicted;",
+    to: '    if (contradicted && contradicted.kind !== "verdict-contradicted") return contradicted;',
+    tests: [["test/integration/landing-tripwire.test.ts", "fires when the verdict passed a tree whose tests fail"]],
+  },
+  {
+    guard: "planted files: every case passes after the work",
+    file: "src/gates/test-compare.ts",
+    from: 'if (outcome === "passed" || outcome === before.get(result.id)) continue;',
+    to: "if (outcome !== undefined) continue;",
+    tests: [["test/integration/run-pytest-planted-collection.test.ts", "blocks work that passes one planted case"]],
+  },
 ];
 
 const PROJECT = fileURLToPath(new URL("..", import.meta.url));

@@ -292,7 +292,7 @@ function splitId(id: string): [string, string] {
 }
 
 /** A test id reported several times (parametrized, retried) counts as failed if any report failed. */
-function outcomesById(results: readonly TestResult[]): Map<string, TestOutcome> {
+export function outcomesById(results: readonly TestResult[]): Map<string, TestOutcome> {
   const map = new Map<string, TestOutcome>();
   for (const result of results) {
     const previous = map.get(result.id);

@@ -26,7 +26,7 @@ export type PacketOutcome =
   | { kind: "in-review"; number: number; url: string }
   | { kind: "retry"; environment: boolean; rateLimited?: { role: "implementer" | "reviewer"; resetsAt?: string } }
   /** packetFault: the packet file is at fault (defective, or its spec moved), not the machine or the work. */
-  | { kind: "blocked"; reason: string; packetFault: boolean }
+  | { kind: "blocked"; reason: string; packetFault: boolean /** The factory's own verdict was contradicted: the queue stops even with --keep-going. */; alarm?: true }
   | { kind: "merge-blocked"; reason: string }
   | { kind: "not-claimed"; reason: string }
   | { kind: "interrupted"; reason: string };
@@ -224,6 +224,15 @@ export async function applyLanding(
       ]);
       ctx.emit({ kind: "outcome", packet: packet.id, attempt, outcome: "merge-blocked", reasons: [landed.reason] });
       return { kind: "merge-blocked", reason: landed.reason };
+    case "verdict-contradicted": {
+      // The factory's own failure: never a retry (the agent is not to blame), never a landing, and the queue stops however it was run.
+      await ctx.ledger.append([
+        { ...decided, decision: "block", reasons: [landed.reason] },
+        { kind: "blocked", packet: packet.id, attempt, reason: landed.reason },
+      ]);
+      ctx.emit({ kind: "outcome", packet: packet.id, attempt, outcome: "blocked", reasons: [landed.reason] });
+      return { kind: "blocked", reason: landed.reason, packetFault: false, alarm: true };
+    }
     case "spec-drift": {
       const decision = decide({ end: { kind: "spec-drift", reason: landed.reason }, attemptsUsed: input.attemptsUsed, maxAttempts: input.maxAttempts, gate: packet.gate });
       return applyDecision(ctx, { packet, attempt, decision, report });

@@ -62,7 +62,7 @@ export async function drainQueue(ctx: RunContext, options: SchedulerOptions): Pr
         blocked.push({ id: packet.id, reason: outcome.reason });
         // A packet at fault itself says nothing about the machine: it never counts toward two blocks in a row.
         const same = outcome.packetFault ? undefined : blockKey(outcome.reason);
-        if (!options.keepGoing) halt ??= { outcome: "halted", reason: `${packet.id} is blocked: ${outcome.reason}` };
+        if (!options.keepGoing || outcome.alarm) halt ??= { outcome: "halted", reason: `${packet.id} is blocked: ${outcome.reason}` };
         else if (same !== undefined && lastBlock === same)
           halt ??= { outcome: "halted", reason: `two packets in a row blocked for the same reason (the machine or the spec, not the work): ${packet.id}: ${outcome.reason}` };
         lastBlock = same;

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { gitRun, gitTry, headOf, resolveCommit, treeOf, wantsSignedCommits } from "../git/repo.js";
 import { createWorktree, mergeInWorktree, worktreeStatus } from "../git/worktree.js";
 import type { PlantedCases } from "../gates/test-compare.js";
+import { describeRedOnLanding, redOnLanding } from "../gates/landing-tripwire.js";
 import { checkSpecDrift } from "../loop/spec-drift.js";
 import { landedCacheFile, landedPackets, landedVersion } from "../git/trailers.js";
 import { isGreen, type GateReport } from "../gates/types.js";
@@ -25,6 +26,8 @@ export type LandResult =
   | { kind: "regate-failed"; reports: GateReport[] }
   | { kind: "spec-drift"; reason: string }
   | { kind: "environment-error"; reason: string }
+  /** The landing's own check found a test failing on the tree to land that did not fail on the tip: the factory's verdict was wrong. */
+  | { kind: "verdict-contradicted"; reason: string }
   /** Pull-request mode: pushed as the packet's branch and a PR opened; it lands when the forge merges it. */
   | { kind: "in-review"; number: number; url: string; branch: string; head: string; tree: string /** The tip the head was built and gated on. */; base: string };
 
@@ -141,6 +144,8 @@ export async function land(ctx: RunContext, input: LandInput): Promise<LandResul
     // This exact version may be on the target already (an approve that ran meanwhile, a crash after the move): never twice.
     const already = landedVersion(await landedPackets(ctx.root, tip, { cacheFile: landedCacheFile(ctx.root) }), input.packet.id, input.packet.sha256);
     if (already) return { kind: "merged", commit: already.commit, tree: await treeOf(ctx.root, already.commit) };
+    const contradicted = await tripwire(ctx, { packet: input.packet, tip, tests, runDir: input.runDir });
+    if (contradicted) return contradicted;
     const tree = await treeOf(ctx.root, commit);
     // On the PostgreSQL ledger the landing is the claim holder's write too: made only while its fence is current, and it names it.
     const fence = ctx.claims?.fenceOf(input.packet.id);
@@ -190,6 +195,20 @@ export async function land(ctx: RunContext, input: LandInput): Promise<LandResul
       ? `${remote}/${ctx.branch} kept moving while landing (${MAX_RACES} tries, each push lost to another); the gated work lands on the next try, unspent`
       : `${ctx.branch} kept moving while landing (${MAX_RACES} tries), moved by something other than the factory`,
   };
+}
+
+/**
+ * The landing's own check, after every gate: the tests that fail on the tree about to land must have failed
+ * on the tip's own tree (its baseline, measured there or seeded by the landing that made it). A test that
+ * did not is the factory's verdict contradicted: nothing lands.
+ */
+async function tripwire(ctx: RunContext, input: { packet: Packet; tip: string; tests: ReadonlyMap<string, TestResult[]> | undefined; runDir: string }): Promise<LandResult | undefined> {
+  const surface = surfaceOf(ctx.config, input.packet);
+  if (!surface || !input.tests || input.tests.size === 0) return undefined;
+  const baseline = await measureBaseline(ctx, { surface, commit: input.tip, runDir: join(input.runDir, `tripwire-${input.tip.slice(0, 10)}`) });
+  if (!baseline.ok) return { kind: "environment-error", reason: `baseline at ${input.tip.slice(0, 10)}: ${baseline.reason}` };
+  const red = redOnLanding(baseline.results, input.tests);
+  return red.length > 0 ? { kind: "verdict-contradicted", reason: describeRedOnLanding(red, input.tip, input.packet.id) } : undefined;
 }
 
 /** How a landing or an attempt of `packet` waits out an unreachable remote: said once, as a notice of the packet. */
