@@ -1,5 +1,7 @@
 import type { Agent } from "../config/types.js";
-import { runCommand } from "../process/run.js";
+import { shellQuote } from "../gates/paths.js";
+import { runCommand, type RunRequest } from "../process/run.js";
+import { agentProgram } from "./shell-program.js";
 import { agentSandbox, prepareCallFiles } from "./call-files.js";
 import { agentEnv } from "./env.js";
 import type { AgentAdapter, AgentOutcome, AgentRequest } from "./types.js";
@@ -15,27 +17,29 @@ export function commandAdapter(agent: Agent): AgentAdapter {
   return {
     async run(request: AgentRequest): Promise<AgentOutcome> {
       const { promptFile, rawPath } = prepareCallFiles(request, "output.log");
+      const env = agentEnv(agent, {
+        FACTORY_ROLE: request.role,
+        FACTORY_PACKET: request.packet,
+        FACTORY_ATTEMPT: String(request.attempt),
+        FACTORY_MODEL: request.model,
+        FACTORY_WORKTREE: request.worktree,
+        FACTORY_PROMPT_FILE: promptFile,
+        FACTORY_OUTPUT: request.outputPath,
+        FACTORY_ROUND: String(request.round),
+        FACTORY_REPEAT: String(request.repeat ?? 0),
+        ...(request.resumeSession ? { FACTORY_SESSION: request.resumeSession } : {}),
+      });
+      const sandbox = agentSandbox(request, { readable: [promptFile] });
       const outcome = await runCommand({
         command: agent.run ?? "false",
         cwd: request.worktree,
-        env: agentEnv(agent, {
-          FACTORY_ROLE: request.role,
-          FACTORY_PACKET: request.packet,
-          FACTORY_ATTEMPT: String(request.attempt),
-          FACTORY_MODEL: request.model,
-          FACTORY_WORKTREE: request.worktree,
-          FACTORY_PROMPT_FILE: promptFile,
-          FACTORY_OUTPUT: request.outputPath,
-          FACTORY_ROUND: String(request.round),
-          FACTORY_REPEAT: String(request.repeat ?? 0),
-          ...(request.resumeSession ? { FACTORY_SESSION: request.resumeSession } : {}),
-        }),
+        env,
         input: request.prompt,
         timeoutMs: request.timeoutMs,
         idleTimeoutMs: request.idleTimeoutMs,
         logFile: rawPath,
         ...(request.signal ? { signal: request.signal } : {}),
-        ...agentSandbox(request, { readable: [promptFile] }),
+        ...sandbox,
       });
       const base = { rawPath, durationMs: outcome.durationMs, costSource: "unknown" as const };
       switch (outcome.kind) {
@@ -63,7 +67,9 @@ export function commandAdapter(agent: Agent): AgentAdapter {
           if (typeof report?.rate_limited_until === "string" && !Number.isNaN(Date.parse(report.rate_limited_until))) {
             return { ...base, ...reported, status: "rate-limited", detail: "the agent reports a rate limit", resetsAt: new Date(Date.parse(report.rate_limited_until)).toISOString() };
           }
-          if (outcome.code === 126 || outcome.code === 127) {
+          // 126 and 127 are the shell's "cannot execute" and "not found", but any program may exit with them: the program
+          // is looked for again, where it ran; only when it is not there (or not executable) did nothing start.
+          if ((outcome.code === 126 || outcome.code === 127) && !(await programIsThere(agent, { cwd: request.worktree, env, ...sandbox }))) {
             const why = outcome.code === 127 ? "not found" : "not executable";
             return {
               ...base,
@@ -80,6 +86,17 @@ export function commandAdapter(agent: Agent): AgentAdapter {
       }
     },
   };
+}
+
+/** Whether the agent's program is found and executable where the agent runs (the same sandbox, PATH and directory). */
+async function programIsThere(agent: Agent, where: Pick<RunRequest, "cwd" | "env" | "sandbox">): Promise<boolean> {
+  const program = agentProgram(agent);
+  if (program === undefined) return false; // no single program to look for: the shell's word is taken
+  const quoted = shellQuote(program);
+  // A script's interpreter (its `#!` line) must be there too: a missing one is the shell's "not found" as well.
+  const probe = `p=$(command -v ${quoted}) && [ -f "$p" ] && [ -x "$p" ] && { [ "$(head -c 2 "$p")" != "#!" ] || { i=$(head -n 1 "$p" | sed 's/^#! *//; s/[ \t].*//'); [ -f "$i" ] && [ -x "$i" ]; }; }`;
+  const found = await runCommand({ command: probe, ...where, timeoutMs: 15_000 });
+  return found.kind === "exited" && found.code === 0;
 }
 
 function lastJsonLine(stdout: string): Record<string, unknown> | undefined {

@@ -63,7 +63,7 @@ export async function callAgent(ctx: RunContext, call: AgentCall): Promise<Agent
     // A rate limit is the provider's, not the packet's: the same call is made again after the wait, in the
     // same attempt and claim. Past rate_limit_wait in all, the attempt ends and the scheduler decides.
     const wait = ctx.waits.limit(tier.agent, outcome.resetsAt, Date.now(), limits.rateLimitWaitMs, limits.rateLimitMaxWaits);
-    if ("halt" in wait || waitedMs + (wait.until - Date.now()) > limits.rateLimitWaitMs) break;
+    if ("halt" in wait || wait.beyond || waitedMs + (wait.until - Date.now()) > limits.rateLimitWaitMs) break;
     const source = outcome.resetsAt ? "the reset it reported" : "backing off";
     ctx.emit({
       kind: "notice",

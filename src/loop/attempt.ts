@@ -353,7 +353,7 @@ async function implement(
     input.template,
   );
   let result = await callAgent(ctx, { ...call, round: 0, prompt });
-  if (result.outcome.status !== "ok") return { end: agentCallEnd("implementer", result.outcome) };
+  if (result.outcome.status !== "ok") return { end: agentCallEnd("implementer", result.outcome, { now: Date.now(), maxWaitMs: ctx.config.limits.rateLimitWaitMs }) };
   let check = validateResult(result.json, packet.id);
   if (!check.ok) {
     const sessionId = result.outcome.sessionId;

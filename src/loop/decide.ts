@@ -4,6 +4,7 @@ import type { Decision } from "../ledger/events.js";
 import type { GateMode } from "../packet/types.js";
 import type { EffectiveVerdict } from "../review/verdict.js";
 import { unreachable } from "../util/unreachable.js";
+import { formatDuration } from "../util/duration.js";
 import { fingerprintOf } from "./fingerprint.js";
 
 /** How an attempt ended, before the factory decides what follows. */
@@ -12,7 +13,8 @@ export type AttemptEnd =
   | { kind: "defective-packet"; reason: string }
   | { kind: "environment-error"; reason: string }
   | { kind: "rate-limited"; reason: string; role: "implementer" | "reviewer"; resetsAt?: string }
-  | { kind: "agent-failed"; reason: string }
+  /** `rateLimited`: it reported a rate limit further away than rate_limit_wait; its agent's packets wait for a later run. */
+  | { kind: "agent-failed"; reason: string; rateLimited?: { role: "implementer" | "reviewer"; resetsAt: string } }
   | { kind: "implementer-blocked"; reason: string }
   | { kind: "implementer-failed"; reason: string }
   | { kind: "result-contract"; errors: string[] }
@@ -55,8 +57,21 @@ export interface AttemptDecision {
  * out of memory, a person) is the machine's, not the work's: an environment
  * error, not counted (two in a row halt the run). Anything else is the agent's.
  */
-export function agentCallEnd(role: "implementer" | "reviewer", outcome: Pick<AgentOutcome, "status" | "detail" | "resetsAt" | "neverStarted">): AttemptEnd {
+export function agentCallEnd(
+  role: "implementer" | "reviewer",
+  outcome: Pick<AgentOutcome, "status" | "detail" | "resetsAt" | "neverStarted">,
+  limits: { now: number; maxWaitMs: number } = { now: Date.now(), maxWaitMs: Number.POSITIVE_INFINITY },
+): AttemptEnd {
   const what = `the ${role} ${outcome.status}${outcome.detail ? `: ${outcome.detail}` : ""}`;
+  const reset = outcome.resetsAt === undefined ? Number.NaN : Date.parse(outcome.resetsAt);
+  if (outcome.status === "rate-limited" && reset - limits.now > limits.maxWaitMs) {
+    // Nobody waits that long in one night, and an agent can say anything: a failed call, never a reason to stop everyone.
+    return {
+      kind: "agent-failed",
+      reason: `the ${role} reports a rate limit until ${outcome.resetsAt}, further away than rate_limit_wait (${formatDuration(limits.maxWaitMs)}): a failed call`,
+      rateLimited: { role, resetsAt: outcome.resetsAt as string },
+    };
+  }
   if (outcome.status === "rate-limited") {
     return { kind: "rate-limited", role, reason: `the ${role} was rate-limited${outcome.resetsAt ? ` until ${outcome.resetsAt}` : ""}`, ...(outcome.resetsAt ? { resetsAt: outcome.resetsAt } : {}) };
   }

@@ -26,7 +26,15 @@ export type PacketOutcome =
   | { kind: "in-review"; number: number; url: string }
   | { kind: "retry"; environment: boolean; rateLimited?: { role: "implementer" | "reviewer"; resetsAt?: string } }
   /** packetFault: the packet file is at fault (defective, or its spec moved), not the machine or the work. */
-  | { kind: "blocked"; reason: string; packetFault: boolean /** The factory's own verdict was contradicted: the queue stops even with --keep-going. */; alarm?: true }
+  | {
+      kind: "blocked";
+      reason: string;
+      packetFault: boolean;
+      /** The factory's own verdict was contradicted: the queue stops even with --keep-going. */
+      alarm?: true;
+      /** Its last call reported a rate limit further away than rate_limit_wait: the agent's other packets wait for a later run. */
+      rateLimited?: { role: "implementer" | "reviewer"; resetsAt?: string };
+    }
   | { kind: "merge-blocked"; reason: string }
   | { kind: "not-claimed"; reason: string }
   | { kind: "interrupted"; reason: string };
@@ -154,6 +162,8 @@ async function applyDecision(ctx: RunContext, input: Applied): Promise<PacketOut
     ...(decision.fingerprint ? { fingerprint: decision.fingerprint } : {}),
     ...(decision.decision === "retry" && input.carry && report.commit ? { work: { commit: report.commit, from: report.planting?.commit ?? report.forkCommit } } : {}),
   };
+  const end = report.end;
+  const rateLimited = end.kind === "rate-limited" ? { role: end.role, ...(end.resetsAt ? { resetsAt: end.resetsAt } : {}) } : end.kind === "agent-failed" ? end.rateLimited : undefined;
   switch (decision.decision) {
     case "hold": {
       if (!report.commit) throw new Error("a held attempt has a gated commit");
@@ -174,13 +184,11 @@ async function applyDecision(ctx: RunContext, input: Applied): Promise<PacketOut
       const fix = decision.packetFault ? packetFix(packet) : undefined;
       await ctx.ledger.append([decided, { kind: "blocked", packet: packet.id, attempt, reason, ...(fix ? { fix } : {}) }]);
       ctx.emit({ kind: "outcome", packet: packet.id, attempt, outcome: "blocked", reasons: decision.reasons });
-      return { kind: "blocked", reason, packetFault: fix !== undefined };
+      return { kind: "blocked", reason, packetFault: fix !== undefined, ...(rateLimited ? { rateLimited } : {}) };
     }
     case "retry": {
       await ctx.ledger.append([decided]);
       ctx.emit({ kind: "outcome", packet: packet.id, attempt, outcome: decision.refund ? "retry (attempt not counted)" : "retry", reasons: decision.reasons });
-      const end = report.end;
-      const rateLimited = end.kind === "rate-limited" ? { role: end.role, ...(end.resetsAt ? { resetsAt: end.resetsAt } : {}) } : undefined;
       return { kind: "retry", environment: decision.environment, ...(rateLimited ? { rateLimited } : {}) };
     }
     case "merge":

@@ -5,15 +5,16 @@
  */
 export const FIRST_BACKOFF_MS = 30_000;
 
-export type Wait = { until: number } | { halt: string };
+/** `beyond`: the reset is further away than rate_limit_wait: not waited out in this run (its packets wait for the next). */
+export type Wait = { until: number; beyond?: true } | { halt: string };
 
 /** How many limits in a row an agent may report before its reports are no longer waited out. */
 export const DEFAULT_MAX_WAITS = 8;
 
 /**
  * Pure: how long to wait after a rate limit. A reset the provider or CLI
- * gave is honoured (longer than `maxWaitMs`: halt rather than sit out the
- * night), but from the second limit in a row it is never shorter than the
+ * gave is honoured (further away than `maxWaitMs`: `beyond`, the agent's
+ * packets wait for a later run and the rest of the queue goes on), but from the second limit in a row it is never shorter than the
  * backoff: an agent that keeps reporting "resets now" is not called again and
  * again. Without a reset, back off exponentially from 30 s, doubling with
  * each limit in a row, capped by `maxWaitMs`.
@@ -22,9 +23,7 @@ export function rateLimitWait(input: { resetsAt: string | undefined; strikes: nu
   const backoff = (strikes: number): number => Math.min(FIRST_BACKOFF_MS * 2 ** Math.max(0, strikes - 1), input.maxWaitMs);
   const reset = input.resetsAt === undefined ? Number.NaN : Date.parse(input.resetsAt);
   if (!Number.isNaN(reset)) {
-    if (reset - input.now > input.maxWaitMs) {
-      return { halt: `agent "${input.agent}" is rate-limited until ${new Date(reset).toISOString()}, longer than rate_limit_wait; run again after that` };
-    }
+    if (reset - input.now > input.maxWaitMs) return { until: reset, beyond: true };
     const floor = input.strikes > 1 ? backoff(input.strikes - 1) : 0;
     return { until: Math.max(reset, input.now + floor) };
   }
@@ -48,7 +47,12 @@ export class AgentWaits {
     if ("halt" in wait) return wait;
     const until = Math.max(wait.until, this.ends.get(agent) ?? 0); // an earlier, longer wait still holds
     this.ends.set(agent, until);
-    return { until };
+    return wait.beyond ? { until, beyond: true } : { until };
+  }
+
+  /** The agents whose wait ends further away than `maxWaitMs`: not waited out in this run. */
+  beyond(now: number, maxWaitMs: number): { agent: string; until: number }[] {
+    return [...this.ends].filter(([, until]) => until - now > maxWaitMs).map(([agent, until]) => ({ agent, until }));
   }
 
   /** A call on this agent got through: the next limit starts the backoff again. */

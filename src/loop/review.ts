@@ -94,7 +94,7 @@ async function reviewWith(ctx: RunContext, input: ReviewInput, options: { tier: 
   let result = await callAgent(ctx, { ...call, round: options.firstRound, fresh: true, prompt: options.prompt });
   const failed = (): ReviewCall | undefined => {
     if (result.outcome.status === "ok") return undefined;
-    return { kind: "end", end: agentCallEnd("reviewer", result.outcome) };
+    return { kind: "end", end: agentCallEnd("reviewer", result.outcome, { now: Date.now(), maxWaitMs: ctx.config.limits.rateLimitWaitMs }) };
   };
   const read = async (): Promise<{ errors: string[]; review?: Review; unresolved: Map<string, string> }> => {
     const check = validateReview(result.json, packet.id, packet.invariants);

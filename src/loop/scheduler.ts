@@ -60,6 +60,11 @@ export async function drainQueue(ctx: RunContext, options: SchedulerOptions): Pr
     switch (outcome.kind) {
       case "blocked": {
         blocked.push({ id: packet.id, reason: outcome.reason });
+        if (outcome.rateLimited) {
+          const agent = agentOf(ctx, outcome.rateLimited.role === "implementer" ? packet.tier : packet.reviewer);
+          const wait = waits.limit(agent, outcome.rateLimited.resetsAt, Date.now(), ctx.config.limits.rateLimitWaitMs, ctx.config.limits.rateLimitMaxWaits);
+          if (!("halt" in wait) && wait.beyond) benchNotice(packet.id, agent, wait.until);
+        }
         // A packet at fault itself says nothing about the machine: it never counts toward two blocks in a row.
         const same = outcome.packetFault ? undefined : blockKey(outcome.reason);
         if (!options.keepGoing || outcome.alarm) halt ??= { outcome: "halted", reason: `${packet.id} is blocked: ${outcome.reason}` };
@@ -79,6 +84,7 @@ export async function drainQueue(ctx: RunContext, options: SchedulerOptions): Pr
           const agent = agentOf(ctx, outcome.rateLimited.role === "implementer" ? packet.tier : packet.reviewer);
           const wait = waits.limit(agent, outcome.rateLimited.resetsAt, Date.now(), ctx.config.limits.rateLimitWaitMs, ctx.config.limits.rateLimitMaxWaits);
           if ("halt" in wait) halt ??= { outcome: "halted", reason: wait.halt };
+          else if (wait.beyond) benchNotice(packet.id, agent, wait.until);
           else {
             const source = outcome.rateLimited.resetsAt ? "the reset it reported" : "backing off";
             ctx.emit({
@@ -104,6 +110,13 @@ export async function drainQueue(ctx: RunContext, options: SchedulerOptions): Pr
     }
   };
   const told = new Set<string>(); // PRs said once to wait for a person
+  const benchNotice = (packet: string, agent: string, until: number): void =>
+    ctx.emit({
+      kind: "notice",
+      packet,
+      message: `agent "${agent}" reports a rate limit until ${new Date(until).toISOString()}, further away than rate_limit_wait: its packets wait for a later run; the rest of the queue goes on`,
+    });
+  let benched: string | undefined; // the run ended with only packets of agents rate-limited past rate_limit_wait left
 
   try {
     for (;;) {
@@ -132,6 +145,12 @@ export async function drainQueue(ctx: RunContext, options: SchedulerOptions): Pr
           continue;
         }
         if (!next && picked.waiting && running.size === 0) {
+          const far = waits.beyond(Date.now(), ctx.config.limits.rateLimitWaitMs);
+          if (far.length > 0 && (waits.nextEnd(Date.now()) ?? 0) - Date.now() > ctx.config.limits.rateLimitWaitMs) {
+            // Every wait left is longer than a run sits out: what is left runs on a later run.
+            benched = far.map((entry) => `agent "${entry.agent}" is rate-limited until ${new Date(entry.until).toISOString()}`).join("; ");
+            break;
+          }
           // Only packets whose agent waits out a rate limit are left: sleep until the first wait ends.
           await sleepUntil(waits.nextEnd(Date.now()) ?? Date.now(), ctx.signal);
           continue;
@@ -190,6 +209,13 @@ export async function drainQueue(ctx: RunContext, options: SchedulerOptions): Pr
     stopWatching();
   }
   if (halt) return halt;
+  if (benched) {
+    const waiting = options.packets.filter((packet) => !blocked.some((entry) => entry.id === packet.id) && agentsOf(ctx, packet).some((agent) => waits.waiting(agent, Date.now())));
+    return {
+      outcome: "halted",
+      reason: `the rest of the queue ran; ${benched}, further away than rate_limit_wait: ${waiting.map((packet) => packet.id).join(", ") || "its packets"} wait for a run after that${blocked.length ? `; blocked: ${blocked.map((entry) => entry.id).join(", ")}` : ""}`,
+    };
+  }
   if (blocked.length > 0) {
     const held = heldBehind(options.packets, new Set(blocked.map((entry) => entry.id)));
     return {

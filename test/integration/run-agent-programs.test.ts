@@ -1,7 +1,8 @@
 import { useTemporaryHome } from "../helpers/temporary-home.js";
-import { chmodSync, copyFileSync, mkdirSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, onTestFinished } from "vitest";
 import { DOUBLE_JS, SCRIPTED_AGENT, useLoopRepos } from "../helpers/loop-repo.js";
 
 /** A command agent as users write it: any shell form, a program by path under HOME; a program that cannot start is the machine's. */
@@ -65,11 +66,14 @@ describe("a command agent's run line", () => {
   });
 
   it("that cannot start inside the sandbox (exit 127) is an environment error: no attempt spent, no cost counted", async () => {
+    // The preflight finds the program; its interpreter is not there, so the shell cannot start it (exit 127).
+    const outside = mkdtempSync(join(tmpdir(), "factory-unstartable-agent-"));
+    onTestFinished(() => rmSync(outside, { recursive: true, force: true }));
+    const program = join(outside, "my-agent");
+    writeFileSync(program, `#!/no/such/interpreter\nexec node ${SCRIPTED_AGENT} "$@"\n`);
+    chmodSync(program, 0o755);
     const target = setUp({ script: honest, agents: "" });
-    target.write(
-      ".factory/config.toml",
-      target.read(".factory/config.toml").replace("[limits]", `[agents.gone]\nkind = "command"\nrun = "sh -c 'exec no-such-agent-program'"\n${tiers("gone")}\n\n[limits]`),
-    );
+    target.write(".factory/config.toml", target.read(".factory/config.toml").replace("[limits]", `[agents.gone]\nkind = "command"\nrun = "${program}"\n${tiers("gone")}\n\n[limits]`));
     target.commit("an agent that cannot start");
     const { code, out } = await target.run();
     expect(out).toMatch(/implementer's program could not start inside the sandbox/);
@@ -80,5 +84,16 @@ describe("a command agent's run line", () => {
     expect(finished.length).toBeGreaterThan(0);
     for (const event of finished) expect(event.kind === "agent-finished" && event.estimatedUsd).toBeFalsy();
     expect((await target.record("P01"))?.attemptsUsed).toBe(0);
+  });
+
+  it("that started and then exited 127 has failed its attempt: the run goes on, the attempt is spent", async () => {
+    const target = setUp({ script: { P01: { implementer: [{ exit: 127 }, { write: { "src/double.js": DOUBLE_JS } }] } } });
+    const { code, out } = await target.run();
+    expect(out).not.toMatch(/could not start/);
+    expect(out).not.toContain("two environment errors in a row");
+    expect(out).toMatch(/exited with code 127/);
+    expect(out).toContain("P01#2 → merged");
+    expect(code).toBe(0);
+    expect((await target.record("P01"))?.attemptsUsed).toBe(2);
   });
 });

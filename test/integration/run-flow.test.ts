@@ -17,7 +17,7 @@ import { appendEvents } from "../../src/ledger/store.js";
 import { runLockPath } from "../../src/ledger/run-lock.js";
 import { bufferOutput } from "../../src/log/output.js";
 import { FACTORY_BIN } from "../helpers/cli.js";
-import { DEFAULT_GATES, DOUBLE_JS, DOUBLE_TEST_FOR, useLoopRepos, type LoopRepo } from "../helpers/loop-repo.js";
+import { DEFAULT_GATES, DOUBLE_JS, DOUBLE_TEST_FOR, SCRIPTED_AGENT, useLoopRepos, type LoopRepo } from "../helpers/loop-repo.js";
 
 /** A person scripting the command (`--yes`). */
 const person = { yes: true, input: Readable.from([]) };
@@ -420,12 +420,25 @@ describe("the run itself", () => {
     expect((await guarded.events("P01")).some((event) => event.kind === "continued")).toBe(false);
   }, 60_000);
 
-  it("halts instead of waiting longer than rate_limit_wait", async () => {
-    const target = setUp({ config: `rate_limit_wait = "1s"`, script: { P01: { implementer: [{ rateLimitMs: 3_600_000 }, honest] } } });
+  it("a rate limit further away than rate_limit_wait is a failed call: that agent's packets wait for a later run, the rest of the queue goes on", async () => {
+    // P01's implementer runs on agent "far" (its tier); P02 and every review on agent "near".
+    const agent = (name: string) => `[agents.${name}]\nkind = "command"\nrun = "node ${SCRIPTED_AGENT} SCRIPT"\n`;
+    const target = setUp({
+      config: `rate_limit_wait = "1s"`,
+      agents: `${agent("far")}${agent("near")}\n[tiers]\nbasic = { agent = "near", model = "m" }\nstandard = { agent = "far", model = "m" }\nadvanced = { agent = "near", model = "m" }`,
+      script: { P01: { implementer: [{ rateLimitMs: 70 * 365 * 86_400_000 }, honest] }, P02: { implementer: [{ write: { "src/triple.js": "export function triple(n) {\n  return n * 3;\n}\n" } }] } },
+    });
+    target.write(".factory/config.toml", target.read(".factory/config.toml").replaceAll("SCRIPT", target.scriptFile));
+    target.write("packets/P02-triple.toml", target.read("packets/P01-double.toml").replace('id = "P01"', 'id = "P02"\ntier = "advanced"').replaceAll("double", "triple").replace("n * 2", "n * 3"));
+    target.write("packets/supplied/P02/test/triple.test.js", DOUBLE_TEST_FOR("triple", 2, 6));
+    target.commit("two agents, two packets");
     const { code, out } = await target.run();
+    expect(out).toMatch(/P01#1 → retry: the implementer reports a rate limit until 20\d\d-.*, further away than rate_limit_wait \(1s\): a failed call/);
+    expect(out).toContain("P02#1 → merged");
+    expect(out).toMatch(/run halted: the rest of the queue ran; agent "far" is rate-limited until .*, further away than rate_limit_wait: P01 wait/);
     expect(code).toBe(1);
-    expect(out).toContain("longer than rate_limit_wait");
-    expect((await target.record("P01"))?.attemptsUsed).toBe(0);
+    expect((await target.record("P01"))?.attemptsUsed).toBe(1);
+    expect((await target.record("P01"))?.status.state).toBe("queued");
   });
 
   it("Ctrl-C kills the running agent, records the attempt as interrupted and exits 130", async () => {

@@ -207,6 +207,14 @@ describe("an agent call that did not succeed", () => {
       reason: "the implementer was rate-limited until 2026-12-01T00:00:00Z",
       resetsAt: "2026-12-01T00:00:00Z",
     });
+    // A reset further away than rate_limit_wait: a failed call (attempt spent), its agent's packets wait for a later run.
+    const far = agentCallEnd("implementer", { status: "rate-limited", resetsAt: "2099-01-01T00:00:00Z" }, { now: Date.parse("2026-12-01T00:00:00Z"), maxWaitMs: 30 * 60_000 });
+    expect(far).toEqual({
+      kind: "agent-failed",
+      reason: "the implementer reports a rate limit until 2099-01-01T00:00:00Z, further away than rate_limit_wait (30m00s): a failed call",
+      rateLimited: { role: "implementer", resetsAt: "2099-01-01T00:00:00Z" },
+    });
+    expect(decide({ end: far, attemptsUsed: 1, maxAttempts: 3, gate: "auto" })).toMatchObject({ decision: "retry", refund: false });
     expect(agentCallEnd("reviewer", { status: "crashed", detail: "killed by SIGKILL" })).toEqual({
       kind: "environment-error",
       reason: "the reviewer was killed by SIGKILL from outside the factory (out of memory, or a person); not counted",
