@@ -265,12 +265,13 @@ function readTiers(root: Fields, agents: Record<string, Agent>): Tier[] {
     const agent = fields.string("agent", { required: true, nonEmpty: true });
     const model = fields.string("model", { required: true, nonEmpty: true });
     const estimateUsd = fields.number("estimate_usd", { min: 0 });
+    const maxCallUsd = fields.number("max_call_usd", { min: 0 });
     if (agent !== undefined && !(agent in agents)) {
       const known = Object.keys(agents);
       fields.report("agent", `unknown agent "${agent}"; [agents] has ${known.length ? known.join(", ") : "none"}`);
     }
     fields.rejectUnknown();
-    if (agent !== undefined && model !== undefined) tiers.push({ name, agent, model, estimateUsd });
+    if (agent !== undefined && model !== undefined) tiers.push({ name, agent, model, estimateUsd, maxCallUsd });
   }
   return tiers;
 }

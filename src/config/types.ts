@@ -136,10 +136,20 @@ export interface Tier {
   model: string;
   /** What a call whose cost is unknown counts against the cost cap (USD); see UNKNOWN_COST_ESTIMATE_USD. */
   estimateUsd: number | undefined;
+  /** The most one call on this tier can plausibly cost (USD): a reported cost above it is suspect; see callCeilingUsd. */
+  maxCallUsd: number | undefined;
 }
 
 /** What a call of unknown cost counts when its tier sets no `estimate_usd`: never $0. */
 export const UNKNOWN_COST_ESTIMATE_USD = 1;
+
+/** A tier's ceiling on one call when it sets no `max_call_usd`: this many times its estimate, and never under $25. */
+export const CALL_CEILING_FACTOR = 25;
+
+/** Pure: the most one call on `tier` can plausibly cost; a reported cost above it is suspect and charged the estimate. */
+export function callCeilingUsd(tier: Pick<Tier, "estimateUsd" | "maxCallUsd">): number {
+  return tier.maxCallUsd ?? Math.max(CALL_CEILING_FACTOR * (tier.estimateUsd ?? UNKNOWN_COST_ESTIMATE_USD), 25);
+}
 
 export interface Limits {
   agentTimeoutMs: number;

@@ -29,7 +29,7 @@ const SHAPES: Record<EventKind, Record<string, Field>> = {
   "attempt-interrupted": { ...ATTEMPT, reason: "string", worktree: "string?" },
   "baseline-measured": { packet: "string", commit: "string", passed: "number", failed: "number", cached: "boolean" },
   planted: { ...ATTEMPT, commit: "string", files: "strings", cases: "object?" },
-  "agent-finished": { ...ATTEMPT, role: "string", outcome: "string", durationMs: "number", costUsd: "cost?", estimatedUsd: "cost?", detail: "string?", model: "string?" },
+  "agent-finished": { ...ATTEMPT, role: "string", outcome: "string", durationMs: "number", costUsd: "cost?", estimatedUsd: "cost?", detail: "string?", model: "string?", suspectCost: "string?" },
   "gate-finished": { ...ATTEMPT, gate: "string", result: "string", durationMs: "number", command: "string?", exitCode: "number?", detail: "string?" },
   "review-recorded": {
     ...ATTEMPT,

@@ -69,6 +69,8 @@ export type EventBody =
       detail?: string;
       /** Where costUsd came from: the CLI reported it, the factory computed it from tokens and prices, or unknown. */
       costSource?: "reported" | "computed" | "unknown";
+      /** A cost the agent reported that was not believed (not a number, negative, or above its tier's max_call_usd), as it was written. */
+      suspectCost?: string;
       turns?: number;
       tokens?: { input: number; output: number; cached: number };
       /** The agent CLI's `--version` line. */

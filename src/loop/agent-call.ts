@@ -4,7 +4,7 @@ import { copyFileSync, lstatSync, mkdirSync, readFileSync, rmSync, type Stats } 
 import { dirname, join } from "node:path";
 import { parseJsonFile } from "../agents/result.js";
 import type { AgentAdapter, AgentOutcome, Role } from "../agents/types.js";
-import { UNKNOWN_COST_ESTIMATE_USD, type Surface, type Tier } from "../config/types.js";
+import { callCeilingUsd, UNKNOWN_COST_ESTIMATE_USD, type Surface, type Tier } from "../config/types.js";
 import { formatSize } from "../util/size.js";
 import { BudgetExhausted } from "./budget.js";
 import { checkInterrupted, type RunContext } from "./context.js";
@@ -55,7 +55,16 @@ export async function callAgent(ctx: RunContext, call: AgentCall): Promise<Agent
     checkInterrupted(ctx.signal);
     const agent = ctx.config.agents?.[tier.agent]; // a partial config (a unit test's) may have no agents table
     const program = agent ? agentProgramPath(agent, ctx.root) : undefined;
-    outcome = await runAndRecord(ctx, call, { agent: tier.agent, model: tier.model, estimateUsd: tier.estimateUsd ?? UNKNOWN_COST_ESTIMATE_USD, adapter, outputPath, repeat, program });
+    outcome = await runAndRecord(ctx, call, {
+      agent: tier.agent,
+      model: tier.model,
+      estimateUsd: tier.estimateUsd ?? UNKNOWN_COST_ESTIMATE_USD,
+      ceilingUsd: callCeilingUsd(tier),
+      adapter,
+      outputPath,
+      repeat,
+      program,
+    });
     if (outcome.status !== "rate-limited") {
       ctx.waits.clear(tier.agent);
       break;
@@ -83,7 +92,7 @@ export async function callAgent(ctx: RunContext, call: AgentCall): Promise<Agent
 async function runAndRecord(
   ctx: RunContext,
   call: AgentCall,
-  how: { agent: string; model: string; estimateUsd: number; adapter: AgentAdapter; outputPath: string; repeat: number; program?: string | undefined },
+  how: { agent: string; model: string; estimateUsd: number; ceilingUsd: number; adapter: AgentAdapter; outputPath: string; repeat: number; program?: string | undefined },
 ): Promise<AgentOutcome> {
   const exhausted = ctx.budget.exhausted();
   if (exhausted) throw new BudgetExhausted(exhausted);
@@ -108,9 +117,11 @@ async function runAndRecord(
     // Each role of an attempt keeps its own HOME, never shared with the other.
     ...agentSandboxed(ctx, call.worktree, join(call.runDir, `${call.role}-home`), how.program),
   });
-  const outcome = believableCost(reported);
-  if (outcome !== reported) {
-    ctx.emit({ kind: "notice", packet: call.packet, message: `agent "${how.agent}" reported a cost of ${String(reported.costUsd)}, which is not a cost: its tier's estimate is charged` });
+  const outcome = believableCost(reported, how.ceilingUsd);
+  const suspect = outcome !== reported ? reported.costUsd : undefined;
+  if (suspect !== undefined) {
+    const why = Number.isFinite(suspect) && suspect >= 0 ? `more than one call on tier "${call.tier}" can plausibly cost ($${how.ceilingUsd}, max_call_usd)` : "not a cost";
+    ctx.emit({ kind: "notice", packet: call.packet, message: `agent "${how.agent}" reported a cost of ${String(suspect)}, ${why}: recorded as suspect, and its tier's estimate is charged` });
   }
   // A call of unknown cost counts at its tier's estimate, never as $0 (a rate-limited call, or a program that never started, spent nothing).
   const estimatedUsd = outcome.costUsd === undefined && outcome.status !== "rate-limited" && !outcome.neverStarted ? how.estimateUsd : undefined;
@@ -132,6 +143,7 @@ async function runAndRecord(
       tier: call.tier,
       promptSha256: createHash("sha256").update(call.prompt).digest("hex"),
       ...(estimatedUsd !== undefined ? { estimatedUsd } : {}),
+      ...(suspect !== undefined ? { suspectCost: String(suspect) } : {}),
       ...(outcome.turns !== undefined ? { turns: outcome.turns } : {}),
       ...(outcome.tokens ? { tokens: outcome.tokens } : {}),
       ...(version ? { version } : {}),
@@ -151,12 +163,13 @@ async function runAndRecord(
 }
 
 /**
- * Pure: the outcome with its self-reported cost kept only when it is a finite, non-negative number; any
- * other (a negative cost would lower the spend under max_cost_usd, NaN would poison it) makes the cost
- * unknown, so the tier's estimate is charged.
+ * Pure: the outcome with its self-reported cost kept only when it is a finite, non-negative number no
+ * higher than `ceilingUsd` (what one call on its tier can plausibly cost); any other (a negative cost would
+ * lower the spend under max_cost_usd, NaN would poison it, $1e308 would end the night's budget) makes the
+ * cost unknown, so the tier's estimate is charged.
  */
-export function believableCost(outcome: AgentOutcome): AgentOutcome {
-  if (outcome.costUsd === undefined || (Number.isFinite(outcome.costUsd) && outcome.costUsd >= 0)) return outcome;
+export function believableCost(outcome: AgentOutcome, ceilingUsd = Number.POSITIVE_INFINITY): AgentOutcome {
+  if (outcome.costUsd === undefined || (Number.isFinite(outcome.costUsd) && outcome.costUsd >= 0 && outcome.costUsd <= ceilingUsd)) return outcome;
   const { costUsd: _refused, ...rest } = outcome;
   return { ...rest, costSource: "unknown" };
 }
@@ -196,9 +209,12 @@ export async function callOutsideRun(
  * Pure: what a call made outside a run (the reviewer canary, the planner) is charged, for a `spent` event:
  * its believable reported cost, else its tier's estimate; undefined when its program never started.
  */
-export function chargedSpend(outcome: AgentOutcome, tier: Pick<Tier, "agent" | "model" | "estimateUsd">): { agent: string; model: string; costUsd?: number; estimatedUsd?: number } | undefined {
+export function chargedSpend(
+  outcome: AgentOutcome,
+  tier: Pick<Tier, "agent" | "model" | "estimateUsd"> & Partial<Pick<Tier, "maxCallUsd">>,
+): { agent: string; model: string; costUsd?: number; estimatedUsd?: number } | undefined {
   if (outcome.neverStarted) return undefined;
-  const believed = believableCost(outcome).costUsd;
+  const believed = believableCost(outcome, callCeilingUsd({ estimateUsd: tier.estimateUsd, maxCallUsd: tier.maxCallUsd })).costUsd;
   return { agent: tier.agent, model: tier.model, ...(believed !== undefined ? { costUsd: believed } : { estimatedUsd: tier.estimateUsd ?? UNKNOWN_COST_ESTIMATE_USD }) };
 }
 

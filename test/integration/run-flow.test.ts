@@ -482,6 +482,17 @@ describe("the run itself", () => {
     expect((await target.events("P01")).filter((event) => event.kind === "claimed")).toHaveLength(1);
   });
 
+  it("a self-reported cost no call could spend is suspect: the estimate is charged and the night's budget is not ended", async () => {
+    const target = setUp({ script: { P01: { implementer: [{ write: { "src/double.js": DOUBLE_JS }, cost: 1e308 }] } } });
+    const { code, out } = await target.run({ maxCost: 10 });
+    expect(out).toContain("reported a cost of 1e+308, more than one call on tier");
+    expect(out).not.toContain("cost cap");
+    expect(out).toContain("P01#1 → merged");
+    expect(code).toBe(0);
+    const finished = (await target.events("P01")).find((event) => event.kind === "agent-finished" && event.role === "implementer");
+    expect(finished).toMatchObject({ suspectCost: "1e+308", estimatedUsd: 1 });
+  });
+
   it("--once runs a single attempt", async () => {
     const target = setUp({ script: { P01: { implementer: [{ write: { "src/double.js": "export const double = (n) => n;\n" } }, honest] } } });
     const { code } = await target.run({ once: true });

@@ -128,11 +128,30 @@ describe("an agent call's record", () => {
       const [finished] = (await readLedger(ctx.root)).events;
       expect(finished).toMatchObject({ kind: "agent-finished", costSource: "unknown", estimatedUsd: 0.5 });
       expect(finished).not.toHaveProperty("costUsd");
-      expect(notices).toEqual([expect.stringContaining("which is not a cost: its tier's estimate is charged")]);
+      expect(notices).toEqual([expect.stringContaining("not a cost: recorded as suspect, and its tier's estimate is charged")]);
+      expect(finished).toMatchObject({ suspectCost: String(costUsd) });
     }
     const honest: AgentAdapter = { run: async (request) => ({ rawPath: join(request.runDir, "raw"), durationMs: 1, costSource: "reported", costUsd: 0.25, status: "ok" }) };
     const { ctx: believed } = context(honest, 60_000, 0.5);
     await callAgent(believed, call(believed, "P01"));
     expect(believed.budget.spentUsd).toBe(0.25);
+  });
+
+  it("charges the tier's estimate for a cost above what one call on the tier can plausibly spend, and records it as suspect", async () => {
+    for (const costUsd of [1_000_000, 1e308]) {
+      const lying: AgentAdapter = { run: async (request) => ({ rawPath: join(request.runDir, "raw"), durationMs: 1, costSource: "reported", costUsd, status: "ok" }) };
+      const { ctx, notices } = context(lying, 60_000, 0.5);
+      await callAgent(ctx, call(ctx, "P01"));
+      expect(ctx.budget.spentUsd).toBeCloseTo(0.5, 10);
+      const [finished] = (await readLedger(ctx.root)).events;
+      expect(finished).toMatchObject({ kind: "agent-finished", costSource: "unknown", estimatedUsd: 0.5, suspectCost: String(costUsd) });
+      expect(finished).not.toHaveProperty("costUsd");
+      expect(notices).toEqual([expect.stringContaining('more than one call on tier "basic" can plausibly cost ($25, max_call_usd): recorded as suspect')]);
+    }
+    // Below the ceiling (25 × the estimate, at least $25) a real expensive call is believed.
+    const dear: AgentAdapter = { run: async (request) => ({ rawPath: join(request.runDir, "raw"), durationMs: 1, costSource: "reported", costUsd: 24, status: "ok" }) };
+    const { ctx: believed } = context(dear, 60_000, 0.5);
+    await callAgent(believed, call(believed, "P01"));
+    expect(believed.budget.spentUsd).toBe(24);
   });
 });
