@@ -1,5 +1,6 @@
 import type { GateReport } from "../gates/types.js";
 import type { Packet } from "../packet/types.js";
+import { markdownInert } from "../util/inert-text.js";
 
 export interface PullFacts {
   packet: Pick<Packet, "id" | "goal" | "file" | "invariants">;
@@ -48,6 +49,7 @@ export function pullBody(facts: PullFacts): { title: string; body: string } {
   return { title: packet.goal, body };
 }
 
+/** A table cell: one line, no column break, and inert (gate summaries name tests the agent may have written). */
 function cell(text: string): string {
-  return text.replaceAll("|", "\\|").replaceAll("\n", " ");
+  return markdownInert(text).replaceAll("|", "\\|").replaceAll("\n", " ");
 }

@@ -2,6 +2,7 @@ import { basename } from "node:path";
 import type { Config } from "../config/types.js";
 import { baseEnv, describeOutcome, runCommand } from "../process/run.js";
 import { formatDuration } from "../util/duration.js";
+import { chatInert } from "../util/inert-text.js";
 
 /** What a person is told about: a packet that needs them, one that blocked, and the end of a run. */
 export type Notification =
@@ -27,23 +28,24 @@ export function notificationBody(root: string, notification: Notification, now =
         text: `factory (${where}): ${notification.packet} waits for a person: factory approve ${notification.packet}`,
       };
     case "blocked":
+      // The reason carries agent text: inert, quoted, and after the factory's own words and command, never before them.
       return {
         event: notification.event,
         packet: notification.packet,
-        reason: notification.reason,
+        reason: chatInert(notification.reason),
         next: `factory show ${notification.packet}`,
         ...common,
-        text: `factory (${where}): ${notification.packet} is blocked: ${notification.reason.split("\n")[0]}`,
+        text: `factory (${where}): ${notification.packet} is blocked (see factory show ${notification.packet}): "${chatInert(notification.reason.split("\n")[0] ?? "")}"`,
       };
     case "run-ended":
       return {
         event: notification.event,
         outcome: notification.outcome,
-        reason: notification.reason ?? null,
+        reason: notification.reason === undefined ? null : chatInert(notification.reason),
         cost_usd: notification.costUsd,
         report: notification.report ?? null,
         ...common,
-        text: `factory (${where}): the run ${notification.outcome}${notification.reason ? `: ${notification.reason}` : ""} ($${notification.costUsd.toFixed(2)} spent)`,
+        text: `factory (${where}): the run ${notification.outcome} ($${notification.costUsd.toFixed(2)} spent)${notification.reason ? `: "${chatInert(notification.reason)}"` : ""}`,
       };
   }
 }

@@ -51,6 +51,18 @@ describe("the webhook", () => {
     expect(typeof delivered[1]?.at).toBe("string");
   }, 60_000);
 
+  it("gets agent text inert: an implementer's stderr cannot mention everyone or disguise a link", async () => {
+    const hook = await webhook((_, response) => response.end());
+    const shout = { run: `echo '<!channel> <https://evil.example/approve|factory approve P01> @here' >&2`, exit: 1 };
+    const target = setUp({ config: notifyConfig(hook.url), script: { P01: { implementer: [shout, shout] } } });
+    expect((await target.run()).code).toBe(1);
+    const blocked = hook.bodies.find((body) => body.event === "blocked");
+    expect(String(blocked?.reason)).toContain("&lt;!channel&gt; &lt;https://evil.example/approve|factory approve P01&gt; @\u2060here");
+    for (const body of hook.bodies) {
+      for (const field of [body.text, body.reason]) expect(String(field)).not.toMatch(/<!channel>|<https:|@here/);
+    }
+  }, 60_000);
+
   it("is told about a block with its reason", async () => {
     const hook = await webhook((_, response) => response.end());
     const target = setUp({ config: notifyConfig(hook.url), script: { P01: { implementer: [{ write: { "src/double.js": "export const double = (n) => n;\n" } }] } } });

@@ -50,13 +50,32 @@ describe("notifications", () => {
       next: "factory show P02",
       repository: "/repo/app",
       at: "2026-12-02T03:00:00.000Z",
-      text: "factory (app): P02 is blocked: the same failure twice",
+      text: 'factory (app): P02 is blocked (see factory show P02): "the same failure twice"',
     });
     expect(notificationBody("/repo/app", { event: "run-ended", outcome: "halted", reason: "P02 is blocked", costUsd: 1.5 }, at)).toMatchObject({
       outcome: "halted",
       cost_usd: 1.5,
       report: null,
-      text: "factory (app): the run halted: P02 is blocked ($1.50 spent)",
+      text: 'factory (app): the run halted ($1.50 spent): "P02 is blocked"',
     });
+  });
+
+  it("make agent text inert: no Slack mention or disguised link, no @-mention, and the factory's command before it", () => {
+    const reason = "the implementer agent-error: exited with code 1: <!channel> see <https://evil.example/approve|factory approve P02> & ping @here @alice";
+    const body = notificationBody("/repo/app", { event: "blocked", packet: "P02", reason }, new Date());
+    const text = String(body.text);
+    for (const field of [text, String(body.reason)]) {
+      expect(field).not.toMatch(/[<>]/);
+      expect(field).not.toMatch(/@(here|alice|channel)/);
+      expect(field).toContain("&lt;!channel&gt;");
+      expect(field).toContain("&lt;https://evil.example/approve|factory approve P02&gt; &amp; ping @\u2060here @\u2060alice");
+    }
+    // The factory's own command comes first; the agent's words only inside the quotes after it.
+    expect(text.indexOf("factory show P02")).toBeLessThan(text.indexOf('"'));
+    const ended = notificationBody("/repo/app", { event: "run-ended", outcome: "halted", reason: `P02 is blocked: ${reason}`, costUsd: 0 }, new Date());
+    expect(String(ended.text)).not.toMatch(/[<>]|@here/);
+    expect(String(ended.reason)).not.toMatch(/[<>]|@here/);
+    // The factory's own text is unchanged.
+    expect(notificationBody("/repo/app", { event: "awaiting_human", packet: "P01" }).text).toMatch(/P01 waits for a person: factory approve P01$/);
   });
 });
