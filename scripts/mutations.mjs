@@ -198,6 +198,27 @@ const MUTATIONS = [
     to: "if (outcome !== undefined) continue;",
     tests: [["test/integration/run-pytest-planted-collection.test.ts", "blocks work that passes one planted case"]],
   },
+  {
+    guard: "webhook: a bounded number of tries",
+    file: "src/loop/notify.ts",
+    from: "const wait = RETRY_WAITS_MS[attempt];",
+    to: "const wait = RETRY_WAITS_MS[attempt] ?? 200;",
+    tests: [["test/integration/notify-webhook.test.ts", "tried three times per message"]],
+  },
+  {
+    guard: "board: listens on 127.0.0.1 only",
+    file: "src/commands/board.ts",
+    from: 'server.listen(options.port, "127.0.0.1", () =>',
+    to: 'server.listen(options.port, "0.0.0.0", () =>',
+    tests: [["test/e2e/board.test.ts", "listens on the loopback address only"]],
+  },
+  {
+    guard: "tamper: parsed JavaScript and TypeScript assertions, in a run",
+    file: "src/loop/gates.ts",
+    from: ": { before: jsAssertFacts(file.oldPath, before), after: jsAssertFacts(file.path, after) }",
+    to: ": { before: undefined, after: undefined }",
+    tests: [["test/integration/run-guards.test.ts", "moves a team's JavaScript assertion under an if"]],
+  },
 ];
 
 const PROJECT = fileURLToPath(new URL("..", import.meta.url));

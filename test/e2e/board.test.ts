@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import { FACTORY_BIN, runCli } from "../helpers/cli.js";
 import { DOUBLE_JS, DOUBLE_TEST_FOR, useLoopRepos } from "../helpers/loop-repo.js";
@@ -30,7 +31,28 @@ function startBoard(cwd: string): Promise<string> {
   });
 }
 
+/** The local addresses the kernel has a listening TCP socket on for `port` (from /proc/net/tcp and tcp6, hex as the kernel writes them). */
+function listeningOn(port: number): string[] {
+  const hexPort = port.toString(16).toUpperCase().padStart(4, "0");
+  return ["/proc/net/tcp", "/proc/net/tcp6"].flatMap((file) =>
+    readFileSync(file, "utf8")
+      .split("\n")
+      .slice(1)
+      .map((line) => line.trim().split(/\s+/))
+      .filter((fields) => fields[1]?.endsWith(`:${hexPort}`) && fields[3] === "0A")
+      .map((fields) => fields[1]?.split(":")[0] ?? ""),
+  );
+}
+
 describe("factory board", () => {
+  it("listens on the loopback address only: the socket the kernel has, not just the URL it prints", async () => {
+    const target = setUp({ script: {} });
+    const url = await startBoard(target.dir);
+    const port = Number(new URL(url).port);
+    // 0100007F is 127.0.0.1 as /proc/net/tcp writes it; 0.0.0.0 or :: would be every interface.
+    expect(listeningOn(port)).toEqual(["0100007F"]);
+  });
+
   it.skipIf(!CHROMIUM)(
     "shows a packet move from implementing to merged without a reload, a blocked packet's page shows its evidence, and nothing loads from outside 127.0.0.1",
     async () => {

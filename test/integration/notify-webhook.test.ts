@@ -71,6 +71,19 @@ describe("the webhook", () => {
     expect(hook.bodies[0]).toMatchObject({ packet: "P01", reason: expect.stringContaining("out of attempts"), next: "factory show P01" });
   }, 60_000);
 
+  it("that keeps failing is tried three times per message in all, then reported with the count", async () => {
+    const hook = await webhook((_, response) => {
+      response.statusCode = 503;
+      response.end();
+    });
+    const target = setUp({ packet: `gate = "human"`, config: notifyConfig(hook.url, `timeout = "20s"`), script: { P01: { implementer: [{ write: { "src/double.js": DOUBLE_JS } }] } } });
+    const { code, out } = await target.run();
+    expect(code).toBe(0);
+    expect(hook.bodies.filter((body) => body.event === "awaiting_human")).toHaveLength(3);
+    expect(hook.bodies.filter((body) => body.event === "run-ended")).toHaveLength(3);
+    expect(out).toMatch(/not delivered: awaiting_human: the webhook at 127\.0\.0\.1:\d+ did not take it \(3 tries; the last: HTTP 503\)/);
+  }, 60_000);
+
   it("that hangs holds the run no longer than its timeout, and is reported", async () => {
     const hook = await webhook(() => undefined); // never answers
     const target = setUp({ packet: `gate = "human"`, config: notifyConfig(hook.url, `timeout = "1s"`), script: { P01: { implementer: [{ write: { "src/double.js": DOUBLE_JS } }] } } });
