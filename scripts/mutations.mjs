@@ -216,7 +216,7 @@ const MUTATIONS = [
     guard: "tamper: parsed JavaScript and TypeScript assertions, in a run",
     file: "src/loop/gates.ts",
     from: ": { before: jsAssertFacts(file.oldPath, before), after: jsAssertFacts(file.path, after) }",
-    to: ": { before: undefined, after: undefined }",
+    to: ": { before: jsAssertFacts(file.oldPath, before) && undefined, after: jsAssertFacts(file.path, after) && undefined }",
     tests: [["test/integration/run-guards.test.ts", "moves a team's JavaScript assertion under an if"]],
   },
 ];
