@@ -1,8 +1,9 @@
-import { resourceFault } from "./util/resources.js";
+import { lowSpace, resourceFault } from "./util/resources.js";
+import { worktreesDir } from "./loop/context.js";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { EXIT, type ExitCode } from "./commands/exit-codes.js";
 import { processOutput } from "./log/output.js";
-import { resolve } from "node:path";
+import { dirname, resolve } from "node:path";
 
 /**
  * The commander program. Each action calls one command function; this file
@@ -340,6 +341,12 @@ function interruptible(): AbortController {
   return controller;
 }
 
+/** What is short on the disks a command writes (the worktrees' cache, the checkout), said as `no space left: …`. */
+function lowSpaceNote(): string | undefined {
+  const low = lowSpace([dirname(dirname(worktreesDir(process.cwd()))), process.cwd()]);
+  return low ? `no space left: ${low}` : undefined;
+}
+
 async function main(argv: string[]): Promise<void> {
   const program = buildProgram();
   try {
@@ -350,7 +357,8 @@ async function main(argv: string[]): Promise<void> {
       process.exitCode = error.exitCode === 0 ? EXIT.ok : EXIT.invalid;
       return;
     }
-    const fault = resourceFault(error);
+    // A disk full says so in many words (git's "unable to write file"): the free space is asked too.
+    const fault = resourceFault(error) ?? lowSpaceNote();
     if (fault) {
       // The machine's, not a bug: a disk full, a quota, open files, memory.
       process.stderr.write(

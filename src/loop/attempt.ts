@@ -18,6 +18,8 @@ import { builtinReport, isGreen, type GateReport } from "../gates/types.js";
 import type { Packet } from "../packet/types.js";
 import { callAgent, surfaceCommands } from "./agent-call.js";
 import { hasBaseline, measureBaseline } from "./baseline.js";
+import { SPACE_BEFORE_AGENT } from "./disk-filled.js";
+import { freeSpace } from "../util/resources.js";
 import { checkInterrupted, surfaceOf, type RunContext } from "./context.js";
 import { commonGitDir } from "../git/dirs.js";
 import { GitFileTampered } from "../git/git-file.js";
@@ -321,6 +323,12 @@ function settled<T>(promise: Promise<T>): Promise<T | Error> {
   return promise.catch((error: unknown) => (error instanceof Error ? error : new Error(String(error))));
 }
 
+/** The free space the implementer started with, where its worktree is: a disk it fills itself is its own fault (see disk-filled.ts). */
+function recordSpaceBeforeAgent(worktree: string, runDir: string): void {
+  const space = freeSpace(worktree);
+  if (space) writeFileSync(join(runDir, SPACE_BEFORE_AGENT), JSON.stringify(space));
+}
+
 /** The implementer and its result file: how the attempt ended, or its valid `complete` result. */
 async function implement(
   ctx: RunContext,
@@ -352,6 +360,7 @@ async function implement(
     },
     input.template,
   );
+  recordSpaceBeforeAgent(input.worktree, input.runDir);
   let result = await callAgent(ctx, { ...call, round: 0, prompt });
   if (result.outcome.status !== "ok") return { end: agentCallEnd("implementer", result.outcome, { now: Date.now(), maxWaitMs: ctx.config.limits.rateLimitWaitMs }) };
   let check = validateResult(result.json, packet.id);

@@ -1,5 +1,6 @@
 import { crashPoint } from "../util/crash-point.js";
 import { lowSpace, resourceFault } from "../util/resources.js";
+import { filledByAttempt } from "./disk-filled.js";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { resolveCommit, treeOf } from "../git/repo.js";
@@ -79,7 +80,11 @@ async function attemptPacket(runCtx: RunContext, packet: Packet, record: PacketR
     report = await runAttempt(ctx, { packet, attempt, tip, feedback: sameVersion && record ? feedbackFor(record) : [], runDir, ...(lastWork ? { continueFrom: lastWork } : {}) });
   } catch (error) {
     const fault = resourceFault(error);
-    if (fault) return stoppedByMachine(ctx, packet.id, attempt, `${fault} (${error instanceof Error ? error.message.split("\n")[0] : String(error)})`);
+    if (fault) {
+      const filled = await filledByAttempt(ctx, packet.id, runDir);
+      if (filled) return blockFilled(ctx, packet, attempt, filled);
+      return stoppedByMachine(ctx, packet.id, attempt, `${fault} (${error instanceof Error ? error.message.split("\n")[0] : String(error)})`);
+    }
     if (ctx.claims?.lost(packet.id)) throw ctx.signal.reason instanceof ClaimLost ? ctx.signal.reason : new ClaimLost(packet.id, "its lease ran out");
     const reason =
       error instanceof Interrupted ? "the run was interrupted" : error instanceof BudgetExhausted ? error.message : `internal error: ${error instanceof Error ? error.message : String(error)}`;
@@ -93,7 +98,11 @@ async function attemptPacket(runCtx: RunContext, packet: Packet, record: PacketR
   // Whatever failed, with a disk full under it, failed for the machine: the agent's write, a gate's report, git.
   if (decision.decision !== "merge" && decision.decision !== "hold") {
     const low = lowSpace([worktreePath(ctx.root, packet.id), runDir, ctx.root]);
-    if (low) return stoppedByMachine(ctx, packet.id, attempt, `no space left: ${low}`);
+    if (low) {
+      const filled = await filledByAttempt(ctx, packet.id, runDir);
+      if (filled) return blockFilled(ctx, packet, attempt, filled);
+      return stoppedByMachine(ctx, packet.id, attempt, `no space left: ${low}`);
+    }
   }
   writeFileSync(join(runDir, "decision.json"), JSON.stringify({ end: report.end, decision }, null, 2));
   if (decision.decision !== "merge") return applyDecision(ctx, { packet, attempt, decision, report, carry: continuable(report.end, report.gates) });
@@ -133,6 +142,16 @@ async function stoppedByMachine(ctx: RunContext, packet: string, attempt: number
   }
   ctx.emit({ kind: "outcome", packet, attempt, outcome: "retry (attempt not counted)", reasons: [reason] });
   return { kind: "interrupted", reason };
+}
+
+/** An attempt that filled the disk itself: spent and blocked (its worktree is already removed); the machine is fine. */
+async function blockFilled(ctx: RunContext, packet: Packet, attempt: number, reason: string): Promise<PacketOutcome> {
+  await ctx.ledger.append([
+    { kind: "decided", packet: packet.id, attempt, decision: "block", reasons: [reason] },
+    { kind: "blocked", packet: packet.id, attempt, reason },
+  ]);
+  ctx.emit({ kind: "outcome", packet: packet.id, attempt, outcome: "blocked", reasons: [reason] });
+  return { kind: "blocked", reason, packetFault: false };
 }
 
 interface Applied {

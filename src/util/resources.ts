@@ -1,8 +1,23 @@
 import { statfsSync } from "node:fs";
 import { formatSize } from "./size.js";
 
-/** Below this much free space, a failure is the machine's (a disk full), not the work's. */
+/** Below this much free space (or a twentieth of a smaller filesystem), a failure is the disk's, not the work's. */
 export const MIN_FREE_BYTES = 8 * 1024 * 1024;
+
+/** Pure: the least free space a filesystem of `totalBytes` must keep: MIN_FREE_BYTES, or a twentieth of a small one. */
+export function minFreeBytes(totalBytes: number): number {
+  return Math.min(MIN_FREE_BYTES, Math.floor(totalBytes / 20));
+}
+
+/** Free bytes for this user on the filesystem holding `path`, and its size; undefined when it cannot be asked. */
+export function freeSpace(path: string): { free: number; total: number } | undefined {
+  try {
+    const stats = statfsSync(path);
+    return { free: stats.bavail * stats.bsize, total: stats.blocks * stats.bsize };
+  } catch {
+    return undefined;
+  }
+}
 
 const CODES: Record<string, string> = {
   ENOSPC: "no space left on the device",
@@ -33,14 +48,10 @@ export function resourceFault(error: unknown): string | undefined {
  */
 export function lowSpace(paths: readonly string[]): string | undefined {
   for (const path of paths) {
-    let free: number;
-    try {
-      const stats = statfsSync(path);
-      free = stats.bavail * stats.bsize;
-    } catch {
-      continue;
-    }
-    if (free < MIN_FREE_BYTES) return `the filesystem holding ${path} has ${formatSize(free)} free (the factory needs at least ${formatSize(MIN_FREE_BYTES)} there)`;
+    const space = freeSpace(path);
+    if (!space) continue;
+    const needed = minFreeBytes(space.total);
+    if (space.free < needed) return `the filesystem holding ${path} has ${formatSize(space.free)} free (the factory needs at least ${formatSize(needed)} there)`;
   }
   return undefined;
 }

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { FACTORY_BIN } from "../helpers/cli.js";
-import { DOUBLE_JS, useLoopRepos } from "../helpers/loop-repo.js";
+import { DOUBLE_JS, DOUBLE_TEST_FOR, useLoopRepos } from "../helpers/loop-repo.js";
 
 /**
  * A disk that fills up during the night: the worktrees' filesystem is a 1 MB tmpfs, mounted in a mount
@@ -22,26 +22,49 @@ function canMountTmpfs(): boolean {
   return probe.status === 0;
 }
 
-function factory(dir: string, args: string[], full: boolean): { code: number | null; out: string } {
+/** `factory ARGS` in `dir`; with `full`, its cache (where the worktrees are) on a 1 MB tmpfs, first filled with `prefill` bytes from outside. */
+function factory(dir: string, args: string[], full: boolean, prefill = 0): { code: number | null; out: string } {
   const env = { ...process.env, NO_COLOR: "1", XDG_CACHE_HOME: cache };
   const command = `exec '${process.execPath}' '${FACTORY_BIN}' ${args.join(" ")}`;
+  const fill = prefill > 0 ? ` && head -c ${prefill} /dev/zero > '${cache}/someone-else.bin'` : "";
   const result = full
-    ? spawnSync("unshare", ["-rm", "sh", "-c", `mount -t tmpfs -o size=1m tmpfs '${cache}' && ${command}`], { cwd: dir, env, encoding: "utf8", timeout: 120_000 })
+    ? spawnSync("unshare", ["-rm", "sh", "-c", `mount -t tmpfs -o size=1m tmpfs '${cache}'${fill} && ${command}`], { cwd: dir, env, encoding: "utf8", timeout: 120_000 })
     : spawnSync("sh", ["-c", command], { cwd: dir, env, encoding: "utf8", timeout: 120_000 });
   return { code: result.status, out: `${result.stdout}${result.stderr}` };
 }
 
+const TRIPLE = "export function triple(n) {\n  return n * 3;\n}\n";
+
 describe.skipIf(!canMountTmpfs())("a full disk", () => {
-  it("under the worktrees is the machine's fault: no attempt spent, the run stops naming the filesystem, the next run goes on", async () => {
-    const fill = { run: "head -c 3000000 /dev/zero > filler.bin", write: { "src/double.js": DOUBLE_JS } };
-    const target = setUp({ script: { P01: { implementer: [fill, { write: { "src/double.js": DOUBLE_JS } }] } } });
-    const full = factory(target.dir, ["run"], true);
-    expect(full.out).toMatch(/the machine ran out: no space left: the filesystem holding \S+ has [\d.]+ ?\w*B? free/);
+  it("filled by an implementer from inside its own worktree is the attempt's fault (removing its worktree gives the room back): spent and blocked, and the rest of the queue goes on", async () => {
+    const fill = { run: "mkdir -p .tox && head -c 3000000 /dev/zero > .tox/filler.bin", write: { "src/double.js": DOUBLE_JS } };
+    const target = setUp({ script: { P01: { implementer: [fill] }, P02: { implementer: [{ write: { "src/triple.js": TRIPLE } }] } } });
+    target.write("packets/P02-triple.toml", target.read("packets/P01-double.toml").replace('id = "P01"', 'id = "P02"').replaceAll("double", "triple").replace("n * 2", "n * 3"));
+    target.write("packets/supplied/P02/test/triple.test.js", DOUBLE_TEST_FOR("triple", 2, 6));
+    target.commit("a second packet");
+    const full = factory(target.dir, ["run", "--keep-going"], true);
+    expect(full.out).toMatch(/P01#1 → blocked: the attempt filled the disk from inside its worktree: the filesystem had [\d.]+ ?\w*B free when its implementer started/);
+    expect(full.out).not.toContain("the machine ran out");
+    expect(full.out).toContain("P02#1 → merged");
+    const record = await target.record("P01");
+    expect(record?.attemptsUsed).toBe(1);
+    expect(record?.status.state).toBe("blocked");
+    expect((await target.record("P02"))?.status.state).toBe("merged");
+    // The next run is not stopped by it again: P01 waits for a person, nothing else is left.
+    const again = factory(target.dir, ["run"], true);
+    expect(again.out).not.toContain("the machine ran out");
+  });
+
+  it("filled by something else is the machine's fault: no attempt spent, the run stops naming the filesystem, the next run goes on", async () => {
+    const target = setUp({ script: { P01: { implementer: [{ write: { "src/double.js": DOUBLE_JS } }] } } });
+    // Someone else's file leaves less room than the factory needs, before any attempt.
+    const full = factory(target.dir, ["run"], true, 1_020_000);
+    expect(full.out).toMatch(/(the machine ran out: |stopped: )no space left/);
     expect(full.out).not.toContain("internal error");
     expect(full.code).toBe(1);
     const record = await target.record("P01");
-    expect(record?.attemptsUsed).toBe(0);
-    expect(record?.status.state).toBe("queued");
+    expect(record?.attemptsUsed ?? 0).toBe(0);
+    expect(record?.status.state ?? "queued").toBe("queued");
 
     const again = factory(target.dir, ["run"], false);
     expect(again.out).toContain("→ merged");
