@@ -80,7 +80,7 @@ export function checkTamper(input: TamperInput): GateReport {
     const shadowed = file.isNew ? shadowedModule(file.path, input.surfaceDir ?? ".") : undefined;
     if (shadowed) findings.push({ file: file.path, message: `shadows ${shadowed}: a module at the surface's root is imported instead of it by every test run` });
     if (/(^|\/)\.gitattributes$/.test(file.path)) {
-      // A filter, diff or merge driver runs a command inside git itself: the committed bytes could differ from the tested ones.
+      // An attribute that changes bytes between the checkout the gates test and what is committed or archived.
       for (const added of file.added) {
         const problem = attributeProblem(added.text);
         if (problem) findings.push({ file: file.path, line: added.line, message: problem });
@@ -241,20 +241,33 @@ function bodiesIn(lines: readonly { line: number; text: string }[]): Map<string,
 }
 
 /**
- * What a `.gitattributes` line does that could hide a test from the factory: a filter, diff or merge
- * driver runs a command inside git itself, and `binary` or `-diff` turns a file's diff into "Binary files
- * differ" for the tamper gate and the reviewer. Marking binary file types (`*.png -diff`) hides nothing.
+ * Attributes that make the bytes the gates test differ from what lands or is archived: a clean/smudge
+ * filter, `ident` ($Id$ expanded in the checkout), `export-subst` (rewritten in every archive),
+ * `working-tree-encoding` (re-encoded between checkout and commit), and a line-ending conversion on
+ * anything but a binary file type. Everything else hides nothing from the factory: it reads diffs with
+ * `--text`, `--no-ext-diff` and `--no-textconv`, so `-diff`, `binary` and `diff=python` change no diff it
+ * reads, and a merge driver (`merge=union`) only combines trees the gates then judge.
  */
+const CONTENT_CHANGING: [RegExp, string][] = [
+  [/^filter=/, "declares a clean/smudge filter: the bytes the gates test in the checkout would not be the ones committed"],
+  [/^ident$/, "sets ident: $Id$ is expanded in the checkout, so the bytes the gates test would not be the ones committed"],
+  [/^export-subst$/, "sets export-subst: every archive of the tree would hold other bytes than the ones tested"],
+  [/^working-tree-encoding=/, "sets working-tree-encoding: the file is re-encoded between the checkout the gates test and the commit"],
+  [/^(eol=|crlf=input$)/, "converts line endings: the bytes the gates test in the checkout would not be the ones committed"],
+];
+
+/** What a `.gitattributes` line does that changes the bytes between the tested tree and what lands or is archived, if anything. */
 function attributeProblem(text: string): string | undefined {
   const [pattern, ...attributes] = text.trim().split(/\s+/);
   if (!pattern || pattern.startsWith("#")) return undefined;
-  if (pattern.startsWith("[attr]")) return "defines an attribute macro: what it sets is hidden behind its name";
-  if (attributes.some((attribute) => /^(filter|diff|merge)=/.test(attribute) || /^!?(filter|merge)$/.test(attribute))) return "declares a git filter, diff or merge driver";
-  const hides = attributes.some((attribute) => /^(-diff|binary)$/.test(attribute));
-  if (!hides) return undefined;
   const extension = /\*\.([A-Za-z0-9]+)$/.exec(pattern)?.[1]?.toLowerCase() ?? /\.([A-Za-z0-9]+)$/.exec(pattern)?.[1]?.toLowerCase();
-  if (extension !== undefined && BINARY_EXTENSIONS.has(extension)) return undefined;
-  return "marks files binary or without a diff: their changes would be hidden from the tamper gate and the reviewer";
+  const binaryType = !pattern.startsWith("[attr]") && extension !== undefined && BINARY_EXTENSIONS.has(extension);
+  for (const attribute of attributes) {
+    const found = CONTENT_CHANGING.find(([rule]) => rule.test(attribute));
+    if (!found || (binaryType && /^(eol=|crlf=)/.test(attribute))) continue;
+    return pattern.startsWith("[attr]") ? `defines an attribute macro that ${found[1]}` : found[1];
+  }
+  return undefined;
 }
 
 /**

@@ -195,6 +195,23 @@ describe("factory run: the guards fire", () => {
     expect(out).toContain("P01#1 → merged");
   });
 
+  it("tamper: a .gitattributes that changes bytes between the tested checkout and the commit (ident) is never merged; the common honest attributes merge", async () => {
+    const sly = { write: { "src/double.js": `// $Id$\n${DOUBLE_JS}`, ".gitattributes": "src/*.js ident\n" } };
+    const target = setUp({ allowed: ["src/double.js", ".gitattributes"], script: { P01: { implementer: [sly] } } });
+    await target.run();
+    const events = await target.events("P01");
+    expect(gateResults(events, 1)).toMatchObject({ tamper: "fail" });
+    expect(events.find((event) => event.kind === "gate-finished" && event.gate === "tamper")).toMatchObject({ detail: expect.stringContaining(".gitattributes:1: sets ident") });
+    await expectNeverMerged(target);
+
+    const honestAttributes = "*.lock -diff linguist-generated\n*.png -diff\n*.js diff=javascript\nCHANGELOG.md merge=union\ndocs/** linguist-documentation\n";
+    const twin = setUp({ allowed: ["src/double.js", ".gitattributes"], script: { P01: { implementer: [{ write: { ...honest.write, ".gitattributes": honestAttributes } }] } } });
+    const { out } = await twin.run();
+    expect(out).toContain("gate tamper: pass");
+    expect(out).toContain("P01#1 → merged");
+    expect(twin.read(".gitattributes")).toBe(honestAttributes);
+  });
+
   it("changed: an agent that writes nothing but claims success is never merged", async () => {
     const target = setUp({ script: { P01: { implementer: [{ result: { summary: "Done. All tests pass.", verification: { tests: "42 passed" } } }] } } });
     await target.run();

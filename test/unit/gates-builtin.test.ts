@@ -317,17 +317,43 @@ describe("tamper", () => {
     ]);
   });
 
-  it("lets .gitattributes mark binary file types -diff or binary, not source or test files, and refuses attribute macros", () => {
-    expect(tamper(diff(".gitattributes", "@@ -1,0 +2,2 @@\n+*.png -diff\n+assets/*.woff2 binary")).status).toBe("pass");
-    expect(tamper(diff(".gitattributes", "@@ -1,0 +2 @@\n+tests/*.py binary")).findings[0]?.message).toMatch(/hidden from the tamper gate/);
-    expect(tamper(diff(".gitattributes", "@@ -1,0 +2 @@\n+*.ts -diff")).status).toBe("fail");
-    expect(tamper(diff(".gitattributes", "@@ -1,0 +2 @@\n+[attr]quiet -diff")).findings[0]?.message).toMatch(/attribute macro/);
+  it("lets .gitattributes carry the common honest attributes, whatever the path: -diff, binary, diff=, merge=, linguist-*, export-ignore, macros of those", () => {
+    const honest = [
+      "*.lock -diff linguist-generated",
+      "*.png -diff",
+      "tests/*.py binary",
+      "*.ts -diff",
+      "*.py diff=python",
+      "CHANGELOG.md merge=union",
+      "docs/** linguist-documentation",
+      "*.sh export-ignore",
+      "* text=auto",
+      "[attr]quiet -diff linguist-generated",
+      "*.png eol=lf",
+    ];
+    const report = tamper(diff(".gitattributes", `@@ -1,0 +2,${honest.length} @@\n${honest.map((line) => `+${line}`).join("\n")}`));
+    expect(report.findings).toEqual([]);
+    expect(report.status).toBe("pass");
   });
 
-  it("fires on a .gitattributes line that declares a filter, diff or merge driver, not on text/eol attributes", () => {
-    const filter = diff(".gitattributes", "@@ -1,0 +2,2 @@\n+*.py filter=tidy\n+*.lock -diff");
-    expect(tamper(filter).findings.map((finding) => finding.line)).toEqual([2, 3]);
-    expect(tamper(diff(".gitattributes", "@@ -1,0 +2 @@\n+*.sh text eol=lf")).status).toBe("pass");
+  it("refuses a .gitattributes line that changes bytes between the tested tree and what lands or is archived, whatever the path", () => {
+    const changing: [string, RegExp][] = [
+      ["*.py filter=tidy", /clean\/smudge filter/],
+      ["src/*.js ident", /sets ident/],
+      ["version.py export-subst", /export-subst/],
+      ["*.py working-tree-encoding=UTF-16", /re-encoded/],
+      ["*.sh text eol=crlf", /converts line endings/],
+      ["*.py crlf=input", /converts line endings/],
+      ["[attr]sly ident", /attribute macro that sets ident/],
+    ];
+    for (const [line, message] of changing) {
+      for (const path of [".gitattributes", "deep/inside/.gitattributes"]) {
+        const report = tamper(diff(path, `@@ -1,0 +2 @@\n+${line}`));
+        expect(report.status, line).toBe("fail");
+        expect(report.findings[0]?.message, line).toMatch(message);
+        expect(report.findings[0]?.line).toBe(2);
+      }
+    }
   });
 
   it("fires on an edit inside pyproject's [tool.pytest] section only", () => {
