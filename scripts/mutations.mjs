@@ -219,6 +219,13 @@ const MUTATIONS = [
     to: ": { before: jsAssertFacts(file.oldPath, before) && undefined, after: jsAssertFacts(file.path, after) && undefined }",
     tests: [["test/integration/run-guards.test.ts", "moves a team's JavaScript assertion under an if"]],
   },
+  {
+    guard: "merge batch: the bisection's last step",
+    file: "src/merge/batch.ts",
+    from: "while (red.count - (greenest?.count ?? 0) > 1) {",
+    to: "while (red.count - (greenest?.count ?? 0) > 2) {",
+    tests: [["test/unit/merge-batch.test.ts", "finds the first member that makes the combination red"]],
+  },
 ];
 
 const PROJECT = fileURLToPath(new URL("..", import.meta.url));

@@ -133,20 +133,12 @@ export async function gateBatch(ctx: RunContext, members: readonly LandInput[]):
     cover(whole);
     return { covered, green: true, deferred: [] };
   }
-  // Bisection: the tip alone is green (its baseline), the whole combination red; halve until the first red prefix.
-  let greenest: Gated | undefined;
-  let red = whole;
-  while (red.count - (greenest?.count ?? 0) > 1) {
-    const middle = await gate(Math.floor(((greenest?.count ?? 0) + red.count) / 2));
-    if (middle?.green) greenest = middle;
-    else if (middle) red = middle;
-    else {
-      // A step could not be gated: nobody is blamed; the members past the green prefix land as they would alone.
-      if (greenest) cover(greenest);
-      return { covered, green: false, deferred: [] };
-    }
-  }
+  const found = await firstRedPrefix(whole, gate);
+  const { greenest } = found;
   if (greenest) cover(greenest);
+  // A step could not be gated: nobody is blamed; the members past the green prefix land as they would alone.
+  if (!found.red) return { covered, green: false, deferred: [] };
+  const red = found.red;
   const culprit = prefixes[red.count - 1] as Prefix;
   ctx.emit({
     kind: "notice",
@@ -207,4 +199,22 @@ async function gateInScratch(
   } finally {
     await removeWorktree(ctx.root, worktree);
   }
+}
+
+/**
+ * Bisection over the prefixes of a red combination: the tip alone is green (its baseline), the whole
+ * (`whole`, `count` members) red; each step gates the middle prefix, until a green prefix and a red one
+ * one member apart. Returns the longest green prefix gated (none: the first member breaks the tip alone)
+ * and the shortest red one, whose last member is the culprit; no `red` when a step could not be gated.
+ */
+export async function firstRedPrefix<G extends { count: number; green: boolean }>(whole: G, gate: (count: number) => Promise<G | undefined>): Promise<{ greenest: G | undefined; red: G | undefined }> {
+  let greenest: G | undefined;
+  let red = whole;
+  while (red.count - (greenest?.count ?? 0) > 1) {
+    const middle = await gate(Math.floor(((greenest?.count ?? 0) + red.count) / 2));
+    if (!middle) return { greenest, red: undefined };
+    if (middle.green) greenest = middle;
+    else red = middle;
+  }
+  return { greenest, red };
 }

@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { DOUBLE_JS, useLoopRepos } from "../helpers/loop-repo.js";
 import { makeRepo } from "../helpers/git-repo.js";
@@ -30,7 +31,8 @@ describe("mutants of a landed packet", () => {
     const measured = (await target.events("P01")).find((event) => event.kind === "mutants-measured");
     expect(measured).toMatchObject({ made: 3, killed: 0, survivors: [expect.objectContaining({ file: "src/double.js", line: 2, description: '"*" -> "/"' }), expect.anything(), expect.anything()] });
     const brief = /morning brief: factory report \(also (.+)\)/.exec(ran.out)?.[1];
-    const text = readFileSync(`${target.dir}/${brief?.replace(/\.html$/, ".txt")}`, "utf8");
+    // The brief's path is printed relative to this process's directory, not the target's.
+    const text = readFileSync(resolve(String(brief).replace(/\.html$/, ".txt")), "utf8");
     expect(text).toContain("its tests cannot tell this code from a broken one: its planted tests killed none of 3 mutants of its changed lines");
   });
 

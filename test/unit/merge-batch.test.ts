@@ -1,3 +1,4 @@
+import { firstRedPrefix } from "../../src/merge/batch.js";
 import { describe, expect, it } from "vitest";
 import { mergePlantedCases } from "../../src/loop/gates.js";
 import { mayArriveBy, regateEstimate } from "../../src/merge/landing-queue.js";
@@ -28,5 +29,34 @@ describe("a merge batch's pure parts", () => {
     expect(mayArriveBy([landed, late], 3_000, 4_000)).toBe(false); // late would need until 8 s
     expect(mayArriveBy([landed], 0, 4_000)).toBe(false);
     expect(mayArriveBy([late], Number.POSITIVE_INFINITY, 4_000)).toBe(false); // no attempt has asked yet: none is awaited
+  });
+});
+
+describe("the merge batch's bisection", () => {
+  /** A combination of `members` whose prefixes are red from member `culprit` on; the gatings asked for are kept. */
+  const combination = (members: number, culprit: number) => {
+    const asked: number[] = [];
+    const gate = async (count: number) => {
+      asked.push(count);
+      return { count, green: count < culprit };
+    };
+    return { asked, gate, whole: { count: members, green: false } };
+  };
+
+  it("finds the first member that makes the combination red, whatever its place, in about log2 gatings", async () => {
+    for (let members = 1; members <= 9; members++) {
+      for (let culprit = 1; culprit <= members; culprit++) {
+        const { asked, gate, whole } = combination(members, culprit);
+        const found = await firstRedPrefix(whole, gate);
+        expect(found.red?.count, `${members} members, red from ${culprit}`).toBe(culprit);
+        expect(found.greenest?.count ?? 0).toBe(culprit - 1);
+        expect(asked.length).toBeLessThanOrEqual(Math.ceil(Math.log2(members)));
+      }
+    }
+  });
+
+  it("blames nobody when a step cannot be gated", async () => {
+    const found = await firstRedPrefix({ count: 4, green: false }, async (count) => (count === 2 ? undefined : { count, green: false }));
+    expect(found.red).toBeUndefined();
   });
 });
