@@ -305,6 +305,7 @@ function readLimits(root: Fields): Limits {
     concurrency: fields.number("concurrency", { min: 1, max: 32, integer: true }) ?? DEFAULT_LIMITS.concurrency,
     maxResultSizeBytes: size("max_result_size", DEFAULT_LIMITS.maxResultSizeBytes),
     maxFileSizeBytes: size("max_file_size", DEFAULT_LIMITS.maxFileSizeBytes),
+    maxAttemptSizeBytes: size("max_attempt_size", DEFAULT_LIMITS.maxAttemptSizeBytes),
     onBlock: onBlock(fields),
     retryFrom: retryFrom(fields),
   };

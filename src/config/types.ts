@@ -167,6 +167,8 @@ export interface Limits {
   maxResultSizeBytes: number;
   /** A file larger than this in an attempt's change fails the scope gate. */
   maxFileSizeBytes: number;
+  /** The changed files of one attempt, together, larger than this are not committed (the repository's object store keeps what is). */
+  maxAttemptSizeBytes: number;
   /** What a blocked packet does to the run: halt it, or hold only its dependents and go on. */
   onBlock: "halt" | "continue";
   /** Where a retry starts: from the last attempt's gated work (when its guards passed and it still applies), or from the tip. */
@@ -185,6 +187,7 @@ export const DEFAULT_LIMITS: Limits = {
   rateLimitMaxWaits: 8,
   maxResultSizeBytes: 1024 ** 2,
   maxFileSizeBytes: 10 * 1024 ** 2,
+  maxAttemptSizeBytes: 50 * 1024 ** 2,
   onBlock: "halt",
   retryFrom: "last",
 };

@@ -1,3 +1,4 @@
+import type { Limits } from "../config/types.js";
 import { crashPoint } from "../util/crash-point.js";
 import { formatSize } from "../util/size.js";
 import { lstatSync, mkdirSync, writeFileSync } from "node:fs";
@@ -219,13 +220,14 @@ async function attemptSteps(ctx: RunContext, input: AttemptInput): Promise<Attem
     await discardPaths(worktree, dropped);
     step("commit", `not committed: ${dropped.join(", ")} (a lock file is committed only with its manifest, both in scope)`);
   }
-  // A file over max_file_size never reaches `git add`: hashed, it would sit in the repository's object store for good.
-  const oversized = oversizedFiles(
+  // A file over max_file_size, or a change over max_attempt_size in all, never reaches `git add`: hashed, it would sit
+  // in the repository's object store for good.
+  const sizes = changedSizes(
     worktree,
     changedNow.map((entry) => entry.path),
-    ctx.config.limits.maxFileSizeBytes,
   );
-  if (oversized.length > 0) return { ...withPlanting, end: { kind: "gates-red", reports: [oversizedReport(oversized, ctx.config.limits.maxFileSizeBytes)] } };
+  const tooLarge = oversizedReport(sizes, ctx.config.limits);
+  if (tooLarge) return { ...withPlanting, end: { kind: "gates-red", reports: [tooLarge] } };
   const nested = nestedRepositories(worktree); // never staged by the commit below; refused by the scope gate
   const attemptCommit = await commitWorktree(worktree, `factory: attempt ${attempt} of ${packet.id}`, AGENT_OUTPUTS);
   // The factory's own git just read a tree the implementer wrote, outside the sandbox: looked at on its own,
@@ -290,13 +292,13 @@ async function attemptSteps(ctx: RunContext, input: AttemptInput): Promise<Attem
   return { ...withGates, end: (await reachedOutside("the reviewer")) ?? end };
 }
 
-/** The changed paths that are regular files larger than `max` bytes, with their sizes. */
-function oversizedFiles(worktree: string, paths: readonly string[], max: number): { path: string; size: number }[] {
+/** The changed paths that are regular files, with their sizes. */
+function changedSizes(worktree: string, paths: readonly string[]): { path: string; size: number }[] {
   const found: { path: string; size: number }[] = [];
   for (const path of paths) {
     try {
       const stat = lstatSync(join(worktree, path));
-      if (stat.isFile() && stat.size > max) found.push({ path, size: stat.size });
+      if (stat.isFile()) found.push({ path, size: stat.size });
     } catch {
       // deleted: nothing to hash
     }
@@ -304,13 +306,27 @@ function oversizedFiles(worktree: string, paths: readonly string[], max: number)
   return found;
 }
 
-/** Pure: the scope gate's report on files refused before the commit. */
-export function oversizedReport(oversized: readonly { path: string; size: number }[], max: number): GateReport {
-  const findings = oversized.map(({ path, size }) => ({
-    file: path,
-    message: `is ${formatSize(size)}, over [limits] max_file_size (${formatSize(max)}); not committed, so it never entered the repository's object store`,
-  }));
-  return builtinReport("scope", findings, "");
+/**
+ * Pure: the scope gate's report on changed files refused before the commit: each over max_file_size, or,
+ * when none is, all of them together over max_attempt_size (30 files of 9 MB are each under the first).
+ * Undefined when the change may be committed.
+ */
+export function oversizedReport(files: readonly { path: string; size: number }[], limits: Pick<Limits, "maxFileSizeBytes" | "maxAttemptSizeBytes">): GateReport | undefined {
+  const never = "not committed, so it never entered the repository's object store";
+  const each = files.filter((file) => file.size > limits.maxFileSizeBytes);
+  if (each.length > 0) {
+    return builtinReport(
+      "scope",
+      each.map(({ path, size }) => ({ file: path, message: `is ${formatSize(size)}, over [limits] max_file_size (${formatSize(limits.maxFileSizeBytes)}); ${never}` })),
+      "",
+    );
+  }
+  const total = files.reduce((sum, file) => sum + file.size, 0);
+  if (total <= limits.maxAttemptSizeBytes) return undefined;
+  const largest = [...files].sort((a, b) => b.size - a.size);
+  const named = largest.slice(0, 3).map((file) => `${file.path} (${formatSize(file.size)})`);
+  const message = `the attempt's ${files.length} changed files add up to ${formatSize(total)}, over [limits] max_attempt_size (${formatSize(limits.maxAttemptSizeBytes)}): the largest are ${named.join(", ")}; ${never}`;
+  return builtinReport("scope", [{ file: largest[0]?.path ?? ".", message }], "");
 }
 
 /** The first five of a list of changes, and how many more. */

@@ -244,6 +244,23 @@ describe("limits", () => {
     const blob = execFileSync("git", ["hash-object", "--stdin"], { input: "blob\n".repeat(40_000), encoding: "utf8" }).trim();
     expect(spawnSync("git", ["-C", target.dir, "cat-file", "-e", blob]).status).not.toBe(0); // no such object
   });
+
+  it("changed files each under max_file_size but over max_attempt_size together fail the scope gate before they are committed; under it they merge", async () => {
+    // Thirty files of 9 MB each pass a 10 MB max_file_size; here, the same shape in small: three of 60 KB, each under 100 KB.
+    const write = "for n in 1 2 3; do yes blob$n | head -c 60000 > src/blob$n.bin; done";
+    const allowed = ["src/double.js", "src/blob*.bin"];
+    const target = setUp({ config: `max_file_size = "100KB"\nmax_attempt_size = "150KB"`, allowed, script: { P01: { implementer: [{ ...honest, run: write }] } } });
+    const { code, out } = await target.run();
+    expect(code).toBe(1);
+    expect(out).toMatch(
+      /gate scope failed: src\/blob\d\.bin: the attempt's \d changed files add up to 17\d KB, over \[limits\] max_attempt_size \(150 KB\): the largest are src\/blob\d\.bin \(58\.6 KB\)/,
+    );
+    const blob = execFileSync("git", ["hash-object", "--stdin"], { input: "blob1\n".repeat(10_000), encoding: "utf8" }).trim();
+    expect(spawnSync("git", ["-C", target.dir, "cat-file", "-e", blob]).status).not.toBe(0); // no such object
+    const roomy = setUp({ config: `max_file_size = "100KB"\nmax_attempt_size = "1MB"`, allowed, script: { P01: { implementer: [{ ...honest, run: write }] } } });
+    const landed = await roomy.run();
+    expect(landed.out).toContain("P01#1 → merged");
+  });
 });
 
 describe("the config", () => {
