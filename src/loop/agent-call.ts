@@ -4,6 +4,7 @@ import { copyFileSync, lstatSync, mkdirSync, readFileSync, rmSync, type Stats } 
 import { dirname, join } from "node:path";
 import { parseJsonFile } from "../agents/result.js";
 import type { AgentAdapter, AgentOutcome, Role } from "../agents/types.js";
+import { lowSpace } from "../util/resources.js";
 import { callCeilingUsd, UNKNOWN_COST_ESTIMATE_USD, type Surface, type Tier } from "../config/types.js";
 import { formatSize } from "../util/size.js";
 import { BudgetExhausted } from "./budget.js";
@@ -53,6 +54,9 @@ export async function callAgent(ctx: RunContext, call: AgentCall): Promise<Agent
     const pending = ctx.waits.until(tier.agent);
     if (pending > Date.now()) await sleepUntil(pending, ctx.signal);
     checkInterrupted(ctx.signal);
+    // A disk too full to hold what a call writes is the machine's: found before the call is paid for, not after.
+    const low = lowSpace([call.worktree, call.runDir]);
+    if (low) throw Object.assign(new Error(`no space left before the ${call.role} call: ${low}`), { code: "ENOSPC" });
     const agent = ctx.config.agents?.[tier.agent]; // a partial config (a unit test's) may have no agents table
     const program = agent ? agentProgramPath(agent, ctx.root) : undefined;
     outcome = await runAndRecord(ctx, call, {

@@ -33,6 +33,9 @@ function factory(dir: string, args: string[], full: boolean, prefill = 0): { cod
   return { code: result.status, out: `${result.stdout}${result.stderr}` };
 }
 
+/** Bytes of someone else's file on the 1 MB tmpfs that leave room for a worktree and a baseline, not for an agent's writes. */
+const PREFILL = 1_000_000;
+
 const TRIPLE = "export function triple(n) {\n  return n * 3;\n}\n";
 
 describe.skipIf(!canMountTmpfs())("a full disk", () => {
@@ -70,5 +73,16 @@ describe.skipIf(!canMountTmpfs())("a full disk", () => {
     expect(again.out).toContain("→ merged");
     expect(again.code).toBe(0);
     expect((await target.record("P01"))?.attemptsUsed).toBe(1);
+  });
+
+  it("already too full when an agent is to be called stops the run before the call is made: nothing paid, nothing spent", async () => {
+    const target = setUp({ script: { P01: { implementer: [{ write: { "src/double.js": DOUBLE_JS } }] } } });
+    // Room for the worktree and the baseline, less than the factory needs to let an agent write.
+    const full = factory(target.dir, ["run"], true, PREFILL);
+    expect(full.out).toMatch(/the machine ran out: no space left on the device \(no space left before the implementer call: the filesystem holding \S+ has [\d.]+ KB free/);
+    expect(full.code).toBe(1);
+    const events = await target.events("P01");
+    expect(events.filter((event) => event.kind === "agent-finished")).toEqual([]);
+    expect((await target.record("P01"))?.attemptsUsed ?? 0).toBe(0);
   });
 });
