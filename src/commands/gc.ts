@@ -2,6 +2,7 @@ import { relative } from "node:path";
 import { acquireRunLock } from "../ledger/run-lock.js";
 import type { Output } from "../log/output.js";
 import { findGarbage, type Garbage, removeGarbage } from "../loop/gc.js";
+import { HELD_REFS } from "../git/held-refs.js";
 import { formatSize } from "../util/size.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
 import { refuseAgents } from "./packet-record.js";
@@ -58,5 +59,7 @@ export async function garbageOf(workspace: Workspace, options: { gone: boolean; 
 }
 
 function describe(root: string, item: Garbage): string {
-  return item.kind === "branch" ? `branch factory/${item.packet} and its worktree (${item.why})` : `${relative(root, item.path)} (${formatSize(item.bytes)}; ${item.why})`;
+  if (item.kind === "branch") return `branch factory/${item.packet} and its worktree (${item.why})`;
+  if (item.kind === "held-ref") return `${HELD_REFS}${item.packet}, its held attempt (${item.why})`;
+  return `${relative(root, item.path)} (${formatSize(item.bytes)}; ${item.why})`;
 }

@@ -2,12 +2,17 @@ import { readdirSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { gitRun } from "../git/repo.js";
 import { deleteBranch, removeWorktree } from "../git/worktree.js";
+import { dropHeld, HELD_REFS } from "../git/held-refs.js";
 import type { LedgerState } from "../ledger/fold.js";
 import { STATE_DIR } from "../ledger/store.js";
 import { RUNS_DIR, taskBranch, worktreePath } from "./context.js";
 
 /** Something of the factory's own it no longer needs: a task branch (with its worktree), or a file or directory. */
-export type Garbage = { kind: "branch"; packet: string; why: string } | { kind: "path"; path: string; bytes: number; why: string };
+export type Garbage =
+  | { kind: "branch"; packet: string; why: string }
+  | { kind: "path"; path: string; bytes: number; why: string }
+  /** A held attempt's ref (refs/factory/held/ID) of a packet since merged: an approve killed after the landing left it. */
+  | { kind: "held-ref"; packet: string; why: string };
 
 /**
  * Pure: whether the factory is done with a packet's branch and run directory: merged, or (when
@@ -39,6 +44,12 @@ export async function findGarbage(input: { root: string; state: LedgerState; que
     const why = doneWith(id, input.state, input.queued, input.gone);
     if (why) garbage.push({ kind: "branch", packet: id, why });
   }
+  // Only of a merged packet: a held ref the ledger does not know of is how held work survives a lost ledger.
+  const held = (await gitRun(root, ["for-each-ref", "--format=%(refname)", HELD_REFS])).split("\n").filter(Boolean);
+  for (const ref of held) {
+    const id = ref.slice(HELD_REFS.length);
+    if (input.state.packets.get(id)?.status.state === "merged") garbage.push({ kind: "held-ref", packet: id, why: "its packet has merged since" });
+  }
   const runs = join(root, RUNS_DIR);
   for (const name of list(runs)) {
     const path = join(runs, name);
@@ -67,6 +78,8 @@ export async function removeGarbage(root: string, garbage: readonly Garbage[]): 
     if (item.kind === "branch") {
       await removeWorktree(root, worktreePath(root, item.packet));
       await deleteBranch(root, taskBranch(item.packet));
+    } else if (item.kind === "held-ref") {
+      await dropHeld(root, item.packet);
     } else {
       rmSync(item.path, { recursive: true, force: true });
     }

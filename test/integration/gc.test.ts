@@ -61,6 +61,16 @@ describe("factory gc", () => {
     expect((await collect(target, false)).out).toContain("nothing to remove");
   });
 
+  it("removes a held attempt's ref a killed approve left on a packet since merged, and keeps one the ledger does not know of", async () => {
+    const target = await aNightLater();
+    const main = target.git("rev-parse", "main").trim();
+    target.git("update-ref", "refs/factory/held/P01", main); // what an approve killed after its landing leaves
+    target.git("update-ref", "refs/factory/held/P07", main); // held work of a packet the ledger lost: recorded again by status, never collected
+    const removed = await collect(target, false);
+    expect(removed.out).toContain("removed refs/factory/held/P01, its held attempt (its packet has merged since)");
+    expect(target.git("for-each-ref", "--format=%(refname)", "refs/factory/held/").trim()).toBe("refs/factory/held/P07");
+  });
+
   it("at the end of a run, removes what aged out but leaves a packet that left the queue to a person's gc", async () => {
     const target = await aNightLater();
     await target.run();
