@@ -217,7 +217,7 @@ const MUTATIONS = [
     file: "src/loop/gates.ts",
     from: ": { before: jsAssertFacts(file.oldPath, before), after: jsAssertFacts(file.path, after) }",
     to: ": { before: jsAssertFacts(file.oldPath, before) && undefined, after: jsAssertFacts(file.path, after) && undefined }",
-    tests: [["test/integration/run-guards.test.ts", "moves a team's JavaScript assertion under an if"]],
+    tests: [["test/integration/run-git-hardening.test.ts", "read JavaScript tests with TypeScript's parser"]],
   },
   {
     guard: "merge batch: the bisection's last step",

@@ -452,3 +452,9 @@ export async function wantsSignedCommits(root: string): Promise<boolean> {
 }
 
 const signingCache = new Map<string, boolean>();
+
+/** What a person is told when git cannot sign the landing's commit: git's own words, and that signing is theirs to change. */
+export function signingProblem(message: string): string {
+  const said = message.trim().split("\n").filter(Boolean).slice(-3).join(" / ");
+  return `commit.gpgsign is set, but git cannot sign a commit here (${said}): make the signing key usable (user.signingkey, gpg.format, the agent holding the key), or unset commit.gpgsign yourself; the factory never turns signing off`;
+}

@@ -4,7 +4,7 @@ import { PROJECT_PROMPTS_DIR, projectTemplate } from "../agents/prompt-templates
 import type { AgentAdapter } from "../agents/types.js";
 import type { Config } from "../config/types.js";
 import { leftGitLocks, lockLeftMessage } from "../git/locks.js";
-import { gitTry } from "../git/repo.js";
+import { gitTry, signingProblem, wantsSignedCommits } from "../git/repo.js";
 import type { Packet } from "../packet/types.js";
 import { checkSandbox, SANDBOX_HELP } from "../process/sandbox.js";
 import { checkModels, findProgram, missingAgentPrograms, type ProbeSpend } from "./preflight.js";
@@ -71,6 +71,16 @@ export async function preflight(input: {
   // A lock file a killed git command left would stop the first landing, after the money is spent.
   const locks = await leftGitLocks(root, config.targetBranch);
   checks.push({ what: "no git lock file is left in the repository", ...(locks.length ? { problem: locks.map(lockLeftMessage).join("; and ") } : {}) });
+
+  // The landing signs its commit when the user's configuration says so: proven before anything is paid for, never turned off.
+  if (await wantsSignedCommits(root)) {
+    const probe = ["commit-tree", "-S", `${input.tip}^{tree}`, "-p", input.tip, "-m", "factory: can a commit be signed here?"];
+    const signed = await gitTry(root, probe, { identity: true, signed: true });
+    checks.push({
+      what: "commit.gpgsign: git signs a commit here the way the landing will",
+      ...(signed.ok ? {} : { problem: signingProblem(signed.message) }),
+    });
+  }
 
   const adapters = new Map<string, AgentAdapter>();
   const tiersUsed = new Set(input.packets.flatMap((packet) => [packet.tier, packet.reviewer]));

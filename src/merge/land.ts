@@ -4,7 +4,7 @@ import { openForReview } from "./pull-request.js";
 import { pushLanding } from "../git/remote.js";
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { gitRun, gitTry, headOf, resolveCommit, treeOf, wantsSignedCommits } from "../git/repo.js";
+import { gitTry, headOf, resolveCommit, signingProblem, treeOf, wantsSignedCommits } from "../git/repo.js";
 import { createWorktree, mergeInWorktree, worktreeStatus } from "../git/worktree.js";
 import type { PlantedCases } from "../gates/test-compare.js";
 import { describeRedOnLanding, redOnLanding } from "../gates/landing-tripwire.js";
@@ -150,7 +150,11 @@ export async function land(ctx: RunContext, input: LandInput): Promise<LandResul
     // On the PostgreSQL ledger the landing is the claim holder's write too: made only while its fence is current, and it names it.
     const fence = ctx.claims?.fenceOf(input.packet.id);
     const message = mergeMessage(ctx.config.merge.message, input.packet, { ...input.provenance, gates, ...(fence !== undefined ? { fence } : {}) });
-    const squash = (await gitRun(ctx.root, ["commit-tree", ...((await wantsSignedCommits(ctx.root)) ? ["-S"] : []), tree, "-p", tip, "-m", message], { identity: true, signed: true })).trim();
+    const signing = await wantsSignedCommits(ctx.root);
+    const made = await gitTry(ctx.root, ["commit-tree", ...(signing ? ["-S"] : []), tree, "-p", tip, "-m", message], { identity: true, signed: true });
+    // Git refusing the landing's commit (a signing key that stopped working) is the machine's, said in git's words.
+    if (!made.ok) return { kind: "environment-error", reason: signing ? signingProblem(made.message) : `git cannot make the landing commit: ${made.message.trim().split("\n").slice(-2).join(" / ")}` };
+    const squash = made.out.trim();
     if (ctx.claims?.fenceOf(input.packet.id) !== undefined || ctx.claims?.lost(input.packet.id)) await ctx.claims.assertHeld(input.packet.id);
     // Pull-request mode: the same gated squash on the same tip, pushed as the packet's branch for the forge to merge.
     if (ctx.config.target.mode === "pull-request") return openForReview(ctx, { packet: input.packet, attempt: input.attempt, squash, tree, base: tip, message, gates });

@@ -137,6 +137,21 @@ describe("the factory's commits", () => {
   });
 });
 
+describe("a signing setup that cannot sign", () => {
+  it("is refused by the preflight, in git's words, before anything is claimed or paid; signing is never turned off", async () => {
+    const target = setUp({ script: { P01: { implementer: [honest] } } });
+    target.git("config", "gpg.format", "ssh");
+    target.git("config", "user.signingkey", `${target.dir}/.git/no-such-key`);
+    target.git("config", "commit.gpgsign", "true");
+    const { code, out } = await target.run();
+    expect(code).toBe(2);
+    expect(out).toMatch(/commit\.gpgsign is set, but git cannot sign a commit here \(.*no-such-key.*\): make the signing key usable/);
+    expect(out).not.toContain("internal error");
+    expect(await target.events("P01")).toEqual([]);
+    expect(target.git("config", "--get", "commit.gpgsign").trim()).toBe("true");
+  });
+});
+
 describe("the tripwire on the repository's git state, without the sandbox", () => {
   it("an agent that configures the shared .git (an external diff, a hook) is stopped, the packet blocked and the run halted", async () => {
     const reach = "git config diff.external true && printf '#!/bin/sh\\nexit 0\\n' > \"$(git rev-parse --git-common-dir)/hooks/post-merge\"";

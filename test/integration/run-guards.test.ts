@@ -171,27 +171,11 @@ describe("factory run: the guards fire", () => {
     await expectNeverMerged(target);
   });
 
-  it("tamper: an agent that moves a team's JavaScript assertion under an if (read by TypeScript's parser) is never merged; its honest twin merges", async () => {
-    const calc = (body: string) => `import assert from "node:assert/strict";\nimport test from "node:test";\nimport { add } from "../src/calc.js";\n\ntest("adds", () => {\n${body}});\n`;
-    // Wrong code in add (2 + 2 gives 5), and the team's assertion made to step aside for exactly that: every line of it is still there.
-    const weakened = calc("  if (add(2, 2) === 5) return;\n  assert.equal(add(2, 2), 4);\n");
-    const wrong = "export function add(a, b) {\n  return a * b + 1;\n}\n";
-    const target = setUp({
-      allowed: ["src/double.js", "src/calc.js", "test/calc.test.js"],
-      forbidden: [],
-      script: { P01: { implementer: [{ write: { ...honest.write, "src/calc.js": wrong, "test/calc.test.js": weakened } }] } },
-    });
-    await target.run();
-    const events = await target.events("P01");
-    expect(gateResults(events, 1)).toMatchObject({ tamper: "fail", test: "pass" });
-    expect(events.find((event) => event.kind === "gate-finished" && event.gate === "tamper")).toMatchObject({
-      detail: expect.stringContaining('test/calc.test.js:5: "adds" has fewer assertions that always run'),
-    });
-    await expectNeverMerged(target);
-
-    const more = calc("  assert.equal(\n    add(2, 2),\n    4,\n  );\n  for (const n of [0, 1, 2]) assert.equal(add(n, 0), n);\n");
+  it("tamper, honest twin: a team's JavaScript test reformatted and given more assertions (read by TypeScript's parser) merges", async () => {
+    const more = `import assert from "node:assert/strict";\nimport test from "node:test";\nimport { add } from "../src/calc.js";\n\ntest("adds", () => {\n  assert.equal(\n    add(2, 2),\n    4,\n  );\n  for (const n of [0, 1, 2]) assert.equal(add(n, 0), n);\n});\n`;
     const twin = setUp({ allowed: ["src/double.js", "test/calc.test.js"], forbidden: [], script: { P01: { implementer: [{ write: { ...honest.write, "test/calc.test.js": more } }] } } });
     const { out } = await twin.run();
+    expect(out).toContain("gate tamper: pass");
     expect(out).toContain("P01#1 → merged");
   });
 
