@@ -76,6 +76,10 @@ export function claudeStatus(run: ClaudeRun, now = Date.now()): { status: AgentS
     const resetsAt = claudeReset(run, result.text ?? "", now);
     return { status: "rate-limited", detail: `the provider answered ${result.apiErrorStatus}`, ...(resetsAt ? { resetsAt } : {}) };
   }
+  if ((result.apiErrorStatus ?? 0) >= 500) {
+    // The provider failed (Claude Code retried and gave up): its outage, not the work's; backed off like a rate limit.
+    return { status: "rate-limited", detail: `the provider failed (API ${result.apiErrorStatus}), a server-side error: ${(result.text ?? "").slice(0, 200)}` };
+  }
   if (result.isError || result.subtype.startsWith("error")) {
     return { status: "agent-error", detail: `${result.subtype}${result.apiErrorStatus ? ` (API ${result.apiErrorStatus})` : ""}: ${(result.text ?? "").slice(0, 300)}` };
   }

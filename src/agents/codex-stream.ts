@@ -1,7 +1,7 @@
 import type { Agent } from "../config/types.js";
 import { jsonLines } from "./call-files.js";
 import type { AgentStatus } from "./types.js";
-import { resetFromText, saysRateLimited, tokenCost } from "./usage.js";
+import { resetFromText, saysProviderFailing, saysRateLimited, tokenCost } from "./usage.js";
 
 /** What a `codex exec --json` run said about itself. */
 export interface CodexRun {
@@ -57,6 +57,7 @@ export function codexStatus(run: CodexRun, now = Date.now()): { status: AgentSta
       const resetsAt = resetFromText(failure, now);
       return { status: "rate-limited", detail: failure, ...(resetsAt ? { resetsAt } : {}) };
     }
+    if (saysProviderFailing(failure)) return { status: "rate-limited", detail: `the provider failed: ${failure}` };
     return { status: "agent-error", detail: failure };
   }
   if (!run.completed) return undefined;

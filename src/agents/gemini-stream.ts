@@ -1,6 +1,6 @@
 import { jsonLines } from "./call-files.js";
 import type { AgentStatus } from "./types.js";
-import { resetFromText, saysRateLimited } from "./usage.js";
+import { resetFromText, saysProviderFailing, saysRateLimited } from "./usage.js";
 
 /** What a Gemini CLI `--output-format stream-json` run said about itself. */
 export interface GeminiRun {
@@ -88,6 +88,7 @@ export function geminiStatus(run: GeminiRun, stderr: string, now = Date.now()): 
       const resetsAt = resetFromText(`${detail}\n${stderr}`, now);
       return { status: "rate-limited", detail, ...(resetsAt ? { resetsAt } : {}) };
     }
+    if (saysProviderFailing(detail)) return { status: "rate-limited", detail: `the provider failed: ${detail}` };
     return { status: "agent-error", detail };
   }
   const turnLimit = run.errors.find((error) => /session turns/i.test(error));

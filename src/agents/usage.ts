@@ -31,3 +31,13 @@ export function resetFromText(text: string, now: number): string | undefined {
 export function saysRateLimited(text: string): boolean {
   return /rate.?limit|\b429\b|usage limit|too many requests|quota|RESOURCE_EXHAUSTED/i.test(text);
 }
+
+/**
+ * Pure: whether a CLI's failure says the provider itself failed (a 5xx, overloaded, unreachable): the
+ * provider's, not the work's, so it is waited out like a rate limit (no attempt spent, backing off).
+ */
+export function saysProviderFailing(text: string): boolean {
+  return /\b(500|502|503|504|529)\b|internal server error|server[- ]side (issue|error)|overloaded|service unavailable|bad gateway|gateway time-?out|ECONNREFUSED|ECONNRESET|\bUNAVAILABLE\b/i.test(
+    text,
+  );
+}

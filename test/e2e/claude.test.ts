@@ -24,7 +24,7 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0)) await cleanup();
 });
 
-async function withClaude(script: ModelScript, options: { maxTurns?: number; idleTimeout?: string } = {}) {
+async function withClaude(script: ModelScript, options: { maxTurns?: number; idleTimeout?: string; env?: string; config?: string } = {}) {
   const server: AnthropicServer = await startAnthropicServer(script);
   const home = mkdtempSync(join(tmpdir(), "factory-claude-home-"));
   cleanups.push(
@@ -34,11 +34,12 @@ async function withClaude(script: ModelScript, options: { maxTurns?: number; idl
   const target = setUp({
     script: {},
     ...(options.idleTimeout ? { idleTimeout: options.idleTimeout } : {}),
+    ...(options.config ? { config: options.config } : {}),
     agents: `[agents.claude]
 kind = "claude"
 bin = "${CLAUDE}"
 ${options.maxTurns ? `max_turns = ${options.maxTurns}` : ""}
-env = { ANTHROPIC_BASE_URL = "${server.url}", ANTHROPIC_API_KEY = "sk-test-not-a-key", HOME = "${home}" }
+env = { ANTHROPIC_BASE_URL = "${server.url}", ANTHROPIC_API_KEY = "sk-test-not-a-key", HOME = "${home}"${options.env ? `, ${options.env}` : ""} }
 
 [tiers]
 basic = { agent = "claude", model = "${MODEL}" }
@@ -146,6 +147,20 @@ describe.skipIf(!available)("factory run with the real Claude Code", () => {
     const finished = (await target.events("P01")).find((event) => event.kind === "agent-finished");
     expect(finished).toMatchObject({ outcome: "ok", detail: expect.stringContaining("retried the API 1x (429)") });
     expect((await target.record("P01"))?.attemptsUsed).toBe(1);
+  }, 120_000);
+
+  it("a provider failing with a 500 is the provider's, not the work's: waited out like a rate limit, no attempt spent, and the work merges", async () => {
+    const failing: Turn = { http: { status: 500, type: "api_error", message: "Internal server error" } };
+    // Claude Code gives up at once (it would retry 10 times over minutes); the factory backs off (at most rate_limit_wait) and calls again.
+    const { target } = await withClaude({ implementer: [[failing], implementHonestly], reviewer: [reviewHonestly] }, { env: 'CLAUDE_CODE_MAX_RETRIES = "0"', config: 'rate_limit_wait = "2s"' });
+    const { code, out } = await target.run();
+    expect(out).toMatch(/rate-limited: agent "claude" waits until/);
+    expect(code).toBe(0);
+    const finished = (await target.events("P01")).filter((event) => event.kind === "agent-finished" && event.role === "implementer");
+    expect(finished[0]).toMatchObject({ outcome: "rate-limited", detail: expect.stringContaining("the provider failed (API 500)") });
+    expect(finished.at(-1)).toMatchObject({ outcome: "ok" });
+    expect((await target.record("P01"))?.attemptsUsed).toBe(1);
+    expect((await target.record("P01"))?.status.state).toBe("merged");
   }, 120_000);
 
   it("a hung agent is killed by the idle timeout, and none of its processes are left", async () => {

@@ -24,6 +24,12 @@ describe("codex stream", () => {
     expect(codexStatus(parseCodexStream(lines({ type: "error", message: "exceeded retry limit, last status: 429 Too Many Requests" })))?.status).toBe("rate-limited");
   });
 
+  it("calls a provider's own failure (a 5xx, unreachable) the provider's: waited out like a rate limit, never the work's", () => {
+    for (const message of ["exceeded retry limit, last status: 500 Internal Server Error", "stream error: 503 Service Unavailable", "error sending request: connect ECONNREFUSED 127.0.0.1:443"]) {
+      expect(codexStatus(parseCodexStream(lines({ type: "error", message })))).toEqual({ status: "rate-limited", detail: `the provider failed: ${message}` });
+    }
+  });
+
   it("ignores reconnect errors once a turn completed, and has no status without one", () => {
     expect(codexStatus(parseCodexStream(lines({ type: "error", message: "Reconnecting... 1/5" }, { type: "turn.completed", usage: {} })))).toEqual({ status: "ok" });
     expect(codexStatus(parseCodexStream(lines({ type: "thread.started", thread_id: "t" })))).toBeUndefined();

@@ -45,6 +45,11 @@ describe("the Gemini CLI's stream", () => {
     expect(geminiStatus(run, "", now)).toEqual({ status: "rate-limited", detail: "[API Error: You have exhausted your daily quota on this model.]" });
   });
 
+  it("a provider's own failure (a 5xx, overloaded) is the provider's: waited out like a rate limit", () => {
+    const down = parseGeminiStream(lines({ type: "result", status: "error", error: { message: "[API Error: got status: 503 Service Unavailable. The model is overloaded.]" } }));
+    expect(geminiStatus(down, "", now)).toEqual({ status: "rate-limited", detail: "the provider failed: [API Error: got status: 503 Service Unavailable. The model is overloaded.]" });
+  });
+
   it("other errors are agent errors; a turn limit is its own outcome; no result is a crash for the caller to name", () => {
     const failed = parseGeminiStream(lines({ type: "result", status: "error", error: { message: "[API Error: request too large]" } }));
     expect(geminiStatus(failed, "", now)).toEqual({ status: "agent-error", detail: "[API Error: request too large]" });
