@@ -13,9 +13,9 @@ export const SPACE_BEFORE_AGENT = "space-before-implementer.json";
  * grown without end, a file written until the disk said no): the disk had room when its implementer
  * started, and removing its worktree (what the attempt wrote, which nothing else needs) gives the room
  * back. Then the attempt is at fault, not the machine: a reason to block it, and the rest of the queue
- * goes on. Undefined when the disk was already short when the implementer started, or is still short
- * without the worktree: the machine's (see stoppedByMachine). Either way the worktree is gone afterwards,
- * when the disk had room at the start.
+ * goes on. Undefined when the disk is not short now (another resource ran out), was already short when
+ * the implementer started, or is still short without the worktree: the machine's (see stoppedByMachine).
+ * In the last case the worktree is gone afterwards too.
  */
 export async function filledByAttempt(ctx: Pick<RunContext, "root">, packet: string, runDir: string): Promise<string | undefined> {
   let before: { free: number; total: number };
@@ -26,6 +26,8 @@ export async function filledByAttempt(ctx: Pick<RunContext, "root">, packet: str
   }
   if (before.free < minFreeBytes(before.total)) return undefined;
   const worktree = worktreePath(ctx.root, packet);
+  // Only a disk short of room now: open files or memory running out is no disk the attempt filled.
+  if (!lowSpace([worktree, runDir, ctx.root])) return undefined;
   const held = treeBytes(worktree);
   await removeWorktree(ctx.root, worktree);
   if (lowSpace([dirname(worktree), runDir, ctx.root])) return undefined;
