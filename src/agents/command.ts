@@ -93,8 +93,10 @@ async function programIsThere(agent: Agent, where: Pick<RunRequest, "cwd" | "env
   const program = agentProgram(agent);
   if (program === undefined) return false; // no single program to look for: the shell's word is taken
   const quoted = shellQuote(program);
-  // A script's interpreter (its `#!` line) must be there too: a missing one is the shell's "not found" as well.
-  const probe = `p=$(command -v ${quoted}) && [ -f "$p" ] && [ -x "$p" ] && { [ "$(head -c 2 "$p")" != "#!" ] || { i=$(head -n 1 "$p" | sed 's/^#! *//; s/[ \t].*//'); [ -f "$i" ] && [ -x "$i" ]; }; }`;
+  // A script's interpreter (its `#!` line) must be there too, and through `env` the program it names: a missing one is
+  // the shell's "not found" as well.
+  const interpreter = `set -- $(head -n 1 "$p" | sed 's/^#! *//'); i=$1; [ -f "$i" ] && [ -x "$i" ] || exit 1; [ "\${i##*/}" = env ] || exit 0; shift; while [ "\${1#-}" != "$1" ]; do shift; done; [ -z "$1" ] || command -v "$1" >/dev/null`;
+  const probe = `p=$(command -v ${quoted}) && [ -f "$p" ] && [ -x "$p" ] && { [ "$(head -c 2 "$p")" != "#!" ] || (${interpreter}); }`;
   const found = await runCommand({ command: probe, ...where, timeoutMs: 15_000 });
   return found.kind === "exited" && found.code === 0;
 }
