@@ -82,7 +82,7 @@ async function attemptPacket(runCtx: RunContext, packet: Packet, record: PacketR
     const fault = resourceFault(error);
     if (fault) {
       const filled = await filledByAttempt(ctx, packet.id, runDir);
-      if (filled) return blockFilled(ctx, packet, attempt, filled);
+      if (filled) return recordBlock(ctx, packet, attempt, filled);
       return stoppedByMachine(ctx, packet.id, attempt, `${fault} (${error instanceof Error ? error.message.split("\n")[0] : String(error)})`);
     }
     if (ctx.claims?.lost(packet.id)) throw ctx.signal.reason instanceof ClaimLost ? ctx.signal.reason : new ClaimLost(packet.id, "its lease ran out");
@@ -100,7 +100,7 @@ async function attemptPacket(runCtx: RunContext, packet: Packet, record: PacketR
     const low = lowSpace([worktreePath(ctx.root, packet.id), runDir, ctx.root]);
     if (low) {
       const filled = await filledByAttempt(ctx, packet.id, runDir);
-      if (filled) return blockFilled(ctx, packet, attempt, filled);
+      if (filled) return recordBlock(ctx, packet, attempt, filled);
       return stoppedByMachine(ctx, packet.id, attempt, `no space left: ${low}`);
     }
   }
@@ -144,14 +144,17 @@ async function stoppedByMachine(ctx: RunContext, packet: string, attempt: number
   return { kind: "interrupted", reason };
 }
 
-/** An attempt that filled the disk itself: spent and blocked (its worktree is already removed); the machine is fine. */
-async function blockFilled(ctx: RunContext, packet: Packet, attempt: number, reason: string): Promise<PacketOutcome> {
+/**
+ * A block the factory decides outside an attempt's decision: an attempt that filled the disk itself (its
+ * worktree already removed), or the landing's own check contradicting the verdict (`alarm`: the queue stops).
+ */
+async function recordBlock(ctx: RunContext, packet: Packet, attempt: number, reason: string, alarm = false): Promise<PacketOutcome> {
   await ctx.ledger.append([
     { kind: "decided", packet: packet.id, attempt, decision: "block", reasons: [reason] },
     { kind: "blocked", packet: packet.id, attempt, reason },
   ]);
   ctx.emit({ kind: "outcome", packet: packet.id, attempt, outcome: "blocked", reasons: [reason] });
-  return { kind: "blocked", reason, packetFault: false };
+  return { kind: "blocked", reason, packetFault: false, ...(alarm ? { alarm: true as const } : {}) };
 }
 
 interface Applied {
@@ -251,15 +254,9 @@ export async function applyLanding(
       ]);
       ctx.emit({ kind: "outcome", packet: packet.id, attempt, outcome: "merge-blocked", reasons: [landed.reason] });
       return { kind: "merge-blocked", reason: landed.reason };
-    case "verdict-contradicted": {
+    case "verdict-contradicted":
       // The factory's own failure: never a retry (the agent is not to blame), never a landing, and the queue stops however it was run.
-      await ctx.ledger.append([
-        { ...decided, decision: "block", reasons: [landed.reason] },
-        { kind: "blocked", packet: packet.id, attempt, reason: landed.reason },
-      ]);
-      ctx.emit({ kind: "outcome", packet: packet.id, attempt, outcome: "blocked", reasons: [landed.reason] });
-      return { kind: "blocked", reason: landed.reason, packetFault: false, alarm: true };
-    }
+      return recordBlock(ctx, packet, attempt, landed.reason, true);
     case "spec-drift": {
       const decision = decide({ end: { kind: "spec-drift", reason: landed.reason }, attemptsUsed: input.attemptsUsed, maxAttempts: input.maxAttempts, gate: packet.gate });
       return applyDecision(ctx, { packet, attempt, decision, report });

@@ -53,6 +53,11 @@ export async function drainQueue(ctx: RunContext, options: SchedulerOptions): Pr
   let lastBlock: string | undefined; // the last packet's block, in the order outcomes arrive
   const waits = ctx.waits;
 
+  /** A rate limit is the agent's: the agent a packet's limited call ran on, and how long it now waits. */
+  const limitAgent = (packet: Packet, limited: { role: "implementer" | "reviewer"; resetsAt?: string }) => {
+    const agent = agentOf(ctx, limited.role === "implementer" ? packet.tier : packet.reviewer);
+    return { agent, wait: waits.limit(agent, limited.resetsAt, Date.now(), ctx.config.limits.rateLimitWaitMs, ctx.config.limits.rateLimitMaxWaits) };
+  };
   const handle = async (packet: Packet, outcome: PacketOutcome): Promise<void> => {
     if (outcome.kind !== "retry") environmentErrors = 0;
     if (!(outcome.kind === "retry" && outcome.rateLimited)) for (const agent of agentsOf(ctx, packet)) waits.clear(agent);
@@ -61,8 +66,7 @@ export async function drainQueue(ctx: RunContext, options: SchedulerOptions): Pr
       case "blocked": {
         blocked.push({ id: packet.id, reason: outcome.reason });
         if (outcome.rateLimited) {
-          const agent = agentOf(ctx, outcome.rateLimited.role === "implementer" ? packet.tier : packet.reviewer);
-          const wait = waits.limit(agent, outcome.rateLimited.resetsAt, Date.now(), ctx.config.limits.rateLimitWaitMs, ctx.config.limits.rateLimitMaxWaits);
+          const { agent, wait } = limitAgent(packet, outcome.rateLimited);
           if (!("halt" in wait) && wait.beyond) benchNotice(packet.id, agent, wait.until);
         }
         // A packet at fault itself says nothing about the machine: it never counts toward two blocks in a row.
@@ -81,8 +85,7 @@ export async function drainQueue(ctx: RunContext, options: SchedulerOptions): Pr
         environmentErrors = outcome.environment ? environmentErrors + 1 : 0;
         if (environmentErrors >= 2) halt ??= { outcome: "halted", reason: "two environment errors in a row: the machine is broken, not the work (see the gate and install logs)" };
         if (outcome.rateLimited) {
-          const agent = agentOf(ctx, outcome.rateLimited.role === "implementer" ? packet.tier : packet.reviewer);
-          const wait = waits.limit(agent, outcome.rateLimited.resetsAt, Date.now(), ctx.config.limits.rateLimitWaitMs, ctx.config.limits.rateLimitMaxWaits);
+          const { agent, wait } = limitAgent(packet, outcome.rateLimited);
           if ("halt" in wait) halt ??= { outcome: "halted", reason: wait.halt };
           else if (wait.beyond) benchNotice(packet.id, agent, wait.until);
           else {
@@ -210,7 +213,10 @@ export async function drainQueue(ctx: RunContext, options: SchedulerOptions): Pr
   }
   if (halt) return halt;
   if (benched) {
-    const waiting = options.packets.filter((packet) => !blocked.some((entry) => entry.id === packet.id) && agentsOf(ctx, packet).some((agent) => waits.waiting(agent, Date.now())));
+    // The packets left to run (queued, not merged, held or blocked) whose agent waits.
+    const { state } = await ctx.ledger.read();
+    const left = (id: string): boolean => (state.packets.get(id)?.status.state ?? "queued") === "queued";
+    const waiting = options.packets.filter((packet) => left(packet.id) && agentsOf(ctx, packet).some((agent) => waits.waiting(agent, Date.now())));
     return {
       outcome: "halted",
       reason: `the rest of the queue ran; ${benched}, further away than rate_limit_wait: ${waiting.map((packet) => packet.id).join(", ") || "its packets"} wait for a run after that${blocked.length ? `; blocked: ${blocked.map((entry) => entry.id).join(", ")}` : ""}`,
