@@ -43,7 +43,18 @@ export interface ReviewComment {
   commit_id: string;
 }
 
-export type MergeAnswer = { kind: "merged"; sha: string } | { kind: "not-mergeable"; message: string } | { kind: "head-moved"; message: string };
+export type MergeAnswer =
+  | { kind: "merged"; sha: string }
+  | { kind: "not-mergeable"; message: string }
+  | { kind: "head-moved"; message: string }
+  /** The forge accepted the merge and runs it in the background (or put the PR in its merge queue): look again later. */
+  | { kind: "merging"; message: string };
+
+/** GitHub's answer about an asynchronous merge (`PUT /pulls/N/merge-async`, `GET …/merge-async/UUID`). */
+export interface AsyncMerge {
+  status: "pending" | "merged" | "enqueued" | "failed";
+  details?: { message?: string; uuid?: string; sha?: string; expected_head_sha?: string };
+}
 
 /** What GitHub's branch protection enforces for landing on an up-to-date base. */
 export type Protection = { kind: "none" } | { kind: "protected"; strict: boolean; contexts: string[] };
@@ -62,6 +73,9 @@ const MAX_TRIES = 4;
 const NEVER = new AbortController().signal;
 /** The longest one wait for a 5xx or a rate limit (its `retry-after` or `x-ratelimit-reset`) may take. */
 const MAX_WAIT_MS = 60_000;
+/** An accepted asynchronous merge is read back this many times (after 250, 500 and 1000 ms) before the watch moves on. */
+const ASYNC_READS = 3;
+const ASYNC_READ_MS = 250;
 
 /**
  * GitHub's REST API through Node's fetch (no SDK: a handful of endpoints, and the
@@ -114,9 +128,31 @@ export class GitHub {
     return (await this.request("GET", `/pulls/${number}/comments?per_page=100`)) as ReviewComment[];
   }
 
-  /** Squash-merges, guarded by the head the factory gated: a 405 (not mergeable yet) and a 409 (the head moved) are answers, not errors. */
+  /**
+   * Squash-merges, guarded by the head the factory gated. GitHub's asynchronous
+   * merge is asked first (it retries what it can and cannot time out on a large
+   * merge; with a merge queue required it enqueues the PR); its result is read
+   * back a few times, and one still running is `merging`. A forge without the
+   * endpoint (404), an expired result, or an asynchronous merge that failed
+   * fall back to the synchronous merge, whose 405 (not mergeable yet) and 409
+   * (the head moved) are answers, not errors.
+   */
   async merge(number: number, input: { sha: string; title: string; message: string }): Promise<MergeAnswer> {
-    const answer = await this.send("PUT", `/pulls/${number}/merge`, { merge_method: "squash", sha: input.sha, commit_title: input.title, commit_message: input.message }, [405, 409]);
+    const asked = await this.send("PUT", `/pulls/${number}/merge-async`, { ...mergeBody(input), merge_action: "default" }, [400, 404, 409]);
+    if (asked.status === 404) return this.mergeNow(number, input);
+    let result = (asked.body ?? { status: "failed" }) as AsyncMerge;
+    if (asked.status === 400) return { kind: "not-mergeable", message: result.details?.message ?? "not ready to be merged" };
+    for (let read = 1; result.status === "pending" && result.details?.uuid && read <= ASYNC_READS; read++) {
+      await sleepUntil(Date.now() + ASYNC_READ_MS * 2 ** (read - 1), this.signal ?? NEVER);
+      const again = await this.send("GET", `/pulls/${number}/merge-async/${encodeURIComponent(result.details.uuid)}`, undefined, [404]);
+      if (again.status === 404) return this.mergeNow(number, input);
+      result = (again.body ?? { status: "failed" }) as AsyncMerge;
+    }
+    return asyncAnswer(number, input.sha, result) ?? this.mergeNow(number, input);
+  }
+
+  private async mergeNow(number: number, input: { sha: string; title: string; message: string }): Promise<MergeAnswer> {
+    const answer = await this.send("PUT", `/pulls/${number}/merge`, mergeBody(input), [405, 409]);
     const body = answer.body as { sha?: string; message?: string };
     if (answer.status === 405) return { kind: "not-mergeable", message: body.message ?? "not mergeable" };
     if (answer.status === 409) return { kind: "head-moved", message: body.message ?? "head branch was modified" };
@@ -170,6 +206,31 @@ export class GitHub {
       const message = (parsed as { message?: string } | undefined)?.message ?? text.slice(0, 200);
       throw new ForgeError(`${where}: ${response.status} ${message}`, response.status);
     }
+  }
+}
+
+function mergeBody(input: { sha: string; title: string; message: string }) {
+  return { merge_method: "squash", sha: input.sha, commit_title: input.title, commit_message: input.message };
+}
+
+/**
+ * Pure: what an asynchronous merge's result means, or undefined when it
+ * failed (the synchronous merge then says why, or merges what a passing
+ * failure let through).
+ */
+export function asyncAnswer(number: number, sha: string, result: AsyncMerge): MergeAnswer | undefined {
+  const details = result.details ?? {};
+  switch (result.status) {
+    case "merged":
+      return { kind: "merged", sha: details.sha ?? "" };
+    case "enqueued":
+      return { kind: "merging", message: `PR #${number} is in the forge's merge queue${details.message ? ` (${details.message})` : ""}` };
+    case "pending": {
+      const guard = details.expected_head_sha && details.expected_head_sha !== sha ? `, guarded by an earlier head ${details.expected_head_sha.slice(0, 10)}` : "";
+      return { kind: "merging", message: `the forge is merging PR #${number} in the background (request ${details.uuid ?? "?"}${guard})` };
+    }
+    default:
+      return undefined;
   }
 }
 

@@ -19,6 +19,8 @@ export interface ReviewWatch {
   waiting: string[];
   /** PRs that wait for a person to merge them. */
   person: string[];
+  /** Why the waiting PRs wait, one line each (said once a run). */
+  notes: string[];
   blocked: { id: string; reason: string }[];
 }
 
@@ -32,7 +34,7 @@ export interface ReviewWatch {
  * in review on the same head (a read-then-append in one ledger transaction).
  */
 export async function watchReviews(ctx: RunContext, packets: readonly Packet[]): Promise<ReviewWatch> {
-  const watch: ReviewWatch = { changed: false, waiting: [], person: [], blocked: [] };
+  const watch: ReviewWatch = { changed: false, waiting: [], person: [], notes: [], blocked: [] };
   const forgeConfig = ctx.config.forge;
   if (ctx.config.target.mode !== "pull-request" || !forgeConfig) return watch;
   const { state } = await ctx.ledger.read();
@@ -56,6 +58,7 @@ export async function watchReviews(ctx: RunContext, packets: readonly Packet[]):
     if (events.length === 0) {
       if (verdict.kind === "person") watch.person.push(`${record.id}: ${verdict.why}`);
       else watch.waiting.push(record.id);
+      if (verdict.kind === "wait") watch.notes.push(`${record.id}: ${verdict.why}`);
       continue;
     }
     const written = await ctx.ledger.transaction(async (tx) => {
@@ -96,6 +99,7 @@ async function merge(ctx: RunContext, forge: GitHub, id: string, status: InRevie
   const answer = await forge.merge(status.number, { sha: status.head, title, message: rest.join("\n").trim() });
   if (answer.kind === "merged") return { kind: "merged", commit: answer.sha };
   if (answer.kind === "not-mergeable") return { kind: "wait", why: `the forge will not merge PR #${status.number} yet: ${answer.message}` };
+  if (answer.kind === "merging") return { kind: "wait", why: answer.message };
   ctx.emit({ kind: "notice", packet: id, message: `PR #${status.number}: the forge refused the merge because the head moved (${answer.message}); reading the PR again` });
   return look(forge, status, false).then((again) => (again.kind === "person" ? { kind: "wait", why: "read again after a 409" } : again));
 }

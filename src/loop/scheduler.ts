@@ -185,7 +185,7 @@ export async function drainQueue(ctx: RunContext, options: SchedulerOptions): Pr
             if (!options.keepGoing) halt ??= { outcome: "halted", reason: `${entry.id} is blocked: ${entry.reason}` };
             ctx.notifier?.send({ event: "blocked", packet: entry.id, reason: entry.reason });
           }
-          for (const line of watch.person.filter((entry) => !told.has(entry))) {
+          for (const line of [...watch.person, ...watch.notes].filter((entry) => !told.has(entry))) {
             told.add(line);
             ctx.emit({ kind: "notice", message: line });
           }

@@ -71,8 +71,9 @@ async function setup(options: { autoMerge: boolean; attempts?: number }): Promis
 const remoteLog = (bare: string): string => execFileSync("git", ["log", "--format=%s%n%(trailers:key=Factory-Packet,valueonly)", "main"], { cwd: bare, encoding: "utf8" });
 
 describe.skipIf(!openssl)("pull-request mode against a scripted GitHub", () => {
-  it("opens a PR with the rulings and the gates; a failing check comes back as feedback; the next attempt passes; auto_merge merges with the head sha as the guard through a 405 and a 409", async () => {
+  it("opens a PR with the rulings and the gates; a failing check comes back as feedback; the next attempt passes; auto_merge merges with the head sha as the guard through a 405 and a 409 (a forge without the asynchronous merge)", async () => {
     const forge = await setup({ autoMerge: true });
+    forge.stub.asyncMerge = false;
     // The forge's CI fails the first head it sees with its own log lines, and passes the next.
     forge.stub.checks = (_sha, nth) => [
       nth === 0
@@ -105,11 +106,31 @@ describe.skipIf(!openssl)("pull-request mode against a scripted GitHub", () => {
     expect(merges).toHaveLength(3);
     for (const merge of merges) expect((merge.body as { sha: string; merge_method: string }).sha).toBe(pull?.heads[1]);
     expect(merges.every((merge) => (merge.body as { merge_method: string }).merge_method === "squash")).toBe(true);
+    // Each was tried first as GitHub's asynchronous merge, which this forge does not have.
+    const asked = forge.stub.requests.filter((request) => request.path.endsWith("/merge-async"));
+    expect(asked.map((request) => request.response?.status)).toEqual([404, 404, 404]);
     expect(forge.stub.requests.every((request) => request.authorization === `Bearer ${TOKEN}`)).toBe(true);
     // What landed is the forge's merge, on the remote, carrying the packet's trailer.
     if (record?.status.state === "merged") expect(record.status.commit).toBe(pull?.merge_commit_sha);
     expect(remoteLog(forge.bare)).toContain("P01");
     expect(out).not.toContain(TOKEN);
+  });
+
+  it("auto_merge prefers GitHub's asynchronous merge: one still running is waited for, then recorded with the forge's merge commit", async () => {
+    const forge = await setup({ autoMerge: true, attempts: 1 });
+    // The background merge is still running after the first look's three reads and the second look's first.
+    forge.stub.asyncPending = 4;
+    const { code, out } = await forge.run();
+    expect(code, out).toBe(0);
+    expect(out).toMatch(/P01: the forge is merging PR #1 in the background \(request [0-9a-f-]+\)/);
+    const pull = forge.stub.pulls.get(1);
+    const record = (await forge.state()).packets.get("P01");
+    expect(record).toMatchObject({ status: { state: "merged", commit: pull?.merge_commit_sha }, attemptsUsed: 1 });
+    const merges = forge.stub.requests.filter((request) => request.method === "PUT" && /\/merge(-async)?$/.test(request.path));
+    // Accepted (202), then found still running (409) and read until it merged; never the synchronous merge.
+    expect(merges.map((request) => `${request.path.split("/").at(-1)} ${request.response?.status}`)).toEqual(["merge-async 202", "merge-async 409"]);
+    for (const merge of merges) expect(merge.body).toMatchObject({ sha: pull?.heads[0], merge_method: "squash" });
+    expect(remoteLog(forge.bare)).toContain("P01");
   });
 
   it("without auto_merge waits for a person: the run ends naming the PR; a person's merge on the forge is recorded by the next run", async () => {

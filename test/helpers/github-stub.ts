@@ -34,6 +34,8 @@ export interface RecordedRequest {
   path: string;
   body: unknown;
   authorization: string | undefined;
+  /** When it arrived (Date.now()). */
+  at: number;
   /** What the stub answered. */
   response?: { status: number; body: unknown };
 }
@@ -49,8 +51,14 @@ export interface GitHubStub {
   checks: (sha: string, nthHead: number) => StubCheck[];
   /** Faults the next requests (any) answer with before being served: a 5xx, or a rate limit with its headers. */
   faults: { status: number; headers?: Record<string, string> }[];
-  /** Status codes the next merge calls answer before any real merge (405, 409). */
+  /** Status codes the next synchronous merge calls answer before any real merge (405, 409). */
   mergeAnswers: number[];
+  /** Whether `PUT /pulls/N/merge-async` exists (api.github.com has it; a forge without it answers 404). Default true. */
+  asyncMerge: boolean;
+  /** How many reads of an accepted asynchronous merge answer `pending` before it runs. Default 0. */
+  asyncPending: number;
+  /** Messages the next asynchronous merges fail with when they run (GitHub's `failed` result). */
+  asyncFailures: string[];
   /** The branch protection of a branch, as GitHub answers it; undefined: 404, not protected. */
   protection: Record<string, unknown> | undefined;
   /** A person merges the PR on the forge (a squash, as GitHub's button does). */
@@ -91,6 +99,8 @@ export async function startGitHubStub(input: {
   };
   const site = `https://github.example/${input.owner}/${input.repo}`;
   let next = 1;
+  /** Asynchronous merge requests by uuid: what was asked, how often it was read, and its result once it ran. */
+  const asyncRequests = new Map<string, { pull: number; sha: string; title: string; message: string; reads: number; result?: unknown }>();
   const stub: GitHubStub = {
     api: "",
     caFile,
@@ -98,6 +108,9 @@ export async function startGitHubStub(input: {
     pulls: new Map(),
     checks: () => [{ name: "ci", status: "completed", conclusion: "success", output: { title: "ok", summary: "all green", text: null } }],
     mergeAnswers: [],
+    asyncMerge: true,
+    asyncPending: 0,
+    asyncFailures: [],
     faults: [],
     protection: undefined,
     personMerges: (number) => squash(number, "Merged by a person"),
@@ -156,7 +169,7 @@ export async function startGitHubStub(input: {
   const handle = (request: IncomingMessage, response: ServerResponse, raw: string): true => {
     const url = new URL(request.url ?? "/", "https://127.0.0.1");
     const body = raw ? JSON.parse(raw) : undefined;
-    stub.requests.push({ method: request.method ?? "", path: `${url.pathname}${url.search}`, body, authorization: request.headers.authorization });
+    stub.requests.push({ method: request.method ?? "", path: `${url.pathname}${url.search}`, body, authorization: request.headers.authorization, at: Date.now() });
     const fault = stub.faults.shift();
     if (fault) {
       response.writeHead(fault.status, { "content-type": "application/json; charset=utf-8", ...fault.headers });
@@ -227,6 +240,39 @@ export async function startGitHubStub(input: {
       if (scripted === 409 || (body.sha && body.sha !== pull.heads.at(-1))) return answer(response, 409, { message: "Head branch was modified. Review and try the merge again." });
       const sha = squash(pull.number, body.commit_title ?? pull.title, body.commit_message ?? "");
       return answer(response, 200, { sha, merged: true, message: "Pull Request successfully merged" });
+    }
+    const asyncPath = /^\/pulls\/(\d+)\/merge-async(?:\/([^/]+))?$/.exec(rest);
+    if (asyncPath && stub.asyncMerge && (asyncPath[2] ? method === "GET" : method === "PUT")) {
+      const found = asyncPath;
+      const pull = stub.pulls.get(Number(found[1]));
+      if (!pull) return answer(response, 404, { message: "Not Found" });
+      refresh(pull);
+      const pending = (uuid: string, message: string) => {
+        const asked = asyncRequests.get(uuid);
+        return { status: "pending", details: { message, uuid, merge_method: "squash", merge_action: "default", expected_head_sha: asked?.sha ?? "" } };
+      };
+      if (found[2]) {
+        const uuid = decodeURIComponent(found[2]);
+        const asked = asyncRequests.get(uuid);
+        if (!asked || asked.pull !== pull.number) return answer(response, 404, { message: "Not Found" });
+        if (asked.result === undefined && asked.reads++ < stub.asyncPending) return answer(response, 200, pending(uuid, "Merge request is in progress."));
+        if (asked.result === undefined) {
+          // The background merge runs now, guarded by the head it was asked with.
+          const failure = stub.asyncFailures.shift();
+          if (failure) asked.result = { status: "failed", details: { message: failure } };
+          else if (pull.state !== "open") asked.result = { status: "failed", details: { message: "Pull request is closed." } };
+          else if (asked.sha !== pull.heads.at(-1)) asked.result = { status: "failed", details: { message: "Head branch was modified." } };
+          else asked.result = { status: "merged", details: { message: "Pull request was merged.", sha: squash(pull.number, asked.title, asked.message) } };
+        }
+        return answer(response, 200, asked.result);
+      }
+      if (pull.merged) return answer(response, 200, { status: "merged", details: { message: "Pull request is already merged.", sha: pull.merge_commit_sha ?? "" } });
+      if (pull.state !== "open") return answer(response, 400, { status: "failed", details: { message: "Pull request is closed." } });
+      const running = [...asyncRequests.entries()].find(([, asked]) => asked.pull === pull.number && asked.result === undefined);
+      if (running) return answer(response, 409, pending(running[0], "A merge request already exists for this pull request."));
+      const uuid = `00000000-0000-4000-8000-${String(asyncRequests.size + 1).padStart(12, "0")}`;
+      asyncRequests.set(uuid, { pull: pull.number, sha: body?.sha ?? pull.heads.at(-1) ?? "", title: body?.commit_title ?? pull.title, message: body?.commit_message ?? "", reads: 0 });
+      return answer(response, 202, pending(uuid, "Merge request enqueued."));
     }
     const reviewPath = /^\/pulls\/(\d+)\/(reviews|comments)$/.exec(rest);
     if (reviewPath && method === "GET") {

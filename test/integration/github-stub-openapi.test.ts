@@ -43,6 +43,10 @@ beforeAll(async () => {
   git("push", "--quiet", "origin", "HEAD:main");
   git("commit", "--quiet", "--allow-empty", "-m", "work");
   git("push", "--quiet", "origin", "HEAD:factory/P01");
+  for (const id of ["P02", "P03", "P04"]) {
+    git("commit", "--quiet", "--allow-empty", "-m", `work ${id}`);
+    git("push", "--quiet", "origin", `HEAD:factory/${id}`);
+  }
   stub = await startGitHubStub({ bare, owner: "acme", repo: "w", token: TOKEN, http: true });
 });
 afterAll(async () => {
@@ -64,14 +68,47 @@ describe.skipIf(!spec.ok)("the scripted GitHub against GitHub's OpenAPI descript
     expect(await client.protection("main")).toEqual({ kind: "none" });
     stub.protection = { url: "u", required_status_checks: { url: "u", strict: true, contexts: ["ci"], contexts_url: "u", checks: [{ context: "ci", app_id: null }] } };
     expect(await client.protection("main")).toMatchObject({ kind: "protected", strict: true });
+    // A forge without the asynchronous merge (404): the synchronous one, its 405 and 409 answers.
+    stub.asyncMerge = false;
     stub.mergeAnswers = [405, 409];
-    expect((await client.merge(created.number, { sha: created.head.sha, title: "t", message: "m" })).kind).toBe("not-mergeable");
-    expect((await client.merge(created.number, { sha: created.head.sha, title: "t", message: "m" })).kind).toBe("head-moved");
-    expect((await client.merge(created.number, { sha: created.head.sha, title: "t", message: "m" })).kind).toBe("merged");
+    const merge = (pull: { number: number; head: { sha: string } }) => client.merge(pull.number, { sha: pull.head.sha, title: "t", message: "m" });
+    expect((await merge(created)).kind).toBe("not-mergeable");
+    expect((await merge(created)).kind).toBe("head-moved");
+    expect((await merge(created)).kind).toBe("merged");
+
+    // The asynchronous merge: accepted (202), still running after three reads, then found running (409) and read until it merged.
+    stub.asyncMerge = true;
+    stub.asyncPending = 4;
+    const second = await client.createPull({ head: "factory/P02", base: "main", title: "second", body: "" });
+    expect(await merge(second)).toMatchObject({ kind: "merging", message: expect.stringContaining("in the background") });
+    expect(await merge(second)).toMatchObject({ kind: "merged", sha: stub.pulls.get(second.number)?.merge_commit_sha });
+    // An asynchronous merge that failed falls back to the synchronous merge, which says why or merges.
+    stub.asyncPending = 0;
+    stub.asyncFailures = ["Merge conflict: the pull request could not be merged."];
+    const third = await client.createPull({ head: "factory/P03", base: "main", title: "third", body: "" });
+    expect((await merge(third)).kind).toBe("merged");
+    // A closed PR: 400, not mergeable.
+    const fourth = await client.createPull({ head: "factory/P04", base: "main", title: "fourth", body: "" });
+    stub.close(fourth.number);
+    expect(await merge(fourth)).toMatchObject({ kind: "not-mergeable", message: "Pull request is closed." });
+    const calls = stub.requests.map((request) => `${request.method} ${request.path.replace(/^\/repos\/acme\/w/, "")} ${request.response?.status}`);
+    expect(calls.filter((call) => call.includes("/merge"))).toEqual([
+      ...Array(3)
+        .fill(["PUT /pulls/1/merge-async 404", expect.stringMatching(/^PUT \/pulls\/1\/merge (405|409|200)$/)])
+        .flat(),
+      "PUT /pulls/2/merge-async 202",
+      ...Array(3).fill(expect.stringMatching(/^GET \/pulls\/2\/merge-async\/[0-9a-f-]+ 200$/)),
+      "PUT /pulls/2/merge-async 409",
+      ...Array(2).fill(expect.stringMatching(/^GET \/pulls\/2\/merge-async\/[0-9a-f-]+ 200$/)),
+      "PUT /pulls/3/merge-async 202",
+      expect.stringMatching(/^GET \/pulls\/3\/merge-async\/[0-9a-f-]+ 200$/),
+      "PUT /pulls/3/merge 200",
+      "PUT /pulls/4/merge-async 400",
+    ]);
 
     const problems = stub.requests.flatMap((request) => checkExchange(api, request));
     expect(problems).toEqual([]);
-    expect(stub.requests.length).toBeGreaterThanOrEqual(12);
+    expect(stub.requests.length).toBeGreaterThanOrEqual(25);
   });
 
   it("the check finds a field GitHub does not declare (it would catch a drifting stub)", () => {
@@ -80,6 +117,7 @@ describe.skipIf(!spec.ok)("the scripted GitHub against GitHub's OpenAPI descript
       path: "/repos/acme/w/pulls/1",
       body: undefined,
       authorization: undefined,
+      at: 0,
       response: { status: 200, body: { number: 1, mergeable_by_magic: true } },
     };
     expect(checkExchange(api, request)).toEqual(["GET /repos/{owner}/{repo}/pulls/{pull_number} 200: $.mergeable_by_magic is not declared"]);

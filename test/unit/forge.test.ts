@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { parseConfig } from "../../src/config/parse.js";
 import { protectionLine } from "../../src/doctor/forge-protection.js";
-import { waitFor, type CheckRun, type PullRequest } from "../../src/forge/github.js";
+import { asyncAnswer, waitFor, type CheckRun, type PullRequest } from "../../src/forge/github.js";
 import { pullBody } from "../../src/forge/pull-body.js";
 import { judgePull } from "../../src/forge/review-state.js";
 
@@ -59,6 +59,23 @@ describe("judgePull", () => {
     expect(judge({ pull: pull({ merged: true, state: "closed", merge_commit_sha: "m".repeat(40) }) })).toEqual({ kind: "merged", commit: "m".repeat(40) });
     expect(judge({ pull: pull({ state: "closed" }) })).toEqual({ kind: "closed" });
     expect(judge({ pull: pull({ head: { ref: "factory/P01", sha: "d".repeat(40) } }) })).toEqual({ kind: "head-moved", sha: "d".repeat(40) });
+  });
+});
+
+describe("asyncAnswer (GitHub's asynchronous merge result)", () => {
+  it("merged carries the merge commit; pending and a merge queue wait; failed falls back to the synchronous merge", () => {
+    expect(asyncAnswer(7, HEAD, { status: "merged", details: { message: "Pull request was merged.", sha: "c".repeat(40) } })).toEqual({ kind: "merged", sha: "c".repeat(40) });
+    expect(asyncAnswer(7, HEAD, { status: "enqueued", details: { message: "Pull request is in the merge queue." } })).toEqual({
+      kind: "merging",
+      message: "PR #7 is in the forge's merge queue (Pull request is in the merge queue.)",
+    });
+    expect(asyncAnswer(7, HEAD, { status: "pending", details: { uuid: "u-1", expected_head_sha: HEAD } })).toEqual({
+      kind: "merging",
+      message: "the forge is merging PR #7 in the background (request u-1)",
+    });
+    expect(asyncAnswer(7, HEAD, { status: "pending", details: { uuid: "u-0", expected_head_sha: "d".repeat(40) } })?.kind === "merging").toBe(true);
+    expect(asyncAnswer(7, HEAD, { status: "pending", details: { uuid: "u-0", expected_head_sha: "d".repeat(40) } })).toMatchObject({ message: expect.stringContaining("an earlier head dddddddddd") });
+    expect(asyncAnswer(7, HEAD, { status: "failed", details: { message: "Merge conflict" } })).toBeUndefined();
   });
 });
 
