@@ -185,6 +185,13 @@ const MUTATIONS = [
     tests: [["test/integration/run-sandbox.test.ts", "private /tmp"]],
   },
   {
+    guard: "watch claim: of several workers one looks at a PR at a time",
+    file: "src/loop/reviews.ts",
+    from: "    if (!watched.ok) {",
+    to: "    if (!watched.ok && false) {",
+    tests: [["test/e2e/pull-request.test.ts", "another worker is looking at is left to it"]],
+  },
+  {
     guard: "landing tripwire: no test fails on the tree that lands unless it failed on the tip",
     file: "src/merge/land.ts",
     from: "    if (contradicted) return contradicted;",

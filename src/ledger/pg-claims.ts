@@ -35,6 +35,8 @@ export interface WorkerClaims {
   signalOf(packet: string): AbortSignal | undefined;
   /** Whether this worker held the packet and lost it. */
   lost(packet: string): boolean;
+  /** Gives a claim back that ended without an event that ends it (a watched PR with nothing to record yet). */
+  release(packet: string): Promise<void>;
   /** Checks, right before a landing moves the target, that the claim is still this worker's. */
   assertHeld(packet: string): Promise<void>;
   /** Renews every lease now (the timer does it every third of the lease). */
@@ -217,6 +219,16 @@ export async function startWorkerClaims(
     async holder(client, packet) {
       const { rows } = await client.query<{ worker: string; fence: string }>("SELECT worker, fence FROM factory_claims WHERE packet = $1 AND lease_until > now()", [packet]);
       return rows[0] ? { worker: rows[0].worker, fence: Number(rows[0].fence) } : undefined;
+    },
+    async release(packet) {
+      const claim = held.get(packet);
+      if (!claim) return;
+      held.delete(packet);
+      try {
+        await ledger.queryOnce("DELETE FROM factory_claims WHERE packet = $1 AND fence = $2", [packet, claim.fence]);
+      } catch {
+        // unreachable: the lease runs out by itself
+      }
     },
     fenceOf: (packet) => held.get(packet)?.fence,
     signalOf: (packet) => held.get(packet)?.controller.signal,

@@ -69,6 +69,26 @@ export async function claimHeld(ledger: Ledger, packet: string, commit: string, 
 }
 
 /**
+ * Claims a packet in review for one look at its pull request, on the
+ * PostgreSQL ledger: a leased, fenced row with no `claimed` event, so of
+ * several workers watching the same PRs one calls the forge about it (and
+ * merges it) at a time, and what it records is written under its fence. The
+ * caller gives it back when the look recorded nothing. The file ledger's run
+ * lock makes the watch one process's.
+ */
+export async function claimWatch(ledger: Ledger, packet: string, head: string, claims?: WorkerClaims): Promise<Claim> {
+  if (!claims || !isPgLedger(ledger)) return { ok: true, attempt: 0 };
+  return ledger.locked(async (client, tx) => {
+    await recoverExpired(client, tx);
+    const status = (await tx.read()).state.packets.get(packet)?.status;
+    if (status?.state !== "in_review" || status.head !== head) return { ok: false, reason: `${packet} is ${status?.state ?? "queued"} now, no longer the PR head you saw` };
+    const fence = await claims.claim(client, packet, status.attempt);
+    if (fence === undefined) return { ok: false, reason: `${await busyReason(client, claims, packet)}, which looks at PR #${status.number} meanwhile` };
+    return { ok: true, attempt: status.attempt, fence };
+  });
+}
+
+/**
  * Runs `action` in one ledger transaction, unless (on PostgreSQL) someone holds a live claim on `packet`
  * (an approval landing it on another machine): then says who, doing nothing.
  */

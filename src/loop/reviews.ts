@@ -8,6 +8,8 @@ import { fetchTarget } from "../git/remote.js";
 import type { Packet } from "../packet/types.js";
 import { taskBranch, worktreePath, type RunContext } from "./context.js";
 import { dropHeld } from "./held.js";
+import { claimWatch } from "./claim.js";
+import { ClaimLost } from "../ledger/pg-claims.js";
 
 type InReview = Extract<PacketRecord["status"], { state: "in_review" }>;
 
@@ -31,7 +33,8 @@ export interface ReviewWatch {
  * change becomes the next attempt's feedback (within max_attempts), and with
  * auto_merge a PR whose checks passed on the gated head is squash-merged,
  * guarded by that head. Each record is written only if the packet is still
- * in review on the same head (a read-then-append in one ledger transaction).
+ * in review on the same head (a read-then-append in one ledger transaction);
+ * on PostgreSQL, only by the worker whose claim covers that look.
  */
 export async function watchReviews(ctx: RunContext, packets: readonly Packet[]): Promise<ReviewWatch> {
   const watch: ReviewWatch = { changed: false, waiting: [], person: [], notes: [], blocked: [] };
@@ -42,46 +45,64 @@ export async function watchReviews(ctx: RunContext, packets: readonly Packet[]):
   const forge = forgeOf(forgeConfig, process.env, ctx.signal);
   for (const record of state.packets.values()) {
     if (record.status.state !== "in_review") continue;
-    const packet = byId.get(record.id);
-    const status = record.status;
-    let verdict: PullVerdict;
-    try {
-      verdict = await look(forge, status, forgeConfig.autoMerge);
-      if (verdict.kind === "merge") verdict = await merge(ctx, forge, record.id, status);
-    } catch (error) {
-      if (!(error instanceof ForgeError)) throw error;
-      ctx.emit({ kind: "notice", packet: record.id, message: `PR #${status.number}: ${error.message}; looking again later (no attempt spent)` });
+    // On PostgreSQL one worker at a time looks at a PR (and merges it): the others leave it to that one.
+    const watched = await claimWatch(ctx.ledger, record.id, record.status.head, ctx.claims);
+    if (!watched.ok) {
       watch.waiting.push(record.id);
+      watch.notes.push(`${record.id}: ${watched.reason}`);
       continue;
     }
-    const events = await eventsFor(ctx, record, packet, verdict);
-    if (events.length === 0) {
-      if (verdict.kind === "person") watch.person.push(`${record.id}: ${verdict.why}`);
-      else watch.waiting.push(record.id);
-      if (verdict.kind === "wait") watch.notes.push(`${record.id}: ${verdict.why}`);
-      continue;
+    try {
+      await watchOne(ctx, forge, forgeConfig.autoMerge, record, byId.get(record.id), watch);
+    } catch (error) {
+      if (!(error instanceof ClaimLost)) throw error;
+      ctx.emit({ kind: "notice", packet: record.id, message: error.message });
+      watch.waiting.push(record.id);
+    } finally {
+      if (watched.fence !== undefined) await ctx.claims?.release(record.id);
     }
-    const written = await ctx.ledger.transaction(async (tx) => {
-      const now = (await tx.read()).state.packets.get(record.id)?.status;
-      if (now?.state !== "in_review" || now.head !== status.head) return false;
-      await tx.append(events.map((event) => stamp(event)));
-      return true;
-    });
-    if (!written) continue;
-    watch.changed = true;
-    const blocked = events.find((event) => event.kind === "blocked");
-    if (blocked?.kind === "blocked") watch.blocked.push({ id: record.id, reason: blocked.reason });
-    if (verdict.kind === "merged") {
-      await removeWorktree(ctx.root, worktreePath(ctx.root, record.id));
-      await deleteBranch(ctx.root, taskBranch(record.id));
-      await dropHeld(ctx.root, record.id, ctx.config.target.remote);
-    }
-    const outcome = verdict.kind === "merged" ? "merged" : blocked ? "blocked" : verdict.kind === "behind" ? "re-gate" : "retry";
-    const waits = events.find((event) => event.kind === "merge-blocked");
-    const said = blocked?.kind === "blocked" ? blocked.reason : waits?.kind === "merge-blocked" ? waits.reason : undefined;
-    ctx.emit({ kind: "outcome", packet: record.id, attempt: status.attempt, outcome, reasons: outcomeReasons(status, verdict, said) });
   }
   return watch;
+}
+
+async function watchOne(ctx: RunContext, forge: GitHub, autoMerge: boolean, record: PacketRecord, packet: Packet | undefined, watch: ReviewWatch): Promise<void> {
+  const status = record.status as InReview;
+  let verdict: PullVerdict;
+  try {
+    verdict = await look(forge, status, autoMerge);
+    if (verdict.kind === "merge") verdict = await merge(ctx, forge, record.id, status);
+  } catch (error) {
+    if (!(error instanceof ForgeError)) throw error;
+    ctx.emit({ kind: "notice", packet: record.id, message: `PR #${status.number}: ${error.message}; looking again later (no attempt spent)` });
+    watch.waiting.push(record.id);
+    return;
+  }
+  const events = await eventsFor(ctx, record, packet, verdict);
+  if (events.length === 0) {
+    if (verdict.kind === "person") watch.person.push(`${record.id}: ${verdict.why}`);
+    else watch.waiting.push(record.id);
+    if (verdict.kind === "wait") watch.notes.push(`${record.id}: ${verdict.why}`);
+    return;
+  }
+  const written = await ctx.ledger.transaction(async (tx) => {
+    const now = (await tx.read()).state.packets.get(record.id)?.status;
+    if (now?.state !== "in_review" || now.head !== status.head) return false;
+    await tx.append(events.map((event) => stamp(event)));
+    return true;
+  });
+  if (!written) return;
+  watch.changed = true;
+  const blocked = events.find((event) => event.kind === "blocked");
+  if (blocked?.kind === "blocked") watch.blocked.push({ id: record.id, reason: blocked.reason });
+  if (verdict.kind === "merged") {
+    await removeWorktree(ctx.root, worktreePath(ctx.root, record.id));
+    await deleteBranch(ctx.root, taskBranch(record.id));
+    await dropHeld(ctx.root, record.id, ctx.config.target.remote);
+  }
+  const outcome = verdict.kind === "merged" ? "merged" : blocked ? "blocked" : verdict.kind === "behind" ? "re-gate" : "retry";
+  const waits = events.find((event) => event.kind === "merge-blocked");
+  const said = blocked?.kind === "blocked" ? blocked.reason : waits?.kind === "merge-blocked" ? waits.reason : undefined;
+  ctx.emit({ kind: "outcome", packet: record.id, attempt: status.attempt, outcome, reasons: outcomeReasons(status, verdict, said) });
 }
 
 async function look(forge: GitHub, status: InReview, autoMerge: boolean): Promise<PullVerdict> {

@@ -10,6 +10,8 @@ import { runCliAsync } from "../helpers/cli.js";
 import { startGitHubStub, type GitHubStub } from "../helpers/github-stub.js";
 import { cloneAsWorker } from "../helpers/git-repo.js";
 import { makeLoopRepo, type LoopRepo } from "../helpers/loop-repo.js";
+import { usePostgres } from "../helpers/postgres.js";
+import pg from "pg";
 
 /**
  * Pull-request mode through the CLI: a worker in its own clone pushes the
@@ -38,7 +40,9 @@ interface Setup {
   state(): Promise<ReturnType<typeof foldLedger>>;
 }
 
-async function setup(options: { autoMerge: boolean; attempts?: number }): Promise<Setup> {
+const database = usePostgres("the pull-request test on the PostgreSQL ledger");
+
+async function setup(options: { autoMerge: boolean; attempts?: number; env?: Record<string, string> }): Promise<Setup> {
   const parent = mkdtempSync(join(tmpdir(), "factory-pr-"));
   const bare = join(parent, "widgets.git");
   const stub = await startGitHubStub({ bare, owner: "acme", repo: "widgets", token: TOKEN });
@@ -54,7 +58,7 @@ async function setup(options: { autoMerge: boolean; attempts?: number }): Promis
     rmSync(worktreesDir(clone), { recursive: true, force: true });
     rmSync(parent, { recursive: true, force: true });
   });
-  const env = { GITHUB_TOKEN: TOKEN, NODE_EXTRA_CA_CERTS: stub.caFile };
+  const env = { GITHUB_TOKEN: TOKEN, NODE_EXTRA_CA_CERTS: stub.caFile, ...options.env };
   return {
     repo,
     stub,
@@ -188,6 +192,35 @@ describe.skipIf(!openssl)("pull-request mode against a scripted GitHub", () => {
     const tree = execFileSync("git", ["ls-tree", "--name-only", "-r", "main"], { cwd: forge.bare, encoding: "utf8" });
     expect(tree).toContain("NOTES.md");
     expect(tree).toContain("src/double.js");
+  });
+
+  it("on PostgreSQL a PR another worker is looking at is left to it: this worker asks the forge only once that claim is gone, and records the merge once", async (context) => {
+    if (!database.available()) return context.skip();
+    const url = await database.database();
+    const forge = await setup({ autoMerge: false, env: { FACTORY_LEDGER_URL: url } });
+    const first = await forge.run(["run", "--worker", "one"]);
+    expect(first.code, first.out).toBe(0);
+    expect(first.out).toContain("P01 is in review: PR #1");
+    // Another worker holds a live claim on P01, as it does while it looks at PR #1; its lease runs out in 2 s on the server's clock.
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    const { rows } = await client.query<{ lease_until: Date }>(
+      "INSERT INTO factory_claims (packet, attempt, fence, worker, run, lease_until) VALUES ('P01', 1, nextval('factory_fence'), 'elsewhere', 'r-elsewhere', now() + interval '2 seconds') RETURNING lease_until",
+    );
+    const leaseEnd = (rows[0] as { lease_until: Date }).lease_until.getTime();
+    forge.stub.personMerges(1);
+    const before = forge.stub.requests.length;
+    const second = await forge.run(["run", "--worker", "two"]);
+    expect(second.code, second.out).toBe(0);
+    expect(second.out).toMatch(/P01: P01 is claimed by worker elsewhere \(fence \d+\), which looks at PR #1 meanwhile/);
+    const asked = forge.stub.requests.slice(before).filter((request) => request.path.includes("/pulls/1"));
+    expect(asked.length).toBeGreaterThan(0);
+    expect(asked[0]?.at).toBeGreaterThanOrEqual(leaseEnd);
+    const events = await client.query<{ kind: string }>("SELECT line::jsonb->>'kind' AS kind FROM factory_events WHERE packet = 'P01'");
+    expect(events.rows.filter((row) => row.kind === "merged")).toHaveLength(1);
+    const claims = await client.query("SELECT * FROM factory_claims");
+    expect(claims.rows).toEqual([]);
+    await client.end();
   });
 
   it("a PR closed without merging blocks the packet with that reason", async () => {
