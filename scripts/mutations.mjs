@@ -187,8 +187,8 @@ const MUTATIONS = [
   {
     guard: "watch claim: of several workers one looks at a PR at a time",
     file: "src/loop/reviews.ts",
-    from: "    if (!watched.ok) {",
-    to: "    if (!watched.ok && watched.reason === \"never\") {",
+    from: "claimWatch(ctx.ledger, record.id, record.status.head, ctx.claims)",
+    to: "claimWatch(ctx.ledger, record.id, record.status.head, undefined)",
     tests: [["test/e2e/pull-request.test.ts", "another worker is looking at is left to it"]],
   },
   {
