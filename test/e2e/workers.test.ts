@@ -29,11 +29,14 @@ afterEach(() => {
 
 const LEASE = "3s";
 
-/** A queue of `count` packets, each adding src/fN.js (fN(n) = n * N); P03 requires P02. */
-function queueRepo(count: number, script: Script, extra = "", p01 = ""): LoopRepo {
+/** A packet's id: P01 … P12. */
+const pid = (at: number): string => `P${String(at).padStart(2, "0")}`;
+
+/** A queue of `count` packets, each adding src/fN.js (fN(n) = n * N); by default P03 requires P02. */
+function queueRepo(count: number, script: Script, extra = "", p01 = "", requires: Record<number, number[]> = { 3: [2] }): LoopRepo {
   const repo = newRepo({ script, config: `[workers]\nlease = "${LEASE}"\n${extra}`, packet: p01 });
   for (let at = 2; at <= count; at++) {
-    const id = `P0${at}`;
+    const id = pid(at);
     repo.write(
       `packets/${id}-f${at}.toml`,
       `id = "${id}"
@@ -41,7 +44,7 @@ goal = "Add f${at}"
 spec_commit = "${repo.spec}"
 spec_path = "docs/SPEC.md"
 allowed_paths = ["src/f${at}.js"]
-${at === 3 ? 'requires = ["P02"]' : ""}
+${requires[at] ? `requires = [${(requires[at] ?? []).map((on) => `"${pid(on)}"`).join(", ")}]` : ""}
 brief = '''
 Add src/f${at}.js exporting f${at}(n), which returns n * ${at}.
 '''
@@ -186,7 +189,7 @@ describe("several workers on one PostgreSQL ledger", { timeout: 300_000 }, () =>
     const url = await database.database();
     const count = 6;
     const script: Script = {};
-    for (let at = 1; at <= count; at++) script[`P0${at}`] = { implementer: [honest(at, { sleep: 300 })], reviewer: [reviewer(at)] };
+    for (let at = 1; at <= count; at++) script[pid(at)] = { implementer: [honest(at, { sleep: 300 })], reviewer: [reviewer(at)] };
     const repo = queueRepo(count, script);
     const runs = ["w1", "w2", "w3"].map((name) => startWorker(repo, url, name));
     const ends = await Promise.all(runs.map((worker) => worker.done));
@@ -303,7 +306,7 @@ describe("several workers on one PostgreSQL ledger", { timeout: 300_000 }, () =>
     const url = await database.database();
     const count = 4;
     const script: Script = {};
-    for (let at = 1; at <= count; at++) script[`P0${at}`] = { implementer: [honest(at, { sleep: 800 })], reviewer: [reviewer(at)] };
+    for (let at = 1; at <= count; at++) script[pid(at)] = { implementer: [honest(at, { sleep: 800 })], reviewer: [reviewer(at)] };
     const repo = queueRepo(count, script);
     const runs = ["a", "b"].map((name) => startWorker(repo, url, name));
     await until(url, "a first landing", runs[0] as Worker, (all) => all.some((event) => event.kind === "merged"));
@@ -316,7 +319,7 @@ describe("several workers on one PostgreSQL ledger", { timeout: 300_000 }, () =>
     expect(ends.map((end) => end.out).join("\n")).toMatch(/cannot be reached/);
     const all = await events(url);
     for (let at = 1; at <= count; at++) {
-      const id = `P0${at}`;
+      const id = pid(at);
       const claimed = all.filter((event) => event.kind === "claimed" && event.packet === id).length;
       const interrupted = all.filter((event) => event.kind === "attempt-interrupted" && event.packet === id).length;
       expect(claimed - interrupted, id).toBe(1);
@@ -331,39 +334,52 @@ describe("several workers on one PostgreSQL ledger", { timeout: 300_000 }, () =>
     expect(verify.stdout).toMatch(/the hash chain holds, events 1–\d+: 4 packet\(s\), 2 run\(s\)/);
   });
 
-  it("three workers in their own clones land on one bare remote by push: each packet once, the remote's main green; a fourth clone's status shows it", async (context) => {
+  it("three workers in their own clones drain twelve packets with dependencies and a human-gated one onto one bare remote by push: each once, the remote's main green; a fourth clone's status shows it and its approve lands the held one", async (context) => {
     if (!database.available()) return context.skip();
     const url = await database.database();
-    const count = 6;
+    const count = 12;
     const script: Script = {};
-    for (let at = 1; at <= count; at++) script[`P0${at}`] = { implementer: [honest(at, { sleep: 300 })], reviewer: [reviewer(at)] };
-    const repo = queueRepo(count, script, '[target]\nremote = "origin"\n');
+    for (let at = 1; at <= count; at++) script[pid(at)] = { implementer: [honest(at, { sleep: 300 })], reviewer: [reviewer(at)] };
+    const requires = { 3: [2], 7: [6], 12: [10, 11] };
+    const repo = queueRepo(count, script, '[target]\nremote = "origin"\n', 'gate = "human"', requires);
     const { remote, clones } = withRemote(repo, 4, context.onTestFinished);
     const runs = clones.slice(0, 3).map((dir, at) => startWorker({ ...repo, dir }, url, `m${at + 1}`));
     const ends = await Promise.all(runs.map((worker) => worker.done));
     for (const end of ends) expect(end.code, end.out).toBe(0);
     const all = await events(url);
-    const ids = Array.from({ length: count }, (_, at) => `P0${at + 1}`);
-    expectOnceEach(all, ids);
+    const ids = Array.from({ length: count }, (_, at) => pid(at + 1));
+    const landedAtNight = ids.slice(1);
+    expectOnceEach(all, landedAtNight);
+    // No packet was claimed twice; the human-gated one was claimed once and held.
+    expect(all.filter((event) => event.kind === "claimed" && event.packet === "P01")).toHaveLength(1);
+    expect(all.filter((event) => event.kind === "held" && event.packet === "P01")).toHaveLength(1);
+    // A packet was claimed only after what it requires had merged.
+    const at = (kind: string, id: string): number => all.findIndex((event) => event.kind === kind && event.packet === id);
+    for (const [packet, needs] of Object.entries(requires)) for (const need of needs) expect(at("claimed", pid(Number(packet)))).toBeGreaterThan(at("merged", pid(need)));
     // The remote holds every landing once, in one line of history; its tests pass.
-    const landed = execFileSync("git", ["log", "--format=%(trailers:key=Factory-Packet,valueonly)", "main"], { cwd: remote, encoding: "utf8" }).split("\n").filter(Boolean);
-    expect(landed.sort()).toEqual(ids);
+    const landed = (): string[] => execFileSync("git", ["log", "--format=%(trailers:key=Factory-Packet,valueonly)", "main"], { cwd: remote, encoding: "utf8" }).split("\n").filter(Boolean).sort();
+    expect(landed()).toEqual(landedAtNight);
     expect(execFileSync("git", ["rev-list", "--merges", "--count", "main"], { cwd: remote, encoding: "utf8" }).trim()).toBe("0");
-    const checkout = clones[3] as string;
-    execFileSync("git", ["pull", "--quiet", "--ff-only"], { cwd: checkout });
-    execFileSync(process.execPath, ["--test", "test/"], { cwd: checkout, stdio: "pipe" });
     // The work was shared between the machines.
     expect(new Set(all.filter((event) => event.kind === "claimed").map((event) => event.worker)).size).toBeGreaterThan(1);
+    const checkout = clones[3] as string;
     const status = runCli(["status", "--json"], checkout, { FACTORY_LEDGER_URL: url });
     expect(status.code, status.stderr).toBe(0);
-    expect((JSON.parse(status.stdout) as { packets: { state: string }[] }).packets.map((packet) => packet.state)).toEqual(ids.map(() => "merged"));
+    expect((JSON.parse(status.stdout) as { packets: { state: string }[] }).packets.map((packet) => packet.state)).toEqual(["awaiting_human", ...landedAtNight.map(() => "merged")]);
+    // A person approves the held packet from the fourth clone, which never ran anything: it lands there once.
+    const approved = runCli(["approve", "P01", "--yes"], checkout, { FACTORY_LEDGER_URL: url }, 120_000);
+    expect(approved.code, `${approved.stdout}${approved.stderr}`).toBe(0);
+    expect(landed()).toEqual(ids);
+    expect((await events(url)).filter((event) => event.kind === "merged" && event.packet === "P01")).toHaveLength(1);
+    execFileSync("git", ["pull", "--quiet", "--ff-only"], { cwd: checkout });
+    execFileSync(process.execPath, ["--test", "test/"], { cwd: checkout, stdio: "pipe" });
   });
 
   it("a held packet is approved from another clone: the held attempt is on the remote, the approval lands it there once", async (context) => {
     if (!database.available()) return context.skip();
     const url = await database.database();
     const script: Script = {};
-    for (let at = 1; at <= 3; at++) script[`P0${at}`] = { implementer: [honest(at)], reviewer: [reviewer(at)] };
+    for (let at = 1; at <= 3; at++) script[pid(at)] = { implementer: [honest(at)], reviewer: [reviewer(at)] };
     const repo = queueRepo(3, script, '[target]\nremote = "origin"\n', 'gate = "human"');
     const { remote, clones } = withRemote(repo, 2, context.onTestFinished);
     const worker = startWorker({ ...repo, dir: clones[0] as string }, url, "night");
