@@ -10,9 +10,12 @@ import { emptyState, foldInto, type LedgerState } from "../ledger/fold.js";
 import type { LedgerView } from "../ledger/ledger.js";
 import { LedgerScanner, SCAN_START, STATE_DIR, type ScanPosition } from "../ledger/scan.js";
 import { ledgerPath, scanFile } from "../ledger/store.js";
+import { isPgLedger } from "../ledger/open.js";
+import { eventLine, type PgLedger } from "../ledger/pg-ledger.js";
+import { readWorkers, type WorkerRow } from "../ledger/pg-workers.js";
 import type { Output } from "../log/output.js";
 import { attemptDir } from "../loop/context.js";
-import { BOARD_CSP, boardPage, boardRowsHtml, type LiveRow, liveRows, packetPage, stepAfter } from "../status/board-page.js";
+import { BOARD_CSP, boardPage, boardRowsHtml, type LiveRow, liveRows, packetPage, stepAfter, workersHtml } from "../status/board-page.js";
 import { blockedNextStep } from "../status/next-step.js";
 import { ProgressFollower } from "../status/progress-follow.js";
 import { showPacket } from "../status/show.js";
@@ -43,9 +46,10 @@ export async function board(options: BoardOptions): Promise<ExitCode> {
   await live.refresh();
   const clients = new Set<ServerResponse>();
   let rows = boardRowsHtml(await live.rows());
+  let workers = live.workers ? workersHtml(live.workers) : undefined;
 
   const server = createServer((request, response) => {
-    serve(live, clients, () => rows, request, response).catch((error: unknown) => {
+    serve(live, clients, () => ({ rows, workers }), request, response).catch((error: unknown) => {
       if (!response.headersSent) response.writeHead(500, { "content-type": "text/plain; charset=utf-8" });
       response.end(`factory board: ${error instanceof Error ? error.message : String(error)}\n`);
     });
@@ -73,9 +77,14 @@ export async function board(options: BoardOptions): Promise<ExitCode> {
         .then(() => live.rows())
         .then((fresh) => {
           const html = boardRowsHtml(fresh);
-          if (html === rows) return;
-          rows = html;
-          for (const client of clients) client.write(`data: ${JSON.stringify(html)}\n\n`);
+          if (html !== rows) {
+            rows = html;
+            for (const client of clients) client.write(`data: ${JSON.stringify(html)}\n\n`);
+          }
+          const seen = live.workers ? workersHtml(live.workers) : undefined;
+          if (seen === workers || seen === undefined) return;
+          workers = seen;
+          for (const client of clients) client.write(`event: workers\ndata: ${JSON.stringify(seen)}\n\n`);
         })
         .catch((error: unknown) => output.err(`warning: the board could not read the ledger: ${error instanceof Error ? error.message : String(error)}`));
     }, 50);
@@ -117,7 +126,7 @@ export async function board(options: BoardOptions): Promise<ExitCode> {
 }
 
 /** Answers one request: the board, its event stream, a packet's page; GET only. */
-async function serve(live: LiveLedger, clients: Set<ServerResponse>, rows: () => string, request: IncomingMessage, response: ServerResponse): Promise<void> {
+async function serve(live: LiveLedger, clients: Set<ServerResponse>, now: () => { rows: string; workers: string | undefined }, request: IncomingMessage, response: ServerResponse): Promise<void> {
   const { workspace } = live;
   const headers = { "content-security-policy": BOARD_CSP, "cache-control": "no-store", "x-content-type-options": "nosniff" };
   if (request.method !== "GET") {
@@ -126,12 +135,16 @@ async function serve(live: LiveLedger, clients: Set<ServerResponse>, rows: () =>
   }
   const path = new URL(request.url ?? "/", "http://127.0.0.1").pathname;
   if (path === "/") {
-    response.writeHead(200, { ...headers, "content-type": "text/html; charset=utf-8" }).end(boardPage({ branch: workspace.branch, root: workspace.root, rows: await live.rows() }));
+    response
+      .writeHead(200, { ...headers, "content-type": "text/html; charset=utf-8" })
+      .end(boardPage({ branch: workspace.branch, root: workspace.root, rows: await live.rows(), ...(live.workers ? { workers: live.workers } : {}) }));
     return;
   }
   if (path === "/events") {
     response.writeHead(200, { ...headers, "content-type": "text/event-stream", connection: "keep-alive" });
-    response.write(`data: ${JSON.stringify(rows())}\n\n`);
+    const { rows, workers } = now();
+    response.write(`data: ${JSON.stringify(rows)}\n\n`);
+    if (workers !== undefined) response.write(`event: workers\ndata: ${JSON.stringify(workers)}\n\n`);
     clients.add(response);
     request.on("close", () => clients.delete(response));
     return;
@@ -202,21 +215,9 @@ export class LiveLedger {
   }
 
   private async readOn(): Promise<void> {
-    const path = ledgerPath(this.workspace.root);
-    const size = existsSync(path) ? statSync(path).size : 0;
-    if (size < this.position.offset) {
-      this.position = SCAN_START;
-      this.state = emptyState();
-      this.steps.clear();
-    }
-    this.size = size;
     this.progress.read();
-    const events: LedgerEvent[] = [];
-    const scanner = new LedgerScanner(this.position, (event, complete) => {
-      if (complete) events.push(event);
-    });
-    await scanFile(path, scanner, this.position.offset);
-    this.position = scanner.complete;
+    const ledger = this.workspace.ledger;
+    const events = isPgLedger(ledger) ? await this.databaseEvents(ledger) : await this.fileEvents();
     foldInto(this.state, events);
     for (const event of events) {
       const packet = eventPacket(event);
@@ -224,12 +225,53 @@ export class LiveLedger {
       const step = stepAfter(event);
       if (step) this.steps.set(packet, step);
     }
+    if (isPgLedger(ledger)) this.workers = await readWorkers(ledger);
   }
 
+  /** The file's complete lines after the last read (from the start again when the file shrank: moved aside, repaired). */
+  private async fileEvents(): Promise<LedgerEvent[]> {
+    const path = ledgerPath(this.workspace.root);
+    const size = existsSync(path) ? statSync(path).size : 0;
+    if (size < this.position.offset) this.restart();
+    this.size = size;
+    const events: LedgerEvent[] = [];
+    const scanner = new LedgerScanner(this.position, (event, complete) => {
+      if (complete) events.push(event);
+    });
+    await scanFile(path, scanner, this.position.offset);
+    this.position = scanner.complete;
+    return events;
+  }
+
+  /** The database's events after the last one read, by event id (from the start again when the ledger has fewer: restored, rewritten). */
+  private async databaseEvents(ledger: PgLedger): Promise<LedgerEvent[]> {
+    const last = await lastEventId(ledger);
+    if (last < this.position.offset) this.restart();
+    this.size = last;
+    if (last === this.position.offset) return [];
+    const { rows } = await ledger.query<{ id: string; line: string }>("SELECT id, line FROM factory_events WHERE id > $1 ORDER BY id", [this.position.offset]);
+    const events: LedgerEvent[] = [];
+    const scanner = new LedgerScanner(this.position, (event) => events.push(event), eventLine);
+    for (const row of rows) scanner.line(row.line, Number(row.id), true);
+    this.position = scanner.complete;
+    return events;
+  }
+
+  private restart(): void {
+    this.position = SCAN_START;
+    this.state = emptyState();
+    this.steps.clear();
+  }
+
+  /** Whether the ledger (its size, or the database's last event id) or the progress log moved since the last read; on PostgreSQL the workers' heartbeats too, so always read. */
   sizeChanged(): boolean {
+    if (isPgLedger(this.workspace.ledger)) return true;
     const path = ledgerPath(this.workspace.root);
     return (existsSync(path) ? statSync(path).size : 0) !== this.size || this.progress.changed();
   }
+
+  /** The workers of a PostgreSQL ledger as of the last read; undefined on the file ledger. */
+  workers: WorkerRow[] | undefined;
 
   async rows(): Promise<LiveRow[]> {
     const view: LedgerView = { state: this.state, warnings: [] };
@@ -244,6 +286,13 @@ export class LiveLedger {
     }
     return liveRows(board, steps, running);
   }
+}
+
+async function lastEventId(ledger: PgLedger): Promise<number> {
+  const schema = await ledger.query<{ found: string | null }>("SELECT to_regclass('factory_events')::text AS found");
+  if (!schema.rows[0]?.found) return 0;
+  const { rows } = await ledger.query<{ last: string | null }>("SELECT max(id) AS last FROM factory_events");
+  return Number(rows[0]?.last ?? 0);
 }
 
 /** Whether the target branch has moved from the tip the workspace's queue was read at. */

@@ -1,4 +1,5 @@
 import type { LedgerEvent } from "../ledger/events.js";
+import type { WorkerRow } from "../ledger/pg-workers.js";
 import type { Board } from "./board.js";
 import { escapeHtml as e } from "./report.js";
 
@@ -93,26 +94,38 @@ export function boardRowsHtml(rows: readonly LiveRow[]): string {
     .join("");
 }
 
+/** Pure: the rows of the workers' table (PostgreSQL ledger): a worker past its lease is stale, never alive. */
+export function workersHtml(workers: readonly WorkerRow[]): string {
+  if (workers.length === 0) return `<tr><td colspan=5>no worker has run on this ledger yet: <code>factory run --worker NAME</code> on each machine</td></tr>`;
+  return workers
+    .map(
+      (worker) =>
+        `<tr id="worker-${e(worker.name)}"><td>${e(worker.name)}</td><td class="state ${e(worker.state)}">${e(worker.state)}</td><td>${e(worker.host)} pid ${worker.pid}</td><td>${e(worker.holds.map((hold) => `${hold.packet}#${hold.attempt} (fence ${hold.fence})`).join(", ") || "-")}</td><td>${e(worker.last_heartbeat)}</td></tr>`,
+    )
+    .join("");
+}
+
 const STYLE =
-  "body{font:15px/1.45 system-ui,sans-serif;max-width:72rem;margin:2rem auto;padding:0 1rem}table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #ddd;padding:.25rem .6rem;text-align:left;vertical-align:top}pre{background:#f6f6f6;padding:.5rem;overflow:auto}.merged{color:#070}.blocked{color:#b00}.awaiting_human{color:#a60}.reason{color:#555;font-size:90%}";
+  "body{font:15px/1.45 system-ui,sans-serif;max-width:72rem;margin:2rem auto;padding:0 1rem}table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #ddd;padding:.25rem .6rem;text-align:left;vertical-align:top}pre{background:#f6f6f6;padding:.5rem;overflow:auto}.merged{color:#070}.alive{color:#070}.stale{color:#b00;font-weight:bold}.ended{color:#777}.blocked{color:#b00}.awaiting_human{color:#a60}.reason{color:#555;font-size:90%}";
 
 /** The page's only script: the rows from the server's stream, and the running packets' elapsed time. */
 const SCRIPT = `(function(){
 var tick=function(){document.querySelectorAll("td.elapsed[data-since]").forEach(function(td){var s=Math.max(0,Math.round((Date.now()-Date.parse(td.dataset.since))/1000));td.textContent=s<60?s+"s":Math.floor(s/60)+"m"+String(s%60).padStart(2,"0")+"s";});};
 var events=new EventSource("/events");
 events.onmessage=function(message){document.getElementById("rows").innerHTML=JSON.parse(message.data);tick();};
+events.addEventListener("workers",function(message){var t=document.getElementById("workers");if(t)t.innerHTML=JSON.parse(message.data);});
 events.addEventListener("ended",function(){document.getElementById("live").textContent="the board server stopped";events.close();});
 setInterval(tick,1000);tick();
 })();`;
 
 /** Pure: the whole board page; without JavaScript it is the board as of the request. */
-export function boardPage(input: { branch: string; rows: readonly LiveRow[]; root: string }): string {
+export function boardPage(input: { branch: string; rows: readonly LiveRow[]; root: string; workers?: readonly WorkerRow[] }): string {
   return page(
     `factory board: ${input.root}`,
     `<h1>factory board</h1>
 <p>${e(input.root)} · target <code>${e(input.branch)}</code> · <span id=live>live</span></p>
 <table><thead><tr><th>packet</th><th>state</th><th>attempt</th><th>spend</th><th>elapsed</th><th>goal</th><th>why</th></tr></thead><tbody id=rows>${boardRowsHtml(input.rows)}</tbody></table>
-<script>${SCRIPT}</script>`,
+${input.workers ? `<h2>Workers</h2>\n<table><thead><tr><th>worker</th><th>state</th><th>where</th><th>holds</th><th>last heartbeat</th></tr></thead><tbody id=workers>${workersHtml(input.workers)}</tbody></table>\n` : ""}<script>${SCRIPT}</script>`,
   );
 }
 

@@ -3,8 +3,11 @@ import { readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import { FACTORY_BIN, runCli } from "../helpers/cli.js";
 import { DOUBLE_JS, DOUBLE_TEST_FOR, useLoopRepos } from "../helpers/loop-repo.js";
+import { usePostgres } from "../helpers/postgres.js";
+import pg from "pg";
 
 const setUp = useLoopRepos(afterEach);
+const database = usePostgres("the board's PostgreSQL test");
 /** The little of the page's DOM the checks read (the tests compile without the DOM's types). */
 type PageDocument = { querySelector(selector: string): { textContent: string | null } | null };
 const CHROMIUM = ["chromium", "chromium-browser"].map((name) => spawnSync("which", [name], { encoding: "utf8" }).stdout.trim()).find((path) => path !== "");
@@ -17,8 +20,8 @@ afterEach(() => {
 });
 
 /** `factory board` as a person starts it; resolves with the URL it prints. */
-function startBoard(cwd: string): Promise<string> {
-  const child = spawn(process.execPath, [FACTORY_BIN, "board"], { cwd, env: { ...process.env, NO_COLOR: "1" } });
+function startBoard(cwd: string, env: Record<string, string> = {}): Promise<string> {
+  const child = spawn(process.execPath, [FACTORY_BIN, "board"], { cwd, env: { ...process.env, NO_COLOR: "1", ...env } });
   boardProcess = child;
   let printed = "";
   return new Promise((resolve, reject) => {
@@ -44,7 +47,57 @@ function listeningOn(port: number): string[] {
   );
 }
 
+/** Reads a server-sent event stream until an event satisfies `test`; resolves with its data. */
+async function untilEvent(url: string, test: (event: { type: string; data: string }) => boolean): Promise<string> {
+  const controller = new AbortController();
+  const response = await fetch(url, { signal: controller.signal });
+  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+  const decoder = new TextDecoder();
+  let buffered = "";
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`the stream ended; last read: ${buffered.slice(-500)}`);
+      buffered += decoder.decode(value, { stream: true });
+      let end = buffered.indexOf("\n\n");
+      while (end >= 0) {
+        const block = buffered.slice(0, end);
+        buffered = buffered.slice(end + 2);
+        const type = /^event: (.*)$/m.exec(block)?.[1] ?? "message";
+        const data = JSON.parse(/^data: (.*)$/m.exec(block)?.[1] ?? "null") as string;
+        if (test({ type, data })) return data;
+        end = buffered.indexOf("\n\n");
+      }
+    }
+  } finally {
+    controller.abort();
+  }
+}
+
 describe("factory board", () => {
+  it("on a PostgreSQL ledger shows the shared queue and every worker, and a worker past its lease as stale, pushed live", async (context) => {
+    if (!database.available()) return context.skip();
+    const url = await database.database();
+    const env = { FACTORY_LEDGER_URL: url };
+    const target = setUp({ script: { P01: { implementer: [{ write: { "src/double.js": DOUBLE_JS } }] } } });
+    const night = runCli(["run", "--worker", "night"], target.dir, env, 120_000);
+    expect(night.code, `${night.stdout}${night.stderr}`).toBe(0);
+    const board = await startBoard(target.dir, env);
+    const page = await (await fetch(board)).text();
+    // The row is the database's: merged in one attempt (git's trailers alone would say merged, in none).
+    expect(page).toMatch(/<tr id="P01">.*?<td class="state merged">merged<\/td><td>1<\/td>/);
+    expect(page).toMatch(/<tr id="worker-night"><td>night<\/td><td class="state ended">ended<\/td>/);
+    // A worker on another machine that stopped renewing: past its lease it shows as stale, never alive, without a reload.
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    const seen = untilEvent(new URL("/events", board).href, (event) => event.type === "workers" && event.data.includes("worker-gone"));
+    await client.query(
+      "INSERT INTO factory_workers (name, run, host, pid, heartbeat_at, lease_until) VALUES ('gone', 'r', 'elsewhere', 4242, now() - interval '3 minutes', now() - interval '1 minute')",
+    );
+    await client.end();
+    expect(await seen).toMatch(/<tr id="worker-gone"><td>gone<\/td><td class="state stale">stale<\/td><td>elsewhere pid 4242<\/td>/);
+  });
+
   it("listens on the loopback address only: the socket the kernel has, not just the URL it prints", async () => {
     const target = setUp({ script: {} });
     const url = await startBoard(target.dir);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { stamp } from "../../src/ledger/events.js";
 import type { Board, BoardRow } from "../../src/status/board.js";
-import { boardPage, boardRowsHtml, liveRows, progressStep, stepAfter } from "../../src/status/board-page.js";
+import { boardPage, boardRowsHtml, liveRows, progressStep, stepAfter, workersHtml } from "../../src/status/board-page.js";
 
 const row = (id: string, state: BoardRow["state"], goal = "g"): BoardRow => ({
   id,
@@ -46,6 +46,16 @@ describe("the board page", () => {
     expect(html).toContain("&lt;script&gt;alert(1)&lt;/script&gt;");
     expect(html).not.toContain("<script>");
     expect(boardPage({ branch: "main", root: "/r", rows: [] }).match(/<script>/g)).toHaveLength(1); // its own, inline
+  });
+
+  it("shows the workers only on a database ledger, a stale one as stale, names escaped", () => {
+    expect(boardPage({ branch: "main", root: "/r", rows: [] })).not.toContain("Workers");
+    const worker = { name: "<b>w1</b>", host: "h", pid: 7, state: "stale" as const, holds: [{ packet: "P01", attempt: 2, fence: 9 }], last_heartbeat: "t", lease_until: "t" };
+    const html = workersHtml([worker]);
+    expect(html).toContain('<td class="state stale">stale</td>');
+    expect(html).toContain("P01#2 (fence 9)");
+    expect(html).not.toContain("<b>");
+    expect(boardPage({ branch: "main", root: "/r", rows: [], workers: [] })).toContain("no worker has run on this ledger yet");
   });
 });
 
