@@ -185,6 +185,20 @@ const MUTATIONS = [
     tests: [["test/integration/run-sandbox.test.ts", "private /tmp"]],
   },
   {
+    guard: "planted skipped here: excused only when skipped again for the same reason",
+    file: "src/gates/test-compare.ts",
+    from: 'planted.skipped?.[result.id] === (result.reason ?? "")',
+    to: "planted.skipped?.[result.id] !== undefined",
+    tests: [["test/integration/planted-platform.test.ts", "skipped for another reason after it is the work's"]],
+  },
+  {
+    guard: "planted file with no case here: excused only as a new version of a tip file that yielded none",
+    file: "src/loop/planted-check.ts",
+    from: "if (hasCasesOf(baselines, file, input.surface.dir) || !(await objectId(ctx.root, `${input.tip}:${file}`))) continue;",
+    to: "if (hasCasesOf(baselines, file, input.surface.dir)) continue;",
+    tests: [["test/integration/planted-platform.test.ts", "a new file that yields none never ran"]],
+  },
+  {
     guard: "watch claim: of several workers one looks at a PR at a time",
     file: "src/loop/reviews.ts",
     from: "claimWatch(ctx.ledger, record.id, record.status.head, ctx.claims)",

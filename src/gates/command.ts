@@ -212,7 +212,7 @@ export function judgeTests(input: Judged): GateReport {
     return fail(`the runner exited ${exitCode} but its report shows no failing test (a collection error, an interruption or a crash); see its last lines`);
   }
   const planted = input.planted ?? { cases: [], files: [] };
-  const { findings: plantedFindings, covered } = checkPlanted({ planted, surfaceDir: input.surfaceDir, baseline: input.baseline, now: results });
+  const { findings: plantedFindings, covered, unchecked } = checkPlanted({ planted, surfaceDir: input.surfaceDir, baseline: input.baseline, now: results });
   const removed = new Set(planted.removed ?? []);
   const takenAway = input.takenAway ?? [];
   const comparison = compareWithBaseline(input.baseline, results, covered, (id) => removed.has(id) || namedBy(id, takenAway, input.surfaceDir));
@@ -221,7 +221,10 @@ export function judgeTests(input: Judged): GateReport {
     ...comparison.regressions.map((regression) => ({ file: regression.id, message: `passed at the baseline and ${regression.now === "failed" ? "fails" : `is ${regression.now}`} now` })),
     ...comparison.newFailures.map((id) => ({ file: id, message: "fails (a new test)" })),
   ];
-  const notBlamed = comparison.preexisting.length ? `; ${comparison.preexisting.length} already failing at the baseline (not blamed)` : "";
+  const reasons = [...new Set(unchecked.map((entry) => entry.reason || "no reason given"))];
+  const notBlamed = `${comparison.preexisting.length ? `; ${comparison.preexisting.length} already failing at the baseline (not blamed)` : ""}${
+    unchecked.length ? `; ${unchecked.length} planted case(s) skipped here before and after the work, not checked on this machine (${reasons.join("; ")})` : ""
+  }`;
   if (findings.length > 0) {
     const counts = [
       plantedFindings.length ? `${plantedFindings.length} planted test(s) not passing` : "",

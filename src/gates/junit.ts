@@ -10,6 +10,8 @@ export interface TestResult {
   file?: string;
   /** Not a test: the runner could not collect a file (pytest's "collection failure"). */
   collectionError?: true;
+  /** A skipped case: the runner's reason (the `message` of its `<skipped>`), when it gives one. */
+  reason?: string;
 }
 
 export type JunitParse = { ok: true; results: TestResult[] } | { ok: false; reason: "junit-unparseable"; detail: string };
@@ -61,11 +63,14 @@ function toResult(testcase: unknown): TestResult {
   const file = record["@file"];
   const error = record.error;
   const collectionError = typeof error === "object" && error !== null && (error as Record<string, unknown>)["@message"] === "collection failure";
+  const skip = record.skipped;
+  const reason = !failed && typeof skip === "object" && skip !== null ? (skip as Record<string, unknown>)["@message"] : undefined;
   return {
     id,
     outcome: failed ? "failed" : skipped ? "skipped" : "passed",
     ...(typeof file === "string" && file !== "" ? { file } : {}),
     ...(collectionError ? { collectionError: true as const } : {}),
+    ...(typeof reason === "string" && reason !== "" ? { reason } : {}),
   };
 }
 
@@ -77,5 +82,5 @@ function toResult(testcase: unknown): TestResult {
 export function normalizeResults(results: readonly TestResult[], worktree: string): TestResult[] {
   const prefix = worktree.endsWith("/") ? worktree : `${worktree}/`;
   const strip = (text: string): string => text.replaceAll(`file://${prefix}`, "").replaceAll(prefix, "");
-  return results.map((result) => ({ ...result, id: strip(result.id), ...(result.file ? { file: strip(result.file) } : {}) }));
+  return results.map((result) => ({ ...result, id: strip(result.id), ...(result.file ? { file: strip(result.file) } : {}), ...(result.reason ? { reason: strip(result.reason) } : {}) }));
 }

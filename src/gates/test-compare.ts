@@ -91,6 +91,12 @@ export interface PlantedCases {
   files: string[];
   /** Tests of the baseline that planting took away: the packet's author removed them, so their absence is never a regression. */
   removed?: string[];
+  /**
+   * Cases of the planted files that the runner skipped before the work, with its reason ("" when it gave
+   * none): this machine does not run them (a macOS-only test on Linux). Still skipped for the same reason
+   * after the work, they are not the work's, and are said as not checked here; any other outcome is judged.
+   */
+  skipped?: Record<string, string>;
 }
 
 /** One planted file as the runner saw it right after planting (or all of them, for a runner that names no files). */
@@ -127,12 +133,13 @@ export interface PlantedCheckInput {
  * one that does not (node:test) gets the cases new or newly failing since the
  * baseline, shared by all planted files.
  */
-export function plantedCases(input: PlantedCheckInput): PlantedCases & { counts: PlantedCount[]; removed: string[] } {
+export function plantedCases(input: PlantedCheckInput): PlantedCases & { counts: PlantedCount[]; removed: string[]; skipped: Record<string, string> } {
   const attributable = input.now.some((result) => input.files.some((file) => belongsTo(result, file, input.surfaceDir)) && !isFileLevel(result, input.files, input.surfaceDir));
   const before = outcomesById(input.baseline);
   const files = new Set<string>();
   const cases = new Set<string>();
   const counts = new Map<string, PlantedCount>();
+  const skipped: Record<string, string> = {};
   const countOf = (file: string): PlantedCount => {
     const count = counts.get(file) ?? { file, cases: 0, fresh: 0, failing: 0, loadError: false };
     counts.set(file, count);
@@ -163,6 +170,7 @@ export function plantedCases(input: PlantedCheckInput): PlantedCases & { counts:
       if (failsNow) count.failing++;
     }
     if (!fileLevel && failsNow) cases.add(result.id);
+    if (!fileLevel && owners.length > 0 && result.outcome === "skipped") skipped[result.id] = result.reason ?? "";
   }
   const current = outcomesById(input.now);
   // Run alone, a report without file names cannot say which baseline cases the planting took away: none is assumed.
@@ -170,7 +178,7 @@ export function plantedCases(input: PlantedCheckInput): PlantedCases & { counts:
     input.only && !attributable
       ? []
       : [...before.keys()].filter((id) => !current.has(id) && (!attributable || input.files.some((file) => belongsTo({ id, outcome: "passed" }, file, input.surfaceDir))));
-  return { cases: [...cases].sort(), files: [...files].sort(), removed: removed.sort(), counts: [...counts.values()] };
+  return { cases: [...cases].sort(), files: [...files].sort(), removed: removed.sort(), counts: [...counts.values()], skipped };
 }
 
 /** Whether the planted files hold at least one case that fails before the work (a case, or a file that cannot load yet). */
@@ -195,6 +203,10 @@ export function checkPlanted(input: { planted: PlantedCases; surfaceDir: string;
   const { planted, surfaceDir, now } = input;
   const outcomes = outcomesById(now);
   const findings: { id: string; message: string }[] = [];
+  const unchecked: { id: string; reason: string }[] = [];
+  // Skipped before the work and now, for the same reason: this machine does not run it (never a case that failed before the work).
+  const skippedHere = (result: TestResult): boolean =>
+    result.outcome === "skipped" && outcomes.get(result.id) === "skipped" && planted.skipped?.[result.id] === (result.reason ?? "") && !planted.cases.includes(result.id);
   const covered = new Set(planted.cases);
   for (const id of planted.cases) {
     const outcome = outcomes.get(id);
@@ -214,8 +226,13 @@ export function checkPlanted(input: { planted: PlantedCases; surfaceDir: string;
     const owned = now.filter((result) => belongsTo(result, file, surfaceDir));
     // A runner that names no files: the file's cases are those new since the baseline (never another file's own entry).
     const cases = owned.length > 0 ? owned : now.filter((result) => !before.has(result.id) && !isFileLevel(result, planted.files, surfaceDir));
+    const here = cases.filter(skippedHere);
+    for (const result of here) {
+      covered.add(result.id);
+      unchecked.push({ id: result.id, reason: result.reason ?? "" });
+    }
     if (cases.length === 0) findings.push({ id: file, message: "planted test file yields no test case now: it did not run" });
-    else if (!cases.some((result) => result.outcome === "passed")) {
+    else if (here.length < cases.length && !cases.some((result) => result.outcome === "passed")) {
       findings.push({ id: file, message: "no test of this planted file passes" });
       for (const result of cases) covered.add(result.id);
     }
@@ -229,11 +246,13 @@ export function checkPlanted(input: { planted: PlantedCases; surfaceDir: string;
       findings.push({ id: result.id, message: outcome === "failed" ? `case of planted file ${file} fails` : `case of planted file ${file} was skipped` });
     }
   }
-  return { findings, covered };
+  return { findings, covered, unchecked };
 }
 
 export interface PlantedFindings {
   findings: { id: string; message: string }[];
+  /** Cases of planted files skipped here before the work and after it, for the same reason: not checked on this machine. */
+  unchecked: { id: string; reason: string }[];
   /** The ids judged here as the planted files' cases: not judged again as new tests. */
   covered: Set<string>;
 }
@@ -252,6 +271,11 @@ export function namedBy(id: string, specs: readonly string[], surfaceDir: string
     if (within.length > 0 && !classname.endsWith(`.${within.join(".")}`)) return false;
     return belongsTo({ id, outcome: "passed" }, file, surfaceDir);
   });
+}
+
+/** Whether any of `results` is a case of `file` (a repository path), by the report's own naming. */
+export function hasCasesOf(results: readonly TestResult[], file: string, surfaceDir: string): boolean {
+  return results.some((result) => belongsTo(result, file, surfaceDir) && !isFileLevel(result, [file], surfaceDir));
 }
 
 /** Whether a result's report ties it to `file` (a repository path). */

@@ -50,7 +50,14 @@ export type EventBody =
   | ({ kind: "claimed"; packet: string; attempt: number; sha256: string; fence?: number; worker?: string } & Owner)
   | { kind: "attempt-interrupted"; packet: string; attempt: number; reason: string; worktree?: string }
   | { kind: "baseline-measured"; packet: string; commit: string; passed: number; failed: number; cached: boolean }
-  | { kind: "planted"; packet: string; attempt: number; commit: string; files: string[]; cases?: Record<string, { cases: string[]; files: string[]; removed?: string[] }> }
+  | {
+      kind: "planted";
+      packet: string;
+      attempt: number;
+      commit: string;
+      files: string[];
+      cases?: Record<string, { cases: string[]; files: string[]; removed?: string[]; skipped?: Record<string, string> }>;
+    }
   | {
       kind: "agent-finished";
       packet: string;

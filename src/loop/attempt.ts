@@ -149,8 +149,10 @@ async function attemptSteps(ctx: RunContext, input: AttemptInput): Promise<Attem
   crashPoint("run-after-plant");
   const testFiles = plantedTestFiles(planting.files, packet.supportFiles);
   if (surface && testFiles.length > 0) {
-    const checked = await checkPlantedTests(ctx, { worktree, surface, baseline, testFiles, runDir: input.runDir, allowedPaths: packet.allowedPaths });
+    const checked = await checkPlantedTests(ctx, { worktree, surface, baseline, testFiles, runDir: input.runDir, allowedPaths: packet.allowedPaths, tip });
     if (!checked.ok) return { ...withTree, planting, end: { kind: "defective-packet", reason: checked.reason } };
+    for (const file of checked.noCases)
+      ctx.emit({ kind: "notice", packet: packet.id, message: `planted test ${file} yields no test case on this machine, as the tip's version did not: its tests are not checked here` });
     planting = { ...planting, cases: checked.cases };
     await restoreWorktree(worktree);
   }

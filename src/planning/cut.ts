@@ -232,7 +232,7 @@ async function plantedTrials(
       const files = written.filter((file) => file.path.startsWith(prefix)).map((file) => ({ ...file, path: file.path.slice(prefix.length) }));
       await plantFiles(worktree, files, `factory cut: plant the proposed files of ${packet.id}`);
       const testFiles = plantedTestFiles(packet.planted, packet.supportFiles);
-      const checked = await checkPlantedTests(ctx, { worktree, surface, baseline, testFiles, runDir, allowedPaths: packet.allowedPaths });
+      const checked = await checkPlantedTests(ctx, { worktree, surface, baseline, testFiles, runDir, allowedPaths: packet.allowedPaths, tip: input.tip });
       if (!checked.ok) {
         trials.set(packet.id, { planted: "-", problem: checked.reason });
         continue;

@@ -16,7 +16,7 @@ vi.mock(import("../../src/gates/test-compare.js"), async (importOriginal) => {
     checkPlanted: (input: Parameters<typeof real.checkPlanted>[0]) => {
       const owned = input.now.filter((result) => result.id.startsWith("tests.test_twice::"));
       const anyPasses = owned.some((result) => result.outcome === "passed");
-      return { findings: anyPasses ? [] : [{ id: "tests/test_twice.py", message: "no test of this planted file passes" }], covered: new Set(owned.map((result) => result.id)) };
+      return { findings: anyPasses ? [] : [{ id: "tests/test_twice.py", message: "no test of this planted file passes" }], covered: new Set(owned.map((result) => result.id)), unchecked: [] };
     },
   };
 });

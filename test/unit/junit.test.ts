@@ -15,7 +15,7 @@ describe("parseJunit", () => {
         { id: "tests.test_loader::test_ok", outcome: "passed" },
         { id: "tests.test_loader::test_bad", outcome: "failed" },
         { id: "tests.test_loader::test_err", outcome: "failed" },
-        { id: "tests.test_loader::test_later", outcome: "skipped" },
+        { id: "tests.test_loader::test_later", outcome: "skipped", reason: "todo" },
       ],
     });
   });

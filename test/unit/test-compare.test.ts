@@ -7,7 +7,7 @@ import { baselineProblem } from "../../src/loop/baseline.js";
 
 const pass = (id: string, extra: Partial<TestResult> = {}): TestResult => ({ id, outcome: "passed", ...extra });
 const fail = (id: string, extra: Partial<TestResult> = {}): TestResult => ({ id, outcome: "failed", ...extra });
-const skip = (id: string): TestResult => ({ id, outcome: "skipped" });
+const skip = (id: string, reason?: string): TestResult => ({ id, outcome: "skipped", ...(reason ? { reason } : {}) });
 
 describe("compareWithBaseline", () => {
   const baseline = [pass("a"), fail("b"), pass("c"), pass("d"), pass("e")];
@@ -53,6 +53,7 @@ describe("plantedCases (right after planting)", () => {
       files: ["tests/test_double.py"],
       removed: [],
       counts: [count("tests/test_double.py", 2, 2, 1)],
+      skipped: {},
     });
   });
 
@@ -64,6 +65,7 @@ describe("plantedCases (right after planting)", () => {
       files: ["tests/test_calc.py"],
       removed: ["tests.test_calc::test_sub"],
       counts: [count("tests/test_calc.py", 3, 1, 1)],
+      skipped: {},
     });
   });
 
@@ -81,7 +83,7 @@ describe("plantedCases (right after planting)", () => {
   });
 
   it("finds nothing for a planted file the runner never collected", () => {
-    expect(plantedCases({ files: ["other/test_double.py"], surfaceDir: ".", baseline, now: baseline })).toEqual({ cases: [], files: [], removed: [], counts: [] });
+    expect(plantedCases({ files: ["other/test_double.py"], surfaceDir: ".", baseline, now: baseline })).toEqual({ cases: [], files: [], removed: [], counts: [], skipped: {} });
   });
 
   it("with a runner that names no files (node:test), takes the cases new or newly failing since the baseline and a load failure named by path", () => {
@@ -91,6 +93,7 @@ describe("plantedCases (right after planting)", () => {
       files: ["test/double.test.js"],
       removed: [],
       counts: [count("test/double.test.js", 1, 1, 1)],
+      skipped: {},
     });
     expect(plantedCases({ files: ["test/double.test.js"], surfaceDir: ".", baseline: nodeBaseline, now: [fail("test::adds")] }).cases).toEqual(["test::adds"]);
     expect(plantedCases({ files: ["test/double.test.js"], surfaceDir: ".", baseline: nodeBaseline, now: [...nodeBaseline, fail("test::test/double.test.js")] })).toMatchObject({
@@ -103,7 +106,7 @@ describe("plantedCases (right after planting)", () => {
   it("run alone (node:test, no file names): every case is the planted file's, and none of the suite's other cases is taken as removed", () => {
     const nodeBaseline = [pass("test::adds"), pass("test::subtracts")];
     const alone = plantedCases({ files: ["test/double.test.js"], surfaceDir: ".", baseline: nodeBaseline, now: [pass("test::adds"), fail("test::doubles")], only: true });
-    expect(alone).toEqual({ cases: ["test::doubles"], files: ["test/double.test.js"], removed: [], counts: [count("test/double.test.js", 2, 1, 1)] });
+    expect(alone).toEqual({ cases: ["test::doubles"], files: ["test/double.test.js"], removed: [], counts: [count("test/double.test.js", 2, 1, 1)], skipped: {} });
     // The same report from a whole-suite run would say the planting took test::subtracts away.
     expect(plantedCases({ files: ["test/double.test.js"], surfaceDir: ".", baseline: nodeBaseline, now: [pass("test::adds"), fail("test::doubles")] }).removed).toEqual(["test::subtracts"]);
   });
@@ -182,6 +185,41 @@ describe("checkPlanted (after the implementation)", () => {
       { id: "tests.test_double::test_negative", message: "case of planted file tests/test_double.py fails" },
       { id: "tests.test_double::test_zero", message: "case of planted file tests/test_double.py was skipped" },
     ]);
+  });
+
+  it("leaves out a planted case this machine skipped before the work and still skips for the same reason; judges any other outcome", () => {
+    const MAC = "This test only runs on macOS";
+    // As recorded right after planting: the new file's cases skipped here, another planted file's case failing.
+    const planted = plantedCases({
+      files: ["tests/test_double.py", "tests/test_mac.py"],
+      surfaceDir: ".",
+      baseline,
+      now: [...baseline, fail("tests.test_double::test_double"), skip("tests.test_mac::test_flags", MAC), skip("tests.test_mac::test_arch", MAC)],
+    });
+    expect(planted.skipped).toEqual({ "tests.test_mac::test_flags": MAC, "tests.test_mac::test_arch": MAC });
+    const after = (mac: TestResult[]) => checkPlanted({ planted, surfaceDir: ".", baseline, now: [...baseline, pass("tests.test_double::test_double"), ...mac] });
+    const quiet = after([skip("tests.test_mac::test_flags", MAC), skip("tests.test_mac::test_arch", MAC)]);
+    expect(quiet.findings).toEqual([]);
+    expect(quiet.unchecked).toEqual([
+      { id: "tests.test_mac::test_flags", reason: MAC },
+      { id: "tests.test_mac::test_arch", reason: MAC },
+    ]);
+    expect(after([pass("tests.test_mac::test_flags"), skip("tests.test_mac::test_arch", MAC)]).findings).toEqual([]);
+    // Skipped for another reason now (the work made its import fail), or failing: the work's.
+    const noneRuns = [{ id: "tests/test_mac.py", message: "no test of this planted file passes" }];
+    expect(after([skip("tests.test_mac::test_flags", "could not import 'gyp.xcode'"), skip("tests.test_mac::test_arch", MAC)]).findings).toEqual(noneRuns);
+    expect(after([fail("tests.test_mac::test_flags"), skip("tests.test_mac::test_arch", MAC)]).findings).toEqual(noneRuns);
+    expect(after([fail("tests.test_mac::test_flags"), pass("tests.test_mac::test_arch")]).findings).toEqual([
+      { id: "tests.test_mac::test_flags", message: "case of planted file tests/test_mac.py fails" },
+    ]);
+    // A planted case that failed before the work is never excused by a skip after it.
+    const skippedAfter = checkPlanted({
+      planted,
+      surfaceDir: ".",
+      baseline,
+      now: [...baseline, skip("tests.test_double::test_double", MAC), skip("tests.test_mac::test_flags", MAC), skip("tests.test_mac::test_arch", MAC)],
+    });
+    expect(skippedAfter.findings).toContainEqual({ id: "tests.test_double::test_double", message: "planted test was skipped" });
   });
 
   it("does not blame a case of a planted file that failed, or was skipped, the same way on the baseline's tree", () => {
