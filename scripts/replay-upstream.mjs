@@ -18,6 +18,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { writeReplayQueue } from "./replay-queue.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const FACTORY = join(here, "..", "bin", "factory.js");
@@ -80,58 +81,28 @@ git(target, "add", "-A");
 git(target, "commit", "-q", "-m", "replay: the spec and the factory's config");
 const spec = git(target, "rev-parse", "HEAD").trim();
 
-const script = {};
-const steps = [];
+const replayed = [];
 let from = values.base;
-let previous;
 for (const commit of commits) {
   if (skipped.has(commit)) continue;
-  const id = `U${String(steps.length + 1).padStart(2, "0")}`;
   const changes = git(values.repo, "diff", "--no-renames", "--name-status", "-z", from, commit).split("\0").filter(Boolean);
-  const write = {};
-  const planted = [];
-  const support = [];
-  const deleted = [];
+  const step = { label: commit.slice(0, 10), commit, subject: git(values.repo, "log", "-1", "--format=%s", commit).trim(), changes: [] };
   for (let at = 0; at < changes.length; at += 2) {
     const [status, path] = [changes[at], changes[at + 1]];
-    if (status === "D") {
-      deleted.push(path);
-      continue;
-    }
-    const text = git(values.repo, "show", `${commit}:${path}`);
-    const plant = testFile.test(path) || supportFile.test(path);
-    if (plant) {
-      mkdirSync(dirname(join(target, "packets", "supplied", id, path)), { recursive: true });
-      writeFileSync(join(target, "packets", "supplied", id, path), text);
-      planted.push(path);
-      if (!testFile.test(path)) support.push(path);
-    } else {
-      write[path] = text;
-    }
+    step.changes.push(status === "D" ? { path } : { path, text: git(values.repo, "show", `${commit}:${path}`) });
   }
-  const subject = git(values.repo, "log", "-1", "--format=%s", commit).trim();
-  const toml = [
-    `id = "${id}"`,
-    `goal = ${JSON.stringify(`Upstream ${commit.slice(0, 10)}: ${subject}`)}`,
-    `spec_commit = "${spec}"`,
-    `spec_path = "REPLAY-SPEC.md"`,
-    ...(previous ? [`requires = ["${previous}"]`] : []),
-    `allowed_paths = ${JSON.stringify(Object.keys(write))}`,
-    `deletable_paths = ${JSON.stringify(deleted)}`,
-    `support_files = ${JSON.stringify(support)}`,
-    `brief = ${JSON.stringify(`Make upstream commit ${commit} (${subject}): change ${Object.keys(write).join(", ") || "nothing"}.`)}`,
-    "[[invariants]]",
-    `id = "upstream"`,
-    `assert = "the change is upstream's"`,
-    "",
-  ];
-  writeFileSync(join(target, "packets", `${id}-step.toml`), toml.join("\n"));
-  script[id] = { implementer: [{ write, delete: deleted }] };
-  steps.push({ id, commit, subject, planted: planted.length, written: Object.keys(write).length });
-  previous = id;
+  replayed.push(step);
   from = commit;
 }
-writeFileSync(scriptFile, JSON.stringify(script));
+const steps = writeReplayQueue({
+  target,
+  spec,
+  specPath: "REPLAY-SPEC.md",
+  scriptFile,
+  steps: replayed,
+  isTest: (path) => testFile.test(path),
+  isSupport: (path) => supportFile.test(path),
+}).map((step, at) => ({ ...step, commit: replayed[at].commit }));
 git(target, "add", "-A");
 git(target, "commit", "-q", "-m", "replay: the queue");
 

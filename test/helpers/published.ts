@@ -18,6 +18,20 @@ export function publishedFile(name: string, version: string, path: string): { ok
   const dir = join(publishedCache(), `${name.replace("/", "+")}@${version}`);
   const file = join(dir, "package", path);
   if (existsSync(file)) return { ok: true, file };
+  const unpacked = download(name, version, dir, [`package/${path}`]);
+  return unpacked.ok ? { ok: true, file } : unpacked;
+}
+
+/** A published package's whole tarball, unpacked (its `package/` directory), cached as publishedFile's files are. */
+export function publishedPackage(name: string, version: string): { ok: true; dir: string } | { ok: false; reason: string } {
+  const dir = join(publishedCache(), `${name.replace("/", "+")}@${version}.all`);
+  if (existsSync(join(dir, "package"))) return { ok: true, dir: join(dir, "package") };
+  const unpacked = download(name, version, dir, []);
+  return unpacked.ok ? { ok: true, dir: join(dir, "package") } : unpacked;
+}
+
+/** `npm pack` into a scratch directory, unpacked (only `paths`, or everything), then renamed into place whole or not at all. */
+function download(name: string, version: string, dir: string, paths: string[]): { ok: true } | { ok: false; reason: string } {
   const scratch = `${dir}.partial-${process.pid}`;
   rmSync(scratch, { recursive: true, force: true });
   mkdirSync(scratch, { recursive: true });
@@ -26,12 +40,12 @@ export function publishedFile(name: string, version: string, path: string): { ok
     if (packed.status !== 0) return { ok: false, reason: `npm pack ${name}@${version} failed: ${(packed.stderr || packed.error?.message || "").trim().split("\n").slice(-2).join(" / ")}` };
     const tarball = readdirSync(scratch).find((entry) => entry.endsWith(".tgz"));
     if (!tarball) return { ok: false, reason: `npm pack ${name}@${version} wrote no tarball` };
-    const unpacked = spawnSync("tar", ["xzf", join(scratch, tarball), "-C", scratch, `package/${path}`], { encoding: "utf8" });
-    if (unpacked.status !== 0) return { ok: false, reason: `${name}@${version} has no ${path}: ${unpacked.stderr.trim()}` };
+    const unpacked = spawnSync("tar", ["xzf", join(scratch, tarball), "-C", scratch, ...paths], { encoding: "utf8" });
+    if (unpacked.status !== 0) return { ok: false, reason: `${name}@${version} has no ${paths.join(", ")}: ${unpacked.stderr.trim()}` };
     rmSync(join(scratch, tarball), { force: true });
     rmSync(dir, { recursive: true, force: true });
     renameSync(scratch, dir); // whole or not at all: a killed download leaves only a .partial directory
-    return { ok: true, file };
+    return { ok: true };
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }
