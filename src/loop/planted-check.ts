@@ -70,7 +70,9 @@ export async function checkPlantedTests(
     };
   }
   if (!hasFailingPlantedCase(counts)) {
-    const done = allScopeAtTip(input.allowedPaths, (path) => existsSync(join(input.worktree, path)));
+    // Said only of new test files: a new version of a test the tip has (reformatted, say) passing proves nothing landed.
+    const fresh = await Promise.all(input.testFiles.map(async (file) => (await objectId(ctx.root, `${input.tip}:${file}`)) === undefined));
+    const done = fresh.every(Boolean) ? allScopeAtTip(input.allowedPaths, (path) => existsSync(join(input.worktree, path))) : undefined;
     const named = done && done.length > 6 ? `${done.slice(0, 5).join(", ")} and ${done.length - 5} more` : done?.join(", ");
     const landed = done ? `; every file it may change (${named}) is already at the tip: the work may have landed already (by hand, or through another packet); if so, remove the packet` : "";
     return { ok: false, reason: `planted tests cannot tell right from wrong: ${describeNoFailingCase(counts)}${landed}` };

@@ -228,6 +228,17 @@ describe("factory run: the guards fire", () => {
     expect(record?.reason).not.toContain("already at the tip"); // src/double.js is not there: the tests are weak, nothing landed
   });
 
+  it("a planted new version of a test the tip has, passing already, does not say the work may have landed (it is the test that changed)", async () => {
+    const target = setUp({ script: { P01: { implementer: [honest] } } });
+    target.write("src/double.js", DOUBLE_JS);
+    target.write("test/double.test.js", `${target.read("packets/supplied/P01/test/double.test.js")}// reformatted upstream\n`);
+    target.commit("the test and the module, by hand");
+    expect((await target.run()).code).toBe(1);
+    const record = await target.record("P01");
+    expect(record?.status).toMatchObject({ state: "blocked", reason: expect.stringContaining("none fails before the work") });
+    expect(record?.reason).not.toContain("already at the tip");
+  });
+
   it("already landed: planted tests that pass at a tip already holding every file in scope say the work may be done", async () => {
     const target = setUp({ script: { P01: { implementer: [honest] } } });
     target.write("src/double.js", DOUBLE_JS);
