@@ -32,8 +32,11 @@ export interface DecisionInput {
   attemptsUsed: number;
   maxAttempts: number;
   gate: GateMode;
-  /** The fingerprint of the last attempt that failed: the same failure twice in a row blocks. */
-  previousFingerprint?: string | undefined;
+  /**
+   * The fingerprints of this version's earlier failed attempts, oldest first: a failure seen before blocks,
+   * whether in a row or after another (19 failing tests, then 20, then the same 19 again).
+   */
+  earlierFingerprints?: readonly string[] | undefined;
 }
 
 export interface AttemptDecision {
@@ -105,7 +108,7 @@ export function decide(input: DecisionInput): AttemptDecision {
   const decision = decideEnd(input);
   const fingerprint = fingerprintOf(input.end);
   if (fingerprint === undefined || decision.refund || (decision.decision !== "retry" && decision.decision !== "block")) return decision;
-  if (decision.decision === "retry" && fingerprint === input.previousFingerprint) {
+  if (decision.decision === "retry" && input.earlierFingerprints?.includes(fingerprint)) {
     // Paying again for the same failure teaches nothing: stop here.
     return { ...decision, decision: "block", reasons: [`the same failure twice: ${fingerprint} (${decision.reasons.join("; ")})`], fingerprint };
   }

@@ -93,8 +93,8 @@ async function attemptPacket(runCtx: RunContext, packet: Packet, record: PacketR
     throw error;
   }
 
-  const previousFingerprint = sameVersion ? record?.fingerprints.at(-1) : undefined;
-  const decision = decide({ end: report.end, attemptsUsed: attemptsBefore + 1, maxAttempts, gate: packet.gate, previousFingerprint });
+  const earlierFingerprints = sameVersion ? record?.fingerprints : undefined;
+  const decision = decide({ end: report.end, attemptsUsed: attemptsBefore + 1, maxAttempts, gate: packet.gate, earlierFingerprints });
   // Whatever failed, with a disk full under it, failed for the machine: the agent's write, a gate's report, git.
   if (decision.decision !== "merge" && decision.decision !== "hold") {
     const low = lowSpace([worktreePath(ctx.root, packet.id), runDir, ctx.root]);
@@ -123,7 +123,7 @@ async function attemptPacket(runCtx: RunContext, packet: Packet, record: PacketR
       provenance: { attempt, gates, counts: report.end.kind === "reviewed" ? report.end.counts : undefined },
       ...(report.tests ? { tests: report.tests } : {}),
     },
-    (landed) => applyLanding(ctx, { packet, attempt, landed, report, attemptsUsed: attemptsBefore + 1, maxAttempts, previousFingerprint }),
+    (landed) => applyLanding(ctx, { packet, attempt, landed, report, attemptsUsed: attemptsBefore + 1, maxAttempts, earlierFingerprints }),
     flight,
   );
 }
@@ -221,7 +221,7 @@ async function applyDecision(ctx: RunContext, input: Applied): Promise<PacketOut
 /** Records how landing went: merged, waiting for a clean checkout, or back to an attempt's decision. */
 export async function applyLanding(
   ctx: RunContext,
-  input: { packet: Packet; attempt: number; landed: LandResult; report: AttemptReport; attemptsUsed: number; maxAttempts: number; previousFingerprint?: string | undefined },
+  input: { packet: Packet; attempt: number; landed: LandResult; report: AttemptReport; attemptsUsed: number; maxAttempts: number; earlierFingerprints?: readonly string[] | undefined },
 ): Promise<PacketOutcome> {
   const { packet, attempt, landed, report } = input;
   const decided: EventBody = { kind: "decided", packet: packet.id, attempt, decision: "merge", reasons: [] };
@@ -270,7 +270,7 @@ export async function applyLanding(
           : landed.kind === "regate-failed"
             ? { kind: "gates-red", reports: landed.reports }
             : { kind: "environment-error", reason: landed.reason };
-      const decision = decide({ end, attemptsUsed: input.attemptsUsed, maxAttempts: input.maxAttempts, gate: packet.gate, previousFingerprint: input.previousFingerprint });
+      const decision = decide({ end, attemptsUsed: input.attemptsUsed, maxAttempts: input.maxAttempts, gate: packet.gate, earlierFingerprints: input.earlierFingerprints });
       return applyDecision(ctx, { packet, attempt, decision, report });
     }
   }

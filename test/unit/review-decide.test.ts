@@ -171,7 +171,7 @@ describe("decide", () => {
     expect(input(end)).toMatchObject({ decision: "retry", reasons: ["reviewer said accept, but x"], feedback: ["reviewer said accept, but x", "finding"] });
   });
 
-  it("blocks the same failure twice in a row, by its fingerprint, and not a different one", () => {
+  it("blocks a failure seen before (in a row or not), by its fingerprint, and not a different one", () => {
     const red = (test: string, ms: number, sha: string): AttemptEnd => ({
       kind: "gates-red",
       reports: [
@@ -187,11 +187,15 @@ describe("decide", () => {
     });
     const first = input(red("t::a", 120, "abc1234def"));
     expect(first.fingerprint).toMatch(/^[0-9a-f]{12}$/);
-    const same = decide({ end: red("t::a", 340, "9876543fed"), attemptsUsed: 2, maxAttempts: 3, gate: "auto", previousFingerprint: first.fingerprint });
+    const earlierFingerprints = [first.fingerprint as string];
+    const same = decide({ end: red("t::a", 340, "9876543fed"), attemptsUsed: 2, maxAttempts: 3, gate: "auto", earlierFingerprints });
     expect(same).toMatchObject({ decision: "block", fingerprint: first.fingerprint, reasons: [expect.stringContaining(`the same failure twice: ${first.fingerprint}`)] });
-    const other = decide({ end: red("t::b", 340, "9876543fed"), attemptsUsed: 2, maxAttempts: 3, gate: "auto", previousFingerprint: first.fingerprint });
+    const other = decide({ end: red("t::b", 340, "9876543fed"), attemptsUsed: 2, maxAttempts: 3, gate: "auto", earlierFingerprints });
     expect(other.decision).toBe("retry");
     expect(other.fingerprint).not.toBe(first.fingerprint);
+    // The first failure again after a different one (19 failing, then 20, then the same 19): seen before, blocked.
+    const again = decide({ end: red("t::a", 90, "1111111aaa"), attemptsUsed: 3, maxAttempts: 4, gate: "auto", earlierFingerprints: [first.fingerprint as string, other.fingerprint as string] });
+    expect(again).toMatchObject({ decision: "block", reasons: [expect.stringContaining(`the same failure twice: ${first.fingerprint}`)] });
   });
 
   it("gives the environment's errors no fingerprint", () => {
