@@ -219,7 +219,7 @@ export async function run(options: RunOptions): Promise<ExitCode> {
       concurrency: options.concurrency ?? config.limits.concurrency,
       keepGoing: options.keepGoing === true || config.limits.onBlock === "continue",
     });
-    if (end.outcome !== "interrupted") await checkLandedMutants(ctx, { packets, landed: newlyLanded(mergedBefore, await mergedAt()) });
+    if (end.outcome !== "interrupted") await checkLandedMutants(ctx, { packets, landed: newlyLanded(mergedBefore, await mergedAt()), runMs: Date.now() - started });
     await workspace.ledger.append([{ kind: "run-ended", run: owner.run, outcome: end.outcome, ...(end.reason ? { reason: end.reason } : {}) }]);
     progress.emit({ kind: "run-end", outcome: end.outcome, ...(end.reason ? { reason: end.reason } : {}), costUsd: budget.spentUsd, elapsedMs: Date.now() - started });
     let brief: string | undefined;

@@ -344,8 +344,9 @@ function readPlanning(root: Fields, tiers: readonly Tier[]): Planning {
   }
   const maxCostUsd = fields.number("max_cost_usd", { min: 0 });
   const mutants = fields.number("mutants", { min: 0, max: 500, integer: true }) ?? DEFAULT_PLANNING.mutants;
+  const mutantsShare = fields.number("mutants_share", { min: 0, max: 100 }) ?? DEFAULT_PLANNING.mutantsShare;
   fields.rejectUnknown();
-  return { tier, requireAssessment: requireAssessment ?? DEFAULT_PLANNING.requireAssessment, maxCostUsd, mutants };
+  return { tier, requireAssessment: requireAssessment ?? DEFAULT_PLANNING.requireAssessment, maxCostUsd, mutants, mutantsShare };
 }
 
 function onBlock(fields: Fields): Limits["onBlock"] {

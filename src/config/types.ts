@@ -72,9 +72,15 @@ export interface Planning {
   maxCostUsd: number | undefined;
   /** How many mutants of a landed packet's changed lines its planted and hidden tests are run against (0: none). */
   mutants: number;
+  /**
+   * The mutation check's share of the night: it runs for at most this fraction of the time the run took
+   * before it (0.5: a run takes at most 1.5 times as long as without it); 0: no bound. Each landed packet
+   * gets at least one mutant.
+   */
+  mutantsShare: number;
 }
 
-export const DEFAULT_PLANNING: Planning = { tier: undefined, requireAssessment: "none", maxCostUsd: undefined, mutants: 20 };
+export const DEFAULT_PLANNING: Planning = { tier: undefined, requireAssessment: "none", maxCostUsd: undefined, mutants: 20, mutantsShare: 0.5 };
 
 export const DEFAULT_RETENTION = { runsMs: 14 * 86_400_000 };
 

@@ -39,6 +39,10 @@ export type EventBody =
       reason?: string;
       survivors?: { file: string; line: number; description: string }[];
       killedExample?: { file: string; line: number; description: string };
+      /** Chosen but not run: the mutation check's share of the night ran out. */
+      unrun?: number;
+      /** Stopped past the time limit, counted killed. */
+      timedOut?: number;
     }
   | { kind: "assessed"; packet: string; sha256: string; ruling: "ready" | "recut" | "reject"; tier: string; findings: { claim: string; quote?: string; where?: string }[] }
   /** The first event of a ledger `factory ledger repair` started from what git proves; `from` is the old file, kept beside it. */

@@ -13,22 +13,32 @@ export function mutantsFlag(measured: { made: number; killed: number }): string 
   return measured.made > 0 && measured.killed === 0 ? "its tests cannot tell this code from a broken one" : undefined;
 }
 
+/** Pure: what a measurement leaves out or counted by its clock: mutants not run for the night's share, and those stopped as endless. */
+export function mutantsNotes(measured: { unrun?: number; timedOut?: number }): string {
+  return `${measured.timedOut ? ` (${measured.timedOut} stopped past the time limit, counted killed)` : ""}${
+    measured.unrun ? `; ${measured.unrun} more not run: the mutation check's share of the night ran out ([planning] mutants_share)` : ""
+  }`;
+}
+
 /**
  * At the end of a run, for every packet it landed: the mutation check
  * (planning/mutants.ts) within `[planning] mutants`, recorded as a
  * `mutants-measured` event. It never changes what landed; it says how much
  * the planted tests are worth. Interrupted, it stops where it is.
  */
-export async function checkLandedMutants(ctx: RunContext, input: { packets: readonly Packet[]; landed: readonly { id: string; commit: string }[] }): Promise<void> {
+export async function checkLandedMutants(ctx: RunContext, input: { packets: readonly Packet[]; landed: readonly { id: string; commit: string }[]; runMs: number }): Promise<void> {
   const budget = ctx.config.planning.mutants;
   if (budget === 0) return;
+  // A share of the night, never more: what it could not run is said.
+  const share = ctx.config.planning.mutantsShare;
+  const deadline = share > 0 ? Date.now() + share * input.runMs : undefined;
   for (const { id, commit } of input.landed) {
     const packet = input.packets.find((candidate) => candidate.id === id);
     if (!packet) continue;
     try {
       checkInterrupted(ctx.signal);
       ctx.emit({ kind: "notice", packet: id, message: `mutants: running its planted and hidden tests against at most ${budget} mutants of its changed lines` });
-      const measured = await measureMutants(ctx, { packet, commit, runDir: join(ctx.root, RUNS_DIR, id, `mutants-${commit.slice(0, 10)}`), budget });
+      const measured = await measureMutants(ctx, { packet, commit, runDir: join(ctx.root, RUNS_DIR, id, `mutants-${commit.slice(0, 10)}`), budget, ...(deadline ? { deadline } : {}) });
       await ctx.ledger.append([
         {
           kind: "mutants-measured",
@@ -40,10 +50,12 @@ export async function checkLandedMutants(ctx: RunContext, input: { packets: read
           ...(measured.reason ? { reason: measured.reason } : {}),
           ...(measured.survivors.length ? { survivors: measured.survivors } : {}),
           ...(measured.killedExample ? { killedExample: measured.killedExample } : {}),
+          ...(measured.unrun ? { unrun: measured.unrun } : {}),
+          ...(measured.timedOut ? { timedOut: measured.timedOut } : {}),
         },
       ]);
       const flag = mutantsFlag(measured);
-      const said = measured.reason ? `not measured: ${measured.reason}` : `${measured.killed} of ${measured.made} mutants killed${flag ? `: ${flag}` : ""}`;
+      const said = measured.reason ? `not measured: ${measured.reason}` : `${measured.killed} of ${measured.made} mutants killed${mutantsNotes(measured)}${flag ? `: ${flag}` : ""}`;
       ctx.emit({ kind: "notice", packet: id, message: `mutants: ${said}` });
     } catch (error) {
       if (error instanceof Interrupted) return;

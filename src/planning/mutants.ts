@@ -22,7 +22,15 @@ export interface MutantsMeasured {
   killedExample?: { file: string; line: number; description: string };
   /** Why nothing was measured (no planted tests, no changed source line, the tests fail on the landed tree). */
   reason?: string;
+  /** Mutants chosen but not run: the night's share for the mutation check ran out. */
+  unrun?: number;
+  /** Mutants killed because their run went past a few times the landed code's (an endless loop): a timeout kills a mutant. */
+  timedOut?: number;
 }
+
+/** A mutant's run may take this many times the landed code's run (and at least MIN_MUTANT_MS) before it is stopped, and counted killed. */
+const MUTANT_TIMES = 4;
+const MIN_MUTANT_MS = 5_000;
 
 const JS = /\.[cm]?[jt]sx?$/;
 const MAX_SURVIVORS = 10;
@@ -35,7 +43,10 @@ const MAX_SURVIVORS = 10;
  * case that passes on the landed code fails on it (or the run breaks). The
  * share killed says whether the tests can tell this code from a broken one.
  */
-export async function measureMutants(ctx: Pick<RunContext, "root" | "config" | "signal">, input: { packet: Packet; commit: string; runDir: string; budget: number }): Promise<MutantsMeasured> {
+export async function measureMutants(
+  ctx: Pick<RunContext, "root" | "config" | "signal">,
+  input: { packet: Packet; commit: string; runDir: string; budget: number /** Past it (epoch ms), no further mutant is started; the first always runs. */; deadline?: number },
+): Promise<MutantsMeasured> {
   const { packet } = input;
   const none = (reason: string): MutantsMeasured => ({ made: 0, killed: 0, survivors: [], reason });
   const surface = surfaceOf(ctx.config, packet);
@@ -56,8 +67,12 @@ export async function measureMutants(ctx: Pick<RunContext, "root" | "config" | "
     }
     const installError = await installSurface(ctx, worktree, surface, input.runDir);
     if (installError) return none(installError);
-    const run = (name: string): Promise<TestRun> => runTests(ctx, { worktree, surface, runDir: join(input.runDir, name), only: tests });
+    const run = (name: string, within = surface): Promise<TestRun> => runTests(ctx, { worktree, surface: within, runDir: join(input.runDir, name), only: tests });
+    const landedAt = Date.now();
     const landed = await run("landed");
+    // A mutant that makes the code loop for ever is stopped after a few times the landed run, and killed by it.
+    const limitMs = Math.max(MIN_MUTANT_MS, MUTANT_TIMES * (Date.now() - landedAt));
+    const bounded = { ...surface, gates: surface.gates.map((gate) => ({ ...gate, timeoutMs: Math.min(gate.timeoutMs ?? ctx.config.limits.gateTimeoutMs, limitMs) })) };
     if (!landed.ok) return none(`its tests do not run on the landed tree: ${landed.reason}`);
     const failing = [...landed.runs.values()].flatMap((gate) => gate.results.filter((result) => result.outcome === "failed"));
     if (failing.length > 0) return none(`its tests fail on the landed tree (${failing[0]?.id}…), so no mutant can be judged`);
@@ -65,14 +80,21 @@ export async function measureMutants(ctx: Pick<RunContext, "root" | "config" | "
     const chosen = sampleEvenly(await mutantsOf(worktree, input.commit, packet), input.budget);
     const measured: MutantsMeasured = { made: chosen.length, killed: 0, survivors: [] };
     if (chosen.length === 0) return { ...measured, reason: "no simple mutant could be made of its changed lines" };
+    measured.made = chosen.length;
     for (const [index, mutant] of chosen.entries()) {
       checkInterrupted(ctx.signal);
+      if (index > 0 && input.deadline !== undefined && Date.now() >= input.deadline) {
+        measured.unrun = chosen.length - index;
+        break;
+      }
       const path = join(worktree, mutant.file);
       const original = readFileSync(path);
       writeFileSync(path, mutant.source);
       try {
-        const result = await run(`mutant-${index + 1}`);
+        const started = Date.now();
+        const result = await run(`mutant-${index + 1}`, bounded);
         const where = { file: mutant.file, line: mutant.line, description: mutant.description };
+        if (!result.ok && Date.now() - started >= limitMs) measured.timedOut = (measured.timedOut ?? 0) + 1;
         if (killedBy(result, landed, tests, surface.dir)) {
           measured.killed++;
           measured.killedExample ??= where;
@@ -87,7 +109,8 @@ export async function measureMutants(ctx: Pick<RunContext, "root" | "config" | "
         }
       }
     }
-    return measured;
+    // What was not run was not made: `made` counts the mutants judged.
+    return { ...measured, made: chosen.length - (measured.unrun ?? 0) };
   } finally {
     await removeWorktree(ctx.root, worktree);
   }

@@ -20,7 +20,16 @@ export interface Report {
   until: string;
   /** The run the report is about, when it is about one. */
   run?: { id: string; outcome?: string; reason?: string };
-  merged: { id: string; goal: string; commit: string; attempts: number; costUsd: number; wallMs: number; tests?: string; mutants?: { made: number; killed: number; reason?: string; flag?: string } }[];
+  merged: {
+    id: string;
+    goal: string;
+    commit: string;
+    attempts: number;
+    costUsd: number;
+    wallMs: number;
+    tests?: string;
+    mutants?: { made: number; killed: number; reason?: string; flag?: string; unrun?: number };
+  }[];
   held: {
     id: string;
     goal: string;
@@ -108,7 +117,13 @@ export function buildReport(input: ReportInput): Report {
       const measured = events.findLast((event) => event.kind === "mutants-measured" && event.commit === status.commit);
       const mutants =
         measured?.kind === "mutants-measured"
-          ? { made: measured.made, killed: measured.killed, ...(measured.reason ? { reason: measured.reason } : {}), ...(mutantsFlag(measured) ? { flag: mutantsFlag(measured) } : {}) }
+          ? {
+              made: measured.made,
+              killed: measured.killed,
+              ...(measured.reason ? { reason: measured.reason } : {}),
+              ...(mutantsFlag(measured) ? { flag: mutantsFlag(measured) } : {}),
+              ...(measured.unrun ? { unrun: measured.unrun } : {}),
+            }
           : undefined;
       report.merged.push({ id: row.id, goal, commit: status.commit, attempts: record?.attemptsUsed ?? 0, costUsd, wallMs, ...(tests ? { tests } : {}), ...(mutants ? { mutants } : {}) });
     } else if (status?.state === "awaiting_human") {
@@ -237,6 +252,7 @@ export function reportText(report: Report): string[] {
       `  ${row.id}  ${row.commit.slice(0, 10)}  ${row.attempts} attempt(s)  $${row.costUsd.toFixed(2)}  ${minutes(row.wallMs)}  ${row.goal}${row.tests ? `  [tests ${row.tests}]` : ""}${row.mutants && !row.mutants.reason ? `  [mutants killed ${row.mutants.killed}/${row.mutants.made}]` : ""}`,
     );
     if (row.mutants?.flag) lines.push(`    ${row.mutants.flag}: its planted tests killed none of ${row.mutants.made} mutants of its changed lines`);
+    if (row.mutants?.unrun) lines.push(`    mutants: ${row.mutants.unrun} more not run: the mutation check's share of the night ran out ([planning] mutants_share)`);
   }
   lines.push("", `Held for you (${report.held.length})`);
   for (const row of report.held) {
@@ -286,7 +302,7 @@ export function reportHtml(report: Report): string {
   const merged = `<table><tr><th>packet</th><th>commit</th><th>attempts</th><th>cost</th><th>wall time</th><th>goal</th><th>tests</th><th>mutants killed</th></tr>${report.merged
     .map(
       (row) =>
-        `<tr><td>${e(row.id)}</td><td><code>${e(row.commit.slice(0, 10))}</code></td><td>${row.attempts}</td><td>$${row.costUsd.toFixed(2)}</td><td>${e(minutes(row.wallMs))}</td><td>${e(row.goal)}</td><td>${e(row.tests ?? "")}</td><td${row.mutants?.flag ? ' class="violated"' : ""}>${row.mutants && !row.mutants.reason ? `${row.mutants.killed}/${row.mutants.made}${row.mutants.flag ? ` — ${e(row.mutants.flag)}` : ""}` : ""}</td></tr>`,
+        `<tr><td>${e(row.id)}</td><td><code>${e(row.commit.slice(0, 10))}</code></td><td>${row.attempts}</td><td>$${row.costUsd.toFixed(2)}</td><td>${e(minutes(row.wallMs))}</td><td>${e(row.goal)}</td><td>${e(row.tests ?? "")}</td><td${row.mutants?.flag ? ' class="violated"' : ""}>${row.mutants && !row.mutants.reason ? `${row.mutants.killed}/${row.mutants.made}${row.mutants.flag ? ` — ${e(row.mutants.flag)}` : ""}${row.mutants.unrun ? ` (${row.mutants.unrun} not run: out of time)` : ""}` : ""}</td></tr>`,
     )
     .join("")}</table>`;
   const held = report.held

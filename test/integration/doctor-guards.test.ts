@@ -174,7 +174,7 @@ describe("factory doctor --reviewer", () => {
   });
 
   it("a reviewer that holds every invariant of a landed change with a mutant its planted tests kill is rubber-stamping; one that rules it violated is armed", async () => {
-    const target = setUp({ script: { P01: { implementer: [{ write: { "src/double.js": DOUBLE_JS } }] } }, config: "\n[planning]\nmutants = 3\n" });
+    const target = setUp({ script: { P01: { implementer: [{ write: { "src/double.js": DOUBLE_JS } }] } }, config: "\n[planning]\nmutants = 3\nmutants_share = 0\n" });
     expect((await target.run()).code).toBe(0);
     const measured = (await target.events("P01")).find((event) => event.kind === "mutants-measured");
     expect(measured).toMatchObject({ killed: 3, killedExample: { file: "src/double.js", line: 2 } });

@@ -14,7 +14,7 @@ const implement = { P01: { implementer: [{ write: { "src/double.js": DOUBLE_JS }
 
 describe("mutants of a landed packet", () => {
   it("are killed by strong planted tests: every mutant of `return n * 2;` fails them", async () => {
-    const target = setUp({ script: implement, config: "\n[planning]\nmutants = 20\n" });
+    const target = setUp({ script: implement, config: "\n[planning]\nmutants = 20\nmutants_share = 0\n" });
     const ran = await target.run();
     expect(ran.code).toBe(0);
     expect(ran.out).toContain("P01: mutants: 3 of 3 mutants killed");
@@ -24,7 +24,7 @@ describe("mutants of a landed packet", () => {
   });
 
   it("survive a planted test that only asserts the function exists: the packet lands and is flagged, in the brief too", async () => {
-    const target = setUp({ script: implement, planted: WEAK_TEST, config: "\n[planning]\nmutants = 20\n" });
+    const target = setUp({ script: implement, planted: WEAK_TEST, config: "\n[planning]\nmutants = 20\nmutants_share = 0\n" });
     const ran = await target.run();
     expect(ran.code).toBe(0); // it landed: the check judges the tests, not the work
     expect(ran.out).toContain("P01: mutants: 0 of 3 mutants killed: its tests cannot tell this code from a broken one");
@@ -36,8 +36,30 @@ describe("mutants of a landed packet", () => {
     expect(text).toContain("its tests cannot tell this code from a broken one: its planted tests killed none of 3 mutants of its changed lines");
   });
 
+  it("stop at the mutation check's share of the night: the first mutant runs, the rest are said not run, in the brief too", async () => {
+    const target = setUp({ script: implement, config: "\n[planning]\nmutants = 20\nmutants_share = 0.000001\n" });
+    const ran = await target.run();
+    expect(ran.code).toBe(0);
+    expect(ran.out).toContain("P01: mutants: 1 of 1 mutants killed; 2 more not run: the mutation check's share of the night ran out ([planning] mutants_share)");
+    expect((await target.events("P01")).find((event) => event.kind === "mutants-measured")).toMatchObject({ made: 1, killed: 1, unrun: 2 });
+    const brief = /morning brief: factory report \(also (.+)\)/.exec(ran.out)?.[1];
+    expect(readFileSync(resolve(String(brief).replace(/\.html$/, ".txt")), "utf8")).toContain("mutants: 2 more not run");
+  });
+
+  it("stop a mutant that loops for ever after a few times the landed run, and count it killed", async () => {
+    const looping = "export function double(n) {\n  let left = n;\n  let sum = 0;\n  while (left > 0) {\n    left = left - 1;\n    sum = sum + 2;\n  }\n  return sum;\n}\n";
+    const target = setUp({ script: { P01: { implementer: [{ write: { "src/double.js": looping } }] } }, config: "\n[planning]\nmutants = 20\nmutants_share = 0\n" });
+    const ran = await target.run();
+    expect(ran.code).toBe(0);
+    const measured = (await target.events("P01")).find((event) => event.kind === "mutants-measured");
+    // `left - 1` made `left + 1` (and its like) never ends: stopped, and killed by it.
+    expect(measured).toMatchObject({ killed: (measured as { made: number }).made });
+    expect((measured as { timedOut?: number }).timedOut).toBeGreaterThanOrEqual(1);
+    expect(ran.out).toMatch(/P01: mutants: (\d+) of \1 mutants killed \(\d+ stopped past the time limit, counted killed\)/);
+  });
+
   it("stay within [planning] mutants, and are not made at all with mutants = 0", async () => {
-    const budgeted = setUp({ script: implement, config: "\n[planning]\nmutants = 2\n" });
+    const budgeted = setUp({ script: implement, config: "\n[planning]\nmutants = 2\nmutants_share = 0\n" });
     await budgeted.run();
     expect((await budgeted.events("P01")).find((event) => event.kind === "mutants-measured")).toMatchObject({ made: 2, killed: 2, budget: 2 });
     const off = setUp({ script: implement, config: "\n[planning]\nmutants = 0\n" });
@@ -52,7 +74,7 @@ describe.skipIf(!pytestAvailable("the Python mutants test"))("mutants of a lande
 
   it("are made by the AST mutator and killed by its planted pytest test", async () => {
     const target = queue.track(makeRepo({ initialCommit: false }));
-    writePythonProject(target, { config: `${queue.agentConfig}\n[planning]\nmutants = 20\n` });
+    writePythonProject(target, { config: `${queue.agentConfig}\n[planning]\nmutants = 20\nmutants_share = 0\n` });
     const spec = target.commit("project");
     queueDoublePacket(target, spec);
     const ran = await queue.run(target, { P01: { implementer: [{ write: { "pkg/double.py": "def double(n):\n    return n * 2\n" } }] } });
