@@ -32,6 +32,8 @@ import { syncWithRemote } from "../merge/target-sync.js";
 import { openPackets } from "./status.js";
 import { assessmentRefusals } from "../planning/policy.js";
 import { checkLandedMutants, newlyLanded } from "../loop/mutation-check.js";
+import { unwritableDir } from "../util/writable-dir.js";
+import { STATE_DIR } from "../ledger/scan.js";
 
 export interface RunOptions {
   cwd: string;
@@ -51,6 +53,7 @@ export interface RunOptions {
 
 /** `factory run`: drain the queue. Exit 0 drained, 1 halted, 2 invalid input, 130 interrupted. */
 export async function run(options: RunOptions): Promise<ExitCode> {
+  const began = Date.now();
   // With --json, stdout carries only the event stream (one JSON object per line); every other line goes to stderr.
   const output: Output = options.json
     ? { ...options.output, out: (text) => options.output.err(text), outPieces: async (pieces) => options.output.err(joined(pieces).toString("utf8")) }
@@ -87,6 +90,13 @@ export async function run(options: RunOptions): Promise<ExitCode> {
   if (broken) {
     output.err(`factory run refused: ${broken}.`);
     return EXIT.halted;
+  }
+
+  // Everything the run writes goes under .factory/state: a directory it cannot write is said now, before anything is claimed.
+  const unwritable = unwritableDir(join(workspace.root, STATE_DIR));
+  if (unwritable) {
+    output.err(`factory run refused: ${unwritable}. Nothing was claimed or spent.`);
+    return EXIT.invalid;
   }
 
   // [planning] require_assessment: refused before the preflight, whose model probes already cost money.
@@ -219,7 +229,7 @@ export async function run(options: RunOptions): Promise<ExitCode> {
       concurrency: options.concurrency ?? config.limits.concurrency,
       keepGoing: options.keepGoing === true || config.limits.onBlock === "continue",
     });
-    if (end.outcome !== "interrupted") await checkLandedMutants(ctx, { packets, landed: newlyLanded(mergedBefore, await mergedAt()), runMs: Date.now() - started });
+    if (end.outcome !== "interrupted") await checkLandedMutants(ctx, { packets, landed: newlyLanded(mergedBefore, await mergedAt()), runMs: Date.now() - began });
     await workspace.ledger.append([{ kind: "run-ended", run: owner.run, outcome: end.outcome, ...(end.reason ? { reason: end.reason } : {}) }]);
     progress.emit({ kind: "run-end", outcome: end.outcome, ...(end.reason ? { reason: end.reason } : {}), costUsd: budget.spentUsd, elapsedMs: Date.now() - started });
     let brief: string | undefined;

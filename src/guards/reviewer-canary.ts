@@ -5,7 +5,7 @@ import { parseJsonFile } from "../agents/result.js";
 import type { AgentAdapter } from "../agents/types.js";
 import { diffText } from "../git/diff.js";
 import { commitPaths, createWorktree, removeWorktree } from "../git/worktree.js";
-import { mutantsOf } from "../planning/mutants.js";
+import { mutationSites, sourceOf } from "../planning/mutants.js";
 import type { Packet } from "../packet/types.js";
 import { reviewerPrompt } from "../agents/prompt.js";
 import { validateReview } from "../review/contract.js";
@@ -65,11 +65,12 @@ export async function mutantCanary(
   const worktree = join(worktreesDir(ctx.root), `.canary-${process.pid}`);
   await createWorktree(ctx.root, { path: worktree, start: input.commit });
   try {
-    const made = (await mutantsOf(worktree, input.commit, packet)).find(
-      (mutant) => mutant.file === input.mutant.file && mutant.line === input.mutant.line && mutant.description === input.mutant.description,
+    const made = (await mutationSites(worktree, input.commit, packet)).find(
+      (site) => site.file === input.mutant.file && site.line === input.mutant.line && site.description === input.mutant.description,
     );
-    if (!made) return undefined;
-    writeFileSync(join(worktree, made.file), made.source);
+    const source = made && (await sourceOf(made));
+    if (!made || source === undefined) return undefined;
+    writeFileSync(join(worktree, made.file), source);
     const broken = await commitPaths(worktree, [made.file], `factory doctor: a mutant of ${packet.id} its tests kill`);
     const diff = await diffText(worktree, `${input.commit}^`, broken);
     return await reviewEach(ctx, { ...input, worktree, prompt: reviewerPrompt({ packet, diff, gates: [], outputPath: REVIEW_OUTPUT }), name: "mutant-canary" });

@@ -32,11 +32,19 @@ export async function checkLandedMutants(ctx: RunContext, input: { packets: read
   // A share of the night, never more: what it could not run is said.
   const share = ctx.config.planning.mutantsShare;
   const deadline = share > 0 ? Date.now() + share * input.runMs : undefined;
+  let judged = false;
   for (const { id, commit } of input.landed) {
     const packet = input.packets.find((candidate) => candidate.id === id);
     if (!packet) continue;
     try {
       checkInterrupted(ctx.signal);
+      if (judged && deadline !== undefined && Date.now() >= deadline) {
+        // Past the share, a packet's check would cost its scratch checkout and a run of the landed code before any mutant.
+        const reason = "the mutation check's share of the night ran out before it ([planning] mutants_share)";
+        await ctx.ledger.append([{ kind: "mutants-measured", packet: id, commit, made: 0, killed: 0, budget, reason }]);
+        ctx.emit({ kind: "notice", packet: id, message: `mutants: not measured: ${reason}` });
+        continue;
+      }
       ctx.emit({ kind: "notice", packet: id, message: `mutants: running its planted and hidden tests against at most ${budget} mutants of its changed lines` });
       const measured = await measureMutants(ctx, { packet, commit, runDir: join(ctx.root, RUNS_DIR, id, `mutants-${commit.slice(0, 10)}`), budget, ...(deadline ? { deadline } : {}) });
       await ctx.ledger.append([
@@ -54,6 +62,7 @@ export async function checkLandedMutants(ctx: RunContext, input: { packets: read
           ...(measured.timedOut ? { timedOut: measured.timedOut } : {}),
         },
       ]);
+      judged ||= measured.made > 0;
       const flag = mutantsFlag(measured);
       const said = measured.reason ? `not measured: ${measured.reason}` : `${measured.killed} of ${measured.made} mutants killed${mutantsNotes(measured)}${flag ? `: ${flag}` : ""}`;
       ctx.emit({ kind: "notice", packet: id, message: `mutants: ${said}` });

@@ -11,7 +11,7 @@ import { hasBaseline, runTests, type TestRun } from "../loop/baseline.js";
 import { checkInterrupted, surfaceOf, worktreesDir, type RunContext } from "../loop/context.js";
 import { installSurface } from "../loop/prepare.js";
 import type { Packet } from "../packet/types.js";
-import { jsMutants, type Mutant, sampleEvenly } from "./mutate-js.js";
+import { jsMutants, sampleEvenly } from "./mutate-js.js";
 
 export interface MutantsMeasured {
   made: number;
@@ -77,10 +77,10 @@ export async function measureMutants(
     const failing = [...landed.runs.values()].flatMap((gate) => gate.results.filter((result) => result.outcome === "failed"));
     if (failing.length > 0) return none(`its tests fail on the landed tree (${failing[0]?.id}…), so no mutant can be judged`);
 
-    const chosen = sampleEvenly(await mutantsOf(worktree, input.commit, packet), input.budget);
+    const chosen = sampleEvenly(await mutationSites(worktree, input.commit, packet), input.budget);
     const measured: MutantsMeasured = { made: chosen.length, killed: 0, survivors: [] };
+    let unmade = 0;
     if (chosen.length === 0) return { ...measured, reason: "no simple mutant could be made of its changed lines" };
-    measured.made = chosen.length;
     for (const [index, mutant] of chosen.entries()) {
       checkInterrupted(ctx.signal);
       if (index > 0 && input.deadline !== undefined && Date.now() >= input.deadline) {
@@ -89,7 +89,12 @@ export async function measureMutants(
       }
       const path = join(worktree, mutant.file);
       const original = readFileSync(path);
-      writeFileSync(path, mutant.source);
+      const source = await sourceOf(mutant);
+      if (source === undefined) {
+        unmade++; // the mutator could not write it: not judged, not counted
+        continue;
+      }
+      writeFileSync(path, source);
       try {
         const started = Date.now();
         const result = await run(`mutant-${index + 1}`, bounded);
@@ -110,7 +115,7 @@ export async function measureMutants(
       }
     }
     // What was not run was not made: `made` counts the mutants judged.
-    return { ...measured, made: chosen.length - (measured.unrun ?? 0) };
+    return { ...measured, made: chosen.length - (measured.unrun ?? 0) - unmade };
   } finally {
     await removeWorktree(ctx.root, worktree);
   }
@@ -123,15 +128,41 @@ async function mutableFiles(cwd: string, commit: string, packet: Packet): Promis
   );
 }
 
-/** Every mutant of the lines the packet's squash added, in a checkout of `commit`, in a stable order (the reviewer canary makes one again by its place). */
-export async function mutantsOf(worktree: string, commit: string, packet: Packet): Promise<Mutant[]> {
-  const all: Mutant[] = [];
-  for (const file of await mutableFiles(worktree, commit, packet)) {
-    const lines = new Set(file.added.map((added) => added.line));
-    const path = join(worktree, file.path);
-    all.push(...(file.path.endsWith(".py") ? await pythonMutants(file.path, path, lines) : jsMutants(file.path, readFileSync(path, "utf8"), lines)));
+/**
+ * The places mutants can be made on the lines the packet's squash added, in a checkout of `commit`, in a
+ * stable order (the reviewer canary finds one again by its place). A JavaScript site carries its source;
+ * a Python one's is written out by `sourceOf` only when it is run: unparsing a file of thousands of lines
+ * for every site of a large change took longer than running the mutants.
+ */
+export async function mutationSites(worktree: string, commit: string, packet: Packet): Promise<Site[]> {
+  const files = await mutableFiles(worktree, commit, packet);
+  const python = files.filter((file) => file.path.endsWith(".py")).map((file) => ({ file: file.path, path: join(worktree, file.path), lines: [...new Set(file.added.map((added) => added.line))] }));
+  const listed = await pythonSites(python);
+  const all: Site[] = [];
+  for (const file of files) {
+    const at = python.findIndex((entry) => entry.file === file.path);
+    const entry = python[at];
+    if (entry) all.push(...(listed[at] ?? []).map((site, index) => ({ file: file.path, ...site, python: { path: entry.path, lines: entry.lines, at: index } })));
+    else all.push(...jsMutants(file.path, readFileSync(join(worktree, file.path), "utf8"), new Set(file.added.map((added) => added.line))));
   }
   return all;
+}
+
+/** A site's mutant: the whole file with its one change; undefined when the mutator could not make it. */
+export async function sourceOf(site: Site): Promise<string | undefined> {
+  if (!site.python) return site.source;
+  const { path, lines, at } = site.python;
+  const made = await execa("python3", [PYTHON_MUTATOR, path, JSON.stringify(lines), "500", JSON.stringify([at])], { reject: false, timeout: 60_000 });
+  return made.exitCode === 0 ? (JSON.parse(String(made.stdout)) as { source: string }[])[0]?.source : undefined;
+}
+
+/** A place a mutant can be made: a JavaScript one with its source, a Python one by its site number in the mutator's list. */
+export interface Site {
+  file: string;
+  line: number;
+  description: string;
+  source?: string;
+  python?: { path: string; lines: number[]; at: number };
 }
 
 /** A mutant is killed when the run breaks, or a planted or hidden case that passed on the landed tree fails (or its file no longer loads). */
@@ -146,10 +177,9 @@ function killedBy(run: TestRun, landed: TestRun & { ok: true }, files: readonly 
 
 const PYTHON_MUTATOR = fileURLToPath(new URL("../../src/planning/mutate_python.py", import.meta.url));
 
-/** The Python file's mutants, made by the bundled AST mutator (the file is parsed, never run); none when python3 cannot parse it. */
-async function pythonMutants(file: string, path: string, lines: ReadonlySet<number>): Promise<Mutant[]> {
-  const made = await execa("python3", [PYTHON_MUTATOR, path, JSON.stringify([...lines]), "500"], { reject: false, timeout: 60_000 });
-  if (made.exitCode !== 0) return [];
-  const parsed = JSON.parse(String(made.stdout)) as { line: number; description: string; source: string }[];
-  return parsed.map((mutant) => ({ file, ...mutant }));
+/** The Python files' mutation sites (line and description), by the bundled AST mutator in one start (a file is parsed, never run); none for a file python3 cannot parse. */
+async function pythonSites(files: readonly { path: string; lines: number[] }[]): Promise<{ line: number; description: string }[][]> {
+  if (files.length === 0) return [];
+  const made = await execa("python3", [PYTHON_MUTATOR, "--sites", "500"], { input: JSON.stringify(files), reject: false, timeout: 120_000 });
+  return made.exitCode === 0 ? (JSON.parse(String(made.stdout)) as { line: number; description: string }[][]) : [];
 }

@@ -1,11 +1,16 @@
 """Mutants of the given lines of one Python file, for `factory run`'s mutation check.
 
-python3 mutate_python.py <file> '<json list of line numbers>' <most>
+python3 mutate_python.py <file> '<json list of line numbers>' <most> [sites | '<json list of site numbers>']
+python3 mutate_python.py --sites <most> < '[{"path": …, "lines": […]}, …]'
 
 Prints a JSON list of {"line", "description", "source"}: each the whole file
 with one simple change on one of the lines (a comparison or operator
 flipped, a constant changed, a returned value dropped, a statement
-dropped). The file is parsed, never run.
+dropped). The file is parsed, never run. With `sites`, only the line and
+description of each (no source: writing the whole file out is the slow
+part); with a list of site numbers, the mutants of those sites alone.
+`--sites` lists the sites of many files in one start ([] for a file that
+does not parse).
 """
 
 import ast
@@ -75,13 +80,36 @@ def apply(tree, index, action):
     return ast.fix_missing_locations(tree)
 
 
+def all_sites(most):
+    listed = []
+    for entry in json.load(sys.stdin):
+        try:
+            with open(entry["path"], encoding="utf-8") as handle:
+                tree = ast.parse(handle.read(), filename=entry["path"])
+        except (OSError, SyntaxError, ValueError):
+            listed.append([])
+            continue
+        listed.append([{"line": line, "description": description} for _, _, line, description in sites(tree, set(entry["lines"]))[:most]])
+    json.dump(listed, sys.stdout)
+
+
 def main():
+    if sys.argv[1] == "--sites":
+        all_sites(int(sys.argv[2]))
+        return
     path, lines, most = sys.argv[1], set(json.loads(sys.argv[2])), int(sys.argv[3])
+    wanted = sys.argv[4] if len(sys.argv) > 4 else None
     with open(path, encoding="utf-8") as handle:
         source = handle.read()
     tree = ast.parse(source, filename=path)
+    found = sites(tree, lines)[:most]
+    if wanted == "sites":
+        json.dump([{"line": line, "description": description} for _, _, line, description in found], sys.stdout)
+        return
+    chosen = range(len(found)) if wanted is None else json.loads(wanted)
     mutants = []
-    for index, action, line, description in sites(tree, lines)[:most]:
+    for at in chosen:
+        index, action, line, description = found[at]
         mutated = apply(copy.deepcopy(tree), index, action)
         mutants.append({"line": line, "description": description, "source": ast.unparse(mutated) + "\n"})
     json.dump(mutants, sys.stdout)

@@ -46,6 +46,20 @@ describe("mutants of a landed packet", () => {
     expect(readFileSync(resolve(String(brief).replace(/\.html$/, ".txt")), "utf8")).toContain("mutants: 2 more not run");
   });
 
+  it("past the share, a later landed packet is not measured at all, and says why", async () => {
+    const target = setUp({
+      script: { ...implement, P02: { implementer: [{ write: { "src/triple.js": "export function triple(n) {\n  return n * 3;\n}\n" } }] } },
+      config: "\n[planning]\nmutants = 20\nmutants_share = 0.000001\n",
+    });
+    target.write("packets/P02-triple.toml", target.read("packets/P01-double.toml").replaceAll("P01", "P02").replace("Add double", "Add triple").replace("src/double.js", "src/triple.js"));
+    target.write("packets/supplied/P02/test/triple.test.js", target.read("packets/supplied/P01/test/double.test.js").replaceAll("double", "triple").replace("42", "63"));
+    target.commit("a second packet");
+    const ran = await target.run();
+    expect(ran.code, ran.out).toBe(0);
+    expect(ran.out).toContain("P01: mutants: 1 of 1 mutants killed; 2 more not run");
+    expect(ran.out).toContain("P02: mutants: not measured: the mutation check's share of the night ran out before it ([planning] mutants_share)");
+  });
+
   it("stop a mutant that loops for ever after a few times the landed run, and count it killed", async () => {
     const looping = "export function double(n) {\n  let left = n;\n  let sum = 0;\n  while (left > 0) {\n    left = left - 1;\n    sum = sum + 2;\n  }\n  return sum;\n}\n";
     const target = setUp({ script: { P01: { implementer: [{ write: { "src/double.js": looping } }] } }, config: "\n[planning]\nmutants = 20\nmutants_share = 0\n" });
