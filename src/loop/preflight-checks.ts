@@ -47,6 +47,10 @@ export function commandProgram(line: string): string | undefined {
  * install and gate programs are on PATH, and (unless told not to) each
  * tier's model answers as configured.
  */
+/** What a shallow clone is told: what it lacks, and the command that fetches it. */
+export const SHALLOW_PROBLEM =
+  "this checkout is a shallow clone (git clone --depth): it lacks the commits packets are pinned to (spec_commit) and the target's history the landings are read from; fetch the whole history with `git fetch --unshallow`, then run again (the packets need no change)";
+
 export async function preflight(input: {
   root: string;
   config: Config;
@@ -135,7 +139,11 @@ export async function preflight(input: {
     }
   }
 
-  for (const packet of input.packets) {
+  // A shallow clone lacks the commits packets are pinned to and the history the landing reads trailers in: one line, not one per packet.
+  const shallowAnswer = await gitTry(root, ["rev-parse", "--is-shallow-repository"]);
+  const shallow = shallowAnswer.ok && shallowAnswer.out.trim() === "true";
+  checks.push({ what: "the checkout has its whole history (not a shallow clone)", ...(shallow ? { problem: SHALLOW_PROBLEM } : {}) });
+  for (const packet of shallow ? [] : input.packets) {
     const spec = await pinnedSpec(root, packet);
     checks.push({ what: `packet ${packet.id}: spec_commit and spec_path resolve`, ...(spec.ok ? {} : { problem: `${packet.file}: ${spec.problem}` }) });
   }
