@@ -9,7 +9,7 @@ import { eventPacket, type LedgerEvent } from "../ledger/events.js";
 import { emptyState, foldInto, type LedgerState } from "../ledger/fold.js";
 import type { LedgerView } from "../ledger/ledger.js";
 import { LedgerScanner, SCAN_START, STATE_DIR, type ScanPosition } from "../ledger/scan.js";
-import { ledgerPath, scanFile } from "../ledger/store.js";
+import { describeBreak, ledgerPath, scanFile } from "../ledger/store.js";
 import { isPgLedger } from "../ledger/open.js";
 import { eventLine, type PgLedger } from "../ledger/pg-ledger.js";
 import { readWorkers, type WorkerRow } from "../ledger/pg-workers.js";
@@ -45,7 +45,7 @@ export async function board(options: BoardOptions): Promise<ExitCode> {
   const live = new LiveLedger(workspace);
   await live.refresh();
   const clients = new Set<ServerResponse>();
-  let rows = boardRowsHtml(await live.rows());
+  let rows = boardRowsHtml(await live.rows(), live.alarm());
   let workers = live.workers ? workersHtml(live.workers) : undefined;
 
   const server = createServer((request, response) => {
@@ -76,7 +76,7 @@ export async function board(options: BoardOptions): Promise<ExitCode> {
         .refresh()
         .then(() => live.rows())
         .then((fresh) => {
-          const html = boardRowsHtml(fresh);
+          const html = boardRowsHtml(fresh, live.alarm());
           if (html !== rows) {
             rows = html;
             for (const client of clients) client.write(`data: ${JSON.stringify(html)}\n\n`);
@@ -137,7 +137,9 @@ async function serve(live: LiveLedger, clients: Set<ServerResponse>, now: () => 
   if (path === "/") {
     response
       .writeHead(200, { ...headers, "content-type": "text/html; charset=utf-8" })
-      .end(boardPage({ branch: workspace.branch, root: workspace.root, rows: await live.rows(), ...(live.workers ? { workers: live.workers } : {}) }));
+      .end(
+        boardPage({ branch: workspace.branch, root: workspace.root, rows: await live.rows(), ...(live.workers ? { workers: live.workers } : {}), ...(live.alarm() ? { alarm: live.alarm() } : {}) }),
+      );
     return;
   }
   if (path === "/events") {
@@ -268,6 +270,11 @@ export class LiveLedger {
     if (isPgLedger(this.workspace.ledger)) return true;
     const path = ledgerPath(this.workspace.root);
     return (existsSync(path) ? statSync(path).size : 0) !== this.size || this.progress.changed();
+  }
+
+  /** Where the ledger's hash chain breaks, as status says it, or undefined while it holds. */
+  alarm(): string | undefined {
+    return describeBreak(this.position);
   }
 
   /** The workers of a PostgreSQL ledger as of the last read; undefined on the file ledger. */

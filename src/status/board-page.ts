@@ -84,14 +84,18 @@ export function liveRows(board: Board, steps: ReadonlyMap<string, string>, runni
   });
 }
 
-/** Pure: the rows of the board's table (what the live stream replaces). */
-export function boardRowsHtml(rows: readonly LiveRow[]): string {
-  return rows
-    .map(
-      (row) =>
-        `<tr id="${e(row.id)}"><td><a href="/packet/${encodeURIComponent(row.id)}">${e(row.id)}</a></td><td class="state ${e(row.state)}">${e(row.state)}</td><td>${row.attempt}</td><td>$${row.costUsd.toFixed(2)}</td><td class=elapsed${row.since ? ` data-since="${e(row.since)}"` : ""}></td><td>${e(row.goal)}</td><td class=reason>${e(row.reason)}</td></tr>`,
-    )
-    .join("");
+/** Pure: the rows of the board's table (what the live stream replaces); an alarm (the ledger's chain breaks) first, across the table. */
+export function boardRowsHtml(rows: readonly LiveRow[], alarm?: string): string {
+  const first = alarm ? `<tr id=alarm><td colspan=7 class=alarm>${e(alarm)}</td></tr>` : "";
+  return (
+    first +
+    rows
+      .map(
+        (row) =>
+          `<tr id="${e(row.id)}"><td><a href="/packet/${encodeURIComponent(row.id)}">${e(row.id)}</a></td><td class="state ${e(row.state)}">${e(row.state)}</td><td>${row.attempt}</td><td>$${row.costUsd.toFixed(2)}</td><td class=elapsed${row.since ? ` data-since="${e(row.since)}"` : ""}></td><td>${e(row.goal)}</td><td class=reason>${e(row.reason)}</td></tr>`,
+      )
+      .join("")
+  );
 }
 
 /** Pure: the rows of the workers' table (PostgreSQL ledger): a worker past its lease is stale, never alive. */
@@ -106,7 +110,7 @@ export function workersHtml(workers: readonly WorkerRow[]): string {
 }
 
 const STYLE =
-  "body{font:15px/1.45 system-ui,sans-serif;max-width:72rem;margin:2rem auto;padding:0 1rem}table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #ddd;padding:.25rem .6rem;text-align:left;vertical-align:top}pre{background:#f6f6f6;padding:.5rem;overflow:auto}.merged{color:#070}.alive{color:#070}.stale{color:#b00;font-weight:bold}.ended{color:#777}.blocked{color:#b00}.awaiting_human{color:#a60}.reason{color:#555;font-size:90%}";
+  "body{font:15px/1.45 system-ui,sans-serif;max-width:72rem;margin:2rem auto;padding:0 1rem}table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #ddd;padding:.25rem .6rem;text-align:left;vertical-align:top}pre{background:#f6f6f6;padding:.5rem;overflow:auto}.merged{color:#070}.alive{color:#070}.stale{color:#b00;font-weight:bold}.ended{color:#777}.blocked{color:#b00}.awaiting_human{color:#a60}.reason{color:#555;font-size:90%}.alarm{background:#fee;color:#b00;font-weight:bold}";
 
 /** The page's only script: the rows from the server's stream, and the running packets' elapsed time. */
 const SCRIPT = `(function(){
@@ -119,12 +123,12 @@ setInterval(tick,1000);tick();
 })();`;
 
 /** Pure: the whole board page; without JavaScript it is the board as of the request. */
-export function boardPage(input: { branch: string; rows: readonly LiveRow[]; root: string; workers?: readonly WorkerRow[] }): string {
+export function boardPage(input: { branch: string; rows: readonly LiveRow[]; root: string; workers?: readonly WorkerRow[]; alarm?: string }): string {
   return page(
     `factory board: ${input.root}`,
     `<h1>factory board</h1>
 <p>${e(input.root)} · target <code>${e(input.branch)}</code> · <span id=live>live</span></p>
-<table><thead><tr><th>packet</th><th>state</th><th>attempt</th><th>spend</th><th>elapsed</th><th>goal</th><th>why</th></tr></thead><tbody id=rows>${boardRowsHtml(input.rows)}</tbody></table>
+<table><thead><tr><th>packet</th><th>state</th><th>attempt</th><th>spend</th><th>elapsed</th><th>goal</th><th>why</th></tr></thead><tbody id=rows>${boardRowsHtml(input.rows, input.alarm)}</tbody></table>
 ${input.workers ? `<h2>Workers</h2>\n<table><thead><tr><th>worker</th><th>state</th><th>where</th><th>holds</th><th>last heartbeat</th></tr></thead><tbody id=workers>${workersHtml(input.workers)}</tbody></table>\n` : ""}<script>${SCRIPT}</script>`,
   );
 }

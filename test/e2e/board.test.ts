@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import { FACTORY_BIN, runCli } from "../helpers/cli.js";
 import { DOUBLE_JS, DOUBLE_TEST_FOR, useLoopRepos } from "../helpers/loop-repo.js";
@@ -75,6 +75,24 @@ async function untilEvent(url: string, test: (event: { type: string; data: strin
 }
 
 describe("factory board", () => {
+  it("shows a ledger whose hash chain breaks (a line edited in place) as an alarm across the table; an intact one shows none", async () => {
+    const target = setUp({ script: { P01: { implementer: [{ write: { "src/double.js": DOUBLE_JS } }] } } });
+    const ran = runCli(["run"], target.dir, {}, 120_000);
+    expect(ran.code, `${ran.stdout}${ran.stderr}`).toBe(0);
+    const board = await startBoard(target.dir);
+    expect(await (await fetch(board)).text()).not.toContain("<tr id=alarm>");
+    boardProcess?.kill("SIGKILL");
+    // The same length, one digit changed: only the chain can tell.
+    const file = `${target.dir}/.factory/state/ledger.jsonl`;
+    const lines = readFileSync(file, "utf8").split("\n");
+    const at = lines.findIndex((line) => /"attempt":1/.test(line) && line.includes('"kind":"claimed"'));
+    lines[at] = (lines[at] as string).replace('"attempt":1', '"attempt":7');
+    writeFileSync(file, lines.join("\n"));
+    const again = await startBoard(target.dir);
+    const page = await (await fetch(again)).text();
+    expect(page).toMatch(new RegExp(`<tr id=alarm><td colspan=7 class=alarm>\\.factory/state/ledger\\.jsonl:${at + 2}: the ledger&#39;s hash chain breaks here`));
+  });
+
   it("on a PostgreSQL ledger shows the shared queue and every worker, and a worker past its lease as stale, pushed live", async (context) => {
     if (!database.available()) return context.skip();
     const url = await database.database();
