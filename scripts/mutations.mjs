@@ -194,6 +194,7 @@ const MUTATIONS = [
   {
     guard: "planted file with no case here: excused only as a new version of a tip file that yielded none",
     file: "src/loop/planted-check.ts",
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the source text the mutation replaces
     from: "if (hasCasesOf(baselines, file, input.surface.dir) || !(await objectId(ctx.root, `${input.tip}:${file}`))) continue;",
     to: "if (hasCasesOf(baselines, file, input.surface.dir) || !(await objectId(ctx.root, input.tip))) continue;",
     tests: [["test/integration/planted-platform.test.ts", "a new file that yields none never ran"]],

@@ -197,19 +197,19 @@ describe("checkPlanted (after the implementation)", () => {
       now: [...baseline, fail("tests.test_double::test_double"), skip("tests.test_mac::test_flags", MAC), skip("tests.test_mac::test_arch", MAC)],
     });
     expect(planted.skipped).toEqual({ "tests.test_mac::test_flags": MAC, "tests.test_mac::test_arch": MAC });
-    const after = (mac: TestResult[]) => checkPlanted({ planted, surfaceDir: ".", baseline, now: [...baseline, pass("tests.test_double::test_double"), ...mac] });
-    const quiet = after([skip("tests.test_mac::test_flags", MAC), skip("tests.test_mac::test_arch", MAC)]);
+    const judged = (mac: TestResult[]) => checkPlanted({ planted, surfaceDir: ".", baseline, now: [...baseline, pass("tests.test_double::test_double"), ...mac] });
+    const quiet = judged([skip("tests.test_mac::test_flags", MAC), skip("tests.test_mac::test_arch", MAC)]);
     expect(quiet.findings).toEqual([]);
     expect(quiet.unchecked).toEqual([
       { id: "tests.test_mac::test_flags", reason: MAC },
       { id: "tests.test_mac::test_arch", reason: MAC },
     ]);
-    expect(after([pass("tests.test_mac::test_flags"), skip("tests.test_mac::test_arch", MAC)]).findings).toEqual([]);
+    expect(judged([pass("tests.test_mac::test_flags"), skip("tests.test_mac::test_arch", MAC)]).findings).toEqual([]);
     // Skipped for another reason now (the work made its import fail), or failing: the work's.
     const noneRuns = [{ id: "tests/test_mac.py", message: "no test of this planted file passes" }];
-    expect(after([skip("tests.test_mac::test_flags", "could not import 'gyp.xcode'"), skip("tests.test_mac::test_arch", MAC)]).findings).toEqual(noneRuns);
-    expect(after([fail("tests.test_mac::test_flags"), skip("tests.test_mac::test_arch", MAC)]).findings).toEqual(noneRuns);
-    expect(after([fail("tests.test_mac::test_flags"), pass("tests.test_mac::test_arch")]).findings).toEqual([
+    expect(judged([skip("tests.test_mac::test_flags", "could not import 'gyp.xcode'"), skip("tests.test_mac::test_arch", MAC)]).findings).toEqual(noneRuns);
+    expect(judged([fail("tests.test_mac::test_flags"), skip("tests.test_mac::test_arch", MAC)]).findings).toEqual(noneRuns);
+    expect(judged([fail("tests.test_mac::test_flags"), pass("tests.test_mac::test_arch")]).findings).toEqual([
       { id: "tests.test_mac::test_flags", message: "case of planted file tests/test_mac.py fails" },
     ]);
     // A planted case that failed before the work is never excused by a skip after it.
