@@ -54,6 +54,8 @@ export async function doctor(options: DoctorOptions): Promise<ExitCode> {
       tip: workspace.tip,
       packets: await openPackets(workspace),
       models: options.models,
+      // Every agent, tier and surface the config names: a doctor run before the first packet is committed checks them too.
+      everything: true,
       // The guard proof measures the suite itself; without it, the preflight does.
       ...(options.guards ? {} : { baseline: { signal: options.signal } }),
     });

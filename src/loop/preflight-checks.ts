@@ -62,6 +62,8 @@ export async function preflight(input: {
    * `worker`: several workers may share a checkout on a PostgreSQL ledger; each measures in a directory of its own.
    */
   baseline?: { signal: AbortSignal; worker?: string };
+  /** Every tier and surface the config names, whether or not a queued packet uses it yet (doctor: before the first packet is committed). */
+  everything?: boolean;
 }): Promise<Preflight> {
   const { config, root } = input;
   const checks: Check[] = [];
@@ -87,7 +89,7 @@ export async function preflight(input: {
   }
 
   const adapters = new Map<string, AgentAdapter>();
-  const tiersUsed = new Set(input.packets.flatMap((packet) => [packet.tier, packet.reviewer]));
+  const tiersUsed = new Set(input.everything ? config.tiers.map((tier) => tier.name) : input.packets.flatMap((packet) => [packet.tier, packet.reviewer]));
   for (const tier of config.tiers.filter((candidate) => tiersUsed.has(candidate.name))) {
     const agent = config.agents[tier.agent];
     if (!agent || adapters.has(agent.name)) continue;
@@ -109,7 +111,7 @@ export async function preflight(input: {
     });
   }
 
-  const surfacesUsed = new Set(input.packets.map((packet) => packet.surface));
+  const surfacesUsed = new Set(input.everything ? config.surfaces.map((surface) => surface.name) : input.packets.map((packet) => packet.surface));
   for (const surface of config.surfaces.filter((candidate) => surfacesUsed.has(candidate.name))) {
     if (surface.dir !== ".") {
       const type = await gitTry(root, ["cat-file", "-t", `${input.tip}:${surface.dir}`]);

@@ -106,6 +106,17 @@ describe("factory doctor proves the guards", { timeout: 180_000 }, () => {
     expectNothingLeft(target);
   });
 
+  it("checks every agent the config names, even one no queued packet uses yet: a missing program fails, a present one passes", () => {
+    const missing = setUp({ script: {}, config: '\n[agents.ghost]\nkind = "command"\nrun = "no-such-agent-program --go"\n[tiers.premium]\nagent = "ghost"\nmodel = "m"\n' });
+    const refused = doctor(missing.dir, "--no-guards");
+    expect(refused.out).toContain('FAIL  agent "ghost": its program is found\n      agent "ghost": its program "no-such-agent-program" was not found on PATH');
+    expect(refused.code).toBe(1);
+    const present = setUp({ script: {}, config: '\n[agents.ghost]\nkind = "command"\nrun = "node --version"\n[tiers.premium]\nagent = "ghost"\nmodel = "m"\n' });
+    const passed = doctor(present.dir, "--no-guards");
+    expect(passed.out).toContain('ok    agent "ghost": its program is found');
+    expect(passed.code, passed.out).toBe(0);
+  });
+
   it("a tests gate whose every test fails at the tip cannot see a regression: NOT ARMED, naming why", () => {
     const target = setUp({ script: {} });
     target.write("test/calc.test.js", "import { nothing } from './missing.js';\n");
