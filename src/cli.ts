@@ -46,11 +46,22 @@ export function buildProgram(): Command {
     .option("--scope <text>", "which part of the spec to cut")
     .option("--scope-file <file>", "the scope, from a file")
     .option("--tier <name>", 'the tier whose agent plans (default: [planning] tier, else "advanced", else the strongest)')
-    .option("--agent <name>", "plan with this agent of the config (with the tier's model)")
-    .action(async (opts: { spec: string; scope?: string; scopeFile?: string; tier?: string; agent?: string }) => {
+    .option("--agent <name>", "plan with this agent of the config (with the model of a tier that uses it, or --model)")
+    .option("--model <id>", "the model to plan with (one the agent's CLI serves)")
+    .action(async (opts: { spec: string; scope?: string; scopeFile?: string; tier?: string; agent?: string; model?: string }) => {
       const controller = interruptible();
       finish(
-        await (await import("./commands/cut.js")).cut({ cwd, spec: opts.spec, scope: opts.scope, scopeFile: opts.scopeFile, tier: opts.tier, agent: opts.agent, output, signal: controller.signal }),
+        await (await import("./commands/cut.js")).cut({
+          cwd,
+          spec: opts.spec,
+          scope: opts.scope,
+          scopeFile: opts.scopeFile,
+          tier: opts.tier,
+          agent: opts.agent,
+          model: opts.model,
+          output,
+          signal: controller.signal,
+        }),
       );
     });
 

@@ -1,3 +1,4 @@
+import { cutTier } from "../planning/cut-tier.js";
 import { readFileSync } from "node:fs";
 import { isAbsolute, relative, resolve } from "node:path";
 import { adapterFor } from "../agents/index.js";
@@ -22,8 +23,9 @@ export interface CutOptions {
   scope: string | undefined;
   scopeFile: string | undefined;
   tier: string | undefined;
-  /** An agent of the config to plan with, in place of the tier's (with the tier's model). */
+  /** An agent of the config to plan with, in place of the tier's: with `model`, else the model of a tier that uses it. */
   agent: string | undefined;
+  model?: string | undefined;
   output: Output;
   signal: AbortSignal;
 }
@@ -60,9 +62,10 @@ export async function cut(options: CutOptions): Promise<ExitCode> {
   const tierName = options.tier ?? config.planning.tier ?? advancedTier(config.tiers.map((tier) => tier.name));
   const named = config.tiers.find((candidate) => candidate.name === tierName);
   if (!named) return fail(`no tier "${tierName ?? ""}" in .factory/config.toml; choose one with --tier, or set [planning] tier`);
-  const tier = options.agent ? { ...named, agent: options.agent } : named;
-  const agent = config.agents[tier.agent];
-  if (!agent) return fail(`no agent "${tier.agent}" in .factory/config.toml; name one of ${Object.keys(config.agents).join(", ")}`);
+  const chosen = cutTier(config, named, { agent: options.agent, model: options.model });
+  if (!chosen.ok) return fail(chosen.problem);
+  const { tier } = chosen;
+  const agent = config.agents[tier.agent] as NonNullable<(typeof config.agents)[string]>;
   const lookup = adapterFor(agent);
   if (!lookup.ok) return fail(`.factory/config.toml: ${lookup.reason}`);
   if (config.planning.maxCostUsd === 0) return fail("[planning] max_cost_usd = 0 allows no planning call");
@@ -77,7 +80,7 @@ export async function cut(options: CutOptions): Promise<ExitCode> {
   const stamp = new Date().toISOString().replaceAll(":", "-");
   const runDir = resolve(workspace.root, RUNS_DIR, `cut-${stamp}`);
   const conventions = await readFileAt(workspace.root, workspace.tip, CONVENTIONS_FILE);
-  output.err(`cutting packets from ${specPath} @ ${specCommit.slice(0, 10)} (tier ${tier.name}, agent ${tier.agent})…`);
+  output.err(`cutting packets from ${specPath} @ ${specCommit.slice(0, 10)} (tier ${tier.name}, agent ${tier.agent}, model ${tier.model})…`);
   const ctx = { root: workspace.root, config, signal: options.signal };
   let result: Awaited<ReturnType<typeof cutPackets>>;
   try {

@@ -38,7 +38,10 @@ const plannerWrites = (files: Record<string, string>) => ({
   cut: { planner: [{ write: Object.fromEntries(Object.entries(files).map(([path, text]) => [`.factory/cut/${path}`, text])), cost: 0.2 }] },
 });
 
-async function cutIn(target: LoopRepo, extra: { scope?: string; scopeFile?: string; spec?: string } = { scope: "the arithmetic section" }): Promise<{ code: number; out: string; stdout: string }> {
+async function cutIn(
+  target: LoopRepo,
+  extra: { scope?: string; scopeFile?: string; spec?: string; agent?: string; model?: string } = { scope: "the arithmetic section" },
+): Promise<{ code: number; out: string; stdout: string }> {
   const output = bufferOutput();
   const code = await cut({
     cwd: target.dir,
@@ -46,7 +49,8 @@ async function cutIn(target: LoopRepo, extra: { scope?: string; scopeFile?: stri
     scope: extra.scope,
     scopeFile: extra.scopeFile,
     tier: undefined,
-    agent: undefined,
+    agent: extra.agent,
+    model: extra.model,
     output,
     signal: new AbortController().signal,
   });
@@ -59,6 +63,19 @@ function refusedDir(target: LoopRepo): string {
 }
 
 describe("factory cut", () => {
+  it("--agent plans with a model of that agent: another provider's is refused before any call, naming both", async () => {
+    const target = setUp({ script: {}, config: '\n[agents.claude]\nkind = "claude"\n' });
+    target.write("docs/SPEC.md", SPEC);
+    target.commit("spec: arithmetic");
+    const noTier = await cutIn(target, { scope: "the arithmetic section", agent: "claude" });
+    expect(noTier.code).toBe(2);
+    expect(noTier.out).toContain('factory cut: no tier in .factory/config.toml uses agent "claude", so there is no model of it to plan with; pass --model');
+    const foreign = await cutIn(target, { scope: "the arithmetic section", agent: "claude", model: "gemini-2.5-pro" });
+    expect(foreign.code).toBe(2);
+    expect(foreign.out).toContain(`factory cut: --agent claude: model "gemini-2.5-pro" is Google's, which the claude agent cannot run`);
+    expect(existsSync(join(target.dir, ".factory/runs"))).toBe(false); // nothing ran, nothing was paid
+  });
+
   it("accepts proposals whose planted tests fail at the tip and refuses one that passes already, invalid TOML and a repeated goal; nothing is committed", async () => {
     const { target, spec } = withSpec();
     const head = target.git("rev-parse", "HEAD").trim();
@@ -82,7 +99,7 @@ describe("factory cut", () => {
     expect(stdout).toContain("planted tests cannot tell right from wrong");
     expect(stdout).toContain("packets/P05-broken.toml:2: TOML syntax error");
     expect(stdout).toContain('goal "add  double" repeats packets/P01-double.toml');
-    expect(out).toContain("cutting packets from docs/SPEC.md");
+    expect(out).toMatch(/cutting packets from docs\/SPEC\.md @ [0-9a-f]{10} \(tier advanced, agent \w+, model \S+\)/);
 
     // The accepted ones are in the checkout, untracked; nothing was committed or queued.
     expect(target.git("rev-parse", "HEAD").trim()).toBe(head);
