@@ -1,5 +1,6 @@
 import type { Agent } from "../config/types.js";
 import { shellQuote } from "../gates/paths.js";
+import { neverStarted } from "./never-started.js";
 import { runCommand, type RunOutcome } from "../process/run.js";
 import { claudeStatus, modelMatches, parseClaudeStream } from "./claude-stream.js";
 import { agentSandbox, prepareCallFiles } from "./call-files.js";
@@ -38,18 +39,18 @@ export function claudeAdapter(agent: Agent): AgentAdapter {
   return {
     async run(request: AgentRequest): Promise<AgentOutcome> {
       const { rawPath } = prepareCallFiles(request, "stream.jsonl");
+      const where = { cwd: request.worktree, env: agentEnv(agent, QUIET), ...agentSandbox(request, { homeSeed: HOME_SEED }) };
       const outcome = await runCommand({
         command: [bin, ...claudeArgs(agent, request)].map(shellQuote).join(" "),
-        cwd: request.worktree,
-        env: agentEnv(agent, QUIET),
+        ...where,
         input: request.prompt,
         timeoutMs: request.timeoutMs,
         idleTimeoutMs: request.idleTimeoutMs,
         logFile: rawPath,
         ...(request.signal ? { signal: request.signal } : {}),
-        ...agentSandbox(request, { homeSeed: HOME_SEED }),
       });
-      return toOutcome(outcome, request.model, rawPath);
+      const missing = await neverStarted(outcome, bin, where);
+      return missing ? { rawPath, durationMs: outcome.durationMs, costSource: "unknown", ...missing } : toOutcome(outcome, request.model, rawPath);
     },
     version: () => cliVersion(bin, agent),
     async probe(input): Promise<ProbeResult> {

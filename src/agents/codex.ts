@@ -1,5 +1,6 @@
 import type { Agent } from "../config/types.js";
 import { shellQuote } from "../gates/paths.js";
+import { neverStarted } from "./never-started.js";
 import { runCommand } from "../process/run.js";
 import { codexCost, codexStatus, parseCodexStream } from "./codex-stream.js";
 import { agentSandbox, prepareCallFiles } from "./call-files.js";
@@ -37,18 +38,19 @@ export function codexAdapter(agent: Agent): AgentAdapter {
     version: () => cliVersion(bin, agent),
     async run(request: AgentRequest): Promise<AgentOutcome> {
       const { rawPath } = prepareCallFiles(request, "events.jsonl");
+      const where = { cwd: request.worktree, env: agentEnv(agent), ...agentSandbox(request, { homeSeed: HOME_SEED }) };
       const outcome = await runCommand({
         command: [bin, ...codexArgs(agent, request)].map(shellQuote).join(" "),
-        cwd: request.worktree,
-        env: agentEnv(agent),
+        ...where,
         input: request.prompt,
         timeoutMs: request.timeoutMs,
         idleTimeoutMs: request.idleTimeoutMs,
         logFile: rawPath,
         ...(request.signal ? { signal: request.signal } : {}),
-        ...agentSandbox(request, { homeSeed: HOME_SEED }),
       });
       const base = { rawPath, durationMs: outcome.durationMs };
+      const missing = await neverStarted(outcome, bin, where);
+      if (missing) return { ...base, costSource: "unknown", ...missing };
       if (outcome.kind === "spawn-error") return { ...base, costSource: "unknown", status: "crashed", detail: outcome.message };
       const run = parseCodexStream(outcome.stdout);
       const cost = codexCost(agent, request.model, run);

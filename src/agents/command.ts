@@ -1,6 +1,6 @@
 import type { Agent } from "../config/types.js";
-import { shellQuote } from "../gates/paths.js";
-import { runCommand, type RunRequest } from "../process/run.js";
+import { runCommand } from "../process/run.js";
+import { neverStarted } from "./never-started.js";
 import { agentProgram } from "./shell-program.js";
 import { agentSandbox, prepareCallFiles } from "./call-files.js";
 import { agentEnv } from "./env.js";
@@ -67,17 +67,9 @@ export function commandAdapter(agent: Agent): AgentAdapter {
           if (typeof report?.rate_limited_until === "string" && !Number.isNaN(Date.parse(report.rate_limited_until))) {
             return { ...base, ...reported, status: "rate-limited", detail: "the agent reports a rate limit", resetsAt: new Date(Date.parse(report.rate_limited_until)).toISOString() };
           }
-          // 126 and 127 are the shell's "cannot execute" and "not found", but any program may exit with them: the program
-          // is looked for again, where it ran; only when it is not there (or not executable) did nothing start.
-          if ((outcome.code === 126 || outcome.code === 127) && !(await programIsThere(agent, { cwd: request.worktree, env, ...sandbox }))) {
-            const why = outcome.code === 127 ? "not found" : "not executable";
-            return {
-              ...base,
-              status: "crashed",
-              neverStarted: true,
-              detail: `its program could not start where it runs (${why}, exit ${outcome.code}): ${outcome.tail.split("\n").slice(-3).join(" | ")}`,
-            };
-          }
+          // 126 and 127 are the shell's "cannot execute" and "not found", but any program may exit with them: looked for again.
+          const missing = await neverStarted(outcome, agentProgram(agent), { cwd: request.worktree, env, ...sandbox });
+          if (missing) return { ...base, ...missing };
           if (outcome.code !== 0) {
             return { ...base, ...reported, status: "agent-error", detail: `exited with code ${outcome.code}: ${outcome.tail.split("\n").slice(-3).join(" | ")}` };
           }
@@ -86,19 +78,6 @@ export function commandAdapter(agent: Agent): AgentAdapter {
       }
     },
   };
-}
-
-/** Whether the agent's program is found and executable where the agent runs (the same sandbox, PATH and directory). */
-async function programIsThere(agent: Agent, where: Pick<RunRequest, "cwd" | "env" | "sandbox">): Promise<boolean> {
-  const program = agentProgram(agent);
-  if (program === undefined) return false; // no single program to look for: the shell's word is taken
-  const quoted = shellQuote(program);
-  // A script's interpreter (its `#!` line) must be there too, and through `env` the program it names: a missing one is
-  // the shell's "not found" as well.
-  const interpreter = `set -- $(head -n 1 "$p" | sed 's/^#! *//'); i=$1; [ -f "$i" ] && [ -x "$i" ] || exit 1; [ "\${i##*/}" = env ] || exit 0; shift; while [ "\${1#-}" != "$1" ]; do shift; done; [ -z "$1" ] || command -v "$1" >/dev/null`;
-  const probe = `p=$(command -v ${quoted}) && [ -f "$p" ] && [ -x "$p" ] && { [ "$(head -c 2 "$p")" != "#!" ] || (${interpreter}); }`;
-  const found = await runCommand({ command: probe, ...where, timeoutMs: 15_000 });
-  return found.kind === "exited" && found.code === 0;
 }
 
 function lastJsonLine(stdout: string): Record<string, unknown> | undefined {

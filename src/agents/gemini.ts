@@ -2,6 +2,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Agent } from "../config/types.js";
 import { shellQuote } from "../gates/paths.js";
+import { neverStarted } from "./never-started.js";
 import { runCommand, type RunOutcome } from "../process/run.js";
 import { agentSandbox, prepareCallFiles } from "./call-files.js";
 import { modelMatches } from "./claude-stream.js";
@@ -69,18 +70,22 @@ export function geminiAdapter(agent: Agent): AgentAdapter {
       const settingsFile = `${stem}-settings.json`;
       writeFileSync(policyFile, geminiPolicy(request));
       writeFileSync(settingsFile, JSON.stringify({ ...QUIET_SETTINGS, ...(agent.maxTurns ? { model: { maxSessionTurns: agent.maxTurns } } : {}) }));
-      const outcome = await runCommand({
-        command: [bin, ...geminiArgs(agent, request, policyFile)].map(shellQuote).join(" "),
+      const where = {
         cwd: request.worktree,
         env: { ...NO_RELAUNCH, ...agentEnv(agent, { GEMINI_CLI_SYSTEM_SETTINGS_PATH: settingsFile }) },
+        ...agentSandbox(request, { homeSeed: HOME_SEED, readable: [policyFile, settingsFile] }),
+      };
+      const outcome = await runCommand({
+        command: [bin, ...geminiArgs(agent, request, policyFile)].map(shellQuote).join(" "),
+        ...where,
         input: request.prompt,
         timeoutMs: request.timeoutMs,
         idleTimeoutMs: request.idleTimeoutMs,
         logFile: rawPath,
         ...(request.signal ? { signal: request.signal } : {}),
-        ...agentSandbox(request, { homeSeed: HOME_SEED, readable: [policyFile, settingsFile] }),
       });
-      return toOutcome(agent, outcome, request.model, rawPath);
+      const missing = await neverStarted(outcome, bin, where);
+      return missing ? { rawPath, durationMs: outcome.durationMs, costSource: "unknown", ...missing } : toOutcome(agent, outcome, request.model, rawPath);
     },
     async probe(input): Promise<ProbeResult> {
       const policyFile = join(input.logFile.replace(/[^/]*$/, ""), "gemini-probe-policy.toml");

@@ -86,6 +86,34 @@ describe("a command agent's run line", () => {
     expect((await target.record("P01"))?.attemptsUsed).toBe(0);
   });
 
+  it("a Claude Code whose program cannot start inside the sandbox is an environment error too: no attempt spent, no cost counted", async () => {
+    // It answers the preflight outside the sandbox; its interpreter lives under /tmp, which the sandbox empties, so inside it the shell cannot start it.
+    const outside = mkdtempSync(join(tmpdir(), "factory-unstartable-claude-"));
+    const shells = mkdtempSync(join(tmpdir(), "factory-interpreter-"));
+    onTestFinished(() => {
+      rmSync(outside, { recursive: true, force: true });
+      rmSync(shells, { recursive: true, force: true });
+    });
+    copyFileSync("/bin/sh", join(shells, "sh"));
+    chmodSync(join(shells, "sh"), 0o755);
+    const program = join(outside, "claude");
+    const init = JSON.stringify({ type: "system", subtype: "init", session_id: "s", model: "claude-sonnet-4-5" });
+    const result = JSON.stringify({ type: "result", subtype: "success", is_error: false, result: "ready", session_id: "s", total_cost_usd: 0.001, modelUsage: { "claude-sonnet-4-5": {} } });
+    writeFileSync(program, `#!${join(shells, "sh")}\n[ "$1" = --version ] && { echo "2.0.0 (Claude Code)"; exit 0; }\ncat >/dev/null\necho '${init}'\necho '${result}'\n`);
+    chmodSync(program, 0o755);
+    const target = setUp({ script: honest, agents: "" });
+    const agent = `[agents.claude]\nkind = "claude"\nbin = "${program}"\n[tiers]\nstandard = { agent = "claude", model = "claude-sonnet-4-5" }\nadvanced = { agent = "claude", model = "claude-sonnet-4-5" }`;
+    target.write(".factory/config.toml", target.read(".factory/config.toml").replace("[limits]", `${agent}\n\n[limits]`));
+    target.commit("a Claude Code that cannot start in the sandbox");
+    const { code, out } = await target.run();
+    expect(out).toMatch(/implementer's program could not start inside the sandbox/);
+    expect(code).toBe(1);
+    const finished = (await target.events("P01")).filter((event) => event.kind === "agent-finished");
+    expect(finished.length).toBeGreaterThan(0);
+    for (const event of finished) expect(event.kind === "agent-finished" && (event.estimatedUsd || event.costUsd)).toBeFalsy();
+    expect((await target.record("P01"))?.attemptsUsed).toBe(0);
+  });
+
   it("that started and then exited 127 has failed its attempt: the run goes on, the attempt is spent", async () => {
     const target = setUp({ script: { P01: { implementer: [{ exit: 127 }, { write: { "src/double.js": DOUBLE_JS } }] } } });
     const { code, out } = await target.run();
