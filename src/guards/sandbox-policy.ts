@@ -1,10 +1,10 @@
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, realpathSync } from "node:fs";
 import { homedir } from "node:os";
 import { basename, dirname, isAbsolute, join, relative } from "node:path";
 import { matchesAny } from "../gates/paths.js";
 import { dirEntries } from "../util/dir-entries.js";
 import { DEPENDENCY_PATTERNS } from "../git/worktree.js";
-import type { SandboxRequest } from "../process/sandbox.js";
+import { npmInstallOf, type SandboxRequest } from "../process/sandbox.js";
 import { type RunContext, worktreesDir } from "../loop/context.js";
 
 /**
@@ -81,7 +81,7 @@ function scratchDirs(dependencies: readonly string[]): string[] {
  * read-only, so an agent cannot change what the gates will import.
  */
 export function agentSandboxed(ctx: Pick<RunContext, "root" | "config">, worktree: string, home: string, program?: string): { sandbox?: SandboxRequest } {
-  const readable = program && existsSync(program) ? programMounts(program, homedir()) : [];
+  const readable = program && existsSync(program) ? programMounts(program, homedir(), realpathSync(program)) : [];
   const dependencies = dependencyDirs(worktree);
   const sandbox = sandboxFor(ctx, worktree, { network: true, keepHome: home, readOnly: dependencies, scratch: scratchDirs(dependencies), readable });
   return sandbox ? { sandbox } : {};
@@ -92,10 +92,15 @@ export function agentSandboxed(ctx: Pick<RunContext, "root" | "config">, worktre
  * (a script beside its helpers), or the file alone when that directory is HOME or holds it: mounting it
  * would show the real HOME, keys and tokens included, in place of the private one.
  */
-export function programMounts(program: string, home: string): string[] {
-  const fromDir = relative(dirname(program), home);
-  const holdsHome = fromDir === "" || (!fromDir.startsWith("..") && !isAbsolute(fromDir));
-  return [holdsHome ? program : dirname(program)];
+export function programMounts(program: string, home: string, real: string = program): string[] {
+  const shown = (path: string): string => {
+    // Inside an npm install (node_modules/.bin/claude -> ../@anthropic-ai/claude-code/bin/claude.exe) the program needs its packages.
+    const install = npmInstallOf(dirname(path));
+    const fromDir = relative(install, home);
+    const holdsHome = fromDir === "" || (!fromDir.startsWith("..") && !isAbsolute(fromDir));
+    return holdsHome ? path : install;
+  };
+  return [...new Set([shown(program), ...(real !== program ? [shown(real)] : [])])];
 }
 
 /** The install's dependency directories in a worktree: at its root and one level down (a surface's dir). */

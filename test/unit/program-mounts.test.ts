@@ -15,6 +15,15 @@ describe("what of an agent program named by path the sandbox shows", () => {
     expect(programMounts("/home/run-agent", "/home/me")).toEqual(["/home/run-agent"]);
     expect(programMounts("/run-agent", "/home/me")).toEqual(["/run-agent"]);
   });
+
+  it("a link into an npm install under HOME (node_modules/.bin/claude): the install that holds the link and the one that holds its target", () => {
+    const link = "/home/me/tools/node_modules/.bin/claude";
+    const real = "/home/me/tools/node_modules/@anthropic-ai/claude-code/bin/claude.exe";
+    expect(programMounts(link, "/home/me", real)).toEqual(["/home/me/tools/node_modules"]);
+    expect(programMounts("/home/me/bin/agent", "/home/me", "/home/me/src/agent/run.sh")).toEqual(["/home/me/bin", "/home/me/src/agent"]);
+    // Never HOME itself, even for a link whose target lies directly in it.
+    expect(programMounts("/home/me/bin/agent", "/home/me", "/home/me/agent.sh")).toEqual(["/home/me/bin", "/home/me/agent.sh"]);
+  });
 });
 
 describe("the paths a sandboxed command line names", () => {
