@@ -1,4 +1,4 @@
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { worktreesDir } from "../../src/loop/context.js";
 import { readLedger } from "../../src/ledger/store.js";
 import { foldLedger } from "../../src/ledger/fold.js";
-import { runCliAsync } from "../helpers/cli.js";
+import { FACTORY_BIN, runCliAsync } from "../helpers/cli.js";
 import { startGitHubStub, type GitHubStub } from "../helpers/github-stub.js";
 import { cloneAsWorker } from "../helpers/git-repo.js";
 import { makeLoopRepo, type LoopRepo } from "../helpers/loop-repo.js";
@@ -37,6 +37,8 @@ interface Setup {
   bare: string;
   clone: string;
   run(args?: string[]): Promise<{ code: number | null; out: string }>;
+  /** The environment its runs get (the token, the certificate to trust, the test's own). */
+  env: Record<string, string>;
   state(): Promise<ReturnType<typeof foldLedger>>;
 }
 
@@ -64,6 +66,7 @@ async function setup(options: { autoMerge: boolean; attempts?: number; env?: Rec
     stub,
     bare,
     clone,
+    env,
     async run(args = ["run"]) {
       const result = await runCliAsync(args, clone, env);
       return { code: result.code, out: `${result.stdout}${result.stderr}` };
@@ -201,26 +204,44 @@ describe.skipIf(!openssl)("pull-request mode against a scripted GitHub", () => {
     const first = await forge.run(["run", "--worker", "one"]);
     expect(first.code, first.out).toBe(0);
     expect(first.out).toContain("P01 is in review: PR #1");
-    // Another worker holds a live claim on P01, as it does while it looks at PR #1; its lease runs out in 2 s on the server's clock.
+    // Another worker holds a live claim on P01, as it does while it looks at PR #1.
     const client = new pg.Client({ connectionString: url });
     await client.connect();
-    const { rows } = await client.query<{ lease_until: Date }>(
-      "INSERT INTO factory_claims (packet, attempt, fence, worker, run, lease_until) VALUES ('P01', 1, nextval('factory_fence'), 'elsewhere', 'r-elsewhere', now() + interval '2 seconds') RETURNING lease_until",
-    );
-    const leaseEnd = (rows[0] as { lease_until: Date }).lease_until.getTime();
-    forge.stub.personMerges(1);
-    const before = forge.stub.requests.length;
-    const second = await forge.run(["run", "--worker", "two"]);
-    expect(second.code, second.out).toBe(0);
-    expect(second.out).toMatch(/P01: P01 is claimed by worker elsewhere \(fence \d+\), which looks at PR #1 meanwhile/);
-    const asked = forge.stub.requests.slice(before).filter((request) => request.path.includes("/pulls/1"));
-    expect(asked.length).toBeGreaterThan(0);
-    expect(asked[0]?.at).toBeGreaterThanOrEqual(leaseEnd);
-    const events = await client.query<{ kind: string }>("SELECT line::jsonb->>'kind' AS kind FROM factory_events WHERE packet = 'P01'");
-    expect(events.rows.filter((row) => row.kind === "merged")).toHaveLength(1);
-    const claims = await client.query("SELECT * FROM factory_claims");
-    expect(claims.rows).toEqual([]);
-    await client.end();
+    try {
+      await client.query(
+        "INSERT INTO factory_claims (packet, attempt, fence, worker, run, lease_until) VALUES ('P01', 1, nextval('factory_fence'), 'elsewhere', 'r-elsewhere', now() + interval '1 hour')",
+      );
+      forge.stub.personMerges(1);
+      const before = forge.stub.requests.length;
+      const child = spawn(process.execPath, [FACTORY_BIN, "run", "--worker", "two"], { cwd: forge.clone, env: { ...process.env, NO_COLOR: "1", ...forge.env }, stdio: ["ignore", "pipe", "pipe"] });
+      cleanups.push(() => {
+        if (child.exitCode === null) child.kill("SIGKILL");
+      });
+      let out = "";
+      let said: () => void = () => undefined;
+      const saidIt = new Promise<void>((resolve) => (said = resolve));
+      const onData = (chunk: Buffer): void => {
+        out += String(chunk);
+        if (/P01: P01 is claimed by worker elsewhere \(fence \d+\), which looks at PR #1 meanwhile/.test(out)) said();
+      };
+      child.stdout.on("data", onData);
+      child.stderr.on("data", onData);
+      const ended = new Promise<number | null>((resolve) => child.on("close", resolve));
+      await Promise.race([saidIt, ended.then(() => Promise.reject(new Error(`the run ended before it said it leaves PR #1 to the other worker:\n${out}`)))]);
+      // It leaves the PR alone while the claim lives: the other worker ends its look.
+      expect(forge.stub.requests.slice(before).some((request) => request.path.includes("/pulls/1"))).toBe(false);
+      const released = Date.now();
+      await client.query("DELETE FROM factory_claims WHERE packet = 'P01'");
+      expect(await ended, out).toBe(0);
+      const asked = forge.stub.requests.slice(before).filter((request) => request.path.includes("/pulls/1"));
+      expect(asked.length).toBeGreaterThan(0);
+      expect(asked[0]?.at).toBeGreaterThanOrEqual(released);
+      const events = await client.query<{ kind: string }>("SELECT line::jsonb->>'kind' AS kind FROM factory_events WHERE packet = 'P01'");
+      expect(events.rows.filter((row) => row.kind === "merged")).toHaveLength(1);
+      expect((await client.query("SELECT * FROM factory_claims")).rows).toEqual([]);
+    } finally {
+      await client.end();
+    }
   });
 
   it("a PR closed without merging blocks the packet with that reason", async () => {
