@@ -10,7 +10,7 @@ import { runCommandGate, surfaceFiles, TESTS_PLACEHOLDER } from "../gates/comman
 import { parseUnifiedDiff } from "../gates/diff-parse.js";
 import { newFindings } from "../gates/lint-compare.js";
 import type { TestResult } from "../gates/junit.js";
-import { checkPlanted, realCases, type PlantedCases } from "../gates/test-compare.js";
+import { checkPlanted, hasCasesOf, outcomesById, realCases, type PlantedCases } from "../gates/test-compare.js";
 import { AGENT_OUTPUTS, ALWAYS_FORBIDDEN, matchesAny, shellQuote } from "../gates/paths.js";
 import { checkScope } from "../guards/scope.js";
 import { isJsFile, jsAssertFacts } from "../guards/js-asserts.js";
@@ -153,7 +153,7 @@ export async function runGates(ctx: RunContext, input: GateRunInput): Promise<Ga
     const planted = plantedCases[gate.name];
     if (gate.tests && new RegExp(TESTS_PLACEHOLDER.source).test(gate.run) && planted?.files.length) {
       await state.freshen();
-      reports.push(await plantedOnly(ctx, input, gate, planted, report.status === "pass"));
+      reports.push(await plantedOnly(ctx, input, gate, planted, results ?? []));
     }
   }
   // An invariant with a check is ruled by the factory: its command runs like a gate on the same tree.
@@ -231,8 +231,8 @@ export function invariantGate(id: string, check: string): GateConfig {
  * outcome (a module that patches the implementation at import, a fixture
  * that fakes a result). Each planted case must pass here too.
  */
-/** `passedWithTheRest`: the whole suite's gate passed, so a planted case failing alone was steered by something collected beside it. */
-async function plantedOnly(ctx: RunContext, input: GateRunInput, gate: GateConfig, planted: PlantedCases, passedWithTheRest: boolean): Promise<GateReport> {
+/** `withTheRest`: the whole suite's results: a planted case that passed there and fails alone was steered by something collected beside it. */
+async function plantedOnly(ctx: RunContext, input: GateRunInput, gate: GateConfig, planted: PlantedCases, withTheRest: readonly TestResult[]): Promise<GateReport> {
   const surface = input.surface as Surface;
   const prefix = surface.dir === "." ? "" : `${surface.dir}/`;
   const name = `${gate.name} (planted only)`;
@@ -250,9 +250,14 @@ async function plantedOnly(ctx: RunContext, input: GateRunInput, gate: GateConfi
   });
   checkInterrupted(ctx.signal);
   if (!results) return { ...report, status: "fail", summary: `the planted tests, run on their own, gave no results: ${report.summary}` };
-  const { findings } = checkPlanted({ planted, surfaceDir: surface.dir, baseline: [], now: results });
+  const { findings } = checkPlanted({ planted, surfaceDir: surface.dir, baseline: input.baseline.get(gate.name) ?? [], now: results });
   const passing = realCases(results).filter((result) => result.outcome === "passed").length;
   if (findings.length === 0) return { ...report, status: "pass", summary: `${passing} planted test(s) pass on their own`, findings: [] };
+  // Said only of cases that passed in the whole suite: one failing there as well is not steered by what else was collected.
+  const inSuite = outcomesById(withTheRest);
+  const passedThere = withTheRest.filter((result) => result.outcome === "passed");
+  // A finding names a case, or a whole planted file (then its cases passed there).
+  const passedWithTheRest = findings.some((finding) => inSuite.get(finding.id) === "passed" || hasCasesOf(passedThere, finding.id, surface.dir));
   return {
     ...report,
     status: "fail",

@@ -105,16 +105,37 @@ describe.skipIf(!available)("factory run on a Python repository whose pytest run
     target.commit("P01 may add a test module");
     const caught = await runQueue(target, { P01: { implementer: [sneaky] } });
     expect(caught.out).toMatch(/gate pytest: pass/); // the whole suite, patched, passes
-    expect(caught.out).toMatch(/gate pytest \(planted only\): fail — 1 planted test\(s\) do not pass when run on their own/);
+    expect(caught.out).toMatch(/gate pytest \(planted only\): fail — 1 planted test\(s\) do not pass when run on their own: something else collected beside them changes their outcome/);
     expect(caught.code).toBe(1);
     expect(target.git("log", "--format=%s", "main").trim().split("\n")[0]).toBe("P01 may add a test module");
+    target.cleanup();
+    // Plainly wrong: it fails in the whole suite as well, so nothing beside it is blamed.
+    const wrongTarget = pythonTarget({ gate });
+    const wrong = await runQueue(wrongTarget, { P01: { implementer: [{ write: { "pkg/double.py": "def double(n):\n    return 0\n" } }] } });
+    expect(wrong.out).toMatch(/gate pytest \(planted only\): fail — 1 planted test\(s\) do not pass when run on their own \(\d+m?s\)/);
+    expect(wrong.out).not.toContain("something else collected beside them");
 
-    target.cleanup(); // the helper removes only the last repository it tracks
+    wrongTarget.cleanup(); // the helper removes only the last repository it tracks
     const honestTarget = pythonTarget({ gate });
     const merged = await runQueue(honestTarget, honest);
     expect(merged.out).toMatch(/gate pytest \(planted only\): pass — 1 planted test\(s\) pass on their own/);
     expect(merged.code).toBe(0);
-  }, 120_000);
+  }, 180_000);
+
+  it("run on their own, the planted files' cases that failed the same way at the baseline are not the work's: honest work on a file with a known failure merges", async () => {
+    const gate = "python3 -m pytest -q --junitxml={junit} {tests}";
+    const target = pythonTarget({ gate });
+    const calc = "from pkg.calc import add\n\n\ndef test_add():\n    assert add(2, 2) == 4\n\n\ndef test_known_bug():\n    assert add(0.1, 0.2) == 0.3\n";
+    target.write("tests/test_calc.py", calc);
+    // The packet plants a new version of that file: one case more, for the work.
+    target.write("packets/supplied/P01/tests/test_calc.py", `${calc}\n\ndef test_double_adds():\n    from pkg.double import double\n\n    assert double(add(1, 1)) == 4\n`);
+    target.git("rm", "--quiet", "packets/supplied/P01/tests/test_double.py");
+    target.commit("a known failure, and a planted version of its file");
+    const { code, out } = await runQueue(target, { P01: honest.P01 });
+    expect(out).toMatch(/gate pytest \(planted only\): pass/);
+    expect(out, out).toContain("P01#1 → merged");
+    expect(code).toBe(1); // P02 (triple) has no implementer in this script: only P01 is this test's
+  }, 180_000);
 
   it("fails an implementation that ends the test run early with exit 0 and no report", async () => {
     const target = pythonTarget();
