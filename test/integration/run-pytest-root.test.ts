@@ -137,6 +137,19 @@ describe.skipIf(!available)("factory run on a Python repository whose pytest run
     expect(code).toBe(1); // P02 (triple) has no implementer in this script: only P01 is this test's
   }, 180_000);
 
+  it("a planted file that cannot be collected before the work does not hide the others: pytest stops at it, so they are run again without it, and honest work merges", async () => {
+    const target = pythonTarget({ gate: "python3 -m pytest -q --junitxml={junit} {tests}" });
+    // tests/test_double.py imports pkg.double at the top (collection fails before the work); a new version of test_calc.py rides along.
+    target.write(
+      "packets/supplied/P01/tests/test_calc.py",
+      `${target.read("tests/test_calc.py")}\n\ndef test_add_negative():\n    from pkg.double import double\n\n    assert double(add(-1, -1)) == -4\n`,
+    );
+    target.commit("a second planted file beside one that cannot be collected yet");
+    const { out } = await runQueue(target, { P01: honest.P01 });
+    expect(out).not.toContain("never ran");
+    expect(out, out).toContain("P01#1 → merged");
+  }, 180_000);
+
   it("fails an implementation that ends the test run early with exit 0 and no report", async () => {
     const target = pythonTarget();
     const exits = "import os\n\nos._exit(0)\n";
