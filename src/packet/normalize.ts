@@ -141,10 +141,33 @@ function readReviewer(fields: Fields, context: PacketContext, tier: string | und
   return reviewer;
 }
 
+/** The keys whose entries are globs (the scope and its limits), not plain paths. */
+const GLOB_KEYS = new Set(["forbidden_paths", "allowed_paths", "deletable_paths"]);
+
 function readPaths(fields: Fields, key: string): string[] | undefined {
   const paths = fields.stringArray(key);
-  for (const [index, path] of (paths ?? []).entries()) checkRepoPath(fields, [key, index], path);
+  for (const [index, path] of (paths ?? []).entries()) {
+    checkRepoPath(fields, [key, index], path);
+    const unclosed = GLOB_KEYS.has(key) ? unclosedGlob(path) : undefined;
+    if (unclosed)
+      fields.report(
+        [key, index],
+        `"${path}" has an unclosed "${unclosed}": the glob then matches only a file named with that "${unclosed}", not the path it seems to name, so the work would be out of scope; close it, or name the path without it`,
+      );
+  }
   return paths;
+}
+
+/** Pure: the bracket a glob opens and never closes ("[" or "{"), or undefined. */
+export function unclosedGlob(pattern: string): string | undefined {
+  const open: string[] = [];
+  for (const char of pattern) {
+    if (char === "[" && open.at(-1) !== "[") open.push("[");
+    else if (char === "]" && open.at(-1) === "[") open.pop();
+    else if (char === "{" && open.at(-1) !== "[") open.push("{");
+    else if (char === "}" && open.at(-1) === "{") open.pop();
+  }
+  return open[0];
 }
 
 function checkRepoPath(fields: Fields, key: string | (string | number)[], path: string): void {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { parsePacket } from "../../src/packet/parse.js";
+import { unclosedGlob } from "../../src/packet/normalize.js";
 import { validatePackets } from "../../src/packet/rules.js";
 import { CONTEXT, packetToml, SHA } from "../helpers/packets.js";
 
@@ -164,6 +165,16 @@ describe("packet rules", () => {
   it("refuses paths outside the repository", () => {
     const problems = problemsOf("packets/B01-x.toml", packetToml("B01", { extra: `allowed_paths = ["/etc/passwd", "../up", "a\\\\b"]` }));
     expect(problems.map((p) => p.key)).toEqual(["allowed_paths[0]", "allowed_paths[1]", "allowed_paths[2]"]);
+  });
+
+  it("refuses a scope glob with an unclosed bracket or brace, with its line; a closed one, and brackets in other paths, pass", () => {
+    const problems = problemsOf("packets/B01-x.toml", packetToml("B01", { extra: `allowed_paths = ["src/ok.js", "src/[format.js", "src/{a,b.js"]` }));
+    expect(problems.map((p) => `${p.key} ${p.line}: ${p.message}`)).toEqual([
+      expect.stringMatching(/^allowed_paths\[1\] \d+: "src\/\[format\.js" has an unclosed "\[": the glob then matches only a file named with that "\["/),
+      expect.stringMatching(/^allowed_paths\[2\] \d+: "src\/\{a,b\.js" has an unclosed "\{"/),
+    ]);
+    expect(problemsOf("packets/B01-x.toml", packetToml("B01", { extra: `allowed_paths = ["src/[ab].js", "src/{a,b}.js", "src/**"]` }))).toEqual([]);
+    expect(unclosedGlob("src/[{].js")).toBeUndefined(); // a brace inside a class is a character, not a group
   });
 
   it("refuses missing required keys, each by name", () => {
