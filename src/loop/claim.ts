@@ -4,6 +4,7 @@ import { stamp, type LedgerEvent, type Owner } from "../ledger/events.js";
 import type { Ledger, LedgerTransaction } from "../ledger/ledger.js";
 import { isPgLedger } from "../ledger/open.js";
 import { recoverExpired, type WorkerClaims } from "../ledger/pg-claims.js";
+import type { PacketRecord } from "../ledger/fold.js";
 import type { Packet } from "../packet/types.js";
 import { attemptDir } from "./context.js";
 
@@ -57,15 +58,11 @@ export async function claimLanding(ledger: Ledger, packet: Packet, claims?: Work
  * machine.
  */
 export async function claimHeld(ledger: Ledger, packet: string, commit: string, claims?: WorkerClaims): Promise<Claim> {
-  if (!claims || !isPgLedger(ledger)) return { ok: true, attempt: 0 };
-  return ledger.locked(async (client, tx) => {
-    await recoverExpired(client, tx);
-    const status = (await tx.read()).state.packets.get(packet)?.status;
-    if (status?.state !== "awaiting_human" || status.commit !== commit) return { ok: false, reason: `${packet} is ${status?.state ?? "queued"} now, no longer the held attempt you saw` };
-    const fence = await claims.claim(client, packet, status.attempt);
-    if (fence === undefined) return { ok: false, reason: await busyReason(client, claims, packet) };
-    return { ok: true, attempt: status.attempt, fence };
-  });
+  return claimWhile(ledger, packet, claims, (status) =>
+    status?.state === "awaiting_human" && status.commit === commit
+      ? { attempt: status.attempt, busy: "" }
+      : { refused: `${packet} is ${status?.state ?? "queued"} now, no longer the held attempt you saw` },
+  );
 }
 
 /**
@@ -77,14 +74,31 @@ export async function claimHeld(ledger: Ledger, packet: string, commit: string, 
  * lock makes the watch one process's.
  */
 export async function claimWatch(ledger: Ledger, packet: string, head: string, claims?: WorkerClaims): Promise<Claim> {
+  return claimWhile(ledger, packet, claims, (status) =>
+    status?.state === "in_review" && status.head === head
+      ? { attempt: status.attempt, busy: `, which looks at PR #${status.number} meanwhile` }
+      : { refused: `${packet} is ${status?.state ?? "queued"} now, no longer the PR head you saw` },
+  );
+}
+
+/**
+ * A leased, fenced claim with no `claimed` event (PostgreSQL only), taken while `check` finds the packet as the
+ * caller saw it: the attempt to claim it for and what to add when another worker holds it, or why not.
+ */
+async function claimWhile(
+  ledger: Ledger,
+  packet: string,
+  claims: WorkerClaims | undefined,
+  check: (status: PacketRecord["status"] | undefined) => { attempt: number; busy: string } | { refused: string },
+): Promise<Claim> {
   if (!claims || !isPgLedger(ledger)) return { ok: true, attempt: 0 };
   return ledger.locked(async (client, tx) => {
     await recoverExpired(client, tx);
-    const status = (await tx.read()).state.packets.get(packet)?.status;
-    if (status?.state !== "in_review" || status.head !== head) return { ok: false, reason: `${packet} is ${status?.state ?? "queued"} now, no longer the PR head you saw` };
-    const fence = await claims.claim(client, packet, status.attempt);
-    if (fence === undefined) return { ok: false, reason: `${await busyReason(client, claims, packet)}, which looks at PR #${status.number} meanwhile` };
-    return { ok: true, attempt: status.attempt, fence };
+    const found = check((await tx.read()).state.packets.get(packet)?.status);
+    if ("refused" in found) return { ok: false, reason: found.refused };
+    const fence = await claims.claim(client, packet, found.attempt);
+    if (fence === undefined) return { ok: false, reason: `${await busyReason(client, claims, packet)}${found.busy}` };
+    return { ok: true, attempt: found.attempt, fence };
   });
 }
 

@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { FACTORY_BIN, runCli } from "../helpers/cli.js";
 import { DOUBLE_JS, useLoopRepos } from "../helpers/loop-repo.js";
 import { worktreesDir } from "../../src/loop/context.js";
+import { cloneAsWorker } from "../helpers/git-repo.js";
 
 /**
  * Checkouts the run cannot work in, refused before anything is claimed with
@@ -46,13 +47,7 @@ describe("a shallow clone", () => {
     const parent = mkdtempSync(join(tmpdir(), "factory-shallow-"));
     const clone = join(parent, "clone");
     try {
-      execFileSync("git", ["clone", "--quiet", "--depth", "1", `file://${target.dir}`, clone]);
-      for (const [key, value] of [
-        ["user.name", "Test User"],
-        ["user.email", "test@factory.invalid"],
-        ["commit.gpgsign", "false"],
-      ] as const)
-        execFileSync("git", ["config", key, value], { cwd: clone });
+      cloneAsWorker(`file://${target.dir}`, clone, ["--depth", "1"]);
       const refused = runCli(["run"], clone, {}, 120_000);
       expect(refused.code, `${refused.stdout}${refused.stderr}`).toBe(2);
       expect(refused.stderr).toContain("factory run refused: this checkout is a shallow clone (git clone --depth)");

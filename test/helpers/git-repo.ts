@@ -66,9 +66,9 @@ export function removedAfterEach<A extends unknown[], R extends { cleanup(): voi
   };
 }
 
-/** A clone of `remote` at `dir`, as a worker's machine has it: its own git identity, signing off. */
-export function cloneAsWorker(remote: string, dir: string): string {
-  execFileSync("git", ["clone", "--quiet", remote, dir]);
+/** A clone of `remote` at `dir` (with `cloneArgs`: `--depth 1`), as a worker's machine has it: its own git identity, signing off. */
+export function cloneAsWorker(remote: string, dir: string, cloneArgs: readonly string[] = []): string {
+  execFileSync("git", ["clone", "--quiet", ...cloneArgs, remote, dir]);
   for (const [key, value] of [
     ["user.name", "Worker"],
     ["user.email", "worker@factory.invalid"],
