@@ -1,3 +1,4 @@
+import { flakyText } from "../status/report.js";
 import { HELD_REFS } from "../git/held-refs.js";
 import { recordHeldVersions } from "../loop/held.js";
 import { finishLeftCheckout } from "../merge/checkout.js";
@@ -69,7 +70,10 @@ export async function status(options: StatusOptions): Promise<ExitCode> {
   const { state } = await head.ledger.read();
   if (options.json) {
     const waiting = waitingRuns(state).map((entry) => ({ pid: entry.pid, host: entry.host, ...entry.remoteDown }));
-    await output.outPieces(withRunField((await boardJson(head, probe, key)).text, run, { ...(workers ? { workers } : {}), ...(waiting.length ? { remote_waits: waiting } : {}) }));
+    const flaky = Object.values(state.flaky);
+    await output.outPieces(
+      withRunField((await boardJson(head, probe, key)).text, run, { ...(workers ? { workers } : {}), ...(waiting.length ? { remote_waits: waiting } : {}), ...(flaky.length ? { flaky } : {}) }),
+    );
     return EXIT.ok;
   }
   const table = await boardTable(head, probe, key, output);
@@ -83,6 +87,7 @@ export async function status(options: StatusOptions): Promise<ExitCode> {
     );
   }
   for (const waiting of remoteWaits(state)) output.out(paint(output, "yellow", waiting));
+  for (const known of Object.values(state.flaky)) output.out(paint(output, "yellow", flakyText({ ...known })));
   if (workers && isPgLedger(head.ledger)) output.out(await renderWorkers(workers, head.ledger.where, output));
   if (table.problems > 0) output.out(`${table.problems} packet/config problem(s): run \`factory lint\` to see them.`);
   return EXIT.ok;

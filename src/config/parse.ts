@@ -15,6 +15,7 @@ import {
   DEFAULT_SANDBOX,
   DEFAULT_PLANNING,
   DEFAULT_LEASE_MS,
+  DEFAULT_RERUNS,
   DEFAULT_FORGE_API,
   DEFAULT_REMOTE_PATIENCE_MS,
   DEFAULT_FORGE_POLL_MS,
@@ -78,6 +79,9 @@ export function parseConfig(source: string, file = CONFIG_PATH): ConfigParse {
   const planning = readPlanning(root, tiers);
   const ledger = readLedger(root);
   const workers = readWorkers(root);
+  const testsTable = root.subtable("tests");
+  const reruns = testsTable?.number("reruns", { min: 0, max: 10, integer: true }) ?? DEFAULT_RERUNS;
+  testsTable?.rejectUnknown();
   const targetTable = root.subtable("target");
   const remote = targetTable?.string("remote", { nonEmpty: true })?.trim();
   if (remote !== undefined && !/^[A-Za-z0-9][A-Za-z0-9._/-]*$/.test(remote))
@@ -108,6 +112,7 @@ export function parseConfig(source: string, file = CONFIG_PATH): ConfigParse {
       planning,
       ledger,
       workers,
+      tests: { reruns },
       target: { remote, mode: mode as TargetMode, patienceMs: patienceMs ?? DEFAULT_REMOTE_PATIENCE_MS },
       forge,
     },

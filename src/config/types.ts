@@ -24,6 +24,12 @@ export interface Config {
   planning: Planning;
   /** `[ledger]`: where the ledger lives: the file under `.factory/state/` (undefined), or a PostgreSQL URL shared by several machines. */
   ledger: { url: string | undefined };
+  /**
+   * `[tests]`: a test that passed at the baseline and fails in the candidate is run this many more times,
+   * alone, in the candidate and on the untouched tip, to tell a flaky test from a regression (gates/flaky.ts);
+   * planted files run on their own this many times. 0: never rerun.
+   */
+  tests: { reruns: number };
   /** `[workers]`: how long a worker's claim lasts without a renewal (PostgreSQL ledger only; renewed every third of it). */
   workers: { leaseMs: number };
   /** `[target]`: where landings go: this repository's `target_branch` (no remote), or that branch of a shared git remote, by push or by pull request. */
@@ -32,6 +38,9 @@ export interface Config {
   /** `[forge]`: where pull requests are opened (`mode = "pull-request"`). */
   forge: ForgeConfig | undefined;
 }
+
+/** `[tests] reruns` unless the config says otherwise. */
+export const DEFAULT_RERUNS = 2;
 
 export const TARGET_MODES = ["push", "pull-request"] as const;
 export type TargetMode = (typeof TARGET_MODES)[number];

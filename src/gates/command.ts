@@ -6,7 +6,8 @@ import type { SandboxRequest } from "../process/sandbox.js";
 import { formatDuration } from "../util/duration.js";
 import { formatSize } from "../util/size.js";
 import { normalizeResults, parseJunit, type TestResult } from "./junit.js";
-import { checkPlanted, compareWithBaseline, namedBy, realCases, type PlantedCases } from "./test-compare.js";
+import { describeFlaky, type RerunVerdict } from "./flaky.js";
+import { checkPlanted, compareWithBaseline, namedBy, type PlantedCases, type PlantedFindings, realCases, type TestComparison } from "./test-compare.js";
 import { matchesAny, shellQuote } from "./paths.js";
 import { reportDisagreement, runnerSummaries } from "./runner-summary.js";
 import type { Finding, GateReport } from "./types.js";
@@ -39,6 +40,8 @@ export interface CommandGateResult {
   /** Per-test results of a tests = true gate (repository-relative ids), when its JUnit report could be read. */
   results?: TestResult[];
   exitCode?: number;
+  /** What a tests gate's verdict was made of: judged again once its failing tests were rerun. */
+  judged?: Judged;
 }
 
 /** The files of one surface for `{files}`: changed, inside the surface dir, matching the gate's glob; relative to the dir. */
@@ -93,11 +96,8 @@ export async function runCommandGate(input: CommandGateInput): Promise<CommandGa
   if (input.baseline === undefined) {
     return { report: { ...base, status: exitCode === 0 ? "pass" : "fail", summary: `${results.length} test(s), exit ${exitCode}`, findings: [] }, results, exitCode };
   }
-  return {
-    report: judgeTests({ base, exitCode, results, baseline: input.baseline, planted: input.planted, takenAway: input.takenAway ?? [], surfaceDir: surface.dir }),
-    results,
-    exitCode,
-  };
+  const judged: Judged = { base, exitCode, results, baseline: input.baseline, planted: input.planted, takenAway: input.takenAway ?? [], surfaceDir: surface.dir };
+  return { report: judgeTests(judged), results, exitCode, judged };
 }
 
 function exitReport(base: Ran["base"]): GateReport {
@@ -192,7 +192,7 @@ function readReport(junit: string, worktree: string): Read {
   return { ok: true, results: normalizeResults(parsed.results, worktree) };
 }
 
-interface Judged {
+export interface Judged {
   base: Pick<GateReport, "name" | "command" | "durationMs" | "tail">;
   exitCode: number;
   results: readonly TestResult[];
@@ -200,6 +200,26 @@ interface Judged {
   planted: PlantedCases | undefined;
   takenAway?: readonly string[];
   surfaceDir: string;
+  /** What running the failing tests again found (gates/flaky.ts): flaky ones are left out, the rest say what the reruns saw. */
+  reruns?: RerunVerdict;
+}
+
+/** Pure: the planted findings and the comparison with the baseline a tests gate's verdict is made of. */
+function compareJudged(input: Judged): PlantedFindings & { comparison: TestComparison } {
+  const planted = input.planted ?? { cases: [], files: [] };
+  const checked = checkPlanted({ planted, surfaceDir: input.surfaceDir, baseline: input.baseline, now: input.results });
+  const removed = new Set(planted.removed ?? []);
+  const takenAway = input.takenAway ?? [];
+  const excused = new Set([...checked.covered, ...(input.reruns?.flaky.map((test) => test.id) ?? [])]);
+  const comparison = compareWithBaseline(input.baseline, input.results, excused, (id) => removed.has(id) || namedBy(id, takenAway, input.surfaceDir));
+  return { ...checked, comparison };
+}
+
+/** Pure: the tests a failed tests gate runs again: those that passed at the baseline and fail now (not planted cases: never excused). */
+export function rerunTargets(input: Judged): string[] {
+  return compareJudged(input)
+    .comparison.regressions.filter((regression) => regression.now === "failed")
+    .map((regression) => regression.id);
 }
 
 /** Pure: a tests gate's verdict on the candidate, per test, against the baseline and the planted cases. */
@@ -211,20 +231,21 @@ export function judgeTests(input: Judged): GateReport {
   if (exitCode !== 0 && !cases.some((result) => result.outcome === "failed")) {
     return fail(`the runner exited ${exitCode} but its report shows no failing test (a collection error, an interruption or a crash); see its last lines`);
   }
-  const planted = input.planted ?? { cases: [], files: [] };
-  const { findings: plantedFindings, covered, unchecked } = checkPlanted({ planted, surfaceDir: input.surfaceDir, baseline: input.baseline, now: results });
-  const removed = new Set(planted.removed ?? []);
-  const takenAway = input.takenAway ?? [];
-  const comparison = compareWithBaseline(input.baseline, results, covered, (id) => removed.has(id) || namedBy(id, takenAway, input.surfaceDir));
+  const { findings: plantedFindings, unchecked, comparison } = compareJudged(input);
+  const rerunSaid = new Map(input.reruns?.regressions.map((regression) => [regression.id, regression.message]));
+  const flaky = input.reruns?.flaky ?? [];
   const findings: Finding[] = [
     ...plantedFindings.map((finding) => ({ file: finding.id, message: finding.message })),
-    ...comparison.regressions.map((regression) => ({ file: regression.id, message: `passed at the baseline and ${regression.now === "failed" ? "fails" : `is ${regression.now}`} now` })),
+    ...comparison.regressions.map((regression) => ({
+      file: regression.id,
+      message: rerunSaid.get(regression.id) ?? `passed at the baseline and ${regression.now === "failed" ? "fails" : `is ${regression.now}`} now`,
+    })),
     ...comparison.newFailures.map((id) => ({ file: id, message: "fails (a new test)" })),
   ];
   const reasons = [...new Set(unchecked.map((entry) => entry.reason || "no reason given"))];
   const notBlamed = `${comparison.preexisting.length ? `; ${comparison.preexisting.length} already failing at the baseline (not blamed)` : ""}${
     unchecked.length ? `; ${unchecked.length} planted case(s) skipped here before and after the work, not checked on this machine (${reasons.join("; ")})` : ""
-  }`;
+  }${flaky.length ? `; left out: ${flaky.map(describeFlaky).join("; ")}` : ""}`;
   if (findings.length > 0) {
     const counts = [
       plantedFindings.length ? `${plantedFindings.length} planted test(s) not passing` : "",

@@ -55,6 +55,8 @@ const SHAPES: Record<EventKind, Record<string, Field>> = {
   },
   decided: { ...ATTEMPT, decision: "string", reasons: "strings", refund: "boolean?", feedback: "strings?", fingerprint: "string?", work: "object?" },
   "outside-change-seen": { ...ATTEMPT, changes: "strings" },
+  "flaky-found": { ...ATTEMPT, gate: "string", test: "string", tip: "string", tipRuns: "strings", candidateRuns: "strings" },
+  "flaky-steady": { ...ATTEMPT, gate: "string", test: "string", tip: "string", tipRuns: "strings" },
   continued: { ...ATTEMPT, fromAttempt: "number", commit: "string" },
   "merge-blocked": { ...ATTEMPT, reason: "string", commit: "string", fork: "string" },
   merged: { ...ATTEMPT, commit: "string", tree: "string" },

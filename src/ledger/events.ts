@@ -125,6 +125,13 @@ export type EventBody =
       /** A retry's work the next attempt may continue: the gated commit and the planted commit it was made on. */
       work?: { commit: string; from: string };
     }
+  /**
+   * A test that failed in the candidate flipped when run again on the untouched tip `tip` (gates/flaky.ts):
+   * left out of the packet's verdict, and named in `status` and the brief until it is steady again.
+   */
+  | { kind: "flaky-found"; packet: string; attempt: number; gate: string; test: string; tip: string; tipRuns: string[]; candidateRuns: string[] }
+  /** A known flaky test gave the same outcome on every run on the tip: it is no longer excused. */
+  | { kind: "flaky-steady"; packet: string; attempt: number; gate: string; test: string; tip: string; tipRuns: string[] }
   /** The tripwire saw the user's checkout or refs change while the packet's code ran in the sandbox: noted, not blamed. */
   | { kind: "outside-change-seen"; packet: string; attempt: number; changes: string[] }
   | { kind: "continued"; packet: string; attempt: number; fromAttempt: number; commit: string }
@@ -176,6 +183,8 @@ export const EVENT_KINDS: readonly EventKind[] = [
   "decided",
   "continued",
   "outside-change-seen",
+  "flaky-found",
+  "flaky-steady",
   "merge-blocked",
   "merged",
   "held",

@@ -1,7 +1,7 @@
 import { type FileHandle, open, readFile, rename, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { stamp, type EventBody, type LedgerEvent } from "./events.js";
-import { emptyState, foldInto, type LedgerState, type PacketHistory, type PacketRecord, type RunRecord } from "./fold.js";
+import { emptyState, foldInto, type KnownFlaky, type LedgerState, type PacketHistory, type PacketRecord, type RunRecord } from "./fold.js";
 import type { Ledger, LedgerView } from "./ledger.js";
 import { chainHash, LEDGER_FILE, LedgerScanner, SCAN_START, SNAPSHOT_FILE, STATE_DIR, type ScanPosition } from "./scan.js";
 import { appendUnlocked, ledgerPath, scanFile, withLedgerLock } from "./store.js";
@@ -11,7 +11,7 @@ export { SNAPSHOT_FILE };
  * Bump when fold.ts changes what it computes: a snapshot folded by another
  * version of the fold is then ignored and rebuilt, never trusted.
  */
-export const FOLD_VERSION = 2;
+export const FOLD_VERSION = 3;
 /** A read that had to fold at least this many events leaves a snapshot for the next process. */
 export const SNAPSHOT_AFTER_EVENTS = 500;
 
@@ -30,6 +30,7 @@ interface SnapshotFile {
   packets: PacketRecord[];
   runs: RunRecord[];
   costUsd: number;
+  flaky?: Record<string, KnownFlaky>;
 }
 
 export function snapshotPath(root: string): string {
@@ -239,6 +240,7 @@ async function loadSnapshot(root: string): Promise<Checkpoint | undefined> {
       packets: new Map(value.packets.map((record) => [record.id, record])),
       runs: new Map(value.runs.map((run) => [run.run, run])),
       costUsd: value.costUsd,
+      flaky: value.flaky ?? {},
     },
   };
 }
@@ -255,6 +257,7 @@ async function saveSnapshot(root: string, checkpoint: Checkpoint): Promise<void>
     packets: [...checkpoint.state.packets.values()],
     runs: [...checkpoint.state.runs.values()],
     costUsd: checkpoint.state.costUsd,
+    flaky: checkpoint.state.flaky,
   };
   const path = snapshotPath(root);
   // Its own temporary file per write: two reads in one process may both save, and must not write into one file.

@@ -82,8 +82,26 @@ export interface RunRecord {
   remoteDown?: { remote: string; since: string; reason: string };
 }
 
+/** A test found flaky at the tip and not yet seen steady again, keyed by `flakyKey(gate, test)`. */
+export interface KnownFlaky {
+  gate: string;
+  test: string;
+  /** The packet whose gating found it, and when. */
+  packet: string;
+  at: string;
+  /** The tip's runs that did not pass, of how many. */
+  failed: number;
+  runs: number;
+}
+
+export function flakyKey(gate: string, test: string): string {
+  return `${gate}\u0000${test}`;
+}
+
 export interface LedgerState<R extends PacketRecord = PacketRecord> {
   packets: Map<string, R>;
+  /** Tests flaky at the tip, remembered for the next packets until a rerun finds them steady. */
+  flaky: Record<string, KnownFlaky>;
   /** By run id, in the order they started. */
   runs: Map<string, RunRecord>;
   costUsd: number;
@@ -112,7 +130,7 @@ export function emptyRecord(id: string): PacketRecord {
 }
 
 export function emptyState(): LedgerState {
-  return { packets: new Map(), runs: new Map(), costUsd: 0 };
+  return { packets: new Map(), runs: new Map(), costUsd: 0, flaky: {} };
 }
 
 /** Pure: the current state of every packet and run, with each packet's events, from the ledger's events in order. */
@@ -235,6 +253,19 @@ export function foldInto(state: LedgerState, events: readonly LedgerEvent[], his
         packet.outsideSeen = { attempt: event.attempt, changes: [...earlier, ...event.changes] };
         break;
       }
+      case "flaky-found":
+        state.flaky[flakyKey(event.gate, event.test)] = {
+          gate: event.gate,
+          test: event.test,
+          packet: event.packet,
+          at: event.ts,
+          failed: event.tipRuns.filter((outcome) => outcome !== "passed").length,
+          runs: event.tipRuns.length,
+        };
+        break;
+      case "flaky-steady":
+        delete state.flaky[flakyKey(event.gate, event.test)];
+        break;
       case "baseline-measured":
       case "continued":
       case "planted":

@@ -26,6 +26,7 @@ import { commonGitDir } from "../git/dirs.js";
 import { GitFileTampered } from "../git/git-file.js";
 import { agentCallEnd, type AttemptEnd } from "./decide.js";
 import { runGates } from "./gates.js";
+import { recordReruns } from "./reruns.js";
 import { installSurface, plant, prepareWorktree, type Planting } from "./prepare.js";
 import { checkPlantedTests } from "./planted-check.js";
 import { HOLDOUT_DIR, holdoutFiles, holdoutProblem, runHoldout } from "../guards/holdout.js";
@@ -248,9 +249,11 @@ async function attemptSteps(ctx: RunContext, input: AttemptInput): Promise<Attem
     plantedCases: planting.cases ?? {},
     nested,
     baseline,
+    tip,
     tipProven,
     runDir: input.runDir,
   });
+  await recordReruns(ctx, packet.id, attempt, gated.reruns);
   // The look outside starts now, beside the patch's read: the gates' code has ended either way.
   const gatesReachedOutside = settled(reachedOutside("the code run by the gates")); // used below, after the gates are recorded
   writeFileSync(join(input.runDir, "diff.patch"), await reviewableDiff(worktree, tip, gated.commit));
@@ -275,6 +278,7 @@ async function attemptSteps(ctx: RunContext, input: AttemptInput): Promise<Attem
   const gatesOutside = await gatesReachedOutside;
   if (gatesOutside instanceof Error) throw gatesOutside;
   if (gatesOutside) return { ...withGates, end: gatesOutside };
+  if (gated.defective) return { ...withGates, end: { kind: "defective-packet", reason: gated.defective } };
   if (!isGreen(gated.reports)) return { ...withGates, end: { kind: "gates-red", reports: gated.reports } };
   checkInterrupted(ctx.signal);
 

@@ -152,20 +152,33 @@ async function measureIn(ctx: Pick<RunContext, "root" | "config" | "signal">, in
 
 let scratchCount = 0;
 
-/** A checkout of `commit` of its own (installed like a task worktree), removed afterwards. */
-async function measureInScratch(ctx: Pick<RunContext, "root" | "config" | "signal">, input: { surface: Surface; commit: string; runDir: string }): Promise<Baseline> {
-  // Its own path per measurement: two packets landing at once may both measure the same tip.
-  const worktree = join(worktreesDir(ctx.root), `.baseline-${input.commit.slice(0, 12)}-${process.pid}-${++scratchCount}`);
+/**
+ * A checkout of `commit` of its own, installed like a task worktree (`label` names its directory), for
+ * `use`; removed afterwards. An install that failed is `use`'s to say (its message), with no checkout.
+ */
+export async function inScratch<T>(
+  ctx: Pick<RunContext, "root" | "config" | "signal">,
+  input: { surface: Surface; commit: string; runDir: string; label: string },
+  use: (checkout: { worktree: string } | { installError: string }) => Promise<T>,
+): Promise<T> {
+  // Its own path per checkout: two packets landing at once may both measure the same tip.
+  const worktree = join(worktreesDir(ctx.root), `.${input.label}-${input.commit.slice(0, 12)}-${process.pid}-${++scratchCount}`);
   await createWorktree(ctx.root, { path: worktree, start: input.commit });
   try {
     mkdirSync(input.runDir, { recursive: true });
     const installError = await installSurface(ctx, worktree, input.surface, input.runDir);
     checkInterrupted(ctx.signal);
-    if (installError) return { ok: false, reason: installError };
-    return await measureIn(ctx, { ...input, worktree });
+    return await use(installError ? { installError } : { worktree });
   } finally {
     await removeWorktree(ctx.root, worktree);
   }
+}
+
+/** The baseline measured in a scratch checkout of `commit`. */
+function measureInScratch(ctx: Pick<RunContext, "root" | "config" | "signal">, input: { surface: Surface; commit: string; runDir: string }): Promise<Baseline> {
+  return inScratch(ctx, { ...input, label: "baseline" }, async (checkout) =>
+    "installError" in checkout ? { ok: false, reason: checkout.installError } : await measureIn(ctx, { ...input, worktree: checkout.worktree }),
+  );
 }
 
 /** Pure: why a baseline run did not run the suite (no real test case, or a failure exit with no failing case). */

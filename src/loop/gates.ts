@@ -6,7 +6,8 @@ import { changedPaths, diffText } from "../git/diff.js";
 import { headOf, listTree, listTreeFiles, readFileAt } from "../git/repo.js";
 import { runnerState } from "../guards/runner-state.js";
 import { commitWorktree, reduceToCommit, restoreWorktree } from "../git/worktree.js";
-import { runCommandGate, surfaceFiles, TESTS_PLACEHOLDER } from "../gates/command.js";
+import { judgeTests, rerunTargets, runCommandGate, surfaceFiles, TESTS_PLACEHOLDER } from "../gates/command.js";
+import { describePlantedFlips, flakyAsAtBaseline, plantedFlips } from "../gates/flaky.js";
 import { parseUnifiedDiff } from "../gates/diff-parse.js";
 import { newFindings } from "../gates/lint-compare.js";
 import type { TestResult } from "../gates/junit.js";
@@ -22,6 +23,7 @@ import type { Packet } from "../packet/types.js";
 import { baseEnv, runCommand } from "../process/run.js";
 import { checkInterrupted, type RunContext } from "./context.js";
 import { holdoutFiles, runHoldout } from "../guards/holdout.js";
+import { type Reruns, rerunFailing } from "./reruns.js";
 
 export interface GateRunInput {
   packet: Packet;
@@ -36,6 +38,8 @@ export interface GateRunInput {
   /** Nested repositories the attempt made (left out of its commit): the scope gate refuses them. */
   nested?: readonly string[];
   baseline: ReadonlyMap<string, TestResult[]>;
+  /** The commit the baseline was measured at: a failing test is run again there, untouched, to tell a flaky one. */
+  tip?: string;
   /** The surface's whole-tree gates (no {files}, not tests) ran green on the tip this attempt started from. */
   tipProven?: boolean;
   runDir: string;
@@ -70,6 +74,10 @@ export interface GateRun {
   commit: string;
   /** Per-test results of each tests gate's run of the suite on that tree (what seeds the next baseline once it lands). */
   tests: Map<string, TestResult[]>;
+  /** What running failing tests again found, per tests gate that did (flaky tests left out of the verdict): for the ledger. */
+  reruns: Reruns[];
+  /** The packet itself is at fault: a planted case whose runs disagree. */
+  defective?: string;
 }
 
 /**
@@ -116,6 +124,8 @@ export async function runGates(ctx: RunContext, input: GateRunInput): Promise<Ga
   ]);
   const plantedCases = input.also?.length ? mergePlantedCases(members.map((member) => member.plantedCases)) : input.plantedCases;
   const tests = new Map<string, TestResult[]>();
+  const reruns: Reruns[] = [];
+  let defective: string | undefined;
   // Each tests run, and every gate after one, starts from the committed tree: nothing a run left steers the next.
   const runner = runnerState(input.worktree, join(input.runDir, "runner-state.log"));
   let dependencyChanged: string | undefined;
@@ -129,7 +139,7 @@ export async function runGates(ctx: RunContext, input: GateRunInput): Promise<Ga
   for (const gate of surface?.gates ?? []) {
     if (gate.tests || testsRan) await state.freshen();
     testsRan ||= gate.tests;
-    const { report, results } = await runCommandGate({
+    const gated = await runCommandGate({
       gate,
       surface: surface as Surface,
       worktree: input.worktree,
@@ -145,7 +155,29 @@ export async function runGates(ctx: RunContext, input: GateRunInput): Promise<Ga
       ...sandboxed(ctx, input.worktree, (surface as Surface).network),
     });
     checkInterrupted(ctx.signal); // a gate killed by Ctrl-C says nothing about the work
+    const { results } = gated;
+    let { report } = gated;
     if (gate.tests && results) tests.set(gate.name, results);
+    const targets = gated.judged && report.status === "fail" && ctx.config.tests.reruns > 0 ? rerunTargets(gated.judged) : [];
+    if (gated.judged && results && targets.length > 0) {
+      // A test that passed at the tip and fails here may be flaky: run again here and on the untouched tip before it is blamed.
+      const found = await rerunFailing(ctx, {
+        gate,
+        surface: surface as Surface,
+        worktree: input.worktree,
+        runDir: input.runDir,
+        ids: targets,
+        first: results,
+        baseline: input.baseline.get(gate.name) ?? [],
+        tip: input.tip,
+        firstMs: report.durationMs,
+        freshen: () => state.freshen(),
+      });
+      reruns.push(found);
+      tests.set(gate.name, flakyAsAtBaseline(results, input.baseline.get(gate.name) ?? [], found.verdict.flaky));
+      const judged = judgeTests({ ...gated.judged, reruns: found.verdict });
+      report = found.cutShort ? { ...judged, summary: `${judged.summary} (the reruns ran out of time before all of them ran)` } : judged;
+    }
     const judgedByFile = !gate.tests && gate.run.includes("{files}");
     if (judgedByFile && report.status === "fail") reports.push(await againstBefore(ctx, input, gate, changed, report));
     else if (judgedByFile && report.hung) reports.push(await hangAgainstBefore(ctx, input, gate, changed, report));
@@ -153,7 +185,9 @@ export async function runGates(ctx: RunContext, input: GateRunInput): Promise<Ga
     const planted = plantedCases[gate.name];
     if (gate.tests && new RegExp(TESTS_PLACEHOLDER.source).test(gate.run) && planted?.files.length) {
       await state.freshen();
-      reports.push(await plantedOnly(ctx, input, gate, planted, results ?? []));
+      const alone = await plantedOnly(ctx, input, gate, planted, results ?? [], () => state.freshen());
+      reports.push(alone.report);
+      defective ??= alone.flips;
     }
   }
   // An invariant with a check is ruled by the factory: its command runs like a gate on the same tree.
@@ -198,7 +232,7 @@ export async function runGates(ctx: RunContext, input: GateRunInput): Promise<Ga
     ctx.emit({ kind: "gate", packet: packet.id, attempt: input.attempt, gate: report.name, status: report.status, summary: report.summary, durationMs: report.durationMs });
   }
   writeFileSync(join(input.runDir, `gates-${commit.slice(0, 12)}.json`), JSON.stringify(reports, null, 2));
-  return { reports, commit, tests };
+  return { reports, commit, tests, reruns, ...(defective ? { defective } : {}) };
 }
 
 /** Pure: the planted cases of several packets, per tests gate, as one packet's. */
@@ -229,40 +263,71 @@ export function invariantGate(id: string, check: string): GateConfig {
  * The planted tests run on their own, through `{tests}`: no new test module
  * or test of the agent's is collected beside them, so none can change their
  * outcome (a module that patches the implementation at import, a fixture
- * that fakes a result). Each planted case must pass here too.
+ * that fakes a result). Each planted case must pass here too. They run
+ * `[tests] reruns` times (once when 0): a planted case whose runs disagree,
+ * here or with the whole suite, makes the packet defective, never merged on
+ * a lucky run (`flips`).
  */
 /** `withTheRest`: the whole suite's results: a planted case that passed there and fails alone was steered by something collected beside it. */
-async function plantedOnly(ctx: RunContext, input: GateRunInput, gate: GateConfig, planted: PlantedCases, withTheRest: readonly TestResult[]): Promise<GateReport> {
+async function plantedOnly(
+  ctx: RunContext,
+  input: GateRunInput,
+  gate: GateConfig,
+  planted: PlantedCases,
+  withTheRest: readonly TestResult[],
+  freshen: () => Promise<void>,
+): Promise<{ report: GateReport; flips?: string }> {
   const surface = input.surface as Surface;
   const prefix = surface.dir === "." ? "" : `${surface.dir}/`;
   const name = `${gate.name} (planted only)`;
-  const { report, results } = await runCommandGate({
-    gate: { ...gate, name },
-    surface,
-    worktree: input.worktree,
-    changed: [],
-    runDir: input.runDir,
-    timeoutMs: gate.timeoutMs ?? ctx.config.limits.gateTimeoutMs,
-    baseline: undefined,
-    tests: planted.files.map((file) => file.slice(prefix.length)),
-    signal: ctx.signal,
-    ...sandboxed(ctx, input.worktree, surface.network),
-  });
-  checkInterrupted(ctx.signal);
-  if (!results) return { ...report, status: "fail", summary: `the planted tests, run on their own, gave no results: ${report.summary}` };
+  const times = Math.max(1, ctx.config.tests.reruns);
+  const runs: { report: GateReport; results: TestResult[] | undefined }[] = [];
+  for (let run = 1; run <= times; run++) {
+    if (run > 1) await freshen();
+    const { report, results } = await runCommandGate({
+      gate: { ...gate, name: run === 1 ? name : `${name} (run ${run})` },
+      surface,
+      worktree: input.worktree,
+      changed: [],
+      runDir: input.runDir,
+      timeoutMs: gate.timeoutMs ?? ctx.config.limits.gateTimeoutMs,
+      baseline: undefined,
+      tests: planted.files.map((file) => file.slice(prefix.length)),
+      signal: ctx.signal,
+      ...sandboxed(ctx, input.worktree, surface.network),
+    });
+    checkInterrupted(ctx.signal);
+    runs.push({ report, results });
+    if (!results) break;
+  }
+  const [{ report, results }] = runs as [(typeof runs)[number]];
+  if (!results) return { report: { ...report, status: "fail", summary: `the planted tests, run on their own, gave no results: ${report.summary}` } };
+  const inSuite = outcomesById(withTheRest);
+  if (ctx.config.tests.reruns > 0) {
+    // A run that gave no results (it hung or crashed) says nothing of any case's outcome.
+    const alone = runs.flatMap((each) => (each.results ? [outcomesById(each.results)] : []));
+    const cases = [...new Set([...planted.cases, ...runs.flatMap((each) => realCases(each.results ?? []).map((result) => result.id))])].sort();
+    const flipped = plantedFlips(cases, inSuite, alone);
+    if (flipped.length > 0) {
+      const flips = describePlantedFlips(flipped);
+      return { report: { ...report, status: "fail", summary: flips, findings: flipped.map((flip) => ({ file: flip.id, message: `passed ${flip.passed} of ${flip.runs} runs` })) }, flips };
+    }
+  }
   const { findings } = checkPlanted({ planted, surfaceDir: surface.dir, baseline: input.baseline.get(gate.name) ?? [], now: results });
   const passing = realCases(results).filter((result) => result.outcome === "passed").length;
-  if (findings.length === 0) return { ...report, status: "pass", summary: `${passing} planted test(s) pass on their own`, findings: [] };
+  const ran = runs.length > 1 ? `, ${runs.length} runs` : "";
+  if (findings.length === 0) return { report: { ...report, status: "pass", summary: `${passing} planted test(s) pass on their own${ran}`, findings: [] } };
   // Said only of cases that passed in the whole suite: one failing there as well is not steered by what else was collected.
-  const inSuite = outcomesById(withTheRest);
   const passedThere = withTheRest.filter((result) => result.outcome === "passed");
   // A finding names a case, or a whole planted file (then its cases passed there).
   const passedWithTheRest = findings.some((finding) => inSuite.get(finding.id) === "passed" || hasCasesOf(passedThere, finding.id, surface.dir));
   return {
-    ...report,
-    status: "fail",
-    findings: findings.map((finding) => ({ file: finding.id, message: finding.message })),
-    summary: `${findings.length} planted test(s) do not pass when run on their own${passedWithTheRest ? ": something else collected beside them changes their outcome" : ""}`,
+    report: {
+      ...report,
+      status: "fail",
+      findings: findings.map((finding) => ({ file: finding.id, message: finding.message })),
+      summary: `${findings.length} planted test(s) do not pass when run on their own${passedWithTheRest ? ": something else collected beside them changes their outcome" : ""}`,
+    },
   };
 }
 

@@ -8,6 +8,7 @@ import { isGreen, type GateReport } from "../gates/types.js";
 import { measureBaseline } from "../loop/baseline.js";
 import { checkInterrupted, surfaceOf, worktreesDir, type RunContext } from "../loop/context.js";
 import { runGates } from "../loop/gates.js";
+import { recordReruns } from "../loop/reruns.js";
 import { installSurface } from "../loop/prepare.js";
 import type { LandInput } from "./land.js";
 
@@ -191,10 +192,12 @@ async function gateInScratch(
       planted: head.planted,
       plantedCases: head.plantedCases,
       baseline: input.baseline,
+      tip: input.tip,
       runDir: input.runDir,
       combined: { agentCommit: head.commit, builtins: [] },
       also: rest.map((member) => ({ packet: member.packet, plantedCommit: member.plantedCommit, plantedCases: member.plantedCases, agentCommit: member.commit })),
     });
+    await recordReruns(ctx, head.packet.id, head.attempt, gated.reruns);
     return { reports: gated.reports, tests: gated.tests };
   } finally {
     await removeWorktree(ctx.root, worktree);

@@ -15,6 +15,7 @@ import type { TestResult } from "../gates/junit.js";
 import { measureBaseline, seedBaseline } from "../loop/baseline.js";
 import { surfaceOf, taskBranch, worktreePath, type RunContext } from "../loop/context.js";
 import { BUILTIN_GATES, runGates } from "../loop/gates.js";
+import { recordReruns } from "../loop/reruns.js";
 import type { Packet } from "../packet/types.js";
 import { mergeMessage, type Provenance } from "./message.js";
 import type { CoveredTree } from "./batch.js";
@@ -128,9 +129,11 @@ export async function land(ctx: RunContext, input: LandInput): Promise<LandResul
           planted: input.planted,
           plantedCases: input.plantedCases,
           baseline: baseline.results,
+          tip,
           runDir,
           combined: { agentCommit: input.commit, builtins: input.provenance.gates.filter((gate) => BUILTIN_GATES.includes(gate.name)) },
         });
+        await recordReruns(ctx, input.packet.id, input.attempt, regated.reruns);
         if (!isGreen(regated.reports)) return { kind: "regate-failed", reports: regated.reports };
         gates = regated.reports;
         commit = regated.commit;

@@ -1,3 +1,4 @@
+import { flakyLine } from "../gates/flaky.js";
 import { blockedNextStep } from "./next-step.js";
 import type { LedgerEvent } from "../ledger/events.js";
 import type { LedgerState, PacketHistory } from "../ledger/fold.js";
@@ -55,6 +56,8 @@ export interface Report {
     waiting: { id: string; goal: string }[];
   }[];
   notAttempted: { id: string; goal: string; why: string }[];
+  /** Tests known flaky at the tip (left out of the verdicts that met them) until a rerun finds them steady. */
+  flaky: { test: string; gate: string; failed: number; runs: number; packet: string; at: string }[];
   /** The newest `factory assess` ruling made in the window, per packet; `current`: on the packet's version at the tip. */
   assessed: { id: string; goal: string; ruling: string; tier: string; current: boolean; findings: { claim: string; quote?: string; where?: string }[] }[];
   spend: RoleSpend[];
@@ -86,6 +89,9 @@ export function buildReport(input: ReportInput): Report {
     held: [],
     blocked: [],
     notAttempted: [],
+    flaky: Object.values(input.ledger.flaky ?? {})
+      .map(({ test, gate, failed, runs, packet, at }) => ({ test, gate, failed, runs, packet, at }))
+      .sort((a, b) => a.test.localeCompare(b.test)),
     assessed: [],
     spend: [],
     otherSpend: [],
@@ -283,6 +289,8 @@ export function reportText(report: Report): string[] {
   }
   lines.push("", `Not attempted (${report.notAttempted.length})`);
   for (const row of report.notAttempted) lines.push(`  ${row.id}  ${row.why}`);
+  if (report.flaky.length) lines.push("", `Flaky tests (${report.flaky.length})`);
+  for (const row of report.flaky) lines.push(`  ${flakyText(row)}`);
   if (report.assessed.length) lines.push("", `Assessed (${report.assessed.length})`);
   for (const row of report.assessed) {
     lines.push(`  ${row.id}  ${row.ruling} (tier ${row.tier})${row.current ? "" : " — on an older version of the packet"}  ${row.goal}`);
@@ -351,10 +359,16 @@ ${section("Merged", report.merged.length, merged)}
 ${section("Held for you", report.held.length, held)}
 ${section("Blocked", report.blocked.length, blocked)}
 ${section("Not attempted", report.notAttempted.length, notAttempted)}
+${report.flaky.length ? section("Flaky tests", report.flaky.length, `<ul>${report.flaky.map((row) => `<li>${e(flakyText(row))}</li>`).join("")}</ul>`) : ""}
 ${report.assessed.length ? section("Assessed", report.assessed.length, assessed) : ""}
 <section><h2>Spend</h2>${spend}</section>
 </body></html>
 `;
+}
+
+/** "flaky at the tip: ID, 2 of 3 runs failed (gate pytest, found gating P0002): left out of its verdict; rerun until steady". */
+export function flakyText(row: Pick<Report["flaky"][number], "test" | "gate" | "failed" | "runs" | "packet">): string {
+  return `${flakyLine(row.test, row.failed, row.runs)} (gate ${row.gate}, found gating ${row.packet}): left out of the verdict of a packet it fails in, until a rerun finds it steady`;
 }
 
 function minutes(ms: number): string {

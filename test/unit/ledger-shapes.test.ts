@@ -56,6 +56,8 @@ const SAMPLES: Record<EventKind, EventBody> = {
   },
   decided: { kind: "decided", packet: "A", attempt: 1, decision: "retry", reasons: ["r"], feedback: ["f"], fingerprint: "fp", work: { commit: "c", from: "d" } },
   "outside-change-seen": { kind: "outside-change-seen", packet: "A", attempt: 1, changes: ["x"] },
+  "flaky-found": { kind: "flaky-found", packet: "A", attempt: 1, gate: "pytest", test: "t::x", tip: "c", tipRuns: ["passed", "failed"], candidateRuns: ["failed"] },
+  "flaky-steady": { kind: "flaky-steady", packet: "A", attempt: 1, gate: "pytest", test: "t::x", tip: "c", tipRuns: ["passed", "passed", "passed"] },
   continued: { kind: "continued", packet: "A", attempt: 2, fromAttempt: 1, commit: "c" },
   "merge-blocked": { kind: "merge-blocked", packet: "A", attempt: 1, reason: "dirty", commit: "c", fork: "f" },
   merged: { kind: "merged", packet: "A", attempt: 1, commit: "c", tree: "t" },
