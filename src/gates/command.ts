@@ -232,6 +232,7 @@ export function judgeTests(input: Judged): GateReport {
     return fail(`the runner exited ${exitCode} but its report shows no failing test (a collection error, an interruption or a crash); see its last lines`);
   }
   const { findings: plantedFindings, unchecked, comparison } = compareJudged(input);
+  const skippedBefore = new Set(input.baseline.filter((result) => result.outcome === "skipped").map((result) => result.id));
   const rerunSaid = new Map(input.reruns?.regressions.map((regression) => [regression.id, regression.message]));
   const flaky = input.reruns?.flaky ?? [];
   const findings: Finding[] = [
@@ -240,7 +241,7 @@ export function judgeTests(input: Judged): GateReport {
       file: regression.id,
       message: rerunSaid.get(regression.id) ?? `passed at the baseline and ${regression.now === "failed" ? "fails" : `is ${regression.now}`} now`,
     })),
-    ...comparison.newFailures.map((id) => ({ file: id, message: "fails (a new test)" })),
+    ...comparison.newFailures.map((id) => ({ file: id, message: skippedBefore.has(id) ? "was skipped at the baseline and fails now" : "fails (a new test)" })),
   ];
   const reasons = [...new Set(unchecked.map((entry) => entry.reason || "no reason given"))];
   const notBlamed = `${comparison.preexisting.length ? `; ${comparison.preexisting.length} already failing at the baseline (not blamed)` : ""}${

@@ -12,6 +12,8 @@ export interface TestResult {
   collectionError?: true;
   /** A skipped case: the runner's reason (the `message` of its `<skipped>`), when it gives one. */
   reason?: string;
+  /** A skipped case that ran and failed as marked (pytest's xfail, node:test's failing todo): it ran here, so it is no "not run on this machine". */
+  expectedFailure?: true;
 }
 
 export type JunitParse = { ok: true; results: TestResult[] } | { ok: false; reason: "junit-unparseable"; detail: string };
@@ -58,19 +60,25 @@ function toResult(testcase: unknown): TestResult {
   const name = String(record["@name"] ?? "?");
   const classname = record["@classname"];
   const id = typeof classname === "string" && classname !== "" ? `${classname}::${name}` : name;
-  const failed = "failure" in record || "error" in record || "@failure" in record;
+  const skip = record.skipped;
+  const skipType = typeof skip === "object" && skip !== null ? (skip as Record<string, unknown>)["@type"] : undefined;
+  // node:test reports a todo test that fails with both <skipped type="todo"> and <failure>; it does not fail the run.
+  const todo = skipType === "todo";
+  const failed = !todo && ("failure" in record || "error" in record || "@failure" in record);
   const skipped = "skipped" in record;
   const file = record["@file"];
   const error = record.error;
   const collectionError = typeof error === "object" && error !== null && (error as Record<string, unknown>)["@message"] === "collection failure";
-  const skip = record.skipped;
-  const reason = !failed && typeof skip === "object" && skip !== null ? (skip as Record<string, unknown>)["@message"] : undefined;
+  const skipRecord = !failed && typeof skip === "object" && skip !== null ? (skip as Record<string, unknown>) : undefined;
+  const reason = skipRecord?.["@message"];
+  const expectedFailure = skipType === "pytest.xfail" || (todo && ("failure" in record || "@failure" in record));
   return {
     id,
     outcome: failed ? "failed" : skipped ? "skipped" : "passed",
     ...(typeof file === "string" && file !== "" ? { file } : {}),
     ...(collectionError ? { collectionError: true as const } : {}),
     ...(typeof reason === "string" && reason !== "" ? { reason } : {}),
+    ...(expectedFailure ? { expectedFailure: true as const } : {}),
   };
 }
 

@@ -97,6 +97,8 @@ export interface PlantedCases {
    * after the work, they are not the work's, and are said as not checked here; any other outcome is judged.
    */
   skipped?: Record<string, string>;
+  /** Every case of the planted files the runner reported right after planting: each must still be there after the work. */
+  seen?: string[];
 }
 
 /** One planted file as the runner saw it right after planting (or all of them, for a runner that names no files). */
@@ -133,13 +135,14 @@ export interface PlantedCheckInput {
  * one that does not (node:test) gets the cases new or newly failing since the
  * baseline, shared by all planted files.
  */
-export function plantedCases(input: PlantedCheckInput): PlantedCases & { counts: PlantedCount[]; removed: string[]; skipped: Record<string, string> } {
+export function plantedCases(input: PlantedCheckInput): PlantedCases & { counts: PlantedCount[]; removed: string[]; skipped: Record<string, string>; seen: string[] } {
   const attributable = input.now.some((result) => input.files.some((file) => belongsTo(result, file, input.surfaceDir)) && !isFileLevel(result, input.files, input.surfaceDir));
   const before = outcomesById(input.baseline);
   const files = new Set<string>();
   const cases = new Set<string>();
   const counts = new Map<string, PlantedCount>();
   const skipped: Record<string, string> = {};
+  const seen = new Set<string>();
   const countOf = (file: string): PlantedCount => {
     const count = counts.get(file) ?? { file, cases: 0, fresh: 0, failing: 0, loadError: false };
     counts.set(file, count);
@@ -170,7 +173,9 @@ export function plantedCases(input: PlantedCheckInput): PlantedCases & { counts:
       if (failsNow) count.failing++;
     }
     if (!fileLevel && failsNow) cases.add(result.id);
-    if (!fileLevel && owners.length > 0 && result.outcome === "skipped") skipped[result.id] = result.reason ?? "";
+    if (!fileLevel) seen.add(result.id);
+    // Skipped as not run on this machine; an expected failure (xfail) ran, and is judged after the work like any case.
+    if (!fileLevel && owners.length > 0 && result.outcome === "skipped" && !result.expectedFailure) skipped[result.id] = result.reason ?? "";
   }
   const current = outcomesById(input.now);
   // Run alone, a report without file names cannot say which baseline cases the planting took away: none is assumed.
@@ -178,7 +183,7 @@ export function plantedCases(input: PlantedCheckInput): PlantedCases & { counts:
     input.only && !attributable
       ? []
       : [...before.keys()].filter((id) => !current.has(id) && (!attributable || input.files.some((file) => belongsTo({ id, outcome: "passed" }, file, input.surfaceDir))));
-  return { cases: [...cases].sort(), files: [...files].sort(), removed: removed.sort(), counts: [...counts.values()], skipped };
+  return { cases: [...cases].sort(), files: [...files].sort(), removed: removed.sort(), counts: [...counts.values()], skipped, seen: [...seen].sort() };
 }
 
 /** Whether the planted files hold at least one case that fails before the work (a case, or a file that cannot load yet). */
@@ -242,9 +247,15 @@ export function checkPlanted(input: { planted: PlantedCases; surfaceDir: string;
       if (covered.has(result.id)) continue;
       covered.add(result.id);
       const outcome = outcomes.get(result.id);
-      if (outcome === "passed" || outcome === before.get(result.id)) continue;
-      findings.push({ id: result.id, message: outcome === "failed" ? `case of planted file ${file} fails` : `case of planted file ${file} was skipped` });
+      if (outcome === "passed" || (outcome === before.get(result.id) && !result.expectedFailure)) continue;
+      findings.push({ id: result.id, message: `case of planted file ${file} ${outcome === "failed" ? "fails" : result.expectedFailure ? "xfails: it ran and failed as marked" : "was skipped"}` });
     }
+  }
+  // A case the planted files yielded before the work is there after it (the work cannot make a planted case vanish).
+  for (const id of planted.seen ?? []) {
+    if (covered.has(id) || outcomes.has(id) || splitIntoPassingCases(id, outcomes)) continue;
+    covered.add(id);
+    findings.push({ id, message: "case of a planted file ran before the work and is missing now" });
   }
   return { findings, covered, unchecked };
 }

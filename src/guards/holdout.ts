@@ -85,21 +85,34 @@ export async function runHoldout(
         ...sandboxed(ctx, worktree, surface.network),
       });
       checkInterrupted(ctx.signal);
-      // A hidden file that does not load counts as one failing case: before the work that is expected, after it a failure.
-      const loadErrors = (results ?? []).filter((result) => result.outcome === "failed" && isFileLevel(result, files, surface.dir));
-      cases.push(...realCases(results ?? []).filter((result) => namedBy(result.id, files, surface.dir) && !loadErrors.includes(result)), ...loadErrors);
+      cases.push(...hiddenCases(results ?? [], files, surface.dir));
     }
   } finally {
     await reduceToCommit(worktree); // the hidden files leave the tree before anything else reads it
   }
-  const guards = packet.invariants.map((invariant) => `"${invariant.id}"`).join(", ");
-  const base = { name: "holdout", durationMs: Date.now() - started, findings: [] };
-  const failed = cases.filter((result) => result.outcome !== "passed").length;
   // Every tests gate named the hidden files ({tests}): they ran alone, so what they yielded is all they hold.
   const alone = surface.gates.filter((gate) => gate.tests).every((gate) => new RegExp(TESTS_PLACEHOLDER.source).test(gate.run));
-  const ran = { ran: cases.length, failed, alone };
-  if (cases.length === 0)
-    return { ...ran, report: { ...base, status: "fail", summary: `the packet's hidden tests yielded no test case in any tests gate (the team's holdout files, ${files.length}): fix them` } };
-  if (failed > 0) return { ...ran, report: { ...base, status: "fail", summary: `${failed} of ${cases.length} hidden test case(s) of the packet failed; they check its invariants ${guards}` } };
-  return { ...ran, report: { ...base, status: "pass", summary: `${cases.length} hidden test case(s) passed` } };
+  const verdict = judgeHoldout(
+    cases,
+    files.length,
+    packet.invariants.map((invariant) => invariant.id),
+  );
+  return { ...verdict, alone, report: { name: "holdout", durationMs: Date.now() - started, findings: [], status: verdict.status, summary: verdict.summary } };
+}
+
+/** Pure: the cases of a tests gate's report that are the hidden files': a file that does not load counts as one failing case. */
+export function hiddenCases(results: readonly TestResult[], files: readonly string[], surfaceDir: string): TestResult[] {
+  // Before the work a file that does not load is expected; after it, it is a failure.
+  const loadErrors = results.filter((result) => result.outcome === "failed" && isFileLevel(result, files, surfaceDir));
+  return [...realCases(results).filter((result) => namedBy(result.id, files, surfaceDir) && !loadErrors.includes(result)), ...loadErrors];
+}
+
+/** Pure: the holdout's verdict on the hidden cases that ran: every one must pass (skipped is not passing), and some must run. */
+export function judgeHoldout(cases: readonly TestResult[], fileCount: number, invariants: readonly string[]): { status: "pass" | "fail"; summary: string; ran: number; failed: number } {
+  const failed = cases.filter((result) => result.outcome !== "passed").length;
+  const ran = { ran: cases.length, failed };
+  if (cases.length === 0) return { ...ran, status: "fail", summary: `the packet's hidden tests yielded no test case in any tests gate (the team's holdout files, ${fileCount}): fix them` };
+  const guards = invariants.map((id) => `"${id}"`).join(", ");
+  if (failed > 0) return { ...ran, status: "fail", summary: `${failed} of ${cases.length} hidden test case(s) of the packet failed; they check its invariants ${guards}` };
+  return { ...ran, status: "pass", summary: `${cases.length} hidden test case(s) passed` };
 }

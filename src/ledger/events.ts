@@ -60,7 +60,7 @@ export type EventBody =
       attempt: number;
       commit: string;
       files: string[];
-      cases?: Record<string, { cases: string[]; files: string[]; removed?: string[]; skipped?: Record<string, string> }>;
+      cases?: Record<string, { cases: string[]; files: string[]; removed?: string[]; skipped?: Record<string, string>; seen?: string[] }>;
     }
   | {
       kind: "agent-finished";

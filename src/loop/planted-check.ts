@@ -46,11 +46,13 @@ export async function checkPlantedTests(
       const known = cases[gate];
       const skipped = { ...known?.skipped, ...found.skipped };
       const removed = [...(known?.removed ?? []), ...found.removed];
+      const seen = [...(known?.seen ?? []), ...found.seen];
       cases[gate] = {
         cases: [...(known?.cases ?? []), ...found.cases],
         files: [...(known?.files ?? []), ...found.files],
         ...(removed.length ? { removed } : {}),
         ...(Object.keys(skipped).length ? { skipped } : {}),
+        ...(seen.length ? { seen } : {}),
       };
       for (const file of found.files) ran.add(file);
       counts.push(...found.counts);

@@ -20,6 +20,21 @@ describe("parseJunit", () => {
     });
   });
 
+  it("marks an expected failure that ran (pytest's xfail, node:test's failing todo) as skipped and expected; a todo that fails does not fail", () => {
+    const xml = `<testsuites><testsuite name="pytest">
+      <testcase classname="tests.test_a" name="test_known"><skipped type="pytest.xfail" message="known"/></testcase>
+      <testcase classname="tests.test_a" name="test_mac"><skipped type="pytest.skip" message="macOS only">x</skipped></testcase>
+      </testsuite><testcase name="later" classname="test" failure="1 == 2"><skipped type="todo" message="later"/><failure type="testCodeFailure" message="1 == 2"/></testcase>
+      <testcase name="someday" classname="test"><skipped type="todo" message="someday"/></testcase></testsuites>`;
+    const parsed = parseJunit(xml);
+    expect(parsed.ok && parsed.results).toEqual([
+      { id: "tests.test_a::test_known", outcome: "skipped", reason: "known", expectedFailure: true },
+      { id: "tests.test_a::test_mac", outcome: "skipped", reason: "macOS only" },
+      { id: "test::later", outcome: "skipped", reason: "later", expectedFailure: true },
+      { id: "test::someday", outcome: "skipped", reason: "someday" },
+    ]);
+  });
+
   it("reads node:test's report (failure attribute, test cases at the top level) and nested suites", () => {
     const xml = `<testsuites><testcase name="one" classname="test"/><testcase name="two" classname="test" failure="1 == 2"><failure type="x" message="1 == 2"/></testcase>
       <testsuite name="outer"><testsuite name="inner"><testcase name="deep"/></testsuite></testsuite></testsuites>`;

@@ -54,6 +54,7 @@ describe("plantedCases (right after planting)", () => {
       removed: [],
       counts: [count("tests/test_double.py", 2, 2, 1)],
       skipped: {},
+      seen: ["tests.test_double::test_double", "tests.test_double::test_zero"],
     });
   });
 
@@ -66,6 +67,7 @@ describe("plantedCases (right after planting)", () => {
       removed: ["tests.test_calc::test_sub"],
       counts: [count("tests/test_calc.py", 3, 1, 1)],
       skipped: {},
+      seen: ["tests.test_calc::test_add", "tests.test_calc::test_div", "tests.test_calc::test_mul"],
     });
   });
 
@@ -83,7 +85,7 @@ describe("plantedCases (right after planting)", () => {
   });
 
   it("finds nothing for a planted file the runner never collected", () => {
-    expect(plantedCases({ files: ["other/test_double.py"], surfaceDir: ".", baseline, now: baseline })).toEqual({ cases: [], files: [], removed: [], counts: [], skipped: {} });
+    expect(plantedCases({ files: ["other/test_double.py"], surfaceDir: ".", baseline, now: baseline })).toEqual({ cases: [], files: [], removed: [], counts: [], skipped: {}, seen: [] });
   });
 
   it("with a runner that names no files (node:test), takes the cases new or newly failing since the baseline and a load failure named by path", () => {
@@ -94,6 +96,7 @@ describe("plantedCases (right after planting)", () => {
       removed: [],
       counts: [count("test/double.test.js", 1, 1, 1)],
       skipped: {},
+      seen: ["test::doubles"],
     });
     expect(plantedCases({ files: ["test/double.test.js"], surfaceDir: ".", baseline: nodeBaseline, now: [fail("test::adds")] }).cases).toEqual(["test::adds"]);
     expect(plantedCases({ files: ["test/double.test.js"], surfaceDir: ".", baseline: nodeBaseline, now: [...nodeBaseline, fail("test::test/double.test.js")] })).toMatchObject({
@@ -106,7 +109,14 @@ describe("plantedCases (right after planting)", () => {
   it("run alone (node:test, no file names): every case is the planted file's, and none of the suite's other cases is taken as removed", () => {
     const nodeBaseline = [pass("test::adds"), pass("test::subtracts")];
     const alone = plantedCases({ files: ["test/double.test.js"], surfaceDir: ".", baseline: nodeBaseline, now: [pass("test::adds"), fail("test::doubles")], only: true });
-    expect(alone).toEqual({ cases: ["test::doubles"], files: ["test/double.test.js"], removed: [], counts: [count("test/double.test.js", 2, 1, 1)], skipped: {} });
+    expect(alone).toEqual({
+      cases: ["test::doubles"],
+      files: ["test/double.test.js"],
+      removed: [],
+      counts: [count("test/double.test.js", 2, 1, 1)],
+      skipped: {},
+      seen: ["test::adds", "test::doubles"],
+    });
     // The same report from a whole-suite run would say the planting took test::subtracts away.
     expect(plantedCases({ files: ["test/double.test.js"], surfaceDir: ".", baseline: nodeBaseline, now: [pass("test::adds"), fail("test::doubles")] }).removed).toEqual(["test::subtracts"]);
   });
@@ -185,6 +195,25 @@ describe("checkPlanted (after the implementation)", () => {
       { id: "tests.test_double::test_negative", message: "case of planted file tests/test_double.py fails" },
       { id: "tests.test_double::test_zero", message: "case of planted file tests/test_double.py was skipped" },
     ]);
+  });
+
+  it("fails a case the planted file yielded before the work and that is gone after it, and an expected failure (xfail)", () => {
+    const now = [
+      ...baseline,
+      fail("tests.test_double::test_double"),
+      pass("tests.test_double::test_zero"),
+      { id: "tests.test_double::test_known", outcome: "skipped" as const, reason: "known", expectedFailure: true as const },
+    ];
+    const planted = plantedCases({ files: ["tests/test_double.py"], surfaceDir: ".", baseline, now });
+    expect(planted.skipped).toEqual({}); // an xfail ran: it is no "not run on this machine"
+    const judgedWith = (rest: TestResult[]) => checkPlanted({ planted, surfaceDir: ".", baseline, now: [...baseline, pass("tests.test_double::test_double"), ...rest] }).findings;
+    expect(judgedWith([pass("tests.test_double::test_zero"), pass("tests.test_double::test_known")])).toEqual([]);
+    expect(judgedWith([pass("tests.test_double::test_known")])).toEqual([{ id: "tests.test_double::test_zero", message: "case of a planted file ran before the work and is missing now" }]);
+    expect(judgedWith([pass("tests.test_double::test_zero"), now[now.length - 1] as TestResult])).toEqual([
+      { id: "tests.test_double::test_known", message: "case of planted file tests/test_double.py xfails: it ran and failed as marked" },
+    ]);
+    // Split into parametrized cases that all pass, it is still there.
+    expect(judgedWith([pass("tests.test_double::test_zero[0]"), pass("tests.test_double::test_zero[1]"), pass("tests.test_double::test_known")])).toEqual([]);
   });
 
   it("leaves out a planted case this machine skipped before the work and still skips for the same reason; judges any other outcome", () => {
