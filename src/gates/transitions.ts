@@ -1,7 +1,7 @@
 /**
  * Every transition a test can make between the baseline (or, for planted and hidden tests, the tree right
  * after planting) and the candidate, with the factory's verdict on it. This table is what the gates decide,
- * written down: test/integration/test-transitions.test.ts drives every cell through real pytest and the
+ * written down: test/integration/test-transitions.test.ts drives every cell through real pytest, node:test and the
  * factory's own judging code, and the README's table is rendered from it (and checked to be).
  */
 
@@ -119,9 +119,24 @@ export const TRANSITIONS: Record<Role, RoleTable> = {
   },
 };
 
-/** The verdict of one cell, or undefined when the table has no such row. */
-export function transitionVerdict(role: Role, before: Standing, after: Standing): Verdict | undefined {
-  return TRANSITIONS[role].rows[before]?.[AFTER.indexOf(after)];
+/** The runners every cell is driven through. */
+export type Runner = "pytest" | "node:test";
+
+/** Where a runner's own behaviour gives another verdict than the table's (the table is pytest's), and why. */
+export const RUNNER_ROWS: readonly { runner: Runner; role: Role; before: Standing; verdicts: readonly Verdict[]; why: string }[] = [
+  {
+    runner: "node:test",
+    role: "existing",
+    before: "uncollectable",
+    verdicts: ["pass", "FAIL", "FAIL", "pass", "pass", "pass", "not blamed", "pass"],
+    why: "node:test runs each file in a process of its own: a file that fails to load is one failing entry named by its path, and the rest of the suite runs",
+  },
+];
+
+/** The verdict of one cell for a runner, or undefined when the table has no such row. */
+export function transitionVerdict(role: Role, before: Standing, after: Standing, runner: Runner = "pytest"): Verdict | undefined {
+  const special = RUNNER_ROWS.find((row) => row.runner === runner && row.role === role && row.before === before);
+  return (special?.verdicts ?? TRANSITIONS[role].rows[before])?.[AFTER.indexOf(after)];
 }
 
 /** The table as Markdown, as the README carries it. */
@@ -132,5 +147,7 @@ export function transitionTableMarkdown(): string {
     for (const [before, verdicts] of Object.entries(table.rows)) lines.push(`| ${before} | ${(verdicts ?? []).join(" | ")} |`);
     lines.push("", ...table.notes.map((note) => `- ${note}`), "");
   }
+  lines.push("Where a runner's own behaviour gives another row (the tables above are pytest's):", "");
+  for (const row of RUNNER_ROWS) lines.push(`- ${row.runner}, ${row.role}, before ${row.before}: ${row.verdicts.map((verdict, index) => `${AFTER[index]} ${verdict}`).join(", ")}. Why: ${row.why}.`);
   return lines.join("\n").trimEnd();
 }

@@ -85,7 +85,8 @@ export async function runHoldout(
         ...sandboxed(ctx, worktree, surface.network),
       });
       checkInterrupted(ctx.signal);
-      cases.push(...hiddenCases(results ?? [], files, surface.dir));
+      // Named by {tests}, the gate ran the hidden files alone: every case is theirs (node:test names no files).
+      cases.push(...hiddenCases(results ?? [], files, surface.dir, new RegExp(TESTS_PLACEHOLDER.source).test(gate.run)));
     }
   } finally {
     await reduceToCommit(worktree); // the hidden files leave the tree before anything else reads it
@@ -101,10 +102,11 @@ export async function runHoldout(
 }
 
 /** Pure: the cases of a tests gate's report that are the hidden files': a file that does not load counts as one failing case. */
-export function hiddenCases(results: readonly TestResult[], files: readonly string[], surfaceDir: string): TestResult[] {
-  // Before the work a file that does not load is expected; after it, it is a failure.
+export function hiddenCases(results: readonly TestResult[], files: readonly string[], surfaceDir: string, alone: boolean): TestResult[] {
+  // Before the work a file that does not load is expected; after it, it is a failure. A passing entry named by a file is none of its cases.
   const loadErrors = results.filter((result) => result.outcome === "failed" && isFileLevel(result, files, surfaceDir));
-  return [...realCases(results).filter((result) => namedBy(result.id, files, surfaceDir) && !loadErrors.includes(result)), ...loadErrors];
+  const own = (result: TestResult): boolean => !isFileLevel(result, files, surfaceDir) && (alone || namedBy(result.id, files, surfaceDir));
+  return [...realCases(results).filter(own), ...loadErrors];
 }
 
 /** Pure: the holdout's verdict on the hidden cases that ran: every one must pass (skipped is not passing), and some must run. */

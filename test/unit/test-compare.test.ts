@@ -37,6 +37,12 @@ describe("compareWithBaseline", () => {
     expect(compareWithBaseline(baseline, [...split.slice(0, 4), pass("a[1]"), fail("a[2]")]).regressions).toEqual([{ id: "a", now: "missing" }]);
   });
 
+  it("does not miss a passing entry named by a test file (node:test: the file ran no test) once the file's tests appear", () => {
+    const before = [pass("test::adds"), pass("test::test/empty.test.js")];
+    expect(compareWithBaseline(before, [pass("test::adds"), pass("test::now there")]).regressions).toEqual([]);
+    expect(compareWithBaseline([pass("test::adds"), pass("test::gone")], [pass("test::adds")]).regressions).toEqual([{ id: "test::gone", now: "missing" }]);
+  });
+
   it("counts a test reported several times as failed if any report failed", () => {
     expect(compareWithBaseline(baseline, [...baseline.slice(1), pass("a"), fail("a")]).regressions).toEqual([{ id: "a", now: "failed" }]);
   });
