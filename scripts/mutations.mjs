@@ -49,6 +49,20 @@ const MUTATIONS = [
     tests: [["test/integration/run-steered-runner.test.ts", "refuses a new pytest.toml"]],
   },
   {
+    guard: "tamper: pytest_plugins in a test module",
+    file: "src/guards/tamper.ts",
+    from: "if (PLUGINS_BY_NAME.test(added.text) && !named) {",
+    to: "if (PLUGINS_BY_NAME.test(added.text) && !named && added.line < 0) {",
+    tests: [["test/integration/run-tip-tests.test.ts", "a pytest_plugins line a new test module adds"]],
+  },
+  {
+    guard: "the team's versions of edited test files judge the candidate",
+    file: "src/loop/gates.ts",
+    from: "if (tipJudged.length > 0) {",
+    to: "if (tipJudged.length < 0) {",
+    tests: [["test/integration/run-tip-tests.test.ts", "is blocked; nothing lands"]],
+  },
+  {
     guard: "untouched: planted files",
     file: "src/guards/untouched.ts",
     from: "else if (was && now && was.sha !== now.sha) findings.push",

@@ -127,12 +127,26 @@ export function reviewerPrompt(input: ReviewerPromptInput, template: string = bu
       brief: packet.brief,
       invariants: invariantLines(packet).join("\n"),
       gates: input.gates.length ? input.gates.map((gate) => `- ${gate.name}: ${gate.status} — ${oneLine(gate.summary)}`).join("\n") : "- (none)",
-      claims,
+      claims: claims + changedTestsBlock(packet.changedTests),
       last_feedback: input.lastFeedback?.length ? block(["## Why the last attempt was sent back", ...input.lastFeedback.map((item) => `- ${item.replaceAll("\n", "\n  ")}`)], "after") : "",
       conventions: input.conventions?.trim() ? block(["## The project's conventions", input.conventions.trim()], "after") : "",
       diff,
       review_contract: reviewContract(packet, input.outputPath).join("\n"),
     },
+  );
+}
+
+/** Pure: the team's tests the packet changes on purpose, for the reviewer to rule on each change ("" when none). */
+function changedTestsBlock(changed: readonly string[]): string {
+  if (changed.length === 0) return "";
+  return block(
+    [
+      "## Tests the packet changes on purpose (rule on each change)",
+      "The packet lets the change edit these existing tests, and the factory judges the work with the edited versions:",
+      ...changed.map((path) => `- ${path}`),
+      "An edit to one of them that weakens what it checks, or fits it to the new code rather than to the brief, is a violation of the invariant it guards; name the file and line.",
+    ],
+    "after",
   );
 }
 

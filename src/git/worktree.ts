@@ -102,6 +102,13 @@ export async function resetWorktreeTo(worktree: string, commit: string): Promise
   await reduceToCommit(worktree);
 }
 
+/** Puts `paths` into the worktree (and its index) as `commit` has them; reduceToCommit undoes it. */
+export async function checkoutPathsFrom(worktree: string, commit: string, paths: readonly string[]): Promise<void> {
+  for (let start = 0; start < paths.length; start += 200) {
+    await gitRun(worktree, ["--literal-pathspecs", ...SPARSE, "checkout", commit, "--", ...paths.slice(start, start + 200)]);
+  }
+}
+
 /** `git merge` inside a task worktree, keeping the hidden paths out of it. */
 export function mergeInWorktree(worktree: string, args: string[]): ReturnType<typeof gitTry> {
   return gitTry(worktree, [...SPARSE, "merge", ...args], { identity: true });

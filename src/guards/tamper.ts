@@ -41,6 +41,9 @@ const FAKE_SETUP: [RegExp, string][] = [
   [/\b(globalSetup|setupFiles|setupFilesAfterEnv)\b/, "adds global test setup"],
 ];
 
+/** `pytest_plugins = [...]` in a test module or conftest: pytest loads each named module as a plugin (any spelling that names it counts). */
+const PLUGINS_BY_NAME = /\bpytest_plugins\b/;
+
 /** Test definitions, matched over a run of lines joined (a formatter may wrap a call over several lines). */
 const TEST_DEFINITION = [/^[ \t]*(?:async[ \t]+)?def[ \t]+(test\w*)\s*\(/gm, /\b(?:it|test)\s*\(\s*(["'`])((?:(?!\1)[^\\]|\\.)+)\1/g];
 
@@ -131,6 +134,14 @@ export function checkTamper(input: TamperInput): GateReport {
       for (const [pattern, message] of FAKE_SETUP) {
         if (ownModule && message === "adds an autouse fixture") continue;
         if (pattern.test(added.text)) findings.push({ file: file.path, line: added.line, message });
+      }
+      // A plugin named here loads for the whole session, from anywhere on the path (a module under src/ too).
+      if (PLUGINS_BY_NAME.test(added.text) && !named) {
+        findings.push({
+          file: file.path,
+          line: added.line,
+          message: "loads a pytest plugin by name (pytest_plugins), which can change how every test runs; allowed only where allowed_paths names this file",
+        });
       }
     }
     if (file.isNew) continue;

@@ -23,6 +23,7 @@ import type { Packet } from "../packet/types.js";
 import { baseEnv, runCommand } from "../process/run.js";
 import { checkInterrupted, type RunContext } from "./context.js";
 import { holdoutFiles, runHoldout } from "../guards/holdout.js";
+import { runTipTests, tipJudgedPaths } from "../guards/tip-tests.js";
 import { type Reruns, rerunFailing } from "./reruns.js";
 
 export interface GateRunInput {
@@ -189,6 +190,13 @@ export async function runGates(ctx: RunContext, input: GateRunInput): Promise<Ga
       reports.push(alone.report);
       defective ??= alone.flips;
     }
+  }
+  // The team's versions of the test files the change edited judge it too (its own edits to them are not the verdict).
+  const tipJudged = surface && !input.combined && !input.also?.length ? tipJudgedPaths(changes, packet) : [];
+  if (tipJudged.length > 0) {
+    const flaky = new Map(reruns.map((found) => [found.gate, found.verdict.flaky]));
+    const common = { worktree: input.worktree, surface: surface as Surface, runDir: input.runDir, from: input.plantedCommit, paths: tipJudged };
+    reports.push(...(await runTipTests(ctx, { ...common, baseline: input.baseline, plantedCases, takenAway, changed, flaky, freshen: () => state.freshen() })));
   }
   // An invariant with a check is ruled by the factory: its command runs like a gate on the same tree.
   for (const invariant of surface ? members.flatMap((member) => member.packet.invariants) : []) {

@@ -72,6 +72,7 @@ export function normalizePacket(input: NormalizeInput): Packet | undefined {
   const deletablePaths = readPaths(fields, "deletable_paths") ?? [];
   checkForbiddenDeletable(fields, forbiddenPaths, deletablePaths);
   const retiredTests = readPaths(fields, "retired_tests") ?? [];
+  const changedTests = readPaths(fields, "changed_tests") ?? [];
   const supportFiles = readPaths(fields, "support_files") ?? [];
 
   const brief = readBrief(fields, input.body);
@@ -98,6 +99,7 @@ export function normalizePacket(input: NormalizeInput): Packet | undefined {
     allowedPaths,
     deletablePaths,
     retiredTests,
+    changedTests,
     supportFiles,
     brief,
     invariants,
@@ -142,7 +144,7 @@ function readReviewer(fields: Fields, context: PacketContext, tier: string | und
 }
 
 /** The keys whose entries are globs (the scope and its limits), not plain paths. */
-const GLOB_KEYS = new Set(["forbidden_paths", "allowed_paths", "deletable_paths"]);
+const GLOB_KEYS = new Set(["forbidden_paths", "allowed_paths", "deletable_paths", "changed_tests"]);
 
 function readPaths(fields: Fields, key: string): string[] | undefined {
   const paths = fields.stringArray(key);

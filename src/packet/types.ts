@@ -36,6 +36,11 @@ export interface Packet {
   deletablePaths: string[];
   /** Tests the packet's author removes on purpose (`path::name`, or a whole file's `path`): their absence is no regression. */
   retiredTests: string[];
+  /**
+   * The team's test files (or globs) the packet changes on purpose: the candidate's versions judge it,
+   * and the reviewer rules on each change. Any other test file it changes is run as the tip has it.
+   */
+  changedTests: string[];
   /** Planted files that are not tests (fixtures, data): never required to be collected by a runner. */
   supportFiles: string[];
   brief: string;

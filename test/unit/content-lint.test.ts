@@ -19,6 +19,7 @@ function packet(fields: Partial<Packet>): Packet {
     allowedPaths: ["src/column.js"],
     deletablePaths: [],
     retiredTests: [],
+    changedTests: [],
     supportFiles: [],
     brief: "",
     invariants: [{ id: "i", critical: true, assert: "a" }],

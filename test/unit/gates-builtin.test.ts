@@ -219,6 +219,16 @@ describe("tamper", () => {
     expect(tamper(dropped).findings.map((finding) => finding.message)).toEqual(["lowers the number of assertions (3 removed, 1 added)"]);
   });
 
+  it("fires on a pytest_plugins line in a new or existing test module, unless allowed_paths names the file", () => {
+    const created = "new file mode 100644\nindex 0000000..2";
+    expect(tamper(diff("tests/test_more.py", '@@ -0,0 +1 @@\n+pytest_plugins = ["pkg.checks"]', created), ["tests/**", "pkg/**"]).findings).toEqual([
+      { file: "tests/test_more.py", line: 1, message: expect.stringContaining("loads a pytest plugin by name (pytest_plugins)") },
+    ]);
+    expect(tamper(diff("tests/test_calc.py", '@@ -1,0 +2 @@\n+pytest_plugins += ["pkg.checks"]')).status).toBe("fail");
+    expect(tamper(diff("tests/test_more.py", '@@ -0,0 +1 @@\n+pytest_plugins = ["pkg.checks"]', created), ["tests/test_more.py"]).status).toBe("pass");
+    expect(tamper(diff("pkg/plugins.py", '@@ -0,0 +1 @@\n+pytest_plugins = ["pkg.checks"]', created)).status).toBe("pass");
+  });
+
   it("fires on test-runner configuration outside allowed_paths, and not inside it", () => {
     const conftest = diff("api/conftest.py", "@@ -1,0 +2 @@\n+import os");
     expect(tamper(conftest).findings[0]).toMatchObject({ file: "api/conftest.py", message: expect.stringContaining("test-runner configuration") });

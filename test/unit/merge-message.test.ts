@@ -18,6 +18,7 @@ const packet = (goal: string): Packet => ({
   allowedPaths: undefined,
   deletablePaths: [],
   retiredTests: [],
+  changedTests: [],
   supportFiles: [],
   brief: "b",
   invariants: [{ id: "i", critical: true, assert: "a" }],

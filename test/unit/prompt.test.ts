@@ -18,6 +18,7 @@ const packet: Packet = {
   allowedPaths: ["src/double.js"],
   deletablePaths: [],
   retiredTests: [],
+  changedTests: [],
   supportFiles: [],
   brief: "Add double.",
   invariants: [{ id: "doubles", critical: true, assert: "double(n) is n * 2" }],
