@@ -63,6 +63,20 @@ const MUTATIONS = [
     tests: [["test/integration/run-tip-tests.test.ts", "is blocked; nothing lands"]],
   },
   {
+    guard: "landing: a push that lost the race lands again on the remote's new tip",
+    file: "src/merge/land.ts",
+    from: 'if (pushed.kind === "stale") {',
+    to: 'if (pushed.kind === "stale" && race < 0) {',
+    tests: [["test/e2e/workers.test.ts", "two workers landing on the same tip"]],
+  },
+  {
+    guard: "a landing the remote's trailers carry is recorded, not attempted again",
+    file: "src/loop/reconcile.ts",
+    from: 'if (!found || (record?.status.state === "merged" && record.sha256 === packet.sha256)) continue;',
+    to: "if (found || !found) continue;",
+    tests: [["test/e2e/workers.test.ts", "killed between its push and its ledger write"]],
+  },
+  {
     guard: "untouched: planted files",
     file: "src/guards/untouched.ts",
     from: "else if (was && now && was.sha !== now.sha) findings.push",

@@ -414,6 +414,70 @@ describe("several workers on one PostgreSQL ledger", { timeout: 300_000 }, () =>
     expect(`${again.stdout}${again.stderr}`).toMatch(/P01 is merged/);
   });
 
+  it("two workers landing on the same tip: one push wins; the other fetches, re-gates on the new tip and lands after it", async (context) => {
+    if (!database.available()) return context.skip();
+    const url = await database.database();
+    const script: Script = {};
+    for (let at = 1; at <= 2; at++) script[pid(at)] = { implementer: [honest(at)], reviewer: [reviewer(at)] };
+    const repo = queueRepo(2, script, '[target]\nremote = "origin"\n', "", {});
+    const { remote, clones } = withRemote(repo, 3, context.onTestFinished);
+    const start = execFileSync("git", ["rev-parse", "main"], { cwd: remote, encoding: "utf8" }).trim();
+    // The remote holds the first two pushes to main until both have arrived: both carry the tip they were gated
+    // against, the same one (neither can have moved it), so the remote's own compare-and-swap lets one through.
+    writeFileSync(join(remote, "hooks", "pre-receive"), RACE_HOOK, { mode: 0o755 });
+    const runs = clones.slice(0, 2).map((dir, at) => startWorker({ ...repo, dir }, url, `m${at + 1}`));
+    const ends = await Promise.all(runs.map((worker) => worker.done));
+    for (const end of ends) expect(end.code, end.out).toBe(0);
+    // Both pushes reached the remote, made against the same tip.
+    expect(
+      readdirSync(remote)
+        .filter((entry) => entry.startsWith("race-"))
+        .sort(),
+    ).toEqual(["race-1", "race-2"]);
+    const said = ends.map((end) => end.out);
+    const lost = said.filter((out) => out.includes("origin/main moved while landing (another worker's push won); fetching and landing again on its new tip"));
+    expect(lost, said.join("\n----\n")).toHaveLength(1);
+    expect(lost[0]).toMatch(/re-gate: main moved to [0-9a-f]{10}; gating the combined tree/);
+    const all = await events(url);
+    expectOnceEach(all, ["P01", "P02"]);
+    // One line of history on the remote: the winner on the tip both started from, the other on the winner.
+    const history = execFileSync("git", ["log", "--format=%P %(trailers:key=Factory-Packet,valueonly,separator=)", "main"], { cwd: remote, encoding: "utf8" }).trim().split("\n").slice(0, 2);
+    const [second, first] = history.map((line) => line.split(" "));
+    expect(first?.[0]).toBe(start);
+    expect([first?.[1], second?.[1]].sort()).toEqual(["P01", "P02"]);
+    expect(execFileSync("git", ["rev-list", "--merges", "--count", "main"], { cwd: remote, encoding: "utf8" }).trim()).toBe("0");
+    const checkout = clones[2] as string;
+    execFileSync("git", ["pull", "--quiet", "--ff-only"], { cwd: checkout });
+    execFileSync(process.execPath, ["--test", "test/"], { cwd: checkout, stdio: "pipe" });
+  });
+
+  it("a worker killed between its push and its ledger write: the next run records merged from the remote's trailers, once; nothing lands twice", async (context) => {
+    if (!database.available()) return context.skip();
+    const url = await database.database();
+    const repo = queueRepo(1, { P01: { implementer: [honest(1)], reviewer: [reviewer(1)] } }, '[target]\nremote = "origin"\n');
+    const { remote, clones } = withRemote(repo, 2, context.onTestFinished);
+    // Once main has moved on the remote, and before git push has returned to the worker, the worker dies.
+    writeFileSync(join(remote, "hooks", "post-receive"), '#!/bin/sh\nwhile [ ! -s worker.pid ]; do sleep 0.05; done\nkill -9 "$(cat worker.pid)"\n', { mode: 0o755 });
+    const doomed = startWorker({ ...repo, dir: clones[0] as string }, url, "doomed");
+    writeFileSync(join(remote, "worker.pid"), String(doomed.child.pid));
+    const end = await doomed.done;
+    expect(end.signal, end.out).toBe("SIGKILL");
+    const landed = (): string[] => execFileSync("git", ["log", "--format=%(trailers:key=Factory-Packet,valueonly)", "main"], { cwd: remote, encoding: "utf8" }).split("\n").filter(Boolean);
+    expect(landed()).toEqual(["P01"]);
+    expect((await events(url)).filter((event) => event.kind === "merged")).toEqual([]);
+    rmSync(join(remote, "hooks", "post-receive"));
+    // The next run, on another machine: the remote's trailer is the record; P01 is not attempted or landed again.
+    const next = await startWorker({ ...repo, dir: clones[1] as string }, url, "next").done;
+    expect(next.code, next.out).toBe(0);
+    const all = await events(url);
+    expect(all.filter((event) => event.kind === "merged" && event.packet === "P01")).toHaveLength(1);
+    expect(all.filter((event) => event.kind === "claimed" && event.packet === "P01").map((event) => event.worker)).toEqual(["doomed"]);
+    expect(all.filter((event) => event.kind === "agent-finished" && event.packet === "P01" && event.role === "implementer")).toHaveLength(1);
+    expect(landed()).toEqual(["P01"]);
+    const status = JSON.parse(runCli(["status", "--json"], clones[1] as string, { FACTORY_LEDGER_URL: url }).stdout) as { packets: { id: string; state: string }[] };
+    expect(status.packets[0]).toMatchObject({ id: "P01", state: "merged" });
+  });
+
   it("a push the remote refuses for its own reason (a hook) is the environment's: named with the remote's words, no attempt spent, nothing recorded as merged", async (context) => {
     if (!database.available()) return context.skip();
     const url = await database.database();
@@ -449,3 +513,16 @@ function withRemote(repo: LoopRepo, count: number, onFinished: (hook: () => void
   });
   return { remote, clones };
 }
+
+/** pre-receive: the first two pushes to main wait (bounded) until both have arrived; any later push passes at once. */
+const RACE_HOOK = `#!/bin/sh
+grep -q ' refs/heads/main$' || exit 0
+for slot in 1 2; do
+  if mkdir "race-$slot" 2>/dev/null; then
+    waited=0
+    while [ ! -d race-2 ] && [ "$waited" -lt 1200 ]; do sleep 0.1; waited=$((waited + 1)); done
+    exit 0
+  fi
+done
+exit 0
+`;
