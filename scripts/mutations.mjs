@@ -73,7 +73,7 @@ const MUTATIONS = [
     guard: "a landing the remote's trailers carry is recorded, not attempted again",
     file: "src/loop/reconcile.ts",
     from: 'if (!found || (record?.status.state === "merged" && record.sha256 === packet.sha256)) continue;',
-    to: "if (found || !found) continue;",
+    to: 'if (!found || packet.id !== "\\0") continue;',
     tests: [["test/e2e/workers.test.ts", "killed between its push and its ledger write"]],
   },
   {
