@@ -29,7 +29,9 @@ def test_slow_only_for_the_second_landing():
 `;
 
 function packet(id: string, spec: string, allowed: readonly string[]): string {
-  return `id = "${id}"\ngoal = "Add ${id}"\nspec_commit = "${spec}"\nspec_path = "SPEC.md"\nallowed_paths = ${JSON.stringify(allowed)}\nbrief = "Add pkg/${id.toLowerCase()}.py."\n[[invariants]]\nid = "works"\nassert = "it works"\n`;
+  // The renamer rewrites the team's test of what it renames, on purpose: it says so.
+  const changed = allowed.filter((path) => path.startsWith("tests/"));
+  return `id = "${id}"\ngoal = "Add ${id}"\nspec_commit = "${spec}"\nspec_path = "SPEC.md"\nallowed_paths = ${JSON.stringify(allowed)}\n${changed.length ? `changed_tests = ${JSON.stringify(changed)}\n` : ""}brief = "Add pkg/${id.toLowerCase()}.py."\n[[invariants]]\nid = "works"\nassert = "it works"\n`;
 }
 
 /** Five packets (or `count`), each adding pkg/pNN.py with value() and a planted test of it. */

@@ -40,7 +40,7 @@ describe("the merge re-check", () => {
         },
       },
     });
-    addPacket(target, "P02", `allowed_paths = ["src/calc.js", "test/calc.test.js"]`);
+    addPacket(target, "P02", `allowed_paths = ["src/calc.js", "test/calc.test.js"]\nchanged_tests = ["test/calc.test.js"]`);
     target.commit("second packet");
     const { out } = await target.run({ concurrency: 2 });
     // Caught by the later one's re-gate on the moved tip, or, when both were waiting to land at once, by the merge
@@ -73,7 +73,7 @@ describe("the merge re-check, in a forced order", () => {
         P02: { implementer: [rename] },
       },
     });
-    addPacket(target, "P02", `allowed_paths = ["src/calc.js", "test/calc.test.js"]\nmax_attempts = 1`);
+    addPacket(target, "P02", `allowed_paths = ["src/calc.js", "test/calc.test.js"]\nchanged_tests = ["test/calc.test.js"]\nmax_attempts = 1`);
     target.commit("second packet");
     const { out } = await target.run({ concurrency: 2 });
     expect(out).toContain("P01#1 → merged");
