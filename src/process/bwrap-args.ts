@@ -1,4 +1,4 @@
-import { isAbsolute, join, relative, sep } from "node:path";
+import { basename, dirname, isAbsolute, join, relative, sep } from "node:path";
 
 /**
  * Pure: the bubblewrap command line for one sandboxed call (DESIGN §12).
@@ -11,8 +11,10 @@ import { isAbsolute, join, relative, sep } from "node:path";
  * 2. a private, writable HOME over the real one (credentials an agent CLI
  *    needs are copied into it beforehand), then the toolchains under the
  *    real HOME (what PATH points into, pyenv, rustup, …) read-only again;
- * 3. the repository read-only again (it may live under HOME), with the
- *    factory's state, runs and other worktrees hidden under empty tmpfs;
+ * 3. the user's checkout replaced by an empty directory (a socket there, a
+ *    file not committed, are theirs), with only its `.git` and the tool
+ *    directories PATH or the command line names there shown again,
+ *    read-only; the other worktrees hidden under empty tmpfs;
  * 4. the few readable extras (a prompt file) and the writable paths (the
  *    worktree, a report directory), and a private temporary directory.
  *
@@ -29,7 +31,10 @@ export interface BwrapPlan {
   privateTmp: string;
   /** Absolute directories under `home` re-exposed read-only (missing ones are skipped). */
   homeKeep: string[];
+  /** The user's checkout: an empty directory inside, read-only. */
   root: string;
+  /** What of the checkout is shown, read-only: its git directory, and the tool directories PATH or the command names there. */
+  rootShown: string[];
   /** Existing directories hidden under an empty tmpfs. */
   hidden: string[];
   /** Existing files replaced by an empty one (the ledger database's password file: never readable inside). */
@@ -51,7 +56,8 @@ export function bwrapArgs(plan: BwrapPlan, command: string): string[] {
   for (const dir of plan.emptied) args.push("--tmpfs", dir);
   args.push("--bind", plan.privateHome, plan.home);
   for (const dir of plan.homeKeep) args.push("--ro-bind-try", dir, dir);
-  args.push("--ro-bind", plan.root, plan.root);
+  args.push("--tmpfs", plan.root);
+  for (const path of plan.rootShown) args.push("--ro-bind", path, path);
   for (const dir of plan.hidden) args.push("--tmpfs", dir);
   for (const path of plan.readable) args.push("--ro-bind", path, path);
   for (const path of plan.writable) args.push("--bind", path, path);
@@ -60,6 +66,8 @@ export function bwrapArgs(plan: BwrapPlan, command: string): string[] {
   // Last of the paths: no mount after it may show the file again (a command naming its directory gets that directory).
   for (const file of plan.secretFiles) args.push("--ro-bind", "/dev/null", file);
   args.push("--bind", plan.privateTmp, plan.privateTmp);
+  // Read-only once every mount inside it has its place: a write there fails, as it would on the checkout itself.
+  args.push("--remount-ro", plan.root);
   args.push("--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts");
   if (!plan.network) args.push("--unshare-net");
   // --as-pid-1: the command is PID 1 of its namespace and bwrap's direct child, so
@@ -113,4 +121,28 @@ export function emptiedDirs(candidates: readonly string[], path: string | undefi
     });
   const keep = [...(path ?? "").split(":"), ...named].filter(inside);
   return { emptied, keep: [...new Set(keep)] };
+}
+
+/**
+ * Pure: what of the checkout at `root` is shown inside the sandbox: its git directories (`gitDirs`), and of
+ * `tools` (PATH entries and paths the command line names) those inside it: a PATH entry's prefix (`.venv`
+ * for `.venv/bin`, the `node_modules` of `node_modules/.bin`), never the checkout itself or what `hidden` covers.
+ */
+export function checkoutShown(root: string, gitDirs: readonly string[], tools: readonly string[], hidden: readonly string[]): string[] {
+  const inside = (path: string, dir: string): boolean => {
+    const rest = relative(dir, path);
+    return rest === "" || (!rest.startsWith("..") && !isAbsolute(rest));
+  };
+  const prefixes = tools.filter(isAbsolute).map((tool) => {
+    const install = npmInstallOf(tool);
+    return install === tool && basename(tool) === "bin" ? dirname(tool) : install;
+  });
+  const shown = [...gitDirs, ...prefixes].filter((path) => path !== root && inside(path, root) && !hidden.some((dir) => inside(path, dir)));
+  return [...new Set(shown)].filter((path, _, all) => !all.some((other) => other !== path && inside(path, other)));
+}
+
+/** Pure: the `node_modules` directory a path lies in (the outermost), or the path itself. */
+export function npmInstallOf(path: string): string {
+  const at = path.indexOf("/node_modules/");
+  return at < 0 ? path : path.slice(0, at + "/node_modules".length);
 }

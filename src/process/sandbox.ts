@@ -1,9 +1,11 @@
-import { cpSync, existsSync, lstatSync, mkdirSync, statSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { cpSync, existsSync, lstatSync, mkdirSync, statSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
-import { dirname, isAbsolute, join } from "node:path";
+import { dirname, isAbsolute, join, resolve } from "node:path";
 import { execa } from "execa";
 import { absolutePathsIn } from "./shell-words.js";
-import { bwrapArgs, emptiedDirs, homeKeepDirs, SOCKET_DIRS, TEMPORARY_DIRS } from "./bwrap-args.js";
+import { bwrapArgs, checkoutShown, emptiedDirs, homeKeepDirs, npmInstallOf, SOCKET_DIRS, TEMPORARY_DIRS } from "./bwrap-args.js";
+
+export { npmInstallOf } from "./bwrap-args.js";
 
 /** What one sandboxed call may see and change (DESIGN §12). */
 export interface SandboxRequest {
@@ -66,7 +68,12 @@ export function openSandbox(request: SandboxRequest, command: string, cwd: strin
   const path = env.PATH?.split(":")
     .map((entry) => (isAbsolute(entry) ? npmInstallOf(entry) : entry))
     .join(":");
-  const { emptied, keep } = emptiedDirs(candidates, path, absolutePathsIn(command).flatMap(shownFor));
+  const named = absolutePathsIn(command).flatMap(shownFor);
+  const { emptied, keep } = emptiedDirs(candidates, path, named);
+  const hiddenState = HIDDEN_STATE.map((dir) => join(request.root, dir));
+  const gitDirs = gitDirsOf(request.root);
+  // A checkout that is itself a linked worktree keeps its git directories elsewhere (perhaps under HOME): shown too.
+  const gitElsewhere = gitDirs.filter((dir) => !dir.startsWith(`${request.root}/`) && existsSync(dir));
   const args = bwrapArgs(
     {
       home,
@@ -74,12 +81,14 @@ export function openSandbox(request: SandboxRequest, command: string, cwd: strin
       privateTmp,
       homeKeep: homeKeepDirs(home, env.PATH, request.homeKeep ?? []).filter((dir) => existsSync(dir)),
       root: request.root,
-      hidden: [...HIDDEN_STATE.map((dir) => join(request.root, dir)), ...(request.hide ?? [])].filter((dir) => existsSync(dir)),
+      rootShown: checkoutShown(request.root, gitDirs, [...(path ?? "").split(":"), ...named], hiddenState).filter((dir) => existsSync(dir)),
+      // The state inside the checkout is gone with it; what is shown there never reaches into it.
+      hidden: (request.hide ?? []).filter((dir) => existsSync(dir)),
       secretFiles: secretFiles(process.env),
       readable: [
         ...(request.readable ?? []),
         ...notCovered(
-          keep.filter((dir) => existsSync(dir)),
+          [...keep, ...gitElsewhere].filter((dir) => existsSync(dir)),
           [...(request.readable ?? []), ...request.writable],
         ),
       ],
@@ -115,12 +124,6 @@ function shownFor(path: string): string[] {
   } catch {
     return [];
   }
-}
-
-/** Pure: the `node_modules` directory a path lies in (the outermost), or the path itself. */
-export function npmInstallOf(path: string): string {
-  const at = path.indexOf("/node_modules/");
-  return at < 0 ? path : path.slice(0, at + "/node_modules".length);
 }
 
 /** Pure: the paths not already inside (or equal to) one of `mounted`: mounting one again over a read-only mount fails. */
@@ -180,4 +183,22 @@ export function secretFiles(env: NodeJS.ProcessEnv): string[] {
       return false;
     }
   });
+}
+
+/**
+ * The git directories a worktree of the checkout at `root` needs: its `.git`, and where that is a file (the
+ * checkout is itself a linked worktree) the directory it names and the common directory behind it.
+ */
+function gitDirsOf(root: string): string[] {
+  const dotGit = join(root, ".git");
+  try {
+    if (!statSync(dotGit).isFile()) return [dotGit];
+    const named = /^gitdir: (.+)$/m.exec(readFileSync(dotGit, "utf8"))?.[1]?.trim();
+    if (!named) return [dotGit];
+    const gitDir = resolve(root, named);
+    const common = existsSync(join(gitDir, "commondir")) ? resolve(gitDir, readFileSync(join(gitDir, "commondir"), "utf8").trim()) : gitDir;
+    return [dotGit, gitDir, common];
+  } catch {
+    return [];
+  }
 }

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer, type AddressInfo } from "node:net";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -205,6 +205,49 @@ Promise.all([tryConnect(sock), tryConnect("\\0" + abstract)]).then((reached) => 
     } finally {
       for (const server of servers) server.close();
       rmSync(socketPath, { force: true });
+    }
+  }, 60_000);
+
+  it("shows agents and gates nothing of the user's checkout but its .git: no socket there, no file of theirs; a tool PATH finds there still runs", async () => {
+    const secret = `uncommitted-${process.pid}`;
+    const setUpProbe = (root: string) => `const net = require("node:net"), fs = require("node:fs"), { execFileSync } = require("node:child_process");
+const root = ${JSON.stringify(root)};
+const reached = [];
+try { fs.readFileSync(root + "/notes.txt"); reached.push("notes.txt"); } catch {}
+try { if (fs.readdirSync(root).some((name) => ![".git", ".factory", "tools"].includes(name))) reached.push("a listing of the checkout: " + fs.readdirSync(root)); } catch {}
+const word = execFileSync("shout", { encoding: "utf8" }).trim();
+if (word !== "HELLO") { console.log("the tool on PATH said " + word); process.exit(4); }
+net.connect(root + "/dev.sock").on("connect", () => { console.log("reached: " + [...reached, "dev.sock"].join(", ")); process.exit(3); }).on("error", () => {
+  if (reached.length) { console.log("reached: " + reached.join(", ")); process.exit(3); }
+});
+`;
+    const gates = `\n  [[surfaces.app.gates]]\n  name = "reach"\n  run = "node probe.cjs {files}"\n`;
+    const target = setUp({ gates, planted: null, script: { P01: { implementer: [{ write: { "src/double.js": DOUBLE_JS } }] } } });
+    const peek = `(cat '${target.dir}/notes.txt' | sed 's,^,// ,' >> src/double.js; ls -A '${target.dir}' | sed 's,^,// saw ,' >> src/double.js) 2>/dev/null; shout | sed 's,^,// ,' >> src/double.js`;
+    target.setScript({ P01: { implementer: [{ write: { "src/double.js": DOUBLE_JS }, run: peek }] } });
+    target.write("probe.cjs", setUpProbe(target.dir));
+    target.commit("a probe");
+    // The user's own things in their checkout, never committed: a development server's socket, a file, a tool on their PATH.
+    target.write("notes.txt", secret);
+    target.write("tools/share/word", "hello\n");
+    target.write("tools/bin/shout", '#!/bin/sh\ntr a-z A-Z < "$(dirname "$0")/../share/word"\n');
+    chmodSync(join(target.dir, "tools/bin/shout"), 0o755);
+    const server = createServer((socket) => socket.end());
+    await new Promise<void>((resolve) => server.listen(join(target.dir, "dev.sock"), resolve));
+    const path = process.env.PATH;
+    process.env.PATH = `${join(target.dir, "tools/bin")}:${path}`;
+    try {
+      const { code, out } = await target.run();
+      expect(out).toMatch(/gate reach: pass/);
+      expect(code).toBe(0);
+      const landed = target.read("src/double.js");
+      expect(landed).toContain("// HELLO");
+      expect(landed).not.toContain(secret);
+      // Its .git, the tool's prefix PATH names, and where its own prompt file is mounted: nothing else of the checkout.
+      expect(landed.split("\n").filter((line) => line.startsWith("// saw ")).sort()).toEqual(["// saw .factory", "// saw .git", "// saw tools"]);
+    } finally {
+      process.env.PATH = path;
+      server.close();
     }
   }, 60_000);
 

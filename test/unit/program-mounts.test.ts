@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { absolutePathsIn } from "../../src/process/shell-words.js";
 import { programMounts } from "../../src/guards/sandbox-policy.js";
 import { notCovered, npmInstallOf } from "../../src/process/sandbox.js";
-import { bwrapArgs, emptiedDirs } from "../../src/process/bwrap-args.js";
+import { bwrapArgs, checkoutShown, emptiedDirs } from "../../src/process/bwrap-args.js";
 
 describe("what of an agent program named by path the sandbox shows", () => {
   it("its directory, so a script finds the helpers beside it", () => {
@@ -47,6 +47,7 @@ describe("the directories emptied for a sandboxed call", () => {
       privateTmp: "/tmp/s/tmp",
       homeKeep: [],
       root: "/tmp/repo",
+      rootShown: ["/tmp/repo/.git"],
       hidden: [],
       secretFiles: [],
       readable: [],
@@ -61,8 +62,21 @@ describe("the directories emptied for a sandboxed call", () => {
     const at = (flag: string, path: string): number => args.findIndex((arg, index) => arg === flag && args[index + 1] === path);
     expect(at("--tmpfs", "/tmp")).toBeGreaterThan(0);
     expect(at("--tmpfs", "/tmp")).toBeLessThan(at("--bind", "/tmp/s/home"));
-    expect(at("--tmpfs", "/run")).toBeLessThan(at("--ro-bind", "/tmp/repo"));
-    expect(at("--bind", "/tmp/wt")).toBeGreaterThan(at("--ro-bind", "/tmp/repo"));
+    expect(at("--tmpfs", "/run")).toBeLessThan(at("--tmpfs", "/tmp/repo"));
+    // The checkout is an empty directory with its .git shown again, read-only once everything inside has its place.
+    expect(args).not.toContain("/tmp/repo/src");
+    expect(at("--ro-bind", "/tmp/repo/.git")).toBeGreaterThan(at("--tmpfs", "/tmp/repo"));
+    expect(at("--bind", "/tmp/wt")).toBeGreaterThan(at("--tmpfs", "/tmp/repo"));
+    expect(at("--remount-ro", "/tmp/repo")).toBeGreaterThan(at("--bind", "/tmp/s/tmp"));
+  });
+});
+
+describe("what of the user's checkout a sandboxed call sees", () => {
+  it("is its git directory and the tool prefixes PATH or the command names inside it, never the checkout, its state or anything outside it", () => {
+    const tools = ["/usr/bin", "/repo/.venv/bin", "/repo/node_modules/.bin", "/repo/tools/run.mjs", "/repo", "/repo/.factory/state/x", "/other/bin", "relative/bin"];
+    expect(checkoutShown("/repo", ["/repo/.git"], tools, ["/repo/.factory/state"])).toEqual(["/repo/.git", "/repo/.venv", "/repo/node_modules", "/repo/tools/run.mjs"]);
+    expect(checkoutShown("/repo", ["/repo/.git", "/main/.git/worktrees/repo", "/main/.git"], [], [])).toEqual(["/repo/.git"]);
+    expect(checkoutShown("/repo", ["/repo/.git"], ["/repo/.git/hooks"], [])).toEqual(["/repo/.git"]);
   });
 });
 
