@@ -244,7 +244,12 @@ net.connect(root + "/dev.sock").on("connect", () => { console.log("reached: " + 
       expect(landed).toContain("// HELLO");
       expect(landed).not.toContain(secret);
       // Its .git, the tool's prefix PATH names, and where its own prompt file is mounted: nothing else of the checkout.
-      expect(landed.split("\n").filter((line) => line.startsWith("// saw ")).sort()).toEqual(["// saw .factory", "// saw .git", "// saw tools"]);
+      expect(
+        landed
+          .split("\n")
+          .filter((line) => line.startsWith("// saw "))
+          .sort(),
+      ).toEqual(["// saw .factory", "// saw .git", "// saw tools"]);
     } finally {
       process.env.PATH = path;
       server.close();
