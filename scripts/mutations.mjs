@@ -77,6 +77,13 @@ const MUTATIONS = [
     tests: [["test/e2e/workers.test.ts", "killed between its push and its ledger write"]],
   },
   {
+    guard: "an invariant's check runs with its own files as the tip has them",
+    file: "src/loop/gates.ts",
+    from: "if (fromTip.length > 0) await checkoutPathsFrom(input.worktree, member.plantedCommit, fromTip);",
+    to: "if (fromTip.length < 0) await checkoutPathsFrom(input.worktree, member.plantedCommit, fromTip);",
+    tests: [["test/integration/run-invariant-checks.test.ts", "is still violated: the check runs as the tip has it"]],
+  },
+  {
     guard: "untouched: planted files",
     file: "src/guards/untouched.ts",
     from: "else if (was && now && was.sha !== now.sha) findings.push",

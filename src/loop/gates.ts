@@ -5,7 +5,7 @@ import type { GateConfig, Surface } from "../config/types.js";
 import { changedPaths, diffText } from "../git/diff.js";
 import { headOf, listTree, listTreeFiles, readFileAt } from "../git/repo.js";
 import { runnerState } from "../guards/runner-state.js";
-import { commitWorktree, reduceToCommit, restoreWorktree } from "../git/worktree.js";
+import { checkoutPathsFrom, commitWorktree, reduceToCommit, restoreWorktree } from "../git/worktree.js";
 import { judgeTests, rerunTargets, runCommandGate, surfaceFiles, TESTS_PLACEHOLDER } from "../gates/command.js";
 import { describePlantedFlips, flakyAsAtBaseline, plantedFlips } from "../gates/flaky.js";
 import { parseUnifiedDiff } from "../gates/diff-parse.js";
@@ -24,6 +24,7 @@ import { baseEnv, runCommand } from "../process/run.js";
 import { checkInterrupted, type RunContext } from "./context.js";
 import { holdoutFiles, runHoldout } from "../guards/holdout.js";
 import { runTipTests, tipJudgedPaths } from "../guards/tip-tests.js";
+import { checkFilePaths } from "../guards/check-files.js";
 import { type Reruns, rerunFailing } from "./reruns.js";
 
 export interface GateRunInput {
@@ -198,25 +199,35 @@ export async function runGates(ctx: RunContext, input: GateRunInput): Promise<Ga
     const common = { worktree: input.worktree, surface: surface as Surface, runDir: input.runDir, from: input.plantedCommit, paths: tipJudged };
     reports.push(...(await runTipTests(ctx, { ...common, baseline: input.baseline, plantedCases, takenAway, changed, flaky, freshen: () => state.freshen() })));
   }
-  // An invariant with a check is ruled by the factory: its command runs like a gate on the same tree.
-  for (const invariant of surface ? members.flatMap((member) => member.packet.invariants) : []) {
+  // An invariant with a check is ruled by the factory: its command runs like a gate on the same tree, with its
+  // own files (the script, the data beside it, the team's tests) as the tip has them.
+  const checks = surface ? members.flatMap((member, index) => member.packet.invariants.map((invariant) => ({ invariant, member, changes: memberChanges[index] ?? [] }))) : [];
+  for (const { invariant, member, changes: its } of checks) {
     if (!invariant.check) continue;
     const gate = invariantGate(invariant.id, invariant.check);
+    const fromTip = checkFilePaths({ command: invariant.check, surfaceDir: (surface as Surface).dir, changes: its, changedTests: member.packet.changedTests });
     await state.freshen();
-    const { report } = await runCommandGate({
-      gate,
-      surface: surface as Surface,
-      worktree: input.worktree,
-      changed,
-      runDir: input.runDir,
-      timeoutMs: ctx.config.limits.gateTimeoutMs,
-      baseline: undefined,
-      signal: ctx.signal,
-      ...sandboxed(ctx, input.worktree, (surface as Surface).network),
-    });
+    if (fromTip.length > 0) await checkoutPathsFrom(input.worktree, member.plantedCommit, fromTip);
+    let report: GateReport;
+    try {
+      ({ report } = await runCommandGate({
+        gate,
+        surface: surface as Surface,
+        worktree: input.worktree,
+        changed,
+        runDir: input.runDir,
+        timeoutMs: ctx.config.limits.gateTimeoutMs,
+        baseline: undefined,
+        signal: ctx.signal,
+        ...sandboxed(ctx, input.worktree, (surface as Surface).network),
+      }));
+    } finally {
+      if (fromTip.length > 0) await reduceToCommit(input.worktree);
+    }
     checkInterrupted(ctx.signal);
     const ruling = report.status === "pass" ? "held" : report.status === "fail" ? "violated" : undefined;
-    reports.push({ ...report, summary: ruling ? `${ruling}: its check ${report.status === "pass" ? "passed" : report.summary}` : report.summary });
+    const asAtTip = fromTip.length > 0 ? ` (run with the tip's ${fromTip.join(", ")}: the change edits what the check is made of)` : "";
+    reports.push({ ...report, summary: `${ruling ? `${ruling}: its check ${report.status === "pass" ? "passed" : report.summary}` : report.summary}${asAtTip}` });
   }
   // The packet's hidden tests, last: copied into this tree, run, and removed again.
   for (const member of surface ? members : []) {
