@@ -51,8 +51,8 @@ const MUTATIONS = [
   {
     guard: "tamper: pytest_plugins in a test module",
     file: "src/guards/tamper.ts",
-    from: "if (PLUGINS_BY_NAME.test(added.text) && !named) {",
-    to: "if (PLUGINS_BY_NAME.test(added.text) && !named && added.line < 0) {",
+    from: "if (loadsPluginByName(added.text) && !named) {",
+    to: "if (loadsPluginByName(added.text) && !named && added.line < 0) {",
     tests: [["test/integration/run-tip-tests.test.ts", "a pytest_plugins line a new test module adds"]],
   },
   {

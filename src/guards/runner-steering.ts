@@ -54,6 +54,14 @@ export function namesExplicitly(allowed: readonly string[] | undefined, path: st
   });
 }
 
+/**
+ * Pure: whether a line of a test module names plugins for pytest to load (`pytest_plugins = [...]`, any
+ * spelling): each loads for the whole session, from anywhere on the path, a module under `src/` too.
+ */
+export function loadsPluginByName(text: string): boolean {
+  return /\bpytest_plugins\b/.test(text);
+}
+
 /** package.json keys that choose what `npm test` runs or configure a runner. */
 const PACKAGE_TEST_KEYS = /^\s*"(test|test:[^"]*|pretest|posttest|jest|mocha|ava|vitest|c8|nyc)"\s*:/;
 

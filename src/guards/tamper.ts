@@ -4,7 +4,7 @@ import { type AssertFacts, weakenedAsserts } from "./assert-facts.js";
 import type { FileDiff } from "../gates/diff-parse.js";
 import { matchesAny } from "../gates/paths.js";
 import { STDLIB_MODULES, TEST_TOOL_MODULES } from "./python-modules.js";
-import { isPackageTestLine, namesExplicitly, shadowedProjectModule, steeringPart } from "./runner-steering.js";
+import { isPackageTestLine, loadsPluginByName, namesExplicitly, shadowedProjectModule, steeringPart } from "./runner-steering.js";
 import { builtinReport, type Finding, type GateReport } from "../gates/types.js";
 
 /** Files that hold tests, by the conventions of pytest, unittest, jest, vitest, mocha and node:test. */
@@ -40,9 +40,6 @@ const FAKE_SETUP: [RegExp, string][] = [
   [/\bdef\s+pytest_(configure|collection_modifyitems|runtest_\w+|sessionstart)\b/, "adds a pytest hook that can change how tests run"],
   [/\b(globalSetup|setupFiles|setupFilesAfterEnv)\b/, "adds global test setup"],
 ];
-
-/** `pytest_plugins = [...]` in a test module or conftest: pytest loads each named module as a plugin (any spelling that names it counts). */
-const PLUGINS_BY_NAME = /\bpytest_plugins\b/;
 
 /** Test definitions, matched over a run of lines joined (a formatter may wrap a call over several lines). */
 const TEST_DEFINITION = [/^[ \t]*(?:async[ \t]+)?def[ \t]+(test\w*)\s*\(/gm, /\b(?:it|test)\s*\(\s*(["'`])((?:(?!\1)[^\\]|\\.)+)\1/g];
@@ -136,7 +133,7 @@ export function checkTamper(input: TamperInput): GateReport {
         if (pattern.test(added.text)) findings.push({ file: file.path, line: added.line, message });
       }
       // A plugin named here loads for the whole session, from anywhere on the path (a module under src/ too).
-      if (PLUGINS_BY_NAME.test(added.text) && !named) {
+      if (loadsPluginByName(added.text) && !named) {
         findings.push({
           file: file.path,
           line: added.line,

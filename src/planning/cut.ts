@@ -16,7 +16,7 @@ import type { Packet, PacketContext, PacketSource, SuppliedFile } from "../packe
 import { suppliedByPacket } from "../packet/load.js";
 import type { TestResult } from "../gates/junit.js";
 import { dirEntries } from "../util/dir-entries.js";
-import { steeringPart } from "../guards/runner-steering.js";
+import { loadsPluginByName, steeringPart } from "../guards/runner-steering.js";
 import { judgeProposals } from "./proposals.js";
 import { cutPrompt, PLANNER_OUTPUT } from "./cut-prompt.js";
 
@@ -94,6 +94,13 @@ export async function cutPackets(ctx: Pick<RunContext, "root" | "config" | "sign
       ...files.flatMap((file) => {
         const steering = steeringPart(file.path.split("/").slice(3).join("/"));
         return steering ? [`planted file ${file.path} ${steering.what}, which could decide how its own planted tests are judged; a person writes such a file`] : [];
+      }),
+      // Or one that loads another by name as a plugin (a support file beside it, a module under src/): the same, by another door.
+      ...files.flatMap((file) => {
+        const line = file.bytes.toString("utf8").split("\n").findIndex(loadsPluginByName);
+        return line >= 0
+          ? [`planted file ${file.path}:${line + 1} loads a pytest plugin by name (pytest_plugins), which could decide how its own planted tests are judged; a person writes such a file`]
+          : [];
       }),
       ...(trial?.problem ? [trial.problem] : []),
     ];

@@ -132,6 +132,10 @@ describe("factory cut", () => {
         "packets/P04-quarter.toml": packet("P04", "Add quarter", spec, "quarter").replace("[[invariants]]", 'support_files = ["test/conftest.py"]\n\n[[invariants]]'),
         "packets/supplied/P04/test/quarter.test.js": DOUBLE_TEST_FOR("quarter", 8, 2),
         "packets/supplied/P04/test/conftest.py": "",
+        // A planted test that loads its support file as a plugin: runner steering by another door.
+        "packets/P06-sixth.toml": packet("P06", "Add sixth", spec, "sixth").replace("[[invariants]]", 'support_files = ["test/helpers.py"]\n\n[[invariants]]'),
+        "packets/supplied/P06/test/test_sixth.py": 'import pytest\n\npytest_plugins = ["test.helpers"]\n\n\ndef test_sixth():\n    assert False\n',
+        "packets/supplied/P06/test/helpers.py": "",
       }),
     );
     const { code, stdout } = await cutIn(target);
@@ -140,6 +144,7 @@ describe("factory cut", () => {
     expect(stdout).toContain("every planted case must fail at the tip before the work, and 1 of 2 in test/triple.test.js pass already");
     expect(stdout).toContain(`spec_commit is "${target.spec}", not the full sha of the spec's last commit (${spec})`);
     expect(stdout).toContain("planted file packets/supplied/P04/test/conftest.py edits test-runner configuration, which could decide how its own planted tests are judged");
+    expect(stdout).toContain("planted file packets/supplied/P06/test/test_sixth.py:3 loads a pytest plugin by name (pytest_plugins), which could decide how its own planted tests are judged");
   });
 
   it("exits 0 when every proposal is accepted, and never writes over a file in the checkout", async () => {
