@@ -84,6 +84,13 @@ const MUTATIONS = [
     tests: [["test/integration/run-invariant-checks.test.ts", "is still violated: the check runs as the tip has it"]],
   },
   {
+    guard: "doctor proves lint, format, type and build gates",
+    file: "src/guards/guard-proof.ts",
+    from: "const fired = await judge(place.probe, () => write(worktree, `${prefix}${place.probe}`, violation.text));",
+    to: 'const fired = { ...(await judge(place.probe, () => write(worktree, `${prefix}${place.probe}`, violation.text))), status: "fail" as const };',
+    tests: [["test/integration/doctor-guards.test.ts", "a lint gate that always passes is NOT ARMED"]],
+  },
+  {
     guard: "untouched: planted files",
     file: "src/guards/untouched.ts",
     from: "else if (was && now && was.sha !== now.sha) findings.push",

@@ -1,6 +1,7 @@
 import { appendFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { dirname, extname, join } from "node:path";
 import type { Surface } from "../config/types.js";
+import { probePathFor, violationFor } from "../doctor/gate-violations.js";
 import { failingTestBeside, filesRunBy, languageOf, PROBE_DIR, provenBy, skipMarkerFor, type ProofLine } from "../doctor/probes.js";
 import { runCommandGate } from "../gates/command.js";
 import { ALWAYS_FORBIDDEN } from "../gates/paths.js";
@@ -38,6 +39,7 @@ export async function proveGuards(ctx: ProofContext, input: { tip: string; surfa
     for (const surface of input.surfaces) {
       checkInterrupted(ctx.signal);
       lines.push(...(await proveTestGates(ctx, { worktree, tip: input.tip, surface, testFiles, runDir: input.runDir })));
+      lines.push(...(await proveCommandGates(ctx, { worktree, tip: input.tip, surface, files, runDir: input.runDir })));
     }
     return lines;
   } finally {
@@ -170,6 +172,60 @@ async function proveTestGates(ctx: ProofContext, input: { worktree: string; tip:
     } else {
       lines.push({ what: `${named(gate.name)}: a passing test removed`, unproven: "its report ties no passing test to a file" });
     }
+  }
+  await resetWorktreeTo(worktree, input.tip);
+  return lines;
+}
+
+/**
+ * Each lint, format, type or build gate of a surface (not a tests gate): it passes the untouched tree and
+ * fails with the smallest file its tool must refuse (doctor/gate-violations.ts) written beside a file it
+ * judges. A gate that stays green is NOT ARMED; one doctor has no violation for is unproven.
+ */
+async function proveCommandGates(ctx: ProofContext, input: { worktree: string; tip: string; surface: Surface; files: readonly string[]; runDir: string }): Promise<ProofLine[]> {
+  const { worktree, surface } = input;
+  const prefix = surface.dir === "." ? "" : `${surface.dir}/`;
+  const inSurface = input.files.filter((path) => path.startsWith(prefix)).map((path) => path.slice(prefix.length));
+  const endings = new Set(inSurface.map((path) => extname(path)));
+  const lines: ProofLine[] = [];
+  for (const gate of surface.gates.filter((candidate) => !candidate.tests)) {
+    const named = `surface "${surface.name}": gate "${gate.name}"`;
+    const violation = violationFor(gate, endings);
+    if (!violation) {
+      lines.push({
+        what: named,
+        unproven: `doctor knows no violation that \`${gate.run}\` must refuse (it makes one for ruff, black, flake8, pylint, mypy, pyright, tsc, eslint, biome, prettier, node --check and npm/pnpm/yarn build or lint scripts): prove it by hand`,
+      });
+      continue;
+    }
+    const place = probePathFor(violation, gate, inSurface);
+    if (!place) {
+      lines.push({
+        what: named,
+        unproven: `the surface tracks no ${violation.ending} file it judges${gate.files ? ` (files = "${gate.files}")` : ""}, so doctor has nowhere to put ${violation.what}`,
+      });
+      continue;
+    }
+    const judge = async (changed: string, change: () => void): Promise<GateReport> => {
+      checkInterrupted(ctx.signal);
+      await resetWorktreeTo(worktree, input.tip);
+      change();
+      const { report } = await runCommandGate({
+        gate,
+        surface,
+        worktree,
+        changed: [`${prefix}${changed}`],
+        runDir: input.runDir,
+        timeoutMs: gate.timeoutMs ?? ctx.config.limits.gateTimeoutMs,
+        baseline: undefined,
+        signal: ctx.signal,
+        ...sandboxed(ctx, worktree, surface.network),
+      });
+      return report;
+    };
+    const quiet = await judge(place.beside, () => undefined);
+    const fired = await judge(place.probe, () => write(worktree, `${prefix}${place.probe}`, violation.text));
+    lines.push(provenBy(`${named}: fails with ${violation.what} (${prefix}${place.probe}), passes the untouched tree`, fired, quiet, violation.what));
   }
   await resetWorktreeTo(worktree, input.tip);
   return lines;

@@ -12,7 +12,8 @@ import { makeRepo, removedAfterEach, type TestRepo } from "./git-repo.js";
 
 export const SCRIPTED_AGENT = fileURLToPath(new URL("../../sample/agent/scripted-agent.mjs", import.meta.url));
 /** A one-process pass/fail test runner for the target repositories (see the file). */
-const JUNIT_RUNNER = fileURLToPath(new URL("./junit-runner.mjs", import.meta.url));
+/** node:test over a directory of tests, on every Node version this project supports. */
+export const JUNIT_RUNNER = fileURLToPath(new URL("./junit-runner.mjs", import.meta.url));
 
 export const DOUBLE_JS = "export function double(n) {\n  return n * 2;\n}\n";
 export const DOUBLE_TEST = `import assert from "node:assert/strict";

@@ -1,9 +1,14 @@
 import { execFileSync } from "node:child_process";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { runCli } from "../helpers/cli.js";
 import { makeRepo, type TestRepo } from "../helpers/git-repo.js";
-import { DOUBLE_JS, useLoopRepos } from "../helpers/loop-repo.js";
+import { DOUBLE_JS, JUNIT_RUNNER, useLoopRepos } from "../helpers/loop-repo.js";
 import { pytestAvailable } from "../helpers/python-queue.js";
+import { ruffBin } from "../helpers/ruff.js";
+
+const PROJECT = fileURLToPath(new URL("../..", import.meta.url));
 
 /**
  * `factory doctor` proves the guards armed: in a scratch worktree of the
@@ -17,7 +22,8 @@ afterEach(() => {
 });
 
 function doctor(dir: string, ...flags: string[]): { code: number | null; out: string } {
-  const result = runCli(["doctor", "--no-models", ...flags], dir, {}, 150_000); // about 10 s on an idle machine
+  const ruff = ruffBin();
+  const result = runCli(["doctor", "--no-models", ...flags], dir, "dir" in ruff ? { PATH: `${ruff.dir}:${process.env.PATH}` } : {}, 150_000); // about 10 s on an idle machine
   return { code: result.code, out: `${result.stdout}${result.stderr}` };
 }
 
@@ -47,6 +53,7 @@ describe("factory doctor proves the guards", { timeout: 180_000 }, () => {
       "armed      guard tamper: fails on test/calc.test.js deleted, passes honest work",
       'armed      surface "app": tests gate "test": fails with a failing test added (test/factory-doctor-probe.test.js), passes the untouched tree',
       'armed      surface "app": tests gate "test": fails with a file of passing tests removed (test/calc.test.js), passes the untouched tree',
+      'armed      surface "app": gate "syntax": fails with a syntax error (src/factory-doctor-probe.js), passes the untouched tree',
     ])
       expect(out).toContain(line);
     expect(out).toContain("Everything proven here is armed.");
@@ -156,6 +163,67 @@ standard = { agent = "a", model = "m" }
     expect(out).toContain('armed      surface "py": tests gate "pytest": fails with a failing test added (tests/test_factory_doctor_probe.py), passes the untouched tree');
     expect(out).toContain('armed      surface "py": tests gate "pytest": fails with a file of passing tests removed (tests/test_calc.py), passes the untouched tree');
     expect(code).toBe(0);
+    expectNothingLeft(repo);
+  });
+});
+
+describe("factory doctor proves the lint, format, type and build gates", { timeout: 180_000 }, () => {
+  const ruff = ruffBin();
+  if ("missing" in ruff) console.warn(`skipping doctor's ruff gate proof: ${ruff.missing}`);
+  const TSC = join(PROJECT, "node_modules", "typescript", "bin", "tsc");
+  const BIOME = join(PROJECT, "node_modules", ".bin", "biome");
+
+  /** A project with Python and TypeScript sources, a node:test tests gate, and `gates` (TOML lines) beside it. */
+  function project(gates: string): TestRepo {
+    const repo = makeRepo({ initialCommit: false });
+    made.push(repo);
+    repo.write("pkg/__init__.py", "");
+    repo.write("pkg/calc.py", "def add(a, b):\n    return a + b\n");
+    repo.write("src/calc.ts", "export function add(a: number, b: number): number {\n  return a + b;\n}\n");
+    repo.write("tsconfig.json", JSON.stringify({ compilerOptions: { strict: true, noEmit: true, target: "es2022", module: "esnext", skipLibCheck: true, types: [] }, include: ["src"] }));
+    repo.write("test/calc.test.js", `import assert from "node:assert/strict";\nimport test from "node:test";\n\ntest("adds", () => {\n  assert.equal(1 + 1, 2);\n});\n`);
+    repo.write("package.json", JSON.stringify({ name: "mixed", private: true, type: "module" }));
+    repo.write(".gitignore", ".factory/state/\n.factory/worktrees/\n.factory/runs/\n");
+    repo.write(
+      ".factory/config.toml",
+      `[surfaces.app]\ndir = "."\n  [[surfaces.app.gates]]\n  name = "test"\n  run = "node --test-reporter=junit --test-reporter-destination={junit} '${JUNIT_RUNNER}' test/"\n  tests = true\n${gates}[agents.a]\nkind = "command"\nrun = "true"\n[tiers]\nstandard = { agent = "a", model = "m" }\n`,
+    );
+    repo.commit("a mixed project");
+    return repo;
+  }
+
+  it.skipIf("missing" in ruff)("ruff check, ruff format, tsc and biome gates are each armed: red on their violation, green on the untouched tree", () => {
+    const gates = [
+      ["ruff", "ruff check {files}", "**/*.py"],
+      ["ruff-format", "ruff format --check {files}", "**/*.py"],
+      ["types", `node ${TSC} -p .`, undefined],
+      ["biome", `${BIOME} lint --no-errors-on-unmatched {files}`, "src/**"],
+    ]
+      .map(([name, run, files]) => `  [[surfaces.app.gates]]\n  name = "${name}"\n  run = "${run}"\n${files ? `  files = "${files}"\n` : ""}`)
+      .join("");
+    const repo = project(gates);
+    const { code, out } = doctor(repo.dir);
+    for (const line of [
+      'armed      surface "app": gate "ruff": fails with an unused import (pkg/factory_doctor_probe.py), passes the untouched tree',
+      'armed      surface "app": gate "ruff-format": fails with a mis-formatted line (pkg/factory_doctor_probe.py), passes the untouched tree',
+      'armed      surface "app": gate "types": fails with a type error (src/factory-doctor-probe.ts), passes the untouched tree',
+      'armed      surface "app": gate "biome": fails with a syntax error (src/factory-doctor-probe.ts), passes the untouched tree',
+    ])
+      expect(out).toContain(line);
+    expect(out).toContain("Everything proven here is armed.");
+    expect(code).toBe(0);
+    expectNothingLeft(repo);
+  });
+
+  it.skipIf("missing" in ruff)("a lint gate that always passes is NOT ARMED (exit 1); a gate doctor has no violation for is unproven, never armed", () => {
+    const repo = project(
+      '  [[surfaces.app.gates]]\n  name = "lint"\n  run = "ruff check {files} || true"\n  files = "**/*.py"\n  [[surfaces.app.gates]]\n  name = "house-rules"\n  run = "./check-house-rules {files}"\n',
+    );
+    const { code, out } = doctor(repo.dir);
+    expect(out).toMatch(/NOT ARMED {2}surface "app": gate "lint": fails with an unused import \(pkg\/factory_doctor_probe\.py\), passes the untouched tree\n\s+it gave "pass" on an unused import/);
+    expect(out).toMatch(/unproven {3}surface "app": gate "house-rules"\n\s+doctor knows no violation that `\.\/check-house-rules \{files\}` must refuse/);
+    expect(out).toContain("1 NOT ARMED: a packet could pass without doing the work");
+    expect(code).toBe(1);
     expectNothingLeft(repo);
   });
 });
