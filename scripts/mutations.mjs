@@ -86,8 +86,8 @@ const MUTATIONS = [
   {
     guard: "doctor proves lint, format, type and build gates",
     file: "src/guards/guard-proof.ts",
-    from: "const fired = await judge(place.probe, () => write(worktree, `${prefix}${place.probe}`, violation.text));",
-    to: 'const fired = { ...(await judge(place.probe, () => write(worktree, `${prefix}${place.probe}`, violation.text))), status: "fail" as const };',
+    from: "const violation = violationFor(gate, endings);",
+    to: "const violation = violationFor(gate, endings) && undefined;",
     tests: [["test/integration/doctor-guards.test.ts", "a lint gate that always passes is NOT ARMED"]],
   },
   {
