@@ -87,7 +87,7 @@ const MUTATIONS = [
     guard: "doctor proves lint, format, type and build gates",
     file: "src/guards/guard-proof.ts",
     from: "const violation = violationFor(gate, endings);",
-    to: "const violation = violationFor(gate, endings) && undefined;",
+    to: "const violation = gate.name === \"\\0\" ? violationFor(gate, endings) : undefined;",
     tests: [["test/integration/doctor-guards.test.ts", "a lint gate that always passes is NOT ARMED"]],
   },
   {
