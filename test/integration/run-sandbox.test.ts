@@ -106,10 +106,11 @@ describe("the sandbox (bubblewrap, the default)", () => {
     const { code } = await target.run();
     expect(code).toBe(0);
     const landed = target.read("src/double.js");
-    expect(landed).toContain("// ./state:"); // the listing ran, and saw empty directories
+    // The listing ran: the state directory is not there at all (the checkout is an empty directory inside).
+    expect(landed).toMatch(/\/\/ ls: cannot access '\.\/state': No such file or directory/);
     expect(landed).not.toContain("ledger.jsonl");
     // Of the run directory, only its own prompt file is there (mounted read-only); no gate log, no report.
-    expect(landed.split("\n").filter((line) => /^\/\/ \w/.test(line))).toEqual(["// P01", "// attempt-1", "// implementer-prompt.md"]);
+    expect(landed.split("\n").filter((line) => /^\/\/ \w/.test(line) && !line.startsWith("// ls:"))).toEqual(["// P01", "// attempt-1", "// implementer-prompt.md"]);
   }, 60_000);
 
   it("keeps the install's dependencies read-only for the agent, so it cannot change what the gates import", async () => {
