@@ -87,8 +87,15 @@ const MUTATIONS = [
     guard: "doctor proves lint, format, type and build gates",
     file: "src/guards/guard-proof.ts",
     from: "const violation = violationFor(gate, endings);",
-    to: "const violation = gate.name === \"\\0\" ? violationFor(gate, endings) : undefined;",
+    to: 'const violation = gate.name === "\\0" ? violationFor(gate, endings) : undefined;',
     tests: [["test/integration/doctor-guards.test.ts", "a lint gate that always passes is NOT ARMED"]],
+  },
+  {
+    guard: "a run stops when its ledger is deleted or replaced under it",
+    file: "src/ledger/file-ledger.ts",
+    from: 'if (memory && memory.position.offset > 0 && !base) noteLost("deleted, replaced or cut short");',
+    to: 'if (memory && memory.position.offset < 0 && !base) noteLost("deleted, replaced or cut short");',
+    tests: [["test/integration/ledger-deleted.test.ts", "stops the run before anything more is decided"]],
   },
   {
     guard: "untouched: planted files",

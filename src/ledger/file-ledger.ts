@@ -48,6 +48,11 @@ export function snapshotPath(root: string): string {
  */
 export function fileLedger(root: string): Ledger {
   let memory: Checkpoint | undefined;
+  // Once the file this process folded is gone or replaced, every later view says so (see LedgerView.lost).
+  let lost: string | undefined;
+  const noteLost = (how: string): void => {
+    lost ??= `${STATE_DIR}/${LEDGER_FILE} was ${how} while this process was using it (it had read ${memory?.position.offset ?? 0} bytes of events): what it shows now is not the history this run acted on`;
+  };
 
   const read = async (trustSnapshot = true): Promise<LedgerView> => {
     const path = ledgerPath(root);
@@ -57,10 +62,12 @@ export function fileLedger(root: string): Ledger {
       ({ size, mtimeMs } = await stat(path));
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+      if (memory && memory.position.offset > 0) noteLost("deleted or replaced");
       memory = undefined;
-      return { state: emptyState(), warnings: [], version: ABSENT };
+      return { state: emptyState(), warnings: [], version: ABSENT, ...(lost ? { lost } : {}) };
     }
     let base = memory && (await matches(path, memory.position, size)) ? memory : undefined;
+    if (memory && memory.position.offset > 0 && !base) noteLost("deleted, replaced or cut short");
     if (!base && trustSnapshot) {
       const saved = await loadSnapshot(root);
       base = saved && (await matches(path, saved.position, size)) ? saved : undefined;
@@ -74,7 +81,7 @@ export function fileLedger(root: string): Ledger {
     const broken = torn.broken ?? checkpoint.position.broken;
     // Named only when the fold ends where the file did when it was measured: no line cut off, none appended meanwhile.
     const version = checkpoint.position.offset === size && torn.events.length === 0 && torn.warnings.length === 0 ? versionOf(size, mtimeMs, checkpoint.position.lastHash) : undefined;
-    return { state, warnings: [...checkpoint.warnings, ...torn.warnings], ...(broken ? { broken } : {}), ...(version ? { version } : {}) };
+    return { state, warnings: [...checkpoint.warnings, ...torn.warnings], ...(broken ? { broken } : {}), ...(version ? { version } : {}), ...(lost ? { lost } : {}) };
   };
 
   return {

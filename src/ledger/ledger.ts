@@ -7,6 +7,11 @@ export interface LedgerView<R extends PacketRecord = PacketRecord> {
   state: LedgerState<R>;
   warnings: string[];
   broken?: ChainBreak;
+  /**
+   * The ledger this process had read from is gone or replaced under it (deleted, emptied, rewritten): what the
+   * view shows is not the history the process acted on. Said from then on, by every later view of the process.
+   */
+  lost?: string;
   /** The `version()` of the content this view covers; undefined when the ledger cannot name it (a last line still being written). */
   version?: string;
 }

@@ -170,7 +170,13 @@ export function parseLedger(text: string, where?: (number: number) => string): L
 }
 
 /** The one-line report of a broken chain, with what to do; undefined when the chain holds. */
-export function describeBreak(read: { broken?: ChainBreak }): string | undefined {
+export function describeBreak(read: { broken?: ChainBreak; lost?: string }): string | undefined {
+  if (read.lost) {
+    return (
+      `${read.lost}. Nothing more is decided on it: what landed is on the target with its Factory-Packet trailers, and ` +
+      `the next \`factory run\` records those as merged (never attempts them again); \`factory ledger repair\` also rebuilds the ledger from what git proves`
+    );
+  }
   if (!read.broken) return undefined;
   return (
     `${read.broken.where ?? `${STATE_DIR}/${LEDGER_FILE}:${read.broken.line}`}: the ledger's hash chain breaks here: ${read.broken.reason}. ` +

@@ -43,6 +43,26 @@ describe("file ledger", () => {
     expect(view.state.runs.get("r1")?.ended?.outcome).toBe("drained");
   });
 
+  it("says, from then on, that the file it had read was deleted or replaced under it; a new reader and a file that only grew are not", async () => {
+    const ledger = fileLedger(root);
+    expect((await ledger.read()).lost).toBeUndefined(); // nothing read yet: an absent file is an empty ledger
+    await ledger.append([{ kind: "run-started", options: {}, ...owner }, ...life("A")]);
+    await appendEvents(root, life("B")); // another process appends: still the same history
+    expect((await ledger.read()).lost).toBeUndefined();
+    rmSync(ledgerPath(root));
+    expect((await ledger.read()).lost).toMatch(/ledger\.jsonl was deleted or replaced while this process was using it/);
+    await appendEvents(root, life("C")); // a new file: what this process acted on is still gone
+    const later = await ledger.read();
+    expect(later.lost).toMatch(/was deleted or replaced/);
+    expect(later.state.packets.has("C")).toBe(true);
+    expect((await fileLedger(root).read()).lost).toBeUndefined();
+
+    const other = fileLedger(root);
+    await other.read();
+    writeFileSync(ledgerPath(root), readFileSync(ledgerPath(root), "utf8").slice(0, 10));
+    expect((await other.read()).lost).toMatch(/was deleted, replaced or cut short/);
+  });
+
   it("leaves a snapshot after a long fold, and a new process starts from it", async () => {
     const bodies = Array.from({ length: PACKETS }, (_, at) => life(`P${at}`)).flat();
     await appendEvents(root, bodies);
