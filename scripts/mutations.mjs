@@ -98,6 +98,13 @@ const MUTATIONS = [
     tests: [["test/integration/ledger-deleted.test.ts", "stops the run before anything more is decided"]],
   },
   {
+    guard: "a landing undone by a later commit is named",
+    file: "src/git/undone.ts",
+    from: "if (by) found.push(",
+    to: "if (by && found.length < 0) found.push(",
+    tests: [["test/integration/undone-landing.test.ts", "is named by status"]],
+  },
+  {
     guard: "untouched: planted files",
     file: "src/guards/untouched.ts",
     from: "else if (was && now && was.sha !== now.sha) findings.push",

@@ -7,6 +7,7 @@ import { join, relative } from "node:path";
 import { AgentWaits } from "../loop/rate-limits.js";
 import { writeRunBrief } from "./report.js";
 import { recordLandedVersions } from "../loop/reconcile.js";
+import { describeUndone, undoneLandings } from "../git/undone.js";
 import { recordHeldVersions } from "../loop/held.js";
 import { HELD_REFS } from "../git/held-refs.js";
 import { acquireRunLock } from "../ledger/run-lock.js";
@@ -194,6 +195,11 @@ export async function run(options: RunOptions): Promise<ExitCode> {
     const { state: ledgerState } = await workspace.ledger.read();
     for (const id of await recordLandedVersions(workspace.root, workspace.ledger, workspace.branch, packets, ledgerState)) {
       progress.emit({ kind: "notice", packet: id, message: `this version is already on ${workspace.branch} (its Factory-Packet trailers say so); recorded as merged, not run again` });
+    }
+    // A landing undone on the target since (a person's commit of the index it replaced): said before anything builds on it.
+    const merged = new Set([...(await workspace.ledger.read()).state.packets].filter(([, record]) => record.status.state === "merged").map(([id]) => id));
+    for (const undone of await undoneLandings(workspace.root, workspace.branch, merged)) {
+      progress.emit({ kind: "notice", packet: undone.packet, message: `warning: ${describeUndone(undone, workspace.branch)}` });
     }
     for (const id of await recordHeldVersions(workspace.root, workspace.ledger, { packets: async () => packets, state: async () => (await workspace.ledger.read()).state })) {
       progress.emit({ kind: "notice", packet: id, message: `its held attempt, kept in git (${HELD_REFS}${id}), is recorded again: it awaits a person (factory approve ${id})` });

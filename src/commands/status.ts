@@ -9,6 +9,7 @@ import type { LedgerView } from "../ledger/ledger.js";
 import type { LedgerEvent } from "../ledger/events.js";
 import { describeSpend, spendByRole } from "../status/spend.js";
 import { assessmentLine } from "../status/show.js";
+import { describeUndone, undoneLandings } from "../git/undone.js";
 import { describeBreak } from "../ledger/store.js";
 import { isPgLedger } from "../ledger/open.js";
 import { readWorkers, type WorkerRow } from "../ledger/pg-workers.js";
@@ -197,7 +198,10 @@ export async function loadBoard<R extends PacketRecord = PacketRecord>(
       return alive;
     },
   });
-  return { ledger, board, warnings, owners, version: ledgerRead.version };
+  // A landing the target no longer carries (undone by a later commit) is said wherever the board is read.
+  const merged = new Set(board.packets.filter((row) => row.state === "merged").map((row) => row.id));
+  for (const undone of await undoneLandings(workspace.root, workspace.tip, merged)) board.warnings.push(describeUndone(undone, workspace.branch));
+  return { ledger, board, warnings: board.warnings, owners, version: ledgerRead.version };
 }
 
 /** The queue's packets not merged (per the ledger and git's trailers), in queue order: what a run still has to do. */
