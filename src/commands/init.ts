@@ -5,6 +5,7 @@ import { renderConfig, type DetectedSurface } from "../config/presets.js";
 import { CONFIG_PATH } from "../config/types.js";
 import { currentBranch, findRepoRoot } from "../git/repo.js";
 import type { Output } from "../log/output.js";
+import { dirEntries } from "../util/dir-entries.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
 
 export interface InitOptions {
@@ -136,7 +137,27 @@ async function pythonSurface(path: string, name: string, dir: string): Promise<D
       : existsSync(join(path, "requirements.txt"))
         ? "python3 -m pip install -r requirements.txt"
         : "";
-  return { name, dir, kind: "python", ruff, install };
+  const pytestConfig = `${await read("pyproject.toml")}\n${await read("pytest.ini")}\n${await read("setup.cfg")}\n${await read("tox.ini")}`;
+  const srcLayout = isSrcLayout(manifests, srcPackages(path)) && !/^\s*pythonpath\s*=/m.test(pytestConfig);
+  return { name, dir, kind: "python", ruff, install, ...(srcLayout ? { srcLayout: true } : {}) };
+}
+
+/** The Python packages and modules directly under `src/` (`src/<pkg>/__init__.py`, `src/<module>.py`). */
+function srcPackages(path: string): string[] {
+  const src = join(path, "src");
+  if (!existsSync(src)) return [];
+  return dirEntries(src)
+    .filter((entry) => (entry.isDirectory() && existsSync(join(src, entry.name, "__init__.py"))) || (entry.isFile() && entry.name.endsWith(".py")))
+    .map((entry) => entry.name);
+}
+
+/**
+ * Pure: whether the project imports its code from `src/` (the src layout): a package there, or a manifest
+ * that says so: setuptools `package-dir = {"" = "src"}` or `where = ["src"]`, hatch `packages = ["src/…"]`,
+ * poetry `from = "src"`.
+ */
+export function isSrcLayout(manifests: string, packagesUnderSrc: readonly string[]): boolean {
+  return packagesUnderSrc.length > 0 || /package-dir\s*=\s*\{\s*["']{2}\s*[:=]\s*["']src["']|where\s*=\s*\[\s*["']src["']|from\s*=\s*["']src["']|packages\s*=\s*\[\s*["']src\//.test(manifests);
 }
 
 function sanitize(name: string): string {

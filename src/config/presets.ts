@@ -20,6 +20,8 @@ export interface DetectedSurface {
   ruff?: boolean;
   /** For python: the install its lock or requirements file implies ("" when none is known). */
   install?: string;
+  /** For python: the code is imported from `src/` and nothing installs the project or sets pytest's pythonpath. */
+  srcLayout?: boolean;
 }
 
 export function renderSurface(surface: DetectedSurface): string {
@@ -47,11 +49,14 @@ export function renderSurface(surface: DetectedSurface): string {
     } else {
       lines.push(``, `  # No ruff gates: the project neither configures ruff nor depends on it.`);
     }
+    // A src layout imports its package from src/: uv and poetry install the project itself; otherwise pytest needs the path.
+    const importPath = surface.srcLayout && !/^(uv sync|poetry install)\b/.test(surface.install ?? "");
     lines.push(
       ``,
+      ...(importPath ? [`  # src layout: the package is imported from src/ (or install the project, e.g. install = "python3 -m pip install -e .", and drop PYTHONPATH)`] : []),
       `  [[${key}.gates]]`,
       `  name = "pytest"`,
-      `  run = "python3 -m pytest -q${atRoot ? " --ignore=packets" : ""} --junitxml={junit} {tests}"   # {junit}: per-test results, compared with the baseline; {tests}: the planted tests, when they run on their own`,
+      `  run = "${importPath ? "PYTHONPATH=src " : ""}python3 -m pytest -q${atRoot ? " --ignore=packets" : ""} --junitxml={junit} {tests}"   # {junit}: per-test results, compared with the baseline; {tests}: the planted tests, when they run on their own`,
       `  tests = true`,
     );
     return lines.join("\n");

@@ -185,12 +185,30 @@ function measureInScratch(ctx: Pick<RunContext, "root" | "config" | "signal">, i
 export function baselineProblem(run: TestGateRun): string | undefined {
   const cases = realCases(run.results);
   if (cases.length === 0) {
-    return run.results.length ? `it ran no test (the runner could not collect ${run.results.map((result) => result.id).join(", ")})` : "it ran no test";
+    const why = run.results.length ? `it ran no test (the runner could not collect ${run.results.map((result) => result.id).join(", ")})` : "it ran no test";
+    return `${why}${collectionCause(run.tail ?? "")}`;
   }
   if (run.exitCode !== 0 && !cases.some((result) => result.outcome === "failed")) {
     return `the runner exited ${run.exitCode} while its report shows no failing test (a usage error, an interruption or a crash)`;
   }
   return undefined;
+}
+
+/**
+ * Pure: the first error the runner printed while collecting (`ModuleNotFoundError: No module named 'calc'`),
+ * and for an import that fails, the fix: the tests cannot import the project as the gate runs them.
+ */
+export function collectionCause(tail: string): string {
+  const error = tail
+    .split("\n")
+    .find((line) => /^\s*(E\s+)?\w*(Error|Exception): /.test(line))
+    ?.replace(/^\s*(E\s+)?/, "")
+    .trim();
+  if (!error) return "";
+  const fix = /^(ModuleNotFoundError|ImportError): /.test(error)
+    ? ': the tests cannot import the project as the gate runs them; give the surface an install that installs it (install = "python3 -m pip install -e .") or put its source on the path (a src layout: PYTHONPATH=src before the command, as `factory init` writes it)'
+    : "";
+  return `: ${error}${fix}`;
 }
 
 /** Runs the surface's tests gates without comparing: raw per-test results, or why they could not be had. */

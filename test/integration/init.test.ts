@@ -1,8 +1,10 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { init } from "../../src/commands/init.js";
+import { init, isSrcLayout } from "../../src/commands/init.js";
 import { parseConfig } from "../../src/config/parse.js";
 import { bufferOutput } from "../../src/log/output.js";
 import { makeRepo, type TestRepo } from "../helpers/git-repo.js";
+import { runCli } from "../helpers/cli.js";
+import { pytestAvailable } from "../helpers/python-queue.js";
 
 let repo: TestRepo;
 afterEach(() => repo?.cleanup());
@@ -57,6 +59,43 @@ describe("factory init", () => {
     });
     expect(surface("old")?.gates.find((gate) => gate.name === "test")).toMatchObject({ tests: false, run: "npm test" });
     expect(repo.read(".factory/config.toml")).toContain("jest writes no JUnit XML by itself: add jest-junit to devDependencies");
+  });
+
+  it.skipIf(!pytestAvailable("init's src-layout test"))(
+    "on a src layout (setuptools package-dir, nothing installs the project) writes the import path: doctor then proves its pytest gate armed",
+    async () => {
+      repo = makeRepo();
+      repo.write("pyproject.toml", '[project]\nname = "calc"\nversion = "1.0"\n\n[tool.setuptools]\npackage-dir = {"" = "src"}\n');
+      repo.write("src/calc/__init__.py", "def add(a, b):\n    return a + b\n");
+      repo.write("tests/test_calc.py", "from calc import add\n\n\ndef test_add():\n    assert add(2, 2) == 4\n");
+      repo.commit("a src-layout project");
+      expect(await init({ cwd: repo.dir, output: bufferOutput() })).toBe(0);
+      const text = repo.read(".factory/config.toml");
+      expect(text).toContain('run = "PYTHONPATH=src python3 -m pytest -q --ignore=packets --junitxml={junit} {tests}"');
+      expect(text).toContain("# src layout: the package is imported from src/");
+      // A command agent in place of Claude Code (not installed here): doctor checks its program only.
+      repo.write(".factory/config.toml", text.replace('kind = "claude"\nbin = "claude"', 'kind = "command"\nrun = "true"').replace("mutants = 20", "mutants = 0"));
+      repo.commit("factory config");
+      const doctor = runCli(["doctor", "--no-models"], repo.dir, {}, 150_000);
+      expect(doctor.stdout).toMatch(/armed {6}surface "[\w-]+": tests gate "pytest": fails with a failing test added \(tests\/test_factory_doctor_probe\.py\), passes the untouched tree/);
+      expect(doctor.code, `${doctor.stdout}${doctor.stderr}`).toBe(0);
+    },
+    180_000,
+  );
+
+  it("recognises the src layouts of hatch, poetry and setuptools' find, and leaves the path alone where uv or poetry installs the project or pytest sets it", async () => {
+    expect(isSrcLayout('[tool.hatch.build.targets.wheel]\npackages = ["src/calc"]\n', [])).toBe(true);
+    expect(isSrcLayout('[tool.poetry]\npackages = [{ include = "calc", from = "src" }]\n', [])).toBe(true);
+    expect(isSrcLayout('[tool.setuptools.packages.find]\nwhere = ["src"]\n', [])).toBe(true);
+    expect(isSrcLayout('[project]\nname = "flat"\n', [])).toBe(false);
+    repo = makeRepo();
+    repo.write("pyproject.toml", '[project]\nname = "calc"\n\n[tool.pytest.ini_options]\npythonpath = ["src"]\n');
+    repo.write("src/calc/__init__.py", "");
+    repo.write("svc/pyproject.toml", '[project]\nname = "svc"\n');
+    repo.write("svc/uv.lock", "");
+    repo.write("svc/src/svc/__init__.py", "");
+    expect(await init({ cwd: repo.dir, output: bufferOutput() })).toBe(0);
+    expect(repo.read(".factory/config.toml")).not.toContain("PYTHONPATH=src");
   });
 
   it("takes the checked-out branch as the target branch", async () => {
