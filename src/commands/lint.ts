@@ -3,6 +3,7 @@ import { paint } from "../log/output.js";
 import { listTree, readBlobs } from "../git/repo.js";
 import { pinnedSpec } from "../loop/spec-drift.js";
 import { contentFindings, tipIndex } from "../packet/content-lint.js";
+import { inputProblems } from "../packet/input-lint.js";
 import { PACKETS_DIR } from "../packet/load.js";
 import type { Packet } from "../packet/types.js";
 import { formatProblem, type Problem } from "../util/problem.js";
@@ -27,7 +28,8 @@ export async function lint(options: LintOptions): Promise<ExitCode> {
     return EXIT.invalid;
   }
   const { workspace } = load;
-  let problems = [...workspace.problems, ...(await unresolvedSpecs(workspace.root, workspace.queue.packets)), ...(await unassessed(workspace))];
+  const input = workspace.config ? await inputProblems({ root: workspace.root, tip: workspace.tip, config: workspace.config, packets: workspace.queue.packets }) : [];
+  let problems = [...workspace.problems, ...(await unresolvedSpecs(workspace.root, workspace.queue.packets)), ...(await unassessed(workspace)), ...input];
   let checked = workspace.queue.packets.length + new Set(problems.map((p) => p.file)).size;
   if (options.ids.length > 0) {
     const selection = selectFiles(workspace.queue.packets, problems, options.ids);

@@ -191,6 +191,9 @@ function checkForbiddenDeletable(fields: Fields, forbidden: string[], deletable:
   });
 }
 
+/** A brief is a task's instructions, read into every prompt: a few pages at most. */
+export const MAX_BRIEF_BYTES = 100_000;
+
 function readBrief(fields: Fields, body: string | undefined): string | undefined {
   let brief: string | undefined;
   if (body !== undefined) {
@@ -204,6 +207,12 @@ function readBrief(fields: Fields, body: string | undefined): string | undefined
   if (brief.trim() === "") {
     fields.report("brief", body === undefined ? "must not be empty" : "the Markdown body (the brief) is empty");
     return undefined;
+  }
+  if (Buffer.byteLength(brief) > MAX_BRIEF_BYTES) {
+    fields.report(
+      "brief",
+      `is ${(Buffer.byteLength(brief) / 1024).toFixed(0)} KB, over ${MAX_BRIEF_BYTES / 1000} KB: it goes into every prompt of every attempt; keep the brief to the task and let the agent read the repository`,
+    );
   }
   if (/\bsee the spec\b/i.test(brief)) {
     fields.report("brief", 'says "see the spec": the agent gets only the brief and the repository, so the brief must say it all');

@@ -113,6 +113,7 @@ describe("the built CLI", () => {
     cleanups.push(repo.cleanup);
     repo.write(".factory/config.toml", MINIMAL_CONFIG);
     repo.write("docs/SPEC.md", "# spec\n");
+    repo.write("api/README.md", "# the api surface\n");
     const spec = repo.commit("spec");
     repo.write("packets/A01-a.toml", packetToml("A01", { specCommit: spec }));
     repo.commit("queue");

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setUpSample } from "../../src/commands/demo.js";
-import { makeLoopRepo } from "../helpers/loop-repo.js";
+import { makeLoopRepo, type LoopRepo } from "../helpers/loop-repo.js";
 
 let repo: TestRepo;
 afterEach(() => repo?.cleanup());
@@ -16,6 +16,7 @@ function setUp(): TestRepo {
   repo = makeRepo();
   repo.write(".factory/config.toml", MINIMAL_CONFIG);
   repo.write("docs/SPEC.md", "# spec\n");
+  repo.write("api/README.md", "# the api surface\n"); // its directory, as committed
   return repo;
 }
 
@@ -218,5 +219,71 @@ describe("factory lint", () => {
     } finally {
       loop.cleanup();
     }
+  });
+
+  describe("input that parses, then costs a night", () => {
+    /** Each case changes the loop repository (a valid queue) in one way and names the problem lint must give. */
+    const cases: [string, (loop: LoopRepo) => void, RegExp][] = [
+      [
+        "a 20 MB brief",
+        (loop) => loop.write("packets/P01-double.toml", loop.read("packets/P01-double.toml").replace("Add src/double.js exporting double(n), which returns n * 2.", "x".repeat(20_000_000))),
+        /^packets\/P01-double\.toml:\d+: brief: is 19531 KB, over 100 KB: it goes into every prompt/m,
+      ],
+      [
+        "a 30 MB planted test",
+        (loop) => loop.write("packets/supplied/P01/test/big.test.js", "a".repeat(30_000_000)),
+        /^packets\/supplied\/P01\/test\/big\.test\.js: is 28\.6 MB, over \[limits\] max_file_size \(10\.0 MB\)/m,
+      ],
+      [
+        "a binary planted test",
+        (loop) => loop.write("packets/supplied/P01/test/bin.test.js", "\u0000\u0001binary"),
+        /^packets\/supplied\/P01\/test\/bin\.test\.js: is binary \(it holds a NUL byte\)/m,
+      ],
+      [
+        "a surface directory that does not exist",
+        (loop) => loop.write(".factory/config.toml", loop.read(".factory/config.toml").replace('dir = "."', 'dir = "web"')),
+        /^\.factory\/config\.toml:4: surfaces\.app\.dir: "web" is not a directory of the repository at the tip/m,
+      ],
+    ];
+    it.each(cases)("%s is a lint problem naming the file (and the line where there is one), exit 2", async (_what, change, said) => {
+      const loop = makeLoopRepo({ script: {} });
+      try {
+        change(loop);
+        loop.commit("bad input");
+        const output = bufferOutput();
+        expect(await lint({ cwd: loop.dir, ids: [], json: false, output })).toBe(2);
+        expect(output.stderr.join("\n")).toMatch(said);
+      } finally {
+        loop.cleanup();
+      }
+    });
+
+    it("hidden tests that are a file, a folder of no packet, or committed are lint problems; untracked in the packet's folder, they are not", async () => {
+      const loop = makeLoopRepo({ script: {} });
+      try {
+        const check = async (): Promise<{ code: number; err: string }> => {
+          const output = bufferOutput();
+          const code = await lint({ cwd: loop.dir, ids: [], json: false, output });
+          return { code, err: output.stderr.join("\n") };
+        };
+        loop.write(".factory/holdout/P01/test/more.test.js", "// hidden\n");
+        expect((await check()).code).toBe(0);
+        loop.write(".factory/holdout/P99/test/more.test.js", "// hidden\n");
+        loop.write(".factory/holdout/P02", "not a folder\n");
+        const wrong = await check();
+        expect(wrong.code).toBe(2);
+        expect(wrong.err).toContain('.factory/holdout/P99/: no packet has id "P99", so these hidden tests are never run');
+        expect(wrong.err).toContain(".factory/holdout/P02: is a file: hidden tests go in a folder per packet");
+        rmSync(join(loop.dir, ".factory/holdout/P99"), { recursive: true });
+        rmSync(join(loop.dir, ".factory/holdout/P02"));
+        loop.git("add", "-f", ".factory/holdout");
+        loop.git("commit", "--quiet", "-m", "hidden tests, committed by mistake");
+        const committed = await check();
+        expect(committed.code).toBe(2);
+        expect(committed.err).toContain(".factory/holdout/P01/: its holdout files are committed (.factory/holdout/P01/test/more.test.js)");
+      } finally {
+        loop.cleanup();
+      }
+    });
   });
 });
