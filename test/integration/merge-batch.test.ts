@@ -1,4 +1,7 @@
 import { execFileSync } from "node:child_process";
+import { existsSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { worktreePath } from "../../src/loop/context.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { runCli } from "../helpers/cli.js";
 import { makeRepo, type TestRepo } from "../helpers/git-repo.js";
@@ -27,6 +30,25 @@ def test_slow_only_for_the_second_landing():
     if {"p01.py", "p02.py"} <= mods and "p03.py" not in mods and "p04.py" not in mods and "p05.py" not in mods:
         time.sleep(9)
 `;
+
+/** Slow on exactly P02's own tree (its module, none of the others'): P02's gates take 5 s, everyone else's do not. */
+const SLOW_OWN_TEST = `import os
+import time
+
+
+def test_slow_only_on_the_second_packets_own_tree():
+    here = os.path.dirname(__file__)
+    mods = set(os.listdir(os.path.join(here, "..", "pkg")))
+    if "p02.py" in mods and not mods & {"p01.py", "p03.py", "p04.py"}:
+        time.sleep(5)
+`;
+
+async function until(test: () => boolean, what: string): Promise<void> {
+  for (let waited = 0; !test(); waited += 50) {
+    if (waited > 90_000) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
 
 function packet(id: string, spec: string, allowed: readonly string[]): string {
   // The renamer rewrites the team's test of what it renames, on purpose: it says so.
@@ -165,10 +187,28 @@ describe.skipIf(!available)("a merge batch", () => {
   }, 120_000);
 
   it("an attempt parked to wait for its batch frees its worker: the next packet starts before it lands", async () => {
-    // Two workers. P01 lands at once and its worker takes P03 (8 s); P02 (2 s) then finds main moved while
-    // P03 is still working, so it parks to wait for P03 to join its batch. Its worker takes P04 meanwhile.
+    // Two workers, each step on an event, not a duration. P01 lands at once and its worker takes P03, which
+    // holds until P04 is claimed. P02's implementer holds until P03 has begun; its own gates then take 5 s (a
+    // test of the team's sleeps on exactly P02's tree), so P03, in flight since before P02 asked to land, may
+    // join its batch within them: P02 parks, and its worker, free, claims P04, which lets P03 go on.
     const target = fivePackets({ count: 4, concurrency: 2 });
-    const { code, state, events } = await queue.run(target, script({}, [0, 2, 8, 0]));
+    target.write("tests/test_slow_own.py", SLOW_OWN_TEST);
+    target.commit("a test that is slow on P02's own tree");
+    const go = (name: string): string => join(target.dir, ".git", `factory-test-${name}`);
+    const hold = (name: string): string => `while [ ! -e '${go(name)}' ]; do sleep 0.05; done`;
+    const write = (n: number): Record<string, string> => ({ [`pkg/p0${n}.py`]: `def value():\n    return ${n}\n` });
+    const steps = {
+      P01: { implementer: [{ write: write(1) }], reviewer: [{ evidence: "pkg/p01.py:2" }] },
+      P02: { implementer: [{ write: write(2), run: hold("p03-began") }], reviewer: [{ evidence: "pkg/p02.py:2" }] },
+      P03: { implementer: [{ write: write(3), run: `touch began && ${hold("p04-claimed")} && rm began` }], reviewer: [{ evidence: "pkg/p03.py:2" }] },
+      P04: { implementer: [{ write: write(4) }], reviewer: [{ evidence: "pkg/p04.py:2" }] },
+    };
+    const running = queue.run(target, steps);
+    await until(() => existsSync(join(worktreePath(target.dir, "P03"), "began")), "P03 to begin");
+    writeFileSync(go("p03-began"), "");
+    await until(() => existsSync(worktreePath(target.dir, "P04")), "P04 to be claimed");
+    writeFileSync(go("p04-claimed"), "");
+    const { code, state, events } = await running;
     expect(code).toBe(0);
     for (const id of ["P01", "P02", "P03", "P04"]) expect(state.packets.get(id)?.status.state).toBe("merged");
     const at = (kind: string, id: string): number => events.findIndex((event) => event.kind === kind && (event as { packet?: string }).packet === id);
