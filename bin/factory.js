@@ -1,2 +1,8 @@
 #!/usr/bin/env node
-import "../dist/cli.js";
+// Below Node 20 the CLI would fail somewhere inside with an error nobody can act on: one line instead.
+const major = Number(process.versions.node.split(".")[0]);
+if (major < 20) {
+  process.stderr.write(`factory needs Node.js 20 or newer; this is Node ${process.versions.node}. Install Node 20 or newer and run it again.\n`);
+  process.exit(2);
+}
+await import("../dist/cli.js");

@@ -1,4 +1,4 @@
-import { Fields, type SourceContext } from "../toml/fields.js";
+import { didYouMean, Fields, type SourceContext } from "../toml/fields.js";
 import { parseSize } from "../util/size.js";
 import { readToml } from "../toml/read.js";
 import { parseDuration } from "../util/duration.js";
@@ -273,7 +273,7 @@ function readTiers(root: Fields, agents: Record<string, Agent>): Tier[] {
     const maxCallUsd = fields.number("max_call_usd", { min: 0 });
     if (agent !== undefined && !(agent in agents)) {
       const known = Object.keys(agents);
-      fields.report("agent", `unknown agent "${agent}"; [agents] has ${known.length ? known.join(", ") : "none"}`);
+      fields.report("agent", `unknown agent "${agent}"${didYouMean(agent, known)}; [agents] has ${known.length ? known.join(", ") : "none"}`);
     }
     fields.rejectUnknown();
     if (agent !== undefined && model !== undefined) tiers.push({ name, agent, model, estimateUsd, maxCallUsd });

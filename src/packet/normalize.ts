@@ -1,5 +1,5 @@
 import picomatch from "picomatch";
-import type { Fields } from "../toml/fields.js";
+import { didYouMean, type Fields } from "../toml/fields.js";
 import { type GateMode, type Invariant, MAX_ATTEMPTS, MIN_ATTEMPTS, type Packet, type PacketContext } from "./types.js";
 
 export const PACKET_ID = /^[A-Za-z][A-Za-z0-9_-]*$/;
@@ -50,7 +50,7 @@ export function normalizePacket(input: NormalizeInput): Packet | undefined {
   if (tier === undefined) {
     fields.report("tier", "the config declares no [tiers]; add them to .factory/config.toml");
   } else if (context.tiers !== undefined && !context.tiers.includes(tier)) {
-    fields.report("tier", `unknown tier "${tier}"; the config has ${listOrNone(context.tiers)}`);
+    fields.report("tier", `unknown tier "${tier}"${didYouMean(tier, context.tiers)}; the config has ${listOrNone(context.tiers)}`);
   }
   const reviewer = readReviewer(fields, context, tier);
 
@@ -114,7 +114,7 @@ function readSurface(fields: Fields, context: PacketContext): string | undefined
   if (context.surfaces === undefined) return surface;
   if (surface === undefined) return context.surfaces[0];
   if (!context.surfaces.includes(surface)) {
-    fields.report("surface", `unknown surface "${surface}"; the config has ${listOrNone(context.surfaces)}`);
+    fields.report("surface", `unknown surface "${surface}"${didYouMean(surface, context.surfaces)}; the config has ${listOrNone(context.surfaces)}`);
   }
   return surface;
 }
@@ -136,7 +136,7 @@ function readReviewer(fields: Fields, context: PacketContext, tier: string | und
   }
   const reviewerRank = context.tiers.indexOf(reviewer);
   if (reviewerRank < 0) {
-    fields.report("reviewer", `unknown tier "${reviewer}"; the config has ${listOrNone(context.tiers)}`);
+    fields.report("reviewer", `unknown tier "${reviewer}"${didYouMean(reviewer, context.tiers)}; the config has ${listOrNone(context.tiers)}`);
   } else if (reviewerRank < tierRank) {
     fields.report("reviewer", `"${reviewer}" is weaker than the implementer's tier "${tier}"; a reviewer is never weaker`);
   }

@@ -139,8 +139,7 @@ export class Fields {
   rejectUnknown(known: readonly string[] = []): void {
     for (const key of Object.keys(this.table)) {
       if (this.seen.has(key) || known.includes(key)) continue;
-      const hint = closest(key, [...this.seen, ...known]);
-      this.report(key, `unknown key${hint ? ` (did you mean "${hint}"?)` : ""}`);
+      this.report(key, `unknown key${didYouMean(key, [...this.seen, ...known])}`);
     }
   }
 }
@@ -158,7 +157,8 @@ export function describe(value: unknown): string {
   return `${typeof value} ${String(value)}`;
 }
 
-function closest(word: string, candidates: readonly string[]): string | undefined {
+/** Pure: the candidate nearest `word` by edit distance, when near enough to be a typo of it. */
+export function closest(word: string, candidates: readonly string[]): string | undefined {
   let best: string | undefined;
   let bestDistance = Math.max(2, Math.floor(word.length / 3)) + 1;
   for (const candidate of candidates) {
@@ -183,4 +183,10 @@ function editDistance(a: string, b: string): number {
     }
   }
   return row[b.length] ?? 0;
+}
+
+/** Pure: ` (did you mean "x"?)` for the candidate nearest `word`, or "". */
+export function didYouMean(word: string, candidates: readonly string[]): string {
+  const hint = closest(word, candidates);
+  return hint ? ` (did you mean "${hint}"?)` : "";
 }

@@ -108,6 +108,13 @@ describe("the built CLI", () => {
     expect(help.stdout).toContain("lint");
   });
 
+  it("below Node 20 refuses in one line naming the version it needs (exit 2)", () => {
+    const older = 'data:text/javascript,Object.defineProperty(process.versions,"node",{value:"18.19.0"})';
+    const result = spawnSync(process.execPath, ["--import", older, FACTORY_BIN, "status"], { encoding: "utf8" });
+    expect(result.status).toBe(2);
+    expect(result.stderr).toBe("factory needs Node.js 20 or newer; this is Node 18.19.0. Install Node 20 or newer and run it again.\n");
+  });
+
   it("prints lint results as JSON", () => {
     const repo = makeRepo();
     cleanups.push(repo.cleanup);

@@ -18,6 +18,13 @@ describe("parseConfig", () => {
     expect(result.config.notify.command).toBeUndefined();
   });
 
+  it("names the agent a tier probably meant when it names an unknown one", () => {
+    const typo = parseConfig(MINIMAL_CONFIG.replace('standard = { agent = "scripted"', 'standard = { agent = "scriptd"'));
+    expect(typo.ok ? [] : typo.problems.map((problem) => problem.message)).toEqual(['unknown agent "scriptd" (did you mean "scripted"?); [agents] has scripted']);
+    const far = parseConfig(MINIMAL_CONFIG.replace('standard = { agent = "scripted"', 'standard = { agent = "gemini"'));
+    expect(far.ok ? [] : far.problems.map((problem) => problem.message)).toEqual(['unknown agent "gemini"; [agents] has scripted']);
+  });
+
   it("reads the sandbox, and refuses an unknown kind or a HOME path that leaves HOME", () => {
     const none = parseConfig(`${MINIMAL_CONFIG}\n[sandbox]\nkind = "none"\nhome = [".rustup"]\n`);
     expect(none.ok && none.config.sandbox).toEqual({ kind: "none", home: [".rustup"] });

@@ -195,6 +195,12 @@ describe("packet rules", () => {
     expect(problems.find((p) => p.key === "tier")?.message).toContain('unknown tier "huge"');
   });
 
+  it("names the tier or surface a packet probably meant", () => {
+    const problems = problemsOf("packets/B01-x.toml", packetToml("B01", { extra: `tier = "standrd"\nsurface = "apj"` }));
+    expect(problems.find((p) => p.key === "tier")?.message).toContain('unknown tier "standrd" (did you mean "standard"?)');
+    expect(problems.find((p) => p.key === "surface")?.message).toContain('unknown surface "apj" (did you mean "api"?)');
+  });
+
   it("refuses a reviewer weaker than the implementer", () => {
     const problems = problemsOf("packets/B01-x.toml", packetToml("B01", { extra: `tier = "advanced"\nreviewer = "basic"` }));
     expect(problems).toEqual([expect.objectContaining({ key: "reviewer", message: expect.stringContaining("weaker") })]);
