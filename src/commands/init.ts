@@ -37,6 +37,7 @@ export async function init(options: InitOptions): Promise<ExitCode> {
   const added = await ensureIgnored(root, [...IGNORED_STATE, ...new Set(surfaces.flatMap((surface) => CACHE_RULES[surface.kind]))]);
   if (added.length) output.out(`Added to .gitignore: ${added.join(" ")}`);
   output.out("Next: edit the config, add packets/<ID>-<slug>.toml, commit both, then `factory lint` and `factory plan`.");
+  output.out("Next: factory doctor   # proves your agents, sandbox and gates before the first night");
   return EXIT.ok;
 }
 

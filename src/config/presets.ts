@@ -139,6 +139,19 @@ ${surfaces}
 kind = "claude"
 bin = "claude"
 
+# [agents.codex]
+# kind = "codex"
+# bin = "codex"
+# prices = { "gpt-5-codex" = { input = 1.25, output = 10.0, cached_input = 0.125 } }  # USD per million tokens: Codex reports tokens, not money
+
+# [agents.gemini]
+# kind = "gemini"
+# bin = "gemini"
+
+# [agents.mine]                  # any program: the prompt on stdin, FACTORY_* variables (README: "The command agent protocol")
+# kind = "command"
+# run = "node agent.mjs"
+
 # Tiers map a packet's tier to an agent and model, weakest first.
 # A packet's reviewer is one tier up unless it says otherwise.
 [tiers]
@@ -163,5 +176,7 @@ mutants_share = 0.5            # the mutation check runs at most this share of t
 
 [notify]
 command = ""                   # run on awaiting_human / blocked / run end, JSON summary on stdin
+# webhook = "https://hooks.slack.com/services/…"   # the same events, POSTed as JSON (Slack-compatible text)
+# desktop = true               # a desktop notification too, where notify-send and a session bus exist (the default)
 `;
 }

@@ -29,6 +29,11 @@ describe("factory init", () => {
     expect(parsed.config.surfaces[1]?.install).toBe("npm ci");
     expect(parsed.config.targetBranch).toBe("main");
     expect(text).toContain("# "); // commented for a person
+    // Commented templates for the other agent kinds and notify keys, which parse once uncommented.
+    for (const line of ['# kind = "codex"', '# kind = "gemini"', '# kind = "command"', "# webhook = ", "# desktop = true"]) expect(text).toContain(line);
+    const uncommented = parseConfig(text.replace(/^# (\[agents\.|kind|bin|run|prices|webhook|desktop)/gm, "$1"));
+    expect(uncommented.ok ? [] : uncommented.problems).toEqual([]);
+    expect(output.stdout.join("\n")).toContain("Next: factory doctor");
   });
 
   it("fits the project: ruff only where it is configured or a dependency, the install its lock file names, node:test with explicit paths", async () => {
