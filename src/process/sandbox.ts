@@ -147,7 +147,14 @@ export async function checkSandbox(root: string): Promise<{ ok: true } | { ok: f
   const opened = openSandbox({ root, writable: [], network: false }, "true", root, { PATH: process.env.PATH, HOME: homedir() });
   try {
     const result = await execa(opened.file, opened.args, { env: opened.env, extendEnv: false, reject: false, timeout: 30_000, stdin: "ignore" });
-    if (result.failed && result.exitCode === undefined) return { ok: false, reason: `bwrap could not start (${result.shortMessage ?? "not found"})` };
+    if (result.failed && result.exitCode === undefined) {
+      // The cause and the fix first, never bwrap's whole argument list.
+      const missing = (result as { code?: string }).code === "ENOENT";
+      return {
+        ok: false,
+        reason: missing ? "bubblewrap (bwrap) is not installed, or not on PATH" : `bwrap could not start (${String((result as { code?: string }).code ?? result.shortMessage ?? "").slice(0, 120)})`,
+      };
+    }
     if (result.exitCode !== 0)
       return {
         ok: false,
