@@ -1,6 +1,6 @@
 import type { Output } from "../log/output.js";
 import { paint } from "../log/output.js";
-import { listTree, readBlobs } from "../git/repo.js";
+import { currentBranch, listTree, readBlobs } from "../git/repo.js";
 import { pinnedSpec } from "../loop/spec-drift.js";
 import { contentFindings, tipIndex } from "../packet/content-lint.js";
 import { inputProblems } from "../packet/input-lint.js";
@@ -38,7 +38,13 @@ export async function lint(options: LintOptions): Promise<ExitCode> {
     checked = selection.files.size;
   }
   const selected = options.ids.length > 0 ? workspace.queue.packets.filter((packet) => options.ids.includes(packet.id)) : workspace.queue.packets;
-  const warnings = [...workspace.warnings, ...(await contentWarnings(workspace.root, workspace.tip, workspace.queue.packets, selected))];
+  const checkedOut = await currentBranch(options.cwd);
+  // The queue is the target branch's: a person on another branch must know lint did not read theirs.
+  const elsewhere =
+    checkedOut !== undefined && checkedOut !== workspace.branch
+      ? [`lint reads the queue as committed on ${workspace.branch} (the target branch), not on ${checkedOut}, which you have checked out: commit packets to ${workspace.branch} to queue them`]
+      : [];
+  const warnings = [...elsewhere, ...workspace.warnings, ...(await contentWarnings(workspace.root, workspace.tip, workspace.queue.packets, selected))];
   if (options.json) {
     output.out(JSON.stringify({ ok: problems.length === 0, problems, warnings }, null, 2));
     return problems.length === 0 ? EXIT.ok : EXIT.invalid;

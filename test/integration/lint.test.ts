@@ -134,6 +134,7 @@ describe("factory lint", () => {
     const { code, err } = await runLint();
     expect(code).toBe(0);
     expect(err).toContain("A01-one.toml is not committed on main");
+    expect(err).toContain("warning: lint reads the queue as committed on main (the target branch), not on feature, which you have checked out");
   });
 
   it("checks only the named packets, and refuses an unknown id", async () => {
