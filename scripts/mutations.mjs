@@ -234,6 +234,13 @@ const MUTATIONS = [
     tests: [["test/integration/disk-full.test.ts", "under the worktrees is the machine's fault"]],
   },
   {
+    guard: "a full disk named by its errno (ENOSPC, EMFILE) is the machine's",
+    file: "src/util/resources.ts",
+    from: "if (code && CODES[code]) return CODES[code];",
+    to: "if (code && CODES[code] && code.length < 0) return CODES[code];",
+    tests: [["test/unit/resources.test.ts", "names what ran out from an error's code"]],
+  },
+  {
     guard: "sandbox: a private /tmp",
     file: "src/process/sandbox.ts",
     from: "const candidates = [...TEMPORARY_DIRS, tmpdir(), ...(request.network ? [] : SOCKET_DIRS)].filter(isRealDirectory);",
