@@ -1,6 +1,7 @@
 import { appendFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, extname, join } from "node:path";
-import type { Surface } from "../config/types.js";
+import type { GateConfig, Surface } from "../config/types.js";
+import type { TestResult } from "../gates/junit.js";
 import { probePathFor, violationFor } from "../doctor/gate-violations.js";
 import { failingTestBeside, filesRunBy, languageOf, PROBE_DIR, provenBy, skipMarkerFor, type ProofLine } from "../doctor/probes.js";
 import { runCommandGate } from "../gates/command.js";
@@ -131,24 +132,7 @@ async function proveTestGates(ctx: ProofContext, input: { worktree: string; tip:
       lines.push({ what: named(gate.name), notArmed: `no test passes at the tip (${realCases(baseline.results).length} ran), so it cannot see a regression; fix the suite first` });
       continue;
     }
-    const judge = async (change: () => void): Promise<GateReport> => {
-      checkInterrupted(ctx.signal);
-      await resetWorktreeTo(worktree, input.tip);
-      change();
-      const { report } = await runCommandGate({
-        gate,
-        surface,
-        worktree,
-        changed: [],
-        runDir: input.runDir,
-        timeoutMs: gate.timeoutMs ?? ctx.config.limits.gateTimeoutMs,
-        baseline: baseline.results,
-        finishedOnBaseline: true,
-        signal: ctx.signal,
-        ...sandboxed(ctx, worktree, surface.network),
-      });
-      return report;
-    };
+    const judge = (change: () => void): Promise<GateReport> => judgeOnTip(ctx, { worktree, tip: input.tip, surface, gate, runDir: input.runDir, changed: [], baseline: baseline.results }, change);
     const quiet = await judge(() => undefined);
     const run = filesRunBy(
       baseline.results,
@@ -206,27 +190,36 @@ async function proveCommandGates(ctx: ProofContext, input: { worktree: string; t
       });
       continue;
     }
-    const judge = async (changed: string, change: () => void): Promise<GateReport> => {
-      checkInterrupted(ctx.signal);
-      await resetWorktreeTo(worktree, input.tip);
-      change();
-      const { report } = await runCommandGate({
-        gate,
-        surface,
-        worktree,
-        changed: [`${prefix}${changed}`],
-        runDir: input.runDir,
-        timeoutMs: gate.timeoutMs ?? ctx.config.limits.gateTimeoutMs,
-        baseline: undefined,
-        signal: ctx.signal,
-        ...sandboxed(ctx, worktree, surface.network),
-      });
-      return report;
-    };
+    const judge = (changed: string, change: () => void): Promise<GateReport> =>
+      judgeOnTip(ctx, { worktree, tip: input.tip, surface, gate, runDir: input.runDir, changed: [`${prefix}${changed}`] }, change);
     const quiet = await judge(place.beside, () => undefined);
     const fired = await judge(place.probe, () => write(worktree, `${prefix}${place.probe}`, violation.text));
     lines.push(provenBy(`${named}: fails with ${violation.what} (${prefix}${place.probe}), passes the untouched tree`, fired, quiet, violation.what));
   }
   await resetWorktreeTo(worktree, input.tip);
   return lines;
+}
+
+/** One gate run on the tip with `change` made, by the same code as in a run: a tests gate judged against `baseline`. */
+async function judgeOnTip(
+  ctx: ProofContext,
+  input: { worktree: string; tip: string; surface: Surface; gate: GateConfig; runDir: string; changed: string[]; baseline?: TestResult[] },
+  change: () => void,
+): Promise<GateReport> {
+  checkInterrupted(ctx.signal);
+  await resetWorktreeTo(input.worktree, input.tip);
+  change();
+  const { report } = await runCommandGate({
+    gate: input.gate,
+    surface: input.surface,
+    worktree: input.worktree,
+    changed: input.changed,
+    runDir: input.runDir,
+    timeoutMs: input.gate.timeoutMs ?? ctx.config.limits.gateTimeoutMs,
+    baseline: input.baseline,
+    ...(input.baseline ? { finishedOnBaseline: true } : {}),
+    signal: ctx.signal,
+    ...sandboxed(ctx, input.worktree, input.surface.network),
+  });
+  return report;
 }
