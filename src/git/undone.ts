@@ -92,7 +92,8 @@ export function findUndone(log: readonly LoggedCommit[], merged: ReadonlySet<str
       const first = [...later].reverse().find((commit) => commit.changes.has(path));
       if (first && (!by || later.indexOf(first) > later.indexOf(by))) by = first;
     }
-    if (by) found.push({ packet, commit: landing.commit, paths: [...landing.changes.keys()], by: { commit: by.commit, subject: by.subject } });
+    // A later packet that undoes it did so on purpose, through the gates: only a commit of no packet is said.
+    if (by && by.packets.length === 0) found.push({ packet, commit: landing.commit, paths: [...landing.changes.keys()], by: { commit: by.commit, subject: by.subject } });
   });
   return found;
 }

@@ -19,9 +19,11 @@ describe("a landing the target no longer carries", () => {
     ]);
   });
 
-  it("is not one with a file left as it landed, one changed further since, or a packet the ledger does not call merged", () => {
+  it("is not one with a file left as it landed, one changed further since, a packet the ledger does not call merged, or one a later packet undid", () => {
     expect(findUndone([commit("U", { "src/a.js": ["a1", ""] }), landing], merged)).toEqual([]);
     expect(findUndone([commit("V", { "src/a.js": ["", "a2"] }), commit("U", { "src/a.js": ["a1", ""], "src/b.js": ["b1", "b0"] }), landing], merged)).toEqual([]);
     expect(findUndone([commit("U", { "src/a.js": ["a1", ""], "src/b.js": ["b1", "b0"] }), landing], new Set(["P02"]))).toEqual([]);
+    // Nor one a later packet undid through the gates (its own landing names it).
+    expect(findUndone([commit("P", { "src/a.js": ["a1", ""], "src/b.js": ["b1", "b0"] }, ["P05"]), landing], new Set(["P01", "P05"]))).toEqual([]);
   });
 });
