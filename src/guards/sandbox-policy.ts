@@ -58,8 +58,11 @@ export function sandboxed(ctx: Pick<RunContext, "root" | "config">, worktree: st
 
 /** Dependency directories a tests runner writes itself (tox, nox; uv into a virtual environment): they stay writable to gates. */
 const RUNNER_MANAGED = [".tox", ".nox", ".venv", "venv"];
-/** Caches runners keep inside `node_modules` (babel, nyc and ava under .cache; vite and vitest under .vite). */
-const NODE_MODULES_CACHES = [".cache", ".vite", ".vitest"];
+/**
+ * Caches runners keep inside `node_modules` (babel, nyc and ava under .cache; vite and vitest under .vite;
+ * vite ≥ 6 bundles a `vite.config.mts`/`vitest.config.mts` into .vite-temp before it loads it).
+ */
+const NODE_MODULES_CACHES = [".cache", ".vite", ".vitest", ".vite-temp"];
 
 /** The cache directories inside the read-only `node_modules` that a call gets as empty scratch space (made here, so the mount has a place). */
 function scratchDirs(dependencies: readonly string[]): string[] {
