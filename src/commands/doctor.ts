@@ -76,7 +76,7 @@ export async function doctor(options: DoctorOptions): Promise<ExitCode> {
   const lines: ProofLine[] = [];
   try {
     if (options.guards) {
-      output.out(`\nProving the guards in a scratch worktree of ${workspace.tip.slice(0, 10)} (each tests gate runs the suite four times):`);
+      output.out(`\nProving the guards in a scratch worktree of ${workspace.tip.slice(0, 10)} (each tests gate runs the suite five times, once outside the sandbox):`);
       lines.push(...printed(output, await proveGuards(ctx, { tip: workspace.tip, surfaces: ctx.config.surfaces, runDir })));
     } else {
       output.out("Guards not proven (--no-guards).");

@@ -11,7 +11,7 @@ import type { GateReport } from "../gates/types.js";
 import { changedPaths } from "../git/diff.js";
 import { listTree } from "../git/repo.js";
 import { commitPaths, commitWorktree, createWorktree, removeWorktree, resetWorktreeTo } from "../git/worktree.js";
-import { baselineProblem, runTests } from "../loop/baseline.js";
+import { baselineProblem, judgedOtherwiseInside, runTests } from "../loop/baseline.js";
 import { checkInterrupted, worktreesDir, type RunContext } from "../loop/context.js";
 import { builtinReports } from "../loop/gates.js";
 import { installSurface } from "../loop/prepare.js";
@@ -118,6 +118,8 @@ async function proveTestGates(ctx: ProofContext, input: { worktree: string; tip:
   if (installError) return gates.map((gate) => ({ what: named(gate.name), notArmed: installError }));
   const measured = await runTests(ctx, { worktree, surface, runDir: input.runDir });
   if (!measured.ok) return gates.map((gate) => ({ what: named(gate.name), notArmed: measured.reason }));
+  const differs = await judgedOtherwiseInside(ctx, { worktree, surface, runDir: input.runDir }, measured.runs);
+  if (differs) return gates.map((gate) => ({ what: named(gate.name), notArmed: differs }));
   const prefix = surface.dir === "." ? "" : `${surface.dir}/`;
   const lines: ProofLine[] = [];
   for (const gate of gates) {

@@ -42,7 +42,10 @@ interface CacheFile {
  * task worktree before planting); otherwise a scratch worktree is made for it.
  * A baseline that cannot run the suite is an error, never an empty baseline.
  */
-export async function measureBaseline(ctx: Pick<RunContext, "root" | "config" | "signal">, input: { surface: Surface; commit: string; runDir: string; checkout?: string }): Promise<Baseline> {
+export async function measureBaseline(
+  ctx: Pick<RunContext, "root" | "config" | "signal">,
+  input: { surface: Surface; commit: string; runDir: string; checkout?: string; outside?: boolean },
+): Promise<Baseline> {
   const tree = await testedTree(ctx.root, input.commit);
   const cacheFile = baselineFile(ctx.root, tree, input.surface);
   const key = baselineKey(input.surface);
@@ -125,11 +128,14 @@ export async function seedBaseline(root: string, input: { commit: string; surfac
   return true;
 }
 
-async function measureIn(ctx: Pick<RunContext, "root" | "config" | "signal">, input: { surface: Surface; commit: string; runDir: string; worktree: string }): Promise<Baseline> {
+async function measureIn(ctx: Pick<RunContext, "root" | "config" | "signal">, input: { surface: Surface; commit: string; runDir: string; worktree: string; outside?: boolean }): Promise<Baseline> {
   const head = await resolveCommit(input.worktree, "HEAD");
   if (head !== input.commit) throw new Error(`a baseline for ${input.commit.slice(0, 10)} was to be measured in a checkout of ${head?.slice(0, 10)}`);
   const run = await runTests(ctx, input);
   if (!run.ok) return run;
+  // The tip's suite must judge the same inside the sandbox as outside it, before any work is judged by it.
+  const differs = input.outside ? await judgedOtherwiseInside(ctx, input, run.runs) : undefined;
+  if (differs) return { ok: false, reason: differs };
   for (const gate of wholeTreeGates(input.surface)) {
     const { report } = await measureGate(ctx, input, gate);
     if (report.status !== "pass") {
@@ -179,6 +185,38 @@ function measureInScratch(ctx: Pick<RunContext, "root" | "config" | "signal">, i
   return inScratch(ctx, { ...input, label: "baseline" }, async (checkout) =>
     "installError" in checkout ? { ok: false, reason: checkout.installError } : await measureIn(ctx, { ...input, worktree: checkout.worktree }),
   );
+}
+
+/**
+ * Runs the tests gates of a checkout once more outside the sandbox (the tip's own code, which the team's CI
+ * runs as it is), and says which tests pass there but failed in `inside`, with the remedy; undefined when
+ * none does, or the sandbox is off.
+ */
+export async function judgedOtherwiseInside(
+  ctx: Pick<RunContext, "root" | "config" | "signal">,
+  input: { surface: Surface; runDir: string; worktree: string },
+  inside: ReadonlyMap<string, TestGateRun>,
+): Promise<string | undefined> {
+  if (ctx.config.sandbox.kind === "none") return undefined;
+  const unsandboxed = await runTests({ ...ctx, config: { ...ctx.config, sandbox: { ...ctx.config.sandbox, kind: "none" } } }, { ...input, runDir: join(input.runDir, "outside-the-sandbox") });
+  const differ = unsandboxed.ok ? sandboxOnlyFailures(inside, unsandboxed.runs) : [];
+  if (differ.length === 0) return undefined;
+  const named = `${differ.slice(0, 5).join(", ")}${differ.length > 5 ? `, and ${differ.length - 5} more` : ""}`;
+  return `the tip's suite judges differently inside the sandbox: ${differ.length} test(s) pass outside the sandbox and fail inside (${named}), so work judged by it would be blamed for the sandbox; allow what they need in [sandbox] (home = [...] for a tool under HOME, network = true on the surface), or leave them out of the gate`;
+}
+
+/** Pure: per tests gate, the cases that pass outside the sandbox and fail inside it (`gate: id`, or the id alone for a surface's only gate). */
+export function sandboxOnlyFailures(inside: ReadonlyMap<string, TestGateRun>, outside: ReadonlyMap<string, TestGateRun>): string[] {
+  const differ: string[] = [];
+  for (const [gate, run] of inside) {
+    const passedOutside = new Set(
+      realCases(outside.get(gate)?.results ?? [])
+        .filter((result) => result.outcome === "passed")
+        .map((result) => result.id),
+    );
+    for (const result of realCases(run.results)) if (result.outcome === "failed" && passedOutside.has(result.id)) differ.push(inside.size > 1 ? `${gate}: ${result.id}` : result.id);
+  }
+  return differ;
 }
 
 /** Pure: why a baseline run did not run the suite (no real test case, or a failure exit with no failing case). */

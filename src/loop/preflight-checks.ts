@@ -154,7 +154,7 @@ export async function preflight(input: {
     const ctx = { root, config, signal: input.baseline.signal };
     for (const surface of config.surfaces.filter((candidate) => surfacesUsed.has(candidate.name) && hasBaseline(candidate))) {
       const worker = input.baseline.worker?.replace(/[^A-Za-z0-9_.-]/g, "_");
-      const measured = await measureBaseline(ctx, { surface, commit: input.tip, runDir: join(root, RUNS_DIR, "preflight", ...(worker ? [`worker-${worker}`] : [])) });
+      const measured = await measureBaseline(ctx, { surface, commit: input.tip, runDir: join(root, RUNS_DIR, "preflight", ...(worker ? [`worker-${worker}`] : [])), outside: true });
       checks.push({
         what: `surface "${surface.name}": the gates run at the tip (the tests gates' suite, and every whole-tree gate green)${measured.ok ? ` (${[...measured.results.values()].reduce((sum, results) => sum + realCases(results).length, 0)} test cases${measured.cached ? ", cached" : ""})` : ""}`,
         ...(measured.ok ? {} : { problem: `surface "${surface.name}": the baseline at ${input.tip.slice(0, 10)} fails: ${measured.reason}` }),

@@ -257,6 +257,30 @@ net.connect(root + "/dev.sock").on("connect", () => { console.log("reached: " + 
     }
   }, 60_000);
 
+  it("refuses, before anything is spent, a tip whose suite passes outside the sandbox and fails inside it; doctor says NOT ARMED", async () => {
+    // A team's test that needs something of the machine the sandbox does not show (here a file in the host's /tmp).
+    const helper = join(tmpdir(), `factory-native-helper-${process.pid}`);
+    writeFileSync(helper, "the helper\n");
+    try {
+      const target = setUp({ script: { P01: { implementer: [{ write: { "src/double.js": DOUBLE_JS } }] } } });
+      target.write(
+        "test/helper.test.js",
+        `import assert from "node:assert/strict";\nimport { existsSync } from "node:fs";\nimport test from "node:test";\n\ntest("native helper", () => {\n  assert.ok(existsSync(${JSON.stringify(helper)}));\n});\n`,
+      );
+      target.commit("a test that needs the host's helper");
+      const { code, out } = await target.run();
+      expect(out).toMatch(/the tip's suite judges differently inside the sandbox: 1 test\(s\) pass outside the sandbox and fail inside \([^)]*native helper\)/);
+      expect(out).toContain("allow what they need in [sandbox]");
+      expect(code).toBe(2);
+      expect(await target.events("P01")).toEqual([]);
+      const doctor = runCli(["doctor", "--no-models"], target.dir, {}, 150_000);
+      expect(doctor.stdout).toMatch(/NOT ARMED {2}surface "app": tests gate "test"\n\s+the tip's suite judges differently inside the sandbox/);
+      expect(doctor.code).toBe(1);
+    } finally {
+      rmSync(helper, { force: true });
+    }
+  }, 120_000);
+
   it("refuses to run, before claiming anything, when bubblewrap is missing, and names the fix", () => {
     const target = setUp({ script: { P01: { implementer: [{ write: { "src/double.js": DOUBLE_JS } }] } } });
     const bin = mkdtempSync(join(tmpdir(), "factory-nobwrap-"));
