@@ -22,11 +22,14 @@ import { isTestPath } from "./tamper.js";
  */
 export const TIP_TESTS_SUFFIX = "(the team's tests as at the tip)";
 
-/** Pure: the test files, test data and test support modules the tip had that the change edited or removed, and that the tip's versions judge. */
-export function tipJudgedPaths(changes: readonly Change[], packet: Pick<Packet, "changedTests" | "retiredTests" | "deletablePaths">): string[] {
+/**
+ * Pure: the test files, test data and test support modules the tip had that the change edited or removed, and
+ * that the tip's versions judge. Planted files are not among them: any change to one fails the untouched gate.
+ */
+export function tipJudgedPaths(changes: readonly Change[], packet: Pick<Packet, "changedTests" | "retiredTests" | "deletablePaths">, planted: readonly string[] = []): string[] {
   const retiredFiles = packet.retiredTests.filter((test) => !test.includes("::"));
   return changes
-    .filter((change) => change.kind !== "added" && isTestPath(change.path))
+    .filter((change) => change.kind !== "added" && isTestPath(change.path) && !planted.includes(change.path))
     .filter((change) => !matchesAny(change.path, packet.changedTests) && !matchesAny(change.path, retiredFiles))
     .filter((change) => !(change.kind === "deleted" && matchesAny(change.path, packet.deletablePaths)))
     .map((change) => change.path)

@@ -193,7 +193,7 @@ export async function runGates(ctx: RunContext, input: GateRunInput): Promise<Ga
     }
   }
   // The team's versions of the test files the change edited judge it too (its own edits to them are not the verdict).
-  const tipJudged = surface && !input.combined && !input.also?.length ? tipJudgedPaths(changes, packet) : [];
+  const tipJudged = surface && !input.combined && !input.also?.length ? tipJudgedPaths(changes, packet, input.planted) : [];
   if (tipJudged.length > 0) {
     const flaky = new Map(reruns.map((found) => [found.gate, found.verdict.flaky]));
     const common = { worktree: input.worktree, surface: surface as Surface, runDir: input.runDir, from: input.plantedCommit, paths: tipJudged };
