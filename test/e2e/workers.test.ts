@@ -1,5 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { worktreesDir } from "../../src/loop/context.js";
 import pg from "pg";
@@ -278,9 +278,16 @@ describe("several workers on one PostgreSQL ledger", { timeout: 300_000 }, () =>
     if (!database.available()) return context.skip();
     const url = await database.database();
     // Attempt 1 takes a while (the worker is frozen meanwhile); attempt 2, the successor's, is quick.
-    const repo = queueRepo(1, { P01: { implementer: [honest(1, { sleep: 2_000 }), honest(1)], reviewer: [reviewer(1)] } });
+    const repo = queueRepo(1, { P01: { implementer: [honest(1, { sleep: 5_000 }), honest(1)], reviewer: [reviewer(1)] } });
     const stalled = startWorker(repo, url, "sleeper");
     await until(url, "P01 claimed by the first worker", stalled, (all) => all.some((event) => event.kind === "claimed" && event.worker === "sleeper"));
+    // Frozen while its agent works (it has written its file and sleeps): the worker then waits on the agent and
+    // holds no git lock of the shared checkout a successor needs (frozen mid-`git worktree add`, it could).
+    const written = join(worktreesDir(repo.dir), "P01", "src", "double.js");
+    for (let waited = 0; !existsSync(written); waited += 50) {
+      if (waited > 60_000 || stalled.child.exitCode !== null) throw new Error(`the first worker's agent never wrote its file:\n${stalled.output()}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
     // Frozen whole: the worker and the agent it started, as a suspended laptop or a paused VM would be.
     const frozen = [stalled.child.pid ?? 0, ...descendants(stalled.child.pid ?? 0)];
     for (const pid of frozen) tryKill(pid, "SIGSTOP");
