@@ -193,9 +193,10 @@ export function buildProgram(): Command {
   const ledger = program.command("ledger").description("check the ledger's hash chain, or start a new ledger from what git proves when it breaks");
   ledger
     .command("verify")
-    .addHelpText("after", "\nExample:\n  factory ledger verify")
+    .addHelpText("after", "\nExamples:\n  factory ledger verify\n  factory ledger verify --json")
     .description("read the whole ledger: whether its hash chain holds; when it breaks, the first bad line and what rests on the lines after it (exit 1)")
-    .action(async () => finish(await (await import("./commands/ledger.js")).ledgerVerify({ cwd, output })));
+    .option("--json", "print JSON: holds, entries, and where it breaks with what rests on it")
+    .action(async (opts: { json?: boolean }) => finish(await (await import("./commands/ledger.js")).ledgerVerify({ cwd, output, json: Boolean(opts.json) })));
   ledger
     .command("repair")
     .addHelpText("after", "\nExample:\n  factory ledger repair --yes")
@@ -296,7 +297,7 @@ export function buildProgram(): Command {
     .addHelpText("after", "\nExamples:\n  factory doctor\n  factory doctor --no-models --no-guards\n  factory doctor --reviewer")
     .description("every check `run` makes before it claims anything, then proof that each guard and tests gate fires on a synthetic violation in a scratch worktree")
     .option("--no-models", "do not ask each tier's model its one tiny question")
-    .option("--no-guards", "do not prove the guards (the proof runs each tests gate's suite four times)")
+    .option("--no-guards", "do not prove the guards (the proof runs each tests gate's suite five times, once outside the sandbox)")
     .option("--reviewer", "also run the reviewer canary: each reviewer tier reviews a queued packet with nothing implemented, and must rule nothing held (one paid review call per tier)")
     .action(async (opts: { models: boolean; guards: boolean; reviewer?: boolean }) => {
       const controller = interruptible();

@@ -24,30 +24,53 @@ const FILE = `${STATE_DIR}/${LEDGER_FILE}`;
  * there on, each with what git proves of it. Exit 0 when the chain holds,
  * 1 when it breaks.
  */
-export async function ledgerVerify(options: { cwd: string; output: Output }): Promise<ExitCode> {
+export async function ledgerVerify(options: { cwd: string; output: Output; json?: boolean }): Promise<ExitCode> {
   const { output } = options;
   const workspace = await loadWorkspaceOrReport(options.cwd, output);
   if (!workspace) return EXIT.invalid;
   const shared = isPgLedger(workspace.ledger);
   const FILE = workspace.ledger.where;
   const ledger = shared ? numberedFromLines(await workspace.ledger.lines(), eventLine) : await readNumbered(workspace.root);
+  const json = (value: object): void => output.out(JSON.stringify({ ledger: FILE, ...value }, null, 2));
   if (!ledger) {
-    output.out(`${FILE}: there is no ledger (yet). What merged and what is held are read again from git by the next command.`);
+    if (options.json) json({ holds: true, entries: 0, packets: 0, runs: 0, cost_usd: 0, warnings: [] });
+    else output.out(`${FILE}: there is no ledger (yet). What merged and what is held are read again from git by the next command.`);
     return EXIT.ok;
   }
   const LINES = shared ? "events" : "lines";
-  for (const warning of ledger.warnings) output.err(`warning: ${warning}`);
+  if (!options.json) for (const warning of ledger.warnings) output.err(`warning: ${warning}`);
   const restarted = ledger.events.find(({ event }) => event.kind === "ledger-restarted")?.event;
-  const started =
-    restarted?.kind === "ledger-restarted" ? ` It was started by \`factory ledger repair\` (${restarted.by}, ${restarted.ts}); the ledger before it is ${STATE_DIR}/${restarted.from}.` : "";
+  const repaired = restarted?.kind === "ledger-restarted" ? { by: restarted.by, at: restarted.ts, before: `${STATE_DIR}/${restarted.from}` } : undefined;
+  const started = repaired ? ` It was started by \`factory ledger repair\` (${repaired.by}, ${repaired.at}); the ledger before it is ${repaired.before}.` : "";
   const after = afterBreak(ledger);
   if (!after) {
     const state = foldLedger(ledger.events.map(({ event }) => event));
+    if (options.json) {
+      json({ holds: true, entries: ledger.lines, packets: state.packets.size, runs: state.runs.size, cost_usd: state.costUsd, warnings: ledger.warnings, ...(repaired ? { repaired } : {}) });
+      return EXIT.ok;
+    }
     const ignored = ledger.warnings.length > 0 ? ` ${ledger.warnings.length} line(s) could not be used (above) and are ignored.` : "";
     output.out(`${FILE}: the hash chain holds, ${LINES} 1–${ledger.lines}: ${state.packets.size} packet(s), ${state.runs.size} run(s), $${state.costUsd.toFixed(2)} recorded.${ignored}${started}`);
     return EXIT.ok;
   }
   const proven = await provenState(workspace);
+  if (options.json) {
+    json({
+      holds: false,
+      entries: ledger.lines,
+      warnings: ledger.warnings,
+      broken: {
+        at: after.from,
+        reason: ledger.broken?.reason,
+        untrusted: { from: after.from, to: after.to },
+        packets: after.packets.map((packet) => ({ id: packet.id, ledger_says: describeStatus(packet.status), resting_on: packet.lines, git_proves: proofOf(packet.id, packet.status, proven) })),
+        runs: after.runs,
+        cost_usd: after.costUsd,
+      },
+      ...(repaired ? { repaired } : {}),
+    });
+    return EXIT.halted;
+  }
   output.out(`${shared ? eventLine(after.from) : `${FILE}:${after.from}`}: the hash chain breaks here: ${ledger.broken?.reason}.`);
   output.out(`${shared ? "Events" : "Lines"} ${after.from}–${after.to} cannot be trusted, and with them:`);
   if (after.packets.length > 0) {

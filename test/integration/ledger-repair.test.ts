@@ -48,6 +48,14 @@ describe("factory ledger verify and repair", () => {
     expect(verified.out).toContain(`${LEDGER}:${breaksAt}: the hash chain breaks here: it does not name the hash of the line before it`);
     expect(verified.out).toMatch(/P01 +awaiting_human +lines? [0-9, –]+ +held for a person: refs\/factory\/held\/P01/);
     expect(verified.out).toContain("`factory ledger repair` starts a new ledger");
+    // The same, as JSON for a script or a dashboard.
+    const asJson = bufferOutput();
+    expect(await ledgerVerify({ cwd: target.dir, output: asJson, json: true })).toBe(1);
+    const reported = JSON.parse(asJson.stdout.join("\n")) as { holds: boolean; broken: { at: number; reason: string; packets: { id: string; ledger_says: string; git_proves: string }[] } };
+    expect(reported.holds).toBe(false);
+    expect(reported.broken.at).toBe(breaksAt);
+    expect(reported.broken.reason).toContain("it does not name the hash of the line before it");
+    expect(reported.broken.packets).toEqual([expect.objectContaining({ id: "P01", ledger_says: "awaiting_human", git_proves: expect.stringContaining("refs/factory/held/P01") })]);
     const broken = target.read(LEDGER);
 
     // Only a person, only on purpose: an agent and a pipe without --yes change nothing.
@@ -70,6 +78,9 @@ describe("factory ledger verify and repair", () => {
     expect(again.code).toBe(0);
     expect(again.out).toContain("the hash chain holds");
     expect(again.out).toContain(`the ledger before it is ${STATE}/${kept[0]}`);
+    const holds = bufferOutput();
+    expect(await ledgerVerify({ cwd: target.dir, output: holds, json: true })).toBe(0);
+    expect(JSON.parse(holds.stdout.join("\n"))).toMatchObject({ holds: true, packets: 1, repaired: { before: `${STATE}/${kept[0]}` } });
 
     const shown = bufferOutput();
     expect(await status({ cwd: target.dir, id: undefined, json: false, output: shown })).toBe(0);
