@@ -74,6 +74,7 @@ export function openSandbox(request: SandboxRequest, command: string, cwd: strin
   const gitDirs = gitDirsOf(request.root);
   // A checkout that is itself a linked worktree keeps its git directories elsewhere (perhaps under HOME): shown too.
   const gitElsewhere = gitDirs.filter((dir) => !dir.startsWith(`${request.root}/`) && existsSync(dir));
+  const rootShown = checkoutShown(request.root, gitDirs, [...(path ?? "").split(":"), ...named], hiddenState).filter((dir) => existsSync(dir));
   const args = bwrapArgs(
     {
       home,
@@ -81,7 +82,7 @@ export function openSandbox(request: SandboxRequest, command: string, cwd: strin
       privateTmp,
       homeKeep: homeKeepDirs(home, env.PATH, request.homeKeep ?? []).filter((dir) => existsSync(dir)),
       root: request.root,
-      rootShown: checkoutShown(request.root, gitDirs, [...(path ?? "").split(":"), ...named], hiddenState).filter((dir) => existsSync(dir)),
+      rootShown,
       // The state inside the checkout is gone with it; what is shown there never reaches into it.
       hidden: (request.hide ?? []).filter((dir) => existsSync(dir)),
       secretFiles: secretFiles(process.env),
@@ -89,7 +90,7 @@ export function openSandbox(request: SandboxRequest, command: string, cwd: strin
         ...(request.readable ?? []),
         ...notCovered(
           [...keep, ...gitElsewhere].filter((dir) => existsSync(dir)),
-          [...(request.readable ?? []), ...request.writable],
+          [...(request.readable ?? []), ...request.writable, ...rootShown],
         ),
       ],
       writable: request.writable,
