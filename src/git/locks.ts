@@ -4,6 +4,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { commonGitDir } from "./dirs.js";
 import { gitRun } from "./repo.js";
 import { listWorktrees } from "./worktree.js";
+import { isAlive } from "../ledger/run-lock.js";
 
 /**
  * The lock files git leaves when a git command is killed, that a landing on
@@ -11,12 +12,29 @@ import { listWorktrees } from "./worktree.js";
  * index lock of the checkout that has the branch. Each blocks every git
  * write there until someone removes it. Absolute paths, oldest first.
  */
-export async function leftGitLocks(root: string, branch: string): Promise<string[]> {
+export async function leftGitLocks(root: string, branch: string, waitMs = 2_000): Promise<string[]> {
   const commonDir = absolute(root, (await gitRun(root, ["rev-parse", "--git-common-dir"])).trim());
   const candidates = [join(commonDir, "refs", "heads", `${branch}.lock`), join(commonDir, "packed-refs.lock")];
   const checkout = (await listWorktrees(root)).find((worktree) => worktree.branch === branch);
   if (checkout) candidates.push(join(absolute(checkout.path, (await gitRun(checkout.path, ["rev-parse", "--git-dir"])).trim()), "index.lock"));
-  return candidates.filter((path) => existsSync(path)).sort((a, b) => statSync(a).mtimeMs - statSync(b).mtimeMs);
+  // A lock a live process holds now is not left: another factory process's landing holds the checkout's index
+  // lock (its token names it), and a git command of another worker holds a ref lock for a moment.
+  let present = candidates.filter((path) => existsSync(path) && !heldByLiveFactory(path));
+  for (const deadline = Date.now() + waitMs; present.length > 0 && Date.now() < deadline; ) {
+    await sleep(100);
+    present = present.filter((path) => existsSync(path) && !heldByLiveFactory(path));
+  }
+  return present.sort((a, b) => statSync(a).mtimeMs - statSync(b).mtimeMs);
+}
+
+/** Whether a lock file is a live factory process's (the checkout move writes `factory <pid> <token>` into the index lock). */
+function heldByLiveFactory(path: string): boolean {
+  try {
+    const pid = Number(/^factory (\d+) /.exec(readFileSync(path, "utf8"))?.[1]);
+    return Number.isInteger(pid) && pid > 0 && isAlive(pid);
+  } catch {
+    return false; // gone meanwhile: nothing is left
+  }
 }
 
 function absolute(cwd: string, path: string): string {

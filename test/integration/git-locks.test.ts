@@ -1,8 +1,8 @@
 import { spawnSync } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { lockInMessage } from "../../src/git/locks.js";
+import { leftGitLocks, lockInMessage } from "../../src/git/locks.js";
 import { makeRepo, removedAfterEach } from "../helpers/git-repo.js";
 import { DOUBLE_JS, useLoopRepos } from "../helpers/loop-repo.js";
 
@@ -31,6 +31,19 @@ describe("a lock file a killed git command left", () => {
     const { code, out } = await target.run();
     expect(out).toContain("P01#1 → merged");
     expect(code).toBe(0);
+  });
+
+  it("is not one a live process holds: another factory process's landing (its token in the checkout's index lock), or a git command that ends within the wait", async () => {
+    const repo = newRepo();
+    const index = join(repo.dir, ".git/index.lock");
+    writeFileSync(index, `factory ${process.pid} 0e6f-token\n`); // this process is alive: a landing under way
+    expect(await leftGitLocks(repo.dir, "main", 0)).toEqual([]);
+    writeFileSync(index, "factory 2147483646 0e6f-token\n"); // no such process: left
+    expect(await leftGitLocks(repo.dir, "main", 0)).toEqual([index]);
+    writeFileSync(index, "");
+    const gone = setTimeout(() => rmSync(index, { force: true }), 300); // a git command's lock, released meanwhile
+    expect(await leftGitLocks(repo.dir, "main", 5_000)).toEqual([]);
+    clearTimeout(gone);
   });
 
   it("is named from git's own refusal, for one that appears during a run", () => {
