@@ -17,7 +17,7 @@ import { isPgLedger } from "../ledger/open.js";
 import { startWorkerClaims, type WorkerClaims } from "../ledger/pg-claims.js";
 import { maskUrl } from "../ledger/pg-url.js";
 import type { Ledger } from "../ledger/ledger.js";
-import { describeBreak } from "../ledger/store.js";
+import { describeBreak, withLandLock } from "../ledger/store.js";
 import { joined, type Output } from "../log/output.js";
 import { createProgress } from "../log/progress.js";
 import { Budget } from "../loop/budget.js";
@@ -193,7 +193,8 @@ export async function run(options: RunOptions): Promise<ExitCode> {
       progress.emit({ kind: "notice", packet: id, message: "its last attempt was interrupted; it is claimable again" });
     }
     const { state: ledgerState } = await workspace.ledger.read();
-    for (const id of await recordLandedVersions(workspace.root, workspace.ledger, workspace.branch, packets, ledgerState)) {
+    // Under the landing lock: a landing of another process in this checkout records its own merge first.
+    for (const id of await withLandLock(workspace.root, () => recordLandedVersions(workspace.root, workspace.ledger, workspace.branch, packets, ledgerState))) {
       progress.emit({ kind: "notice", packet: id, message: `this version is already on ${workspace.branch} (its Factory-Packet trailers say so); recorded as merged, not run again` });
     }
     // A landing undone on the target since (a person's commit of the index it replaced): said before anything builds on it.

@@ -1,7 +1,7 @@
 import { treeOf } from "../git/repo.js";
 import { deleteBranch, removeWorktree } from "../git/worktree.js";
 import { landedIndex, landedCacheFile, landedPackets } from "../git/trailers.js";
-import { eventPacket, type EventBody } from "../ledger/events.js";
+import { eventPacket, type EventBody, stamp } from "../ledger/events.js";
 import type { LedgerState } from "../ledger/fold.js";
 import type { Ledger } from "../ledger/ledger.js";
 import type { Packet } from "../packet/types.js";
@@ -18,8 +18,19 @@ import { dropHeld } from "./held.js";
 export async function recordLandedVersions(root: string, ledger: Ledger, branch: string, packets: readonly Packet[], state: LedgerState): Promise<string[]> {
   const events = await landedEvents(root, branch, packets, state);
   if (events.length === 0) return [];
-  await ledger.append(events);
-  const recorded = [...new Set(events.map((event) => eventPacket(event) ?? ""))];
+  const recorded: string[] = [];
+  for (const id of [...new Set(events.map((event) => eventPacket(event) ?? ""))]) {
+    // Decided again in the transaction that writes it: a landing that recorded its own merge meanwhile (its
+    // push made the trailer this saw) is not recorded twice.
+    const sha256 = packets.find((packet) => packet.id === id)?.sha256;
+    const skipped = await ledger.transaction(async (tx) => {
+      const now = (await tx.read()).state.packets.get(id);
+      if (now?.status.state === "merged" && now.sha256 === sha256) return true;
+      await tx.append(events.filter((event) => eventPacket(event) === id).map((body) => stamp(body)));
+      return false;
+    });
+    if (!skipped) recorded.push(id);
+  }
   // What the landing would have removed, had it been recorded: the task worktree and branch.
   for (const id of recorded) {
     await removeWorktree(root, worktreePath(root, id));
