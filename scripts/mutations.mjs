@@ -14,6 +14,30 @@ import { fileURLToPath } from "node:url";
 /** guard, file, the exact text to replace (once), its replacement, and the tests (file, name) that claim the guard. */
 const MUTATIONS = [
   {
+    guard: "jest: a file that fails to load is reported",
+    file: "src/config/presets.ts",
+    from: " JEST_JUNIT_REPORT_TEST_SUITE_ERRORS=true ${",
+    to: " ${",
+    tests: [["test/integration/test-transitions.test.ts", "through real jest"]],
+  },
+  {
+    guard: "jest: the planted files run on their own",
+    file: "src/config/presets.ts",
+    from: "--reporters=jest-junit --runTestsByPath -- {tests}",
+    to: "--reporters=jest-junit {tests}",
+    tests: [["test/integration/test-transitions.test.ts", "through real jest"]],
+  },
+  {
+    guard: "jest: cases named by their file",
+    file: "src/gates/junit.ts",
+    from: 'const jestDefault = classname === name && typeof file === "string" && file !== "";',
+    to: "const jestDefault = false;",
+    tests: [
+      ["test/unit/junit.test.ts", "names jest-junit's cases by their file"],
+      ["test/integration/test-transitions.test.ts", "through real jest"],
+    ],
+  },
+  {
     guard: "tamper: skip markers",
     file: "src/guards/tamper.ts",
     from: "for (const [pattern, message] of SKIP_MARKERS) {",

@@ -96,16 +96,19 @@ const INSTALL = {
 } as const;
 const EXEC = { npm: "npx", pnpm: "pnpm exec", yarn: "yarn" } as const;
 
-function testGate(surface: DetectedSurface, atRoot: boolean): string | undefined {
+/** The tests gate `factory init` writes for a node surface's test runner, when its results can be read per test. */
+export function testGate(surface: DetectedSurface, atRoot: boolean): string | undefined {
   switch (surface.testRunner) {
     case "vitest":
       return `${EXEC[surface.packageManager ?? "npm"]} vitest run${atRoot ? " --exclude 'packets/**'" : ""} --reporter=default --reporter=junit --outputFile.junit={junit} {tests}`;
     // node --test without paths would also collect the planted copies under packets/supplied/: name the test paths.
     case "node":
       return `node --test --test-reporter=spec --test-reporter-destination=stdout --test-reporter=junit --test-reporter-destination={junit} {tests|${(surface.testPaths ?? ["test/"]).join(" ")}}`;
+    // jest-junit leaves a file that fails to load (or holds no test) out of its report unless told to report suite errors.
+    // jest's --reporters takes every word after it: `--` ends it, and --runTestsByPath runs the named files, not every path they match.
     case "jest":
       return surface.jestJunit
-        ? `JEST_JUNIT_OUTPUT_FILE={junit} JEST_JUNIT_ADD_FILE_ATTRIBUTE=true ${EXEC[surface.packageManager ?? "npm"]} jest --ci${atRoot ? " --testPathIgnorePatterns=/packets/" : ""} --reporters=default --reporters=jest-junit {tests}`
+        ? `JEST_JUNIT_OUTPUT_FILE={junit} JEST_JUNIT_ADD_FILE_ATTRIBUTE=true JEST_JUNIT_REPORT_TEST_SUITE_ERRORS=true ${EXEC[surface.packageManager ?? "npm"]} jest --ci${atRoot ? " --testPathIgnorePatterns=/packets/" : ""} --reporters=default --reporters=jest-junit --runTestsByPath -- {tests}`
         : undefined;
     case undefined:
       return undefined;

@@ -25,6 +25,8 @@ const parser = new XMLParser({
   processEntities: true,
 });
 
+const JEST_SUITE_ERROR = "Test suite failed to run::";
+
 /** Pure: per-test outcomes from JUnit XML as pytest, vitest, jest-junit and node:test write it. */
 export function parseJunit(xml: string): JunitParse {
   const valid = XMLValidator.validate(xml);
@@ -37,7 +39,10 @@ export function parseJunit(xml: string): JunitParse {
   }
   const results: TestResult[] = [];
   collect(document, results);
-  return { ok: true, results };
+  // jest-junit writes a file that failed to run twice (its <error>, then a <failure>): one failing entry is the file.
+  const suiteErrors = new Set<string>();
+  const once = results.filter((result) => !result.id.startsWith(JEST_SUITE_ERROR) || (!suiteErrors.has(result.id) && Boolean(suiteErrors.add(result.id))));
+  return { ok: true, results: once };
 }
 
 function collect(node: unknown, results: TestResult[]): void {
@@ -59,14 +64,17 @@ function toResult(testcase: unknown): TestResult {
   const record = (typeof testcase === "object" && testcase !== null ? testcase : {}) as Record<string, unknown>;
   const name = String(record["@name"] ?? "?");
   const classname = record["@classname"];
-  const id = typeof classname === "string" && classname !== "" ? `${classname}::${name}` : name;
+  const file = record["@file"];
+  // jest-junit's defaults write "{classname} {title}" (the describe blocks and the test) into both attributes and the
+  // file only into `file`: two files' cases of one name would share an id, and one could stand for the other.
+  const jestDefault = classname === name && typeof file === "string" && file !== "";
+  const id = jestDefault ? `${file}::${name.trim()}` : typeof classname === "string" && classname !== "" ? `${classname}::${name}` : name;
   const skip = record.skipped;
   const skipType = typeof skip === "object" && skip !== null ? (skip as Record<string, unknown>)["@type"] : undefined;
   // node:test reports a todo test that fails with both <skipped type="todo"> and <failure>; it does not fail the run.
   const todo = skipType === "todo";
   const failed = !todo && ("failure" in record || "error" in record || "@failure" in record);
   const skipped = "skipped" in record;
-  const file = record["@file"];
   const error = record.error;
   const collectionError = typeof error === "object" && error !== null && (error as Record<string, unknown>)["@message"] === "collection failure";
   const skipRecord = !failed && typeof skip === "object" && skip !== null ? (skip as Record<string, unknown>) : undefined;

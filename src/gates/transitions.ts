@@ -1,7 +1,7 @@
 /**
  * Every transition a test can make between the baseline (or, for planted and hidden tests, the tree right
  * after planting) and the candidate, with the factory's verdict on it. This table is what the gates decide,
- * written down: test/integration/test-transitions.test.ts drives every cell through real pytest, node:test and the
+ * written down: test/integration/test-transitions.test.ts drives every cell through real pytest, node:test, vitest, jest and the
  * factory's own judging code, and the README's table is rendered from it (and checked to be).
  */
 
@@ -120,7 +120,26 @@ export const TRANSITIONS: Record<Role, RoleTable> = {
 };
 
 /** The runners every cell is driven through. */
-export type Runner = "pytest" | "node:test";
+export type Runner = "pytest" | "node:test" | "vitest" | "jest";
+
+/**
+ * Standings a runner has no outcome of its own for, and reports as another: its cells are that standing's.
+ * (node:test reports a failing todo as skipped with an expected failure, as pytest reports an xfail.)
+ */
+export const REPORTED_AS: readonly { runners: readonly Runner[]; standing: Standing; as: Standing; why: string }[] = [
+  {
+    runners: ["vitest", "jest"],
+    standing: "xfailed",
+    as: "passed",
+    why: "their expected failure (vitest's `test.fails`, jest's `test.failing`) asserts that its body fails: a body that fails is a passing test in their reports",
+  },
+  {
+    runners: ["vitest", "jest"],
+    standing: "no-case",
+    as: "uncollectable",
+    why: 'both fail a file that yields no test ("No test suite found", "Your test suite must contain at least one test"): one failing entry named by its path, as a file that cannot load',
+  },
+];
 
 /** Where a runner's own behaviour gives another verdict than the table's (the table is pytest's), and why. */
 export const RUNNER_ROWS: readonly { runner: Runner; role: Role; before: Standing; verdicts: readonly Verdict[]; why: string }[] = [
@@ -131,10 +150,27 @@ export const RUNNER_ROWS: readonly { runner: Runner; role: Role; before: Standin
     verdicts: ["pass", "FAIL", "FAIL", "pass", "pass", "pass", "not blamed", "pass"],
     why: "node:test runs each file in a process of its own: a file that fails to load is one failing entry named by its path, and the rest of the suite runs",
   },
+  {
+    runner: "vitest",
+    role: "existing",
+    before: "uncollectable",
+    verdicts: ["pass", "FAIL", "FAIL", "pass", "pass", "pass", "not blamed", "not blamed"],
+    why: "vitest, too, reports a file it cannot load as one failing entry named by its path and runs the rest of the suite",
+  },
+  {
+    runner: "jest",
+    role: "existing",
+    before: "uncollectable",
+    verdicts: ["pass", "FAIL", "FAIL", "pass", "pass", "pass", "not blamed", "not blamed"],
+    why: 'jest, too, runs each file on its own: jest-junit reports one that cannot load as a failing "Test suite failed to run" entry named by its path (with JEST_JUNIT_REPORT_TEST_SUITE_ERRORS=true, as `factory init` writes the gate; without it the file is left out of the report)',
+  },
 ];
 
 /** The verdict of one cell for a runner, or undefined when the table has no such row. */
-export function transitionVerdict(role: Role, before: Standing, after: Standing, runner: Runner = "pytest"): Verdict | undefined {
+export function transitionVerdict(role: Role, beforeStanding: Standing, afterStanding: Standing, runner: Runner = "pytest"): Verdict | undefined {
+  const reported = (standing: Standing): Standing => REPORTED_AS.find((entry) => entry.runners.includes(runner) && entry.standing === standing)?.as ?? standing;
+  const before = reported(beforeStanding);
+  const after = reported(afterStanding);
   const special = RUNNER_ROWS.find((row) => row.runner === runner && row.role === role && row.before === before);
   return (special?.verdicts ?? TRANSITIONS[role].rows[before])?.[AFTER.indexOf(after)];
 }
@@ -148,6 +184,7 @@ export function transitionTableMarkdown(): string {
     lines.push("", ...table.notes.map((note) => `- ${note}`), "");
   }
   lines.push("Where a runner's own behaviour gives another row (the tables above are pytest's):", "");
+  for (const entry of REPORTED_AS) lines.push(`- ${entry.runners.join(" and ")} report ${entry.standing} as ${entry.as}: its cells are ${entry.as}'s. Why: ${entry.why}.`);
   for (const row of RUNNER_ROWS) lines.push(`- ${row.runner}, ${row.role}, before ${row.before}: ${row.verdicts.map((verdict, index) => `${AFTER[index]} ${verdict}`).join(", ")}. Why: ${row.why}.`);
   return lines.join("\n").trimEnd();
 }

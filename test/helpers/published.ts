@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 
@@ -28,6 +28,31 @@ export function publishedPackage(name: string, version: string): { ok: true; dir
   if (existsSync(join(dir, "package"))) return { ok: true, dir: join(dir, "package") };
   const unpacked = download(name, version, dir, []);
   return unpacked.ok ? { ok: true, dir: join(dir, "package") } : unpacked;
+}
+
+/**
+ * Published tools installed together (`npm install NAME@VERSION …`, exact versions) into a cache directory keyed
+ * by the list, reused across runs: for tests that drive a runner the project does not depend on (jest, mocha).
+ * Returns the install's node_modules, or why it cannot be had (no registry): the caller skips, saying so.
+ */
+export function publishedTools(packages: readonly string[]): { ok: true; modules: string } | { ok: false; reason: string } {
+  const dir = join(publishedCache(), `tools-${packages.map((name) => name.replace("/", "+")).join("-")}`);
+  const modules = join(dir, "node_modules");
+  if (existsSync(join(dir, ".complete"))) return { ok: true, modules };
+  const scratch = `${dir}.partial-${process.pid}`;
+  rmSync(scratch, { recursive: true, force: true });
+  mkdirSync(scratch, { recursive: true });
+  try {
+    const installed = spawnSync("npm", ["install", "--prefix", scratch, "--no-audit", "--no-fund", "--ignore-scripts", ...packages], { encoding: "utf8", timeout: 300_000 });
+    if (installed.status !== 0)
+      return { ok: false, reason: `npm install ${packages.join(" ")} failed: ${(installed.stderr || installed.error?.message || "").trim().split("\n").slice(-2).join(" / ")}` };
+    writeFileSync(join(scratch, ".complete"), `${packages.join("\n")}\n`);
+    rmSync(dir, { recursive: true, force: true });
+    renameSync(scratch, dir); // whole or not at all, as download's
+    return { ok: true, modules };
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
 }
 
 /** `npm pack` into a scratch directory, unpacked (only `paths`, or everything), then renamed into place whole or not at all. */

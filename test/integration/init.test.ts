@@ -60,7 +60,7 @@ describe("factory init", () => {
     expect(surface("cli")?.gates.find((gate) => gate.name === "test")?.run).toMatch(/\{tests\|tests\/\}$/);
     expect(surface("app")?.gates.find((gate) => gate.name === "test")).toMatchObject({
       tests: true,
-      run: "JEST_JUNIT_OUTPUT_FILE={junit} JEST_JUNIT_ADD_FILE_ATTRIBUTE=true npx jest --ci --reporters=default --reporters=jest-junit {tests}",
+      run: "JEST_JUNIT_OUTPUT_FILE={junit} JEST_JUNIT_ADD_FILE_ATTRIBUTE=true JEST_JUNIT_REPORT_TEST_SUITE_ERRORS=true npx jest --ci --reporters=default --reporters=jest-junit --runTestsByPath -- {tests}",
     });
     expect(surface("old")?.gates.find((gate) => gate.name === "test")).toMatchObject({ tests: false, run: "npm test" });
     expect(repo.read(".factory/config.toml")).toContain("jest writes no JUnit XML by itself: add jest-junit to devDependencies");

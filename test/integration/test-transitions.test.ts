@@ -1,7 +1,9 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { testGate } from "../../src/config/presets.js";
 import type { GateConfig, Surface } from "../../src/config/types.js";
 import { judgeTests, runCommandGate } from "../../src/gates/command.js";
 import type { TestResult } from "../../src/gates/junit.js";
@@ -10,6 +12,7 @@ import { AFTER, type Role, type Runner, type Standing, TRANSITIONS, transitionVe
 import type { GateReport } from "../../src/gates/types.js";
 import { hiddenCases, judgeHoldout } from "../../src/guards/holdout.js";
 import { baselineProblem } from "../../src/loop/baseline.js";
+import { publishedTools } from "../helpers/published.js";
 import { pytestAvailable } from "../helpers/python-queue.js";
 
 /**
@@ -70,6 +73,10 @@ interface RunnerKit {
   retired: (cell: Cell) => string;
   /** The cell's case in a report. */
   isCase: (result: TestResult) => boolean;
+  /** Puts what the runner needs into a tree (its own install). */
+  prepare?: (tree: string) => void;
+  /** How the runner reports the standings it has no report field for (pytest's are the default). */
+  shows?: Partial<Record<"skipped" | "xfailed" | "no-case", (results: TestResult[]) => void>>;
 }
 
 const PYTEST: RunnerKit = {
@@ -140,6 +147,103 @@ const NODE_TEST: RunnerKit = {
   isCase: (result) => result.id.endsWith(" case"),
 };
 
+const VITEST = fileURLToPath(new URL("../../node_modules/.bin/vitest", import.meta.url));
+const OUR_MODULES = fileURLToPath(new URL("../../node_modules", import.meta.url));
+/** vitest takes its file arguments as filters on the path: a cell's file name is never part of another's. */
+const padded = (cell: Cell): string => String(cell.n).padStart(3, "0");
+
+/**
+ * vitest (the project's own install, linked into each tree). Its standings: a fixture that throws fails the case;
+ * `test.skipIf` gives no reason; `test.fails` (vitest's expected failure) is reported as passed; a file that
+ * fails to load, or holds no test at all, is one failing entry named by its path.
+ */
+const VITEST_KIT: RunnerKit = {
+  name: "vitest",
+  run: `${VITEST} run --config vitest.config.mjs --reporter=junit --outputFile.junit={junit} {tests}`,
+  files: {
+    "package.json": '{ "type": "module" }\n',
+    "vitest.config.mjs": 'export default { cacheDir: ".vite", test: { include: ["tests/**/*.test.js"] } };\n',
+    "tests/rest.test.js": 'import { test } from "vitest";\ntest("rest", () => {});\n',
+  },
+  rest: "tests/rest.test.js",
+  prepare: (tree) => symlinkSync(OUR_MODULES, join(tree, "node_modules")),
+  source: (cell, state, ready) => [`src/c${padded(cell)}.js`, `export const STATE = ${JSON.stringify(state)};\nexport const READY = ${ready};\n`],
+  testFile: (cell) => `tests/c${padded(cell)}.test.js`,
+  testModule: (cell) =>
+    [
+      'import { expect, test } from "vitest";',
+      `import { READY, STATE } from "../src/c${padded(cell)}.js";`,
+      "",
+      'if (STATE === "uncollectable") throw new Error("what this test imports is not there yet");',
+      "const it = test.extend({",
+      "  ready: async ({}, use) => {",
+      '    if (STATE === "errored") throw new TypeError("the fixture broke");',
+      "    await use(true);",
+      "  },",
+      "});",
+      'if (STATE !== "no-case") {',
+      '  if (STATE !== "absent") {',
+      '    (STATE === "xfailed" ? it.fails : it.skipIf(STATE === "skipped"))("case", ({ ready }) => {',
+      "      expect(ready).toBe(true);",
+      '      expect(STATE).toBe("passed");',
+      "    });",
+      "  }",
+      anchored(cell.role) ? '  test("anchor", () => expect(READY).toBe(true));' : '  test("other", () => {});',
+      "}",
+      "",
+    ].join("\n"),
+  ofCell: (cell, result) => result.id.startsWith(`tests/c${padded(cell)}.test.js::`),
+  isRest: (result) => result.id.startsWith("tests/rest.test.js::"),
+  retired: (cell) => `tests/c${padded(cell)}.test.js::case`,
+  isCase: (result) => result.id.endsWith("::case"),
+  shows: {
+    skipped: (results) => expect(results.find((result) => result.id.endsWith("::case"))).toMatchObject({ outcome: "skipped" }),
+    xfailed: (results) => expect(results.find((result) => result.id.endsWith("::case"))?.outcome).toBe("passed"),
+    "no-case": (results) => expect(results).toEqual([expect.objectContaining({ outcome: "failed" })]),
+  },
+};
+
+/** jest and jest-junit: published versions installed at test time into a cache (the project does not depend on them). */
+const JEST_TOOLS = ["jest@30.5.2", "jest-junit@17.0.0"];
+let jestModules = "";
+
+/**
+ * jest through jest-junit, run by the gate `factory init` writes. Its standings: `test.failing` (jest's expected
+ * failure) is reported as passed; `test.skip` gives no reason; a file that fails to load, or holds no test, is a
+ * failing "Test suite failed to run" entry named by its path.
+ */
+const JEST_KIT: RunnerKit = {
+  name: "jest",
+  // The gate exactly as `factory init` writes it for a jest project with jest-junit at the repository's root.
+  run: testGate({ name: "app", dir: ".", kind: "node", testRunner: "jest", jestJunit: true, packageManager: "npm" }, true) as string,
+  files: { "package.json": "{}\n", "jest.config.js": 'module.exports = { cacheDirectory: ".jest-cache" };\n', "tests/rest.test.js": 'test("rest", () => {});\n' },
+  rest: "tests/rest.test.js",
+  prepare: (tree) => symlinkSync(jestModules, join(tree, "node_modules")),
+  source: (cell, state, ready) => [`src/c${padded(cell)}.js`, `exports.STATE = ${JSON.stringify(state)};\nexports.READY = ${ready};\n`],
+  testFile: (cell) => `tests/c${padded(cell)}.test.js`,
+  testModule: (cell) =>
+    [
+      `const { READY, STATE } = require("../src/c${padded(cell)}.js");`,
+      "",
+      'if (STATE === "uncollectable") throw new Error("what this test imports is not there yet");',
+      'if (STATE !== "no-case") {',
+      '  if (STATE !== "absent") {',
+      '    (STATE === "xfailed" ? test.failing : STATE === "skipped" ? test.skip : test)("case", () => {',
+      '      if (STATE === "errored") throw new TypeError("the setup broke");',
+      '      expect(STATE).toBe("passed");',
+      "    });",
+      "  }",
+      anchored(cell.role) ? '  test("anchor", () => expect(READY).toBe(true));' : '  test("other", () => {});',
+      "}",
+      "",
+    ].join("\n"),
+  ofCell: (cell, result) => result.file === `tests/c${padded(cell)}.test.js`,
+  isRest: (result) => result.file === "tests/rest.test.js",
+  retired: (cell) => `tests/c${padded(cell)}.test.js::case`,
+  isCase: (result) => result.id.endsWith("::case"),
+  shows: VITEST_KIT.shows,
+};
+
 interface Run {
   results: TestResult[];
   exitCode: number;
@@ -167,6 +271,7 @@ async function runStage(kit: RunnerKit, stage: Stage): Promise<Map<number, Run>>
   made.push(root);
   const tree = join(root, "tree");
   for (const [path, text] of Object.entries(kit.files)) write(tree, path, text);
+  kit.prepare?.(tree);
   for (const cell of cells) write(tree, ...kit.source(cell, standingAt(cell, stage), stage === "candidate" || cell.allPassBefore === true));
   const present = cells.filter((cell) => HAS_FILE[stage](cell.role));
   for (const cell of present) write(tree, kit.testFile(cell), kit.testModule(cell));
@@ -226,8 +331,13 @@ function judge(kit: RunnerKit, runs: ReadonlyMap<Stage, ReadonlyMap<number, Run>
   return classify(judgeTests({ ...judged, planted: undefined, takenAway: cell.role === "retired" ? [kit.retired(cell)] : [] }));
 }
 
-for (const kit of [PYTEST, NODE_TEST]) {
-  describe.skipIf(kit.name === "pytest" && !available)(`every transition a test can make, through real ${kit.name}`, () => {
+const jest = publishedTools(JEST_TOOLS);
+if (jest.ok) jestModules = jest.modules;
+else console.warn(`skipping the transition table through jest: ${jest.reason}`);
+const runsOn: Record<Runner, boolean> = { pytest: available, "node:test": true, vitest: true, jest: jest.ok };
+
+for (const kit of [PYTEST, NODE_TEST, VITEST_KIT, JEST_KIT]) {
+  describe.skipIf(!runsOn[kit.name])(`every transition a test can make, through real ${kit.name}`, () => {
     const runs = new Map<Stage, Map<number, Run>>();
     beforeAll(async () => {
       for (const stage of ["baseline", "planting", "candidate"] as const) runs.set(stage, await runStage(kit, stage));
@@ -245,10 +355,16 @@ for (const kit of [PYTEST, NODE_TEST]) {
       expect(seen("passed").find(kit.isCase)?.outcome).toBe("passed");
       expect(seen("failed").find(kit.isCase)?.outcome).toBe("failed");
       expect(seen("errored").find(kit.isCase)?.outcome).toBe("failed");
-      expect(seen("skipped").find(kit.isCase)).toMatchObject({ outcome: "skipped", reason: "not on this machine" });
-      expect(seen("xfailed").find(kit.isCase)).toMatchObject({ outcome: "skipped", expectedFailure: true });
+      const shows = {
+        skipped: (results: TestResult[]) => expect(results.find(kit.isCase)).toMatchObject({ outcome: "skipped", reason: "not on this machine" }),
+        xfailed: (results: TestResult[]) => expect(results.find(kit.isCase)).toMatchObject({ outcome: "skipped", expectedFailure: true }),
+        "no-case": (results: TestResult[]) => expect(results.filter((result) => result.outcome !== "passed")).toEqual([]),
+        ...kit.shows,
+      };
+      shows.skipped(seen("skipped"));
+      shows.xfailed(seen("xfailed"));
       expect(seen("uncollectable")).toEqual([expect.objectContaining({ outcome: "failed" })]);
-      expect(seen("no-case").filter((result) => result.outcome !== "passed")).toEqual([]);
+      shows["no-case"](seen("no-case"));
     });
 
     it.each(cells.map((cell) => [`${cell.role}: ${cell.before} → ${cell.after}${cell.allPassBefore ? " (no case fails before the work)" : ""}`, cell] as const))("%s", (_name, cell) => {

@@ -35,6 +35,23 @@ describe("parseJunit", () => {
     ]);
   });
 
+  it("names jest-junit's cases by their file: its defaults put only the describe blocks and the title in both attributes", () => {
+    // As jest-junit 17 writes it with JEST_JUNIT_ADD_FILE_ATTRIBUTE=true and JEST_JUNIT_REPORT_TEST_SUITE_ERRORS=true.
+    const xml = `<testsuites name="jest tests"><testsuite name="undefined" tests="2">
+      <testcase classname=" case" name=" case" time="0" file="tests/a.test.js"/>
+      <testcase classname="parse rejects" name="parse rejects" time="0" file="tests/a.test.js"><failure>Error: no</failure></testcase>
+      </testsuite><testsuite name="undefined" tests="1"><testcase classname=" case" name=" case" time="0" file="tests/b.test.js"><failure>Error: no</failure></testcase></testsuite>
+      <testsuite name="tests/c.test.js" errors="1" tests="0"><testcase classname="Test suite failed to run" name="tests/c.test.js" file="tests/c.test.js"><error>  ● Test suite failed to run</error></testcase>
+      <testcase classname="Test suite failed to run" name="tests/c.test.js" file="tests/c.test.js"><failure>{}</failure></testcase></testsuite></testsuites>`;
+    const parsed = parseJunit(xml);
+    expect(parsed.ok && parsed.results).toEqual([
+      { id: "tests/a.test.js::case", outcome: "passed", file: "tests/a.test.js" },
+      { id: "tests/a.test.js::parse rejects", outcome: "failed", file: "tests/a.test.js" },
+      { id: "tests/b.test.js::case", outcome: "failed", file: "tests/b.test.js" },
+      { id: "Test suite failed to run::tests/c.test.js", outcome: "failed", file: "tests/c.test.js" },
+    ]);
+  });
+
   it("reads node:test's report (failure attribute, test cases at the top level) and nested suites", () => {
     const xml = `<testsuites><testcase name="one" classname="test"/><testcase name="two" classname="test" failure="1 == 2"><failure type="x" message="1 == 2"/></testcase>
       <testsuite name="outer"><testsuite name="inner"><testcase name="deep"/></testsuite></testsuite></testsuites>`;
