@@ -14,6 +14,13 @@ import { fileURLToPath } from "node:url";
 /** guard, file, the exact text to replace (once), its replacement, and the tests (file, name) that claim the guard. */
 const MUTATIONS = [
   {
+    guard: "several machines: a version already on the target is recorded, not attempted again",
+    file: "src/loop/process-packet.ts",
+    from: "  if (landedBefore) {",
+    to: "  if (landedBefore && attempt < 0) {",
+    tests: [["test/e2e/workers.test.ts", "while another worker runs"]],
+  },
+  {
     guard: "jest: a file that fails to load is reported",
     file: "src/config/presets.ts",
     from: " JEST_JUNIT_REPORT_TEST_SUITE_ERRORS=true ${",

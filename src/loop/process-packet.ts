@@ -4,6 +4,7 @@ import { filledByAttempt } from "./disk-filled.js";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { resolveCommit, treeOf } from "../git/repo.js";
+import { landedCacheFile, landedIndex, landedPackets } from "../git/trailers.js";
 import { deleteBranch, removeWorktree } from "../git/worktree.js";
 import type { EventBody } from "../ledger/events.js";
 import type { PacketRecord } from "../ledger/fold.js";
@@ -70,6 +71,18 @@ async function attemptPacket(runCtx: RunContext, packet: Packet, record: PacketR
   }
   const tip = await resolveCommit(ctx.root, ctx.branch);
   if (!tip) throw new Error(`the target branch ${ctx.branch} has no commits`);
+  // A worker that pushed this version and died before recording it (its claim then ran out, and this worker took
+  // it) left the landing on the target, after this run's start-up reconcile looked: its trailer is the record.
+  const landedBefore = landedIndex(await landedPackets(ctx.root, tip, { cacheFile: landedCacheFile(ctx.root) }))(packet.id, packet.sha256);
+  if (landedBefore) {
+    await ctx.ledger.append([{ kind: "merged", packet: packet.id, attempt, commit: landedBefore.commit, tree: await treeOf(ctx.root, landedBefore.commit) }]);
+    ctx.emit({
+      kind: "notice",
+      packet: packet.id,
+      message: `already landed on ${ctx.branch} as ${landedBefore.commit.slice(0, 12)} (its Factory-Packet trailer), by a run that stopped before recording it: recorded as merged, no agent called`,
+    });
+    return { kind: "merged", commit: landedBefore.commit };
+  }
   const sameVersion = record?.sha256 === packet.sha256;
   const attemptsBefore = sameVersion ? (record?.attemptsUsed ?? 0) : 0;
   const maxAttempts = packet.maxAttempts + (sameVersion ? (record?.extraAttempts ?? 0) : 0);

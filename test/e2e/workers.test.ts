@@ -485,6 +485,33 @@ describe("several workers on one PostgreSQL ledger", { timeout: 300_000 }, () =>
     expect(status.packets[0]).toMatchObject({ id: "P01", state: "merged" });
   });
 
+  it("a worker killed between its push and its ledger write while another worker runs: the other, taking the packet over, records merged from the trailer and calls no agent", async (context) => {
+    if (!database.available()) return context.skip();
+    const url = await database.database();
+    const repo = queueRepo(1, { P01: { implementer: [honest(1), honest(1)], reviewer: [reviewer(1), reviewer(1)] } }, '[target]\nremote = "origin"\n');
+    const { remote, clones } = withRemote(repo, 2, context.onTestFinished);
+    // The push waits until the heir is running (past its start-up reconcile, which finds no trailer); once main
+    // has moved, and before git push has returned to the worker, the worker dies.
+    writeFileSync(join(remote, "hooks", "pre-receive"), "#!/bin/sh\nwhile [ ! -e go ]; do sleep 0.05; done\n", { mode: 0o755 });
+    writeFileSync(join(remote, "hooks", "post-receive"), '#!/bin/sh\nwhile [ ! -s worker.pid ]; do sleep 0.05; done\nkill -9 "$(cat worker.pid)"\n', { mode: 0o755 });
+    const doomed = startWorker({ ...repo, dir: clones[0] as string }, url, "doomed");
+    writeFileSync(join(remote, "worker.pid"), String(doomed.child.pid));
+    await until(url, "P01 claimed by the doomed worker", doomed, (all) => all.some((event) => event.kind === "claimed" && event.worker === "doomed"));
+    const heir = startWorker({ ...repo, dir: clones[1] as string }, url, "heir");
+    await until(url, "the heir's run started", heir, (all) => all.filter((event) => event.kind === "run-started").length === 2);
+    writeFileSync(join(remote, "go"), "");
+    expect((await doomed.done).signal).toBe("SIGKILL");
+    rmSync(join(remote, "hooks", "post-receive"));
+    const end = await heir.done;
+    expect(end.code, end.out).toBe(0);
+    expect(end.out).toMatch(/already landed on main as [0-9a-f]{12} \(its Factory-Packet trailer\), by a run that stopped before recording it: recorded as merged, no agent called/);
+    const all = await events(url);
+    expect(all.filter((event) => event.kind === "claimed" && event.packet === "P01").map((event) => event.worker)).toEqual(["doomed", "heir"]);
+    expect(all.filter((event) => event.kind === "merged" && event.packet === "P01")).toHaveLength(1);
+    expect(all.filter((event) => event.kind === "agent-finished" && event.role === "implementer")).toHaveLength(1);
+    expect(execFileSync("git", ["log", "--format=%(trailers:key=Factory-Packet,valueonly)", "main"], { cwd: remote, encoding: "utf8" }).split("\n").filter(Boolean)).toEqual(["P01"]);
+  });
+
   it("a push the remote refuses for its own reason (a hook) is the environment's: named with the remote's words, no attempt spent, nothing recorded as merged", async (context) => {
     if (!database.available()) return context.skip();
     const url = await database.database();
