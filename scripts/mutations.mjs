@@ -14,6 +14,20 @@ import { fileURLToPath } from "node:url";
 /** guard, file, the exact text to replace (once), its replacement, and the tests (file, name) that claim the guard. */
 const MUTATIONS = [
   {
+    guard: "questions: past max_questions a question is a failed attempt",
+    file: "src/loop/process-packet.ts",
+    from: 'if (report.end.kind === "implementer-question" && asked < ctx.config.limits.maxQuestions)',
+    to: 'if (report.end.kind === "implementer-question")',
+    tests: [["test/integration/question.test.ts", "past [limits] max_questions"]],
+  },
+  {
+    guard: "questions: only a person answers",
+    file: "src/commands/answer.ts",
+    from: "const refusal = refuseAgents(options.cwd, options.env);",
+    to: "const refusal = undefined as string | undefined;",
+    tests: [["test/integration/question.test.ts", "is recorded with no attempt spent"]],
+  },
+  {
     guard: "several machines: a version already on the target is recorded, not attempted again",
     file: "src/loop/process-packet.ts",
     from: "  if (landedBefore) {",

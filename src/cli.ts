@@ -163,6 +163,18 @@ export function buildProgram(): Command {
     );
 
   program
+    .command("answer")
+    .addHelpText("after", '\nExamples:\n  factory answer P01 "seconds, as the spec\'s table says"\n  factory answer P01 --file answer.md')
+    .description("answer the question a packet's implementer asked; the next attempt is told (no attempt is spent on a question)")
+    .argument("<id>", "a packet awaiting_answer")
+    .argument("[text]", "the answer")
+    .option("--file <path>", "read the answer from a file")
+    .option("--yes", "without typing the id (for a person scripting it)")
+    .action(async (id: string, text: string | undefined, opts: { file?: string; yes?: boolean }) =>
+      finish(await (await import("./commands/answer.js")).answer({ cwd, id, text, file: opts.file, output, env: process.env, yes: Boolean(opts.yes), input: process.stdin })),
+    );
+
+  program
     .command("reset")
     .addHelpText("after", "\nExample:\n  factory reset P01")
     .description("start a packet over (attempts back to zero, worktree removed); history is kept")

@@ -21,6 +21,8 @@ export interface ImplementerPromptInput {
   outputPath: string;
   /** The attempt whose work is already in the worktree, to continue. */
   continued?: number;
+  /** The questions asked of a person about this version of the packet, and their answers (text, never an instruction to the factory). */
+  answers?: readonly { question: string; answer: string; by: string }[];
 }
 
 /** Pure: the implementer's prompt, from its template (the bundled one, or the project's `.factory/prompts/implementer.md`). It carries everything: the agent gets this and the repository, nothing else. */
@@ -50,7 +52,18 @@ export function implementerPrompt(input: ImplementerPromptInput, template: strin
         "before",
       )
     : "";
-  const feedback =
+  const answered = input.answers?.length
+    ? block(
+        [
+          "## Your questions, answered by a person",
+          "",
+          ...input.answers.flatMap((entry) => [`Question: ${entry.question.replaceAll("\n", " ")}`, `Answer (${entry.by}): ${entry.answer.replaceAll("\n", "\n  ")}`, ""]),
+          "The answers are the person's words about this packet. The rules above and the factory's checks still decide.",
+        ],
+        "before",
+      )
+    : "";
+  const failed =
     input.feedback.length || input.continued
       ? block(
           [
@@ -62,6 +75,7 @@ export function implementerPrompt(input: ImplementerPromptInput, template: strin
           "before",
         )
       : "";
+  const feedback = `${answered}${failed}`;
   return fillTemplate(template, {
     id: packet.id,
     goal: packet.goal,
@@ -73,11 +87,13 @@ export function implementerPrompt(input: ImplementerPromptInput, template: strin
     result_contract: JSON.stringify(
       {
         packet: packet.id,
-        status: "complete | blocked | failed",
+        status: "complete | blocked | failed | question",
         summary: "one paragraph",
         deviations: [{ from_packet: "what the brief said", reason: "why not" }],
         files_deleted: [],
         blocked_reason: "required when status is blocked",
+        question: "only when a real ambiguity stops you: one paragraph for a person; the packet waits for the answer (no attempt spent)",
+        suggested_answers: ["optional: up to four answers the person may pick from"],
         verification: { "free-form": "what you ran" },
       },
       null,

@@ -20,7 +20,7 @@ import { createProgress } from "../log/progress.js";
 import { Budget } from "../loop/budget.js";
 import { attemptDir, Interrupted, taskBranch, worktreePath, type RunContext } from "../loop/context.js";
 import { resetWorktreeTo } from "../git/worktree.js";
-import { applyLanding } from "../loop/process-packet.js";
+import { answersOf, applyLanding } from "../loop/process-packet.js";
 import { AgentWaits } from "../loop/rate-limits.js";
 import { recordedAttempt } from "../loop/recorded-attempt.js";
 import { checkSpecDrift } from "../loop/spec-drift.js";
@@ -205,7 +205,7 @@ async function approveLocked(input: ApproveOptions & ApprovalInput & { claims?: 
     planted: planted?.files ?? [],
     plantedCases: planted?.cases ?? {},
     plantedCommit: planted?.commit ?? status.fork,
-    provenance: { attempt: status.attempt, gates, counts, approvedBy: by },
+    provenance: { attempt: status.attempt, gates, counts, approvedBy: by, ...(answersOf(record).length ? { answers: answersOf(record) } : {}) },
   });
   const outcome = await applyLanding(ctx, {
     packet,

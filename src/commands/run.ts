@@ -1,3 +1,4 @@
+import { questionLines } from "../status/board.js";
 import { sweepLeftovers } from "../loop/leftovers.js";
 import { blockedNextStep } from "../status/next-step.js";
 import { finishLeftCheckout } from "../merge/checkout.js";
@@ -276,6 +277,7 @@ async function printNextSteps(ledger: Ledger, output: Output): Promise<void> {
   const { state } = await ledger.read();
   for (const record of state.packets.values()) {
     if (record.status.state === "awaiting_human") output.out(`${record.id} awaits a person: factory approve ${record.id}  (or: factory reject ${record.id} --reason "…")`);
+    if (record.status.state === "awaiting_answer") output.out(questionLines(record.id, { text: record.status.question, suggestions: record.status.suggestions ?? [] }).join("\n"));
     if (record.status.state === "in_review")
       output.out(`${record.id} is in review: PR #${record.status.number} ${record.status.url}; the next \`factory run\` records its merge, or its checks' and reviewers' feedback`);
     if (record.status.state === "blocked") output.out(`${record.id} is blocked: ${record.status.reason}\n  see: factory status ${record.id}; then ${blockedNextStep(record.id, record.status)}`);

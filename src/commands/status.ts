@@ -16,7 +16,7 @@ import { readWorkers, type WorkerRow } from "../ledger/pg-workers.js";
 import { readRunLock, isAlive } from "../ledger/run-lock.js";
 import { paint, type Output } from "../log/output.js";
 import { renderTable } from "../log/table.js";
-import { buildBoard, type Board } from "../status/board.js";
+import { buildBoard, questionLines, type Board } from "../status/board.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
 import type { Packet } from "../packet/types.js";
 import { withQueue, type Workspace, type WorkspaceHead } from "./workspace.js";
@@ -89,6 +89,10 @@ export async function status(options: StatusOptions): Promise<ExitCode> {
   }
   for (const waiting of remoteWaits(state)) output.out(paint(output, "yellow", waiting));
   for (const known of Object.values(state.flaky)) output.out(paint(output, "yellow", flakyText({ ...known })));
+  for (const record of state.packets.values()) {
+    if (record.status.state === "awaiting_answer")
+      output.out(paint(output, "yellow", questionLines(record.id, { text: record.status.question, suggestions: record.status.suggestions ?? [] }).join("\n")));
+  }
   if (workers && isPgLedger(head.ledger)) output.out(await renderWorkers(workers, head.ledger.where, output));
   if (table.problems > 0) output.out(`${table.problems} packet/config problem(s): run \`factory lint\` to see them.`);
   return EXIT.ok;
@@ -283,6 +287,7 @@ function stateColor(state: string): "green" | "red" | "yellow" | "blue" | "dim" 
     case "invalid":
       return "red";
     case "awaiting_human":
+    case "awaiting_answer":
     case "in_review":
       return "yellow";
     case "running":

@@ -313,6 +313,7 @@ function readLimits(root: Fields): Limits {
     maxAttemptSizeBytes: size("max_attempt_size", DEFAULT_LIMITS.maxAttemptSizeBytes),
     onBlock: onBlock(fields),
     retryFrom: retryFrom(fields),
+    maxQuestions: fields.number("max_questions", { min: 0, max: 10, integer: true }) ?? DEFAULT_LIMITS.maxQuestions,
   };
   fields.rejectUnknown();
   return limits;

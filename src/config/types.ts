@@ -188,6 +188,8 @@ export interface Limits {
   onBlock: "halt" | "continue";
   /** Where a retry starts: from the last attempt's gated work (when its guards passed and it still applies), or from the tip. */
   retryFrom: "last" | "tip";
+  /** How many questions the implementer may ask a person about one version of a packet; past that a question is a failed attempt. */
+  maxQuestions: number;
 }
 
 export const DEFAULT_LIMITS: Limits = {
@@ -205,6 +207,7 @@ export const DEFAULT_LIMITS: Limits = {
   maxAttemptSizeBytes: 50 * 1024 ** 2,
   onBlock: "halt",
   retryFrom: "last",
+  maxQuestions: 2,
 };
 
 export const DEFAULT_MERGE_MESSAGE = "feat: {goal} [{id}]";

@@ -62,6 +62,8 @@ const SHAPES: Record<EventKind, Record<string, Field>> = {
   merged: { ...ATTEMPT, commit: "string", tree: "string" },
   held: { ...ATTEMPT, tree: "string", branch: "string", commit: "string", fork: "string" },
   "pr-opened": { ...ATTEMPT, number: "number", url: "string", branch: "string", head: "string", tree: "string", fork: "string" },
+  asked: { packet: "string", attempt: "number", sha256: "string", question: "string", suggestions: "strings?" },
+  answered: { packet: "string", sha256: "string", attempt: "number", by: "string", answer: "string" },
   approved: { packet: "string", by: "string", tree: "string" },
   rejected: { packet: "string", by: "string", reason: "string" },
   blocked: { packet: "string", attempt: "number?", reason: "string", fix: "string?" },

@@ -140,6 +140,10 @@ export type EventBody =
   | { kind: "held"; packet: string; attempt: number; tree: string; branch: string; commit: string; fork: string }
   /** Pull-request mode: the gated, reviewed squash was pushed to `branch` on the remote and PR `number` is open for it. */
   | { kind: "pr-opened"; packet: string; attempt: number; number: number; url: string; branch: string; head: string; tree: string; fork: string }
+  /** The implementer ended with a question for a person (`status = "question"`): no attempt spent; the packet waits for `factory answer`. */
+  | { kind: "asked"; packet: string; attempt: number; sha256: string; question: string; suggestions?: string[] }
+  /** A person's answer to the packet's open question, bound to the packet's version: text in the next attempt's brief. */
+  | { kind: "answered"; packet: string; sha256: string; attempt: number; by: string; answer: string }
   | { kind: "approved"; packet: string; by: string; tree: string }
   | { kind: "rejected"; packet: string; by: string; reason: string }
   /** fix: what to change when the packet itself is at fault (more attempts or a reset cannot help). */
@@ -189,6 +193,8 @@ export const EVENT_KINDS: readonly EventKind[] = [
   "merged",
   "held",
   "pr-opened",
+  "asked",
+  "answered",
   "approved",
   "rejected",
   "blocked",

@@ -13,6 +13,7 @@ import { eventPacket, type LedgerEvent, type Owner } from "./events.js";
  *    │◀─────────────────────  ▼           queued
  *    │   unblocked / reset  blocked
  *    │◀──── merge-blocked (waits for a clean checkout; claimable again)
+ *    │◀──── answered ◀── awaiting_answer ◀── asked (from running: a question for a person, no attempt spent)
  *
  * Pull-request mode: running ──pr-opened──▶ in_review, then merged (the PR
  * merged), queued (decided retry: a failed check or a requested change is
@@ -25,6 +26,7 @@ export type PacketStatus =
   | { state: "queued" }
   | { state: "running"; attempt: number; owner: Owner; since: string }
   | { state: "awaiting_human"; attempt: number; tree: string; branch: string; commit: string; fork: string }
+  | { state: "awaiting_answer"; attempt: number; question: string; suggestions?: string[]; since: string }
   | { state: "merged"; attempt: number; commit: string }
   | { state: "in_review"; attempt: number; number: number; url: string; branch: string; head: string; tree: string; fork: string }
   | { state: "blocked"; reason: string; fix?: string };
@@ -58,6 +60,8 @@ export interface PacketRecord {
   lastWork: { attempt: number; commit: string; from: string } | undefined;
   /** Failure fingerprints of the current version's failed attempts, oldest first. */
   fingerprints: string[];
+  /** The current version's questions to a person, oldest first, with the answers given (the next attempts' briefs carry them). */
+  questions: { attempt: number; question: string; answer?: string; by?: string; at?: string }[];
   /** What of the user's own the tripwire saw change while its last attempt ran (the run carried on). */
   outsideSeen?: { attempt: number; changes: string[] };
   /** The newest `factory assess` ruling, on the version it names (current only while `sha256` is the packet's). */
@@ -126,6 +130,7 @@ export function emptyRecord(id: string): PacketRecord {
     earlierFeedback: [],
     lastWork: undefined,
     fingerprints: [],
+    questions: [],
   };
 }
 
@@ -213,6 +218,7 @@ export function foldInto(state: LedgerState, events: readonly LedgerEvent[], his
             packet.earlierFeedback = [];
             packet.lastWork = undefined;
             packet.fingerprints = [];
+            packet.questions = [];
             packet.reason = "the packet file changed; earlier attempts were on an older version";
           }
         }
@@ -319,6 +325,23 @@ export function foldInto(state: LedgerState, events: readonly LedgerEvent[], his
         packet.reason = `in review: PR #${number} ${url}`;
         break;
       }
+      case "asked": {
+        const packet = record(event.packet);
+        const { attempt, question, suggestions } = event;
+        packet.status = { state: "awaiting_answer", attempt, question, ...(suggestions?.length ? { suggestions } : {}), since: event.ts };
+        packet.attemptsUsed = Math.max(0, packet.attemptsUsed - 1); // a question spends no attempt
+        packet.questions.push({ attempt, question });
+        packet.reason = `waiting for an answer: factory answer ${event.packet} "…"`;
+        break;
+      }
+      case "answered": {
+        const packet = record(event.packet);
+        const open = packet.questions.findLast((entry) => entry.attempt === event.attempt && entry.answer === undefined);
+        if (open) Object.assign(open, { answer: event.answer, by: event.by, at: event.ts });
+        if (packet.status.state === "awaiting_answer") packet.status = { state: "queued" };
+        packet.reason = `answered by ${event.by}`;
+        break;
+      }
       case "approved":
         record(event.packet).reason = `approved by ${event.by}`;
         break;
@@ -354,6 +377,7 @@ export function foldInto(state: LedgerState, events: readonly LedgerEvent[], his
         packet.earlierFeedback = [];
         packet.lastWork = undefined;
         packet.fingerprints = [];
+        packet.questions = [];
         packet.reason = `reset by ${event.by}`;
         break;
       }

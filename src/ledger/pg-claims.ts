@@ -70,6 +70,7 @@ export function endsClaim(event: EventBody): boolean {
     case "attempt-interrupted":
     case "merged":
     case "held":
+    case "asked":
     case "pr-opened":
     case "blocked":
     case "merge-blocked":

@@ -43,6 +43,8 @@ export interface AttemptInput {
   attempt: number;
   tip: string;
   feedback: readonly string[];
+  /** A person's answers to this version's questions: told to the implementer, and named in the landing commit's trailers. */
+  answers?: readonly { question: string; answer: string; by: string; at?: string }[];
   runDir: string;
   /** The last attempt's gated work, to continue rather than start over (`retry_from = "last"`). */
   continueFrom?: { attempt: number; commit: string; from: string };
@@ -379,6 +381,7 @@ async function implement(
       ...(surface ? { gates: surface.gates, surfaceDir: surface.dir } : {}),
       ...(input.conventions ? { conventions: input.conventions } : {}),
       ...(input.continued ? { continued: input.continued } : {}),
+      ...(input.answers?.length ? { answers: input.answers } : {}),
     },
     input.template,
   );
@@ -393,6 +396,8 @@ async function implement(
   }
   if (!check.ok) return { end: { kind: "result-contract", errors: check.errors } };
   if (check.result.status === "blocked") return { end: { kind: "implementer-blocked", reason: check.result.blockedReason ?? check.result.summary } };
+  if (check.result.status === "question" && check.result.question)
+    return { end: { kind: "implementer-question", question: check.result.question.text, suggestions: check.result.question.suggestions } };
   if (check.result.status === "failed") return { end: { kind: "implementer-failed", reason: `the implementer reports failure: ${check.result.summary}` } };
   return { result: check.result };
 }

@@ -16,6 +16,8 @@ export type AttemptEnd =
   /** `rateLimited`: it reported a rate limit further away than rate_limit_wait; its agent's packets wait for a later run. */
   | { kind: "agent-failed"; reason: string; rateLimited?: { role: "implementer" | "reviewer"; resetsAt: string } }
   | { kind: "implementer-blocked"; reason: string }
+  /** The implementer asked a person a question (process-packet.ts holds the packet for the answer while questions are left). */
+  | { kind: "implementer-question"; question: string; suggestions: string[] }
   | { kind: "implementer-failed"; reason: string }
   | { kind: "result-contract"; errors: string[] }
   | { kind: "gates-red"; reports: GateReport[] }
@@ -132,6 +134,12 @@ function decideEnd(input: DecisionInput): AttemptDecision {
       return block(end.reason);
     case "implementer-blocked":
       return block(`the implementer says it is blocked: ${end.reason}`);
+    case "implementer-question":
+      // Reached only past [limits] max_questions: the question is the attempt's failure, and its feedback.
+      return retry(
+        [`the implementer asked another question, past max_questions: ${end.question}`],
+        [`You asked: ${end.question}\nNo more questions can be asked for this packet: decide from the packet, the spec and the answers you were given, and say what you assumed in your summary.`],
+      );
     case "reviewer-unusable":
       // The work passed every gate and was never judged: its attempt is not spent.
       return { ...block(end.reason), refund: true };

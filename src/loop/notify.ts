@@ -7,6 +7,7 @@ import { chatInert } from "../util/inert-text.js";
 /** What a person is told about: a packet that needs them, one that blocked, and the end of a run. */
 export type Notification =
   | { event: "awaiting_human"; packet: string }
+  | { event: "question"; packet: string; question: string; suggestions: string[] }
   | { event: "blocked"; packet: string; reason: string }
   | { event: "run-ended"; outcome: string; reason?: string; costUsd: number; report?: string };
 
@@ -26,6 +27,17 @@ export function notificationBody(root: string, notification: Notification, now =
         approve: `factory approve ${notification.packet}`,
         ...common,
         text: `factory (${where}): ${notification.packet} waits for a person: factory approve ${notification.packet}`,
+      };
+    case "question":
+      // The question is agent text: inert, quoted, after the factory's own words and command.
+      return {
+        event: notification.event,
+        packet: notification.packet,
+        question: chatInert(notification.question),
+        suggestions: notification.suggestions.map(chatInert),
+        answer: `factory answer ${notification.packet} "…"`,
+        ...common,
+        text: `factory (${where}): ${notification.packet} asks a question (answer with factory answer ${notification.packet} "…"): "${chatInert(notification.question.split("\n")[0] ?? "")}"`,
       };
     case "blocked":
       // The reason carries agent text: inert, quoted, and after the factory's own words and command, never before them.

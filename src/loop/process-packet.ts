@@ -25,6 +25,8 @@ import { recordedAttempt } from "./recorded-attempt.js";
 export type PacketOutcome =
   | { kind: "merged"; commit: string }
   | { kind: "held" }
+  /** The implementer asked a person a question: the packet waits for `factory answer`, no attempt spent. */
+  | { kind: "asked"; question: string; suggestions: string[] }
   | { kind: "in-review"; number: number; url: string }
   | { kind: "retry"; environment: boolean; rateLimited?: { role: "implementer" | "reviewer"; resetsAt?: string } }
   /** packetFault: the packet file is at fault (defective, or its spec moved), not the machine or the work. */
@@ -90,7 +92,16 @@ async function attemptPacket(runCtx: RunContext, packet: Packet, record: PacketR
   let report: AttemptReport;
   try {
     const lastWork = sameVersion && ctx.config.limits.retryFrom === "last" ? record?.lastWork : undefined;
-    report = await runAttempt(ctx, { packet, attempt, tip, feedback: sameVersion && record ? feedbackFor(record) : [], runDir, ...(lastWork ? { continueFrom: lastWork } : {}) });
+    const answers = sameVersion ? answersOf(record) : [];
+    report = await runAttempt(ctx, {
+      packet,
+      attempt,
+      tip,
+      feedback: sameVersion && record ? feedbackFor(record) : [],
+      ...(answers.length ? { answers } : {}),
+      runDir,
+      ...(lastWork ? { continueFrom: lastWork } : {}),
+    });
   } catch (error) {
     const fault = resourceFault(error);
     if (fault) {
@@ -107,6 +118,8 @@ async function attemptPacket(runCtx: RunContext, packet: Packet, record: PacketR
   }
 
   const earlierFingerprints = sameVersion ? record?.fingerprints : undefined;
+  const asked = sameVersion ? (record?.questions.length ?? 0) : 0;
+  if (report.end.kind === "implementer-question" && asked < ctx.config.limits.maxQuestions) return askPerson(ctx, packet, attempt, report.end);
   const decision = decide({ end: report.end, attemptsUsed: attemptsBefore + 1, maxAttempts, gate: packet.gate, earlierFingerprints });
   // Whatever failed, with a disk full under it, failed for the machine: the agent's write, a gate's report, git.
   if (decision.decision !== "merge" && decision.decision !== "hold") {
@@ -133,12 +146,20 @@ async function attemptPacket(runCtx: RunContext, packet: Packet, record: PacketR
       planted: report.planting?.files ?? [],
       plantedCases: report.planting?.cases ?? {},
       plantedCommit: report.planting?.commit ?? report.forkCommit,
-      provenance: { attempt, gates, counts: report.end.kind === "reviewed" ? report.end.counts : undefined },
+      provenance: { attempt, gates, counts: report.end.kind === "reviewed" ? report.end.counts : undefined, ...(sameVersion && answersOf(record).length ? { answers: answersOf(record) } : {}) },
       ...(report.tests ? { tests: report.tests } : {}),
     },
     (landed) => applyLanding(ctx, { packet, attempt, landed, report, attemptsUsed: attemptsBefore + 1, maxAttempts, earlierFingerprints }),
     flight,
   );
+}
+
+/** The implementer's question, recorded for a person: the packet waits for `factory answer`; the queue goes on. */
+async function askPerson(ctx: RunContext, packet: Packet, attempt: number, end: { question: string; suggestions: string[] }): Promise<PacketOutcome> {
+  const { question, suggestions } = end;
+  await ctx.ledger.append([{ kind: "asked", packet: packet.id, attempt, sha256: packet.sha256, question, ...(suggestions.length ? { suggestions } : {}) }]);
+  ctx.emit({ kind: "outcome", packet: packet.id, attempt, outcome: "awaiting_answer", reasons: [`factory answer ${packet.id} "…" (no attempt spent)`] });
+  return { kind: "asked", question, suggestions };
 }
 
 /**
@@ -180,6 +201,13 @@ interface Applied {
 }
 
 /** Pure: what an attempt's prompt is told: the last attempt's feedback, then the one before it. */
+/** The current version's answered questions, oldest first. */
+export function answersOf(record: Pick<PacketRecord, "questions"> | undefined): { question: string; answer: string; by: string; at?: string }[] {
+  return (record?.questions ?? []).flatMap((entry) =>
+    entry.answer === undefined ? [] : [{ question: entry.question, answer: entry.answer, by: entry.by ?? "a person", ...(entry.at ? { at: entry.at } : {}) }],
+  );
+}
+
 export function feedbackFor(record: Pick<PacketRecord, "feedback" | "earlierFeedback">): string[] {
   return [...record.feedback, ...record.earlierFeedback.map((item) => `(two attempts ago) ${item}`)];
 }
@@ -324,7 +352,7 @@ async function landClaimed(ctx: RunContext, packet: Packet, record: PacketRecord
       planted: planted?.files ?? [],
       plantedCases: planted?.cases ?? {},
       plantedCommit: planted?.commit ?? pending.fork,
-      provenance: { attempt: pending.attempt, gates, counts },
+      provenance: { attempt: pending.attempt, gates, counts, ...(answersOf(record).length ? { answers: answersOf(record) } : {}) },
     });
     const report: AttemptReport = { end: { kind: "environment-error", reason: "" }, forkCommit: pending.fork, commit: pending.commit, gates };
     return applyLanding(ctx, { packet, attempt: pending.attempt, landed, report, attemptsUsed: record.attemptsUsed, maxAttempts: packet.maxAttempts + record.extraAttempts });

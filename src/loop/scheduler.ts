@@ -81,6 +81,9 @@ export async function drainQueue(ctx: RunContext, options: SchedulerOptions): Pr
       case "held":
         ctx.notifier?.send({ event: "awaiting_human", packet: packet.id });
         break;
+      case "asked":
+        ctx.notifier?.send({ event: "question", packet: packet.id, question: outcome.question, suggestions: outcome.suggestions });
+        break;
       case "retry":
         environmentErrors = outcome.environment ? environmentErrors + 1 : 0;
         if (environmentErrors >= 2) halt ??= { outcome: "halted", reason: "two environment errors in a row: the machine is broken, not the work (see the gate and install logs)" };

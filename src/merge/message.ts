@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import type { GateReport } from "../gates/types.js";
 import type { Packet } from "../packet/types.js";
 
@@ -8,6 +9,8 @@ export interface Provenance {
   approvedBy?: string;
   /** The claim's fence on the PostgreSQL ledger: `Factory-Claim: <id> fence <n>`. */
   fence?: number;
+  /** A person's answers the work was done with: `Factory-Answer: <sha256 of the answer, 12> by <who> at <when>` each. */
+  answers?: readonly { answer: string; by: string; at?: string }[];
 }
 
 /** A conventional-commit type and optional scope at the start of a line: `feat: `, `fix(parser)!: `. */
@@ -29,6 +32,14 @@ export function mergeMessage(template: string, packet: Packet, provenance: Prove
     ...(provenance.counts ? [`Factory-Invariants: held=${provenance.counts.held} violated=${provenance.counts.violated} unverifiable=${provenance.counts.unverifiable}`] : []),
     ...(provenance.approvedBy ? [`Factory-Approved-By: ${provenance.approvedBy}`] : []),
     ...(provenance.fence !== undefined ? [`Factory-Claim: ${packet.id} fence ${provenance.fence}`] : []),
+    ...(provenance.answers ?? []).map((entry) => `Factory-Answer: ${answerId(entry.answer)} by ${oneLine(entry.by)}${entry.at ? ` at ${entry.at}` : ""}`),
   ];
   return `${subject}\n\n${packet.goal}\n\n${trailers.join("\n")}\n`;
 }
+
+/** Pure: how a trailer names an answer: the start of its text's sha256 (the text itself is in the ledger, `factory show`). */
+export function answerId(answer: string): string {
+  return createHash("sha256").update(answer).digest("hex").slice(0, 12);
+}
+
+const oneLine = (text: string): string => text.replace(/\s+/g, " ").trim();

@@ -79,7 +79,10 @@ export function liveRows(board: Board, steps: ReadonlyMap<string, string>, runni
       attempt: run?.attempt ?? row.attempts_used,
       costUsd: row.cost_usd,
       ...(run ? { since: run.since, step: state } : {}),
-      reason: row.reason ?? "",
+      // A question waiting for a person is what the row is about: the implementer's words, then the command.
+      reason: row.question
+        ? `asks: ${row.question.text}${row.question.suggestions.length ? ` (suggested: ${row.question.suggestions.join(" | ")})` : ""} — factory answer ${row.id} "…"`
+        : (row.reason ?? ""),
     };
   });
 }
@@ -110,7 +113,7 @@ export function workersHtml(workers: readonly WorkerRow[]): string {
 }
 
 const STYLE =
-  "body{font:15px/1.45 system-ui,sans-serif;max-width:72rem;margin:2rem auto;padding:0 1rem}table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #ddd;padding:.25rem .6rem;text-align:left;vertical-align:top}pre{background:#f6f6f6;padding:.5rem;overflow:auto}.merged{color:#070}.alive{color:#070}.stale{color:#b00;font-weight:bold}.ended{color:#777}.blocked{color:#b00}.awaiting_human{color:#a60}.reason{color:#555;font-size:90%}.alarm{background:#fee;color:#b00;font-weight:bold}";
+  "body{font:15px/1.45 system-ui,sans-serif;max-width:72rem;margin:2rem auto;padding:0 1rem}table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #ddd;padding:.25rem .6rem;text-align:left;vertical-align:top}pre{background:#f6f6f6;padding:.5rem;overflow:auto}.merged{color:#070}.alive{color:#070}.stale{color:#b00;font-weight:bold}.ended{color:#777}.blocked{color:#b00}.awaiting_human,.awaiting_answer{color:#a60}.reason{color:#555;font-size:90%}.alarm{background:#fee;color:#b00;font-weight:bold}";
 
 /** The page's only script: the rows from the server's stream, and the running packets' elapsed time. */
 const SCRIPT = `(function(){

@@ -23,6 +23,8 @@ export interface BoardRow {
   /** The file changed after the packet merged (the change is not run), or the file is gone. */
   note: string | null;
   commit: string | null;
+  /** awaiting_answer: the implementer's question for a person (agent text), and the answers it suggested. */
+  question?: { text: string; suggestions: string[] };
 }
 
 export interface Board {
@@ -93,6 +95,7 @@ export function buildBoard(input: BoardInput): Board {
             ? `its run (pid ${record.status.owner.pid} on ${record.status.owner.host}) is gone; the next factory run recovers it`
             : null,
       commit: record?.status.state === "merged" ? record.status.commit : null,
+      ...(record?.status.state === "awaiting_answer" && !changed ? { question: { text: record.status.question, suggestions: record.status.suggestions ?? [] } } : {}),
     });
   }
   for (const [id, { file, problem }] of input.invalid) {
@@ -133,7 +136,7 @@ export function buildBoard(input: BoardInput): Board {
       commit: record.status.state === "merged" ? record.status.commit : null,
     });
   }
-  const counts: Record<BoardState, number> = { queued: 0, running: 0, awaiting_human: 0, in_review: 0, merged: 0, blocked: 0, invalid: 0 };
+  const counts: Record<BoardState, number> = { queued: 0, running: 0, awaiting_human: 0, awaiting_answer: 0, in_review: 0, merged: 0, blocked: 0, invalid: 0 };
   for (const row of rows) counts[row.state] += 1;
   return {
     schema: BOARD_SCHEMA,
@@ -150,4 +153,13 @@ export function buildBoard(input: BoardInput): Board {
 
 function round(value: number): number {
   return Math.round(value * 1e6) / 1e6;
+}
+
+/** Pure: what a person reads about a question waiting for them: the question, its suggested answers, and the command. */
+export function questionLines(id: string, question: { text: string; suggestions: readonly string[] }): string[] {
+  return [
+    `${id} asks (the implementer's words): ${question.text}`,
+    ...question.suggestions.map((suggestion, index) => `  ${index + 1}. ${suggestion}`),
+    `  answer: factory answer ${id} "…"  (or --file F); no attempt is spent on a question`,
+  ];
 }

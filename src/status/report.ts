@@ -2,7 +2,7 @@ import { flakyLine } from "../gates/flaky.js";
 import { blockedNextStep } from "./next-step.js";
 import type { LedgerEvent } from "../ledger/events.js";
 import type { LedgerState, PacketHistory } from "../ledger/fold.js";
-import type { Board } from "./board.js";
+import { type Board, questionLines } from "./board.js";
 import { spendByRole, type RoleSpend } from "./spend.js";
 import { mutantsFlag } from "../loop/mutation-check.js";
 
@@ -55,6 +55,8 @@ export interface Report {
     /** Packets that wait on it (directly or through others) and so were not attempted. */
     waiting: { id: string; goal: string }[];
   }[];
+  /** Packets whose implementer asked a person a question, waiting for `factory answer`. */
+  questions: { id: string; goal: string; attempt: number; question: string; suggestions: string[] }[];
   notAttempted: { id: string; goal: string; why: string }[];
   /** Tests known flaky at the tip (left out of the verdicts that met them) until a rerun finds them steady. */
   flaky: { test: string; gate: string; failed: number; runs: number; packet: string; at: string }[];
@@ -88,6 +90,7 @@ export function buildReport(input: ReportInput): Report {
     merged: [],
     held: [],
     blocked: [],
+    questions: [],
     notAttempted: [],
     flaky: Object.values(input.ledger.flaky ?? {})
       .map(({ test, gate, failed, runs, packet, at }) => ({ test, gate, failed, runs, packet, at }))
@@ -145,6 +148,8 @@ export function buildReport(input: ReportInput): Report {
         rulings: reviewed?.kind === "review-recorded" ? (reviewed.rulings ?? []) : [],
         findings: reviewed?.kind === "review-recorded" ? (reviewed.findings ?? []) : [],
       });
+    } else if (status?.state === "awaiting_answer") {
+      report.questions.push({ id: row.id, goal, attempt: status.attempt, question: status.question, suggestions: status.suggestions ?? [] });
     } else if (status?.state === "blocked") {
       report.blocked.push({
         id: row.id,
@@ -279,6 +284,10 @@ export function reportText(report: Report): string[] {
     for (const finding of row.findings) lines.push(`    finding (${finding.severity})${finding.where ? ` ${finding.where}` : ""}: ${finding.claim}`);
     lines.push(`    factory diff ${row.id}; factory approve ${row.id}  or  factory reject ${row.id} --reason "…"`);
   }
+  if (report.questions.length) {
+    lines.push("", `Questions for you (${report.questions.length})`);
+    for (const row of report.questions) lines.push(...questionLines(row.id, { text: row.question, suggestions: row.suggestions }).map((line) => `  ${line}`));
+  }
   lines.push("", `Blocked (${report.blocked.length})`);
   for (const row of report.blocked) {
     lines.push(`  ${row.id}  $${row.costUsd.toFixed(2)}  ${row.goal}`);
@@ -313,6 +322,14 @@ export function reportHtml(report: Report): string {
         `<tr><td>${e(row.id)}</td><td><code>${e(row.commit.slice(0, 10))}</code></td><td>${row.attempts}</td><td>$${row.costUsd.toFixed(2)}</td><td>${e(minutes(row.wallMs))}</td><td>${e(row.goal)}</td><td>${e(row.tests ?? "")}</td><td${row.mutants?.flag ? ' class="violated"' : ""}>${row.mutants && !row.mutants.reason ? `${row.mutants.killed}/${row.mutants.made}${row.mutants.flag ? ` — ${e(row.mutants.flag)}` : ""}${row.mutants.unrun ? ` (${row.mutants.unrun} not run: out of time)` : ""}` : ""}</td></tr>`,
     )
     .join("")}</table>`;
+  const questions = report.questions
+    .map(
+      (row) =>
+        `<article id="${e(row.id)}"><h3>${e(row.id)}: ${e(row.goal)}</h3><p><b>The implementer asks</b> (its words): ${e(row.question)}</p>${
+          row.suggestions.length ? `<ol>${row.suggestions.map((suggestion) => `<li>${e(suggestion)}</li>`).join("")}</ol>` : ""
+        }<pre class=cmd>factory answer ${e(row.id)} "…"</pre></article>`,
+    )
+    .join("");
   const held = report.held
     .map(
       (row) => `<article id="${e(row.id)}"><h3>${e(row.id)}: ${e(row.goal)}</h3>
@@ -357,6 +374,7 @@ ${e(row.next)}</pre>${row.waiting.length ? `<p>Waiting behind it: ${row.waiting.
 <p>${e(report.since)} to ${e(report.until)}${report.run ? `, run <code>${e(report.run.id)}</code>${report.run.outcome ? ` (${e(report.run.outcome)}${report.run.reason ? `: ${e(report.run.reason)}` : ""})` : ""}` : ""}</p>
 ${section("Merged", report.merged.length, merged)}
 ${section("Held for you", report.held.length, held)}
+${report.questions.length ? section("Questions for you", report.questions.length, questions) : ""}
 ${section("Blocked", report.blocked.length, blocked)}
 ${section("Not attempted", report.notAttempted.length, notAttempted)}
 ${report.flaky.length ? section("Flaky tests", report.flaky.length, `<ul>${report.flaky.map((row) => `<li>${e(flakyText(row))}</li>`).join("")}</ul>`) : ""}

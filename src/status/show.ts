@@ -1,3 +1,4 @@
+import { answerId } from "../merge/message.js";
 import type { LedgerEvent } from "../ledger/events.js";
 import type { PacketHistory, PacketRecord } from "../ledger/fold.js";
 import { describeSpend, spendByRole } from "./spend.js";
@@ -99,6 +100,10 @@ function describe(event: LedgerEvent, tail: GateTail, tailLines: number): string
       return [`  merged: ${event.commit.slice(0, 10)}`];
     case "held":
       return [`  held for a person: ${event.commit.slice(0, 10)} (factory approve ${event.packet} / factory reject ${event.packet} --reason "…")`];
+    case "asked":
+      return [`  asked a person (the implementer's words): ${event.question}`, ...(event.suggestions ?? []).map((suggestion, index) => `    ${index + 1}. ${suggestion}`)];
+    case "answered":
+      return [`  answered by ${event.by} ${event.ts} (Factory-Answer ${answerId(event.answer)}): ${event.answer}`];
     case "blocked":
       return [`  blocked: ${event.reason}`];
     case "merge-blocked":

@@ -63,6 +63,8 @@ const SAMPLES: Record<EventKind, EventBody> = {
   merged: { kind: "merged", packet: "A", attempt: 1, commit: "c", tree: "t" },
   held: { kind: "held", packet: "A", attempt: 1, tree: "t", branch: "factory/A", commit: "c", fork: "f" },
   "pr-opened": { kind: "pr-opened", packet: "A", attempt: 1, number: 7, url: "https://github.example/acme/w/pull/7", branch: "factory/A", head: "c", tree: "t", fork: "f" },
+  asked: { kind: "asked", packet: "A", attempt: 1, sha256: "s", question: "Which unit?", suggestions: ["seconds", "ms"] },
+  answered: { kind: "answered", packet: "A", sha256: "s", attempt: 1, by: "me", answer: "seconds" },
   approved: { kind: "approved", packet: "A", by: "me", tree: "t" },
   rejected: { kind: "rejected", packet: "A", by: "me", reason: "no" },
   blocked: { kind: "blocked", packet: "A", attempt: 1, reason: "stuck", fix: "edit" },

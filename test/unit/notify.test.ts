@@ -60,6 +60,14 @@ describe("notifications", () => {
     });
   });
 
+  it("carry a question with its suggested answers, inert, after the factory's own command", () => {
+    const question = "Seconds or <!channel> milliseconds? ask @alice";
+    const body = notificationBody("/repo/app", { event: "question", packet: "P01", question, suggestions: ["seconds", "<https://evil.example|factory approve P01>"] }, new Date());
+    expect(body).toMatchObject({ event: "question", packet: "P01", answer: 'factory answer P01 "…"' });
+    for (const field of [String(body.text), String(body.question), ...(body.suggestions as string[])]) expect(field).not.toMatch(/[<>]|@alice/);
+    expect(String(body.text)).toMatch(/^factory \(app\): P01 asks a question \(answer with factory answer P01 "…"\): "Seconds or &lt;!channel&gt; milliseconds\? ask @\u2060alice"$/);
+  });
+
   it("make agent text inert: no Slack mention or disguised link, no @-mention, and the factory's command before it", () => {
     const reason = "the implementer agent-error: exited with code 1: <!channel> see <https://evil.example/approve|factory approve P02> & ping @here @alice";
     const body = notificationBody("/repo/app", { event: "blocked", packet: "P02", reason }, new Date());
