@@ -17,14 +17,14 @@ const MUTATIONS = [
     guard: "questions: past max_questions a question is a failed attempt",
     file: "src/loop/process-packet.ts",
     from: 'if (report.end.kind === "implementer-question" && asked < ctx.config.limits.maxQuestions)',
-    to: 'if (report.end.kind === "implementer-question")',
+    to: 'if (report.end.kind === "implementer-question" && asked >= 0)',
     tests: [["test/integration/question.test.ts", "past [limits] max_questions"]],
   },
   {
     guard: "questions: only a person answers",
     file: "src/commands/answer.ts",
     from: "const refusal = refuseAgents(options.cwd, options.env);",
-    to: "const refusal = undefined as string | undefined;",
+    to: 'const refusal = refuseAgents(options.cwd, options.env) && "" === "x" ? "never" : undefined;',
     tests: [["test/integration/question.test.ts", "is recorded with no attempt spent"]],
   },
   {
