@@ -24,7 +24,7 @@ const MUTATIONS = [
     guard: "questions: only a person answers",
     file: "src/commands/answer.ts",
     from: "const refusal = refuseAgents(options.cwd, options.env);",
-    to: 'const refusal = refuseAgents(options.cwd, options.env) && "" === "x" ? "never" : undefined;',
+    to: "const refusal = refuseAgents(options.cwd, options.env) ? undefined : undefined;",
     tests: [["test/integration/question.test.ts", "is recorded with no attempt spent"]],
   },
   {
