@@ -21,6 +21,7 @@ import { Budget } from "../loop/budget.js";
 import { attemptDir, Interrupted, taskBranch, worktreePath, type RunContext } from "../loop/context.js";
 import { resetWorktreeTo } from "../git/worktree.js";
 import { answersOf, applyLanding } from "../loop/process-packet.js";
+import { Notifier } from "../loop/notify.js";
 import { AgentWaits } from "../loop/rate-limits.js";
 import { recordedAttempt } from "../loop/recorded-attempt.js";
 import { checkSpecDrift } from "../loop/spec-drift.js";
@@ -217,6 +218,9 @@ async function approveLocked(input: ApproveOptions & ApprovalInput & { claims?: 
   });
   if (outcome.kind === "merged") {
     output.out(`Approved by ${by} and merged into ${workspace.branch} as ${outcome.commit.slice(0, 10)}.`);
+    const notifier = new Notifier(workspace.root, input.config.notify);
+    notifier.send({ event: "approved", packet: id, by, commit: outcome.commit });
+    for (const failure of await notifier.settle()) output.err(`warning: a notification was not delivered: ${failure}`);
     return EXIT.ok;
   }
   output.err(`Approved by ${by}, but not merged: ${outcome.kind === "merge-blocked" ? `${outcome.reason}. The next \`factory run\` lands it.` : outcome.kind}`);

@@ -23,7 +23,8 @@ import { joined, type Output } from "../log/output.js";
 import { createProgress } from "../log/progress.js";
 import { Budget } from "../loop/budget.js";
 import { Interrupted, RUNS_DIR, type RunContext } from "../loop/context.js";
-import { Notifier } from "../loop/notify.js";
+import { Notifier, type RunCounts } from "../loop/notify.js";
+import type { LedgerState } from "../ledger/fold.js";
 import { preflight } from "../loop/preflight-checks.js";
 import { recoverInFlight } from "../loop/recover.js";
 import { drainQueue } from "../loop/scheduler.js";
@@ -246,7 +247,8 @@ export async function run(options: RunOptions): Promise<ExitCode> {
     } catch (error) {
       output.err(`warning: the morning brief could not be written: ${error instanceof Error ? error.message : String(error)}`);
     }
-    notifier.send({ event: "run-ended", outcome: end.outcome, ...(end.reason ? { reason: end.reason } : {}), costUsd: budget.spentUsd, ...(brief ? { report: brief } : {}) });
+    const counts = runCounts(mergedBefore, (await workspace.ledger.read()).state);
+    notifier.send({ event: "run-ended", outcome: end.outcome, ...(end.reason ? { reason: end.reason } : {}), costUsd: budget.spentUsd, ...(brief ? { report: brief } : {}), counts });
     for (const failure of await notifier.settle()) output.err(`warning: a notification was not delivered: ${failure}`);
     try {
       // The cheap cleaning of `factory gc`, at the end of a night: what this run finished with, what has aged out.
@@ -270,6 +272,18 @@ const UNREACHABLE_PATIENCE_MS = 10 * 60_000;
 /** A run on the PostgreSQL ledger takes no lock of the repository's: its claims are leased in the database. */
 function workerLock(): { ok: true; lock: { run: string; pid: number; host: string; startedAt: string }; release: () => Promise<void>; tookOverFrom?: undefined; pidReused?: undefined } {
   return { ok: true, lock: { run: randomUUID(), pid: process.pid, host: hostname(), startedAt: new Date().toISOString() }, release: async () => undefined };
+}
+
+/** Pure: what a run ended with: the packets it landed, and those waiting for a person or blocked now. */
+export function runCounts(mergedBefore: ReadonlyMap<string, string>, state: Pick<LedgerState, "packets">): RunCounts {
+  const counts: RunCounts = { merged: [], waiting: [], blocked: [] };
+  for (const record of state.packets.values()) {
+    const { state: now } = record.status;
+    if (now === "merged" && !mergedBefore.has(record.id)) counts.merged.push(record.id);
+    if (now === "awaiting_human" || now === "awaiting_answer") counts.waiting.push(record.id);
+    if (now === "blocked") counts.blocked.push(record.id);
+  }
+  return counts;
 }
 
 /** When something stops, the next command is obvious. */

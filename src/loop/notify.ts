@@ -9,7 +9,25 @@ export type Notification =
   | { event: "awaiting_human"; packet: string }
   | { event: "question"; packet: string; question: string; suggestions: string[] }
   | { event: "blocked"; packet: string; reason: string }
-  | { event: "run-ended"; outcome: string; reason?: string; costUsd: number; report?: string };
+  | { event: "merged"; packet: string; commit: string }
+  | { event: "approved"; packet: string; by: string; commit: string }
+  | { event: "run-ended"; outcome: string; reason?: string; costUsd: number; report?: string; counts?: RunCounts };
+
+/** What a run ended with, by packet: landed by it, waiting for a person now (held or asking), blocked now. */
+export interface RunCounts {
+  merged: string[];
+  waiting: string[];
+  blocked: string[];
+}
+
+/** The longest reason a one-line `text` carries; the whole one is in `reason`. */
+const SHORT_REASON = 160;
+
+/** Pure: "3 merged, 1 waits for you: K03, 0 blocked" (names up to five per kind). */
+export function countsText(counts: RunCounts): string {
+  const names = (ids: readonly string[]): string => (ids.length ? `: ${ids.slice(0, 5).join(", ")}${ids.length > 5 ? ` and ${ids.length - 5} more` : ""}` : "");
+  return `${counts.merged.length} merged, ${counts.waiting.length} ${counts.waiting.length === 1 ? "waits" : "wait"} for you${names(counts.waiting)}, ${counts.blocked.length} blocked${names(counts.blocked)}`;
+}
 
 /**
  * Pure: the JSON body every channel gets (the README documents it): the
@@ -49,16 +67,38 @@ export function notificationBody(root: string, notification: Notification, now =
         ...common,
         text: `factory (${where}): ${notification.packet} is blocked (see factory show ${notification.packet}): "${chatInert(notification.reason.split("\n")[0] ?? "")}"`,
       };
-    case "run-ended":
+    case "merged":
+      return {
+        event: notification.event,
+        packet: notification.packet,
+        commit: notification.commit,
+        ...common,
+        text: `factory (${where}): ${notification.packet} merged as ${notification.commit.slice(0, 10)}`,
+      };
+    case "approved":
+      return {
+        event: notification.event,
+        packet: notification.packet,
+        by: notification.by,
+        commit: notification.commit,
+        ...common,
+        text: `factory (${where}): ${notification.packet} approved by ${chatInert(notification.by)} and merged as ${notification.commit.slice(0, 10)}`,
+      };
+    case "run-ended": {
+      const reason = notification.reason === undefined ? undefined : chatInert(notification.reason);
+      const short = reason && reason.length > SHORT_REASON ? `${reason.slice(0, SHORT_REASON - 1)}…` : reason;
+      const counts = notification.counts;
       return {
         event: notification.event,
         outcome: notification.outcome,
-        reason: notification.reason === undefined ? null : chatInert(notification.reason),
+        reason: reason ?? null,
         cost_usd: notification.costUsd,
         report: notification.report ?? null,
+        ...(counts ? { merged: counts.merged, waiting: counts.waiting, blocked: counts.blocked } : {}),
         ...common,
-        text: `factory (${where}): the run ${notification.outcome} ($${notification.costUsd.toFixed(2)} spent)${notification.reason ? `: "${chatInert(notification.reason)}"` : ""}`,
+        text: `factory (${where}): the run ${notification.outcome} ($${notification.costUsd.toFixed(2)} spent)${counts ? `: ${countsText(counts)}` : ""}${short ? `${counts ? ";" : ":"} "${short}"` : ""}`,
       };
+    }
   }
 }
 

@@ -111,6 +111,8 @@ export async function drainQueue(ctx: RunContext, options: SchedulerOptions): Pr
         notClaimed.add(packet.id);
         break;
       case "merged":
+        ctx.notifier?.send({ event: "merged", packet: packet.id, commit: outcome.commit });
+        break;
       case "in-review":
         break;
     }

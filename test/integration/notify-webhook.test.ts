@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
+import { runCliAsync } from "../helpers/cli.js";
 import { DOUBLE_JS, useLoopRepos } from "../helpers/loop-repo.js";
 
 const setUp = useLoopRepos(afterEach);
@@ -47,9 +48,27 @@ describe("the webhook", () => {
     expect(failed?.event).toBe("awaiting_human");
     expect(delivered.map((body) => body.event)).toEqual(["awaiting_human", "run-ended"]);
     expect(delivered[0]).toMatchObject({ packet: "P01", approve: "factory approve P01", repository: target.dir, text: expect.stringContaining("P01 waits for a person: factory approve P01") });
-    expect(delivered[1]).toMatchObject({ outcome: "drained", cost_usd: expect.any(Number), text: expect.stringContaining("the run drained") });
+    expect(delivered[1]).toMatchObject({ outcome: "drained", cost_usd: expect.any(Number), merged: [], waiting: ["P01"], blocked: [] });
+    expect(String(delivered[1]?.text)).toMatch(/the run drained \(\$\d+\.\d\d spent\): 0 merged, 1 waits for you: P01, 0 blocked$/);
     expect(typeof delivered[1]?.at).toBe("string");
   }, 60_000);
+
+  it("is told what merged, what a person approved, and what the run ended with", async () => {
+    const hook = await webhook((_, response) => response.end());
+    const target = setUp({ config: notifyConfig(hook.url), script: { P01: { implementer: [{ write: { "src/double.js": DOUBLE_JS } }] } } });
+    expect((await target.run()).code).toBe(0);
+    const commit = target.git("rev-parse", "main").trim();
+    expect(hook.bodies.map((body) => body.event)).toEqual(["merged", "run-ended"]);
+    expect(hook.bodies[0]).toMatchObject({ packet: "P01", commit, text: expect.stringMatching(new RegExp(`P01 merged as ${commit.slice(0, 10)}$`)) });
+    expect(hook.bodies[1]).toMatchObject({ merged: ["P01"], waiting: [], blocked: [], text: expect.stringMatching(/: 1 merged, 0 wait for you, 0 blocked$/) });
+    // A held packet a person approves: the approval is told, with who and the commit.
+    const held = setUp({ packet: `gate = "human"`, config: notifyConfig(hook.url), script: { P01: { implementer: [{ write: { "src/double.js": DOUBLE_JS } }] } } });
+    await held.run();
+    hook.bodies.length = 0;
+    const approved = await runCliAsync(["approve", "P01", "--yes"], held.dir); // not spawnSync: this process answers the webhook
+    expect(approved.code, approved.stderr).toBe(0);
+    expect(hook.bodies).toEqual([expect.objectContaining({ event: "approved", packet: "P01", by: held.git("config", "user.name").trim(), commit: held.git("rev-parse", "main").trim() })]);
+  }, 90_000);
 
   it("gets agent text inert: an implementer's stderr cannot mention everyone or disguise a link", async () => {
     const hook = await webhook((_, response) => response.end());

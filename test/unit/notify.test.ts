@@ -2,7 +2,7 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { Notifier, notificationBody } from "../../src/loop/notify.js";
+import { countsText, Notifier, notificationBody } from "../../src/loop/notify.js";
 
 let dir: string;
 let path: string | undefined;
@@ -58,6 +58,19 @@ describe("notifications", () => {
       report: null,
       text: 'factory (app): the run halted ($1.50 spent): "P02 is blocked"',
     });
+  });
+
+  it("name a run's counts and cut a long reason in the text (the whole one in reason)", () => {
+    const reason = `P03 is blocked: ${"x".repeat(400)}`;
+    const body = notificationBody(
+      "/repo/app",
+      { event: "run-ended", outcome: "halted", reason, costUsd: 1, counts: { merged: ["K01", "K02", "K04"], waiting: ["K03"], blocked: ["P03"] } },
+      new Date(),
+    );
+    expect(body).toMatchObject({ merged: ["K01", "K02", "K04"], waiting: ["K03"], blocked: ["P03"], reason });
+    expect(String(body.text)).toMatch(/^factory \(app\): the run halted \(\$1\.00 spent\): 3 merged, 1 waits for you: K03, 1 blocked: P03; "P03 is blocked: x+…"$/);
+    expect(String(body.text).length).toBeLessThan(260);
+    expect(countsText({ merged: [], waiting: ["A", "B", "C", "D", "E", "F", "G"], blocked: [] })).toBe("0 merged, 7 wait for you: A, B, C, D, E and 2 more, 0 blocked");
   });
 
   it("carry a question with its suggested answers, inert, after the factory's own command", () => {
