@@ -14,6 +14,13 @@ import { fileURLToPath } from "node:url";
 /** guard, file, the exact text to replace (once), its replacement, and the tests (file, name) that claim the guard. */
 const MUTATIONS = [
   {
+    guard: "mcp: a person's commands are refused by name",
+    file: "src/mcp/tools.ts",
+    from: "if ((PERSON_ONLY as readonly string[]).includes(bare))",
+    to: "if ((PERSON_ONLY as readonly string[]).includes(bare) && bare === name.repeat(2))",
+    tests: [["test/integration/mcp.test.ts", "refuses a person's commands by name"]],
+  },
+  {
     guard: "questions: past max_questions a question is a failed attempt",
     file: "src/loop/process-packet.ts",
     from: 'if (report.end.kind === "implementer-question" && asked < ctx.config.limits.maxQuestions)',

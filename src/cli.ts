@@ -163,6 +163,15 @@ export function buildProgram(): Command {
     );
 
   program
+    .command("mcp")
+    .addHelpText("after", '\nAdd it to a coding agent\'s MCP servers (README: "An MCP server"), e.g.:\n  claude mcp add factory -- npx factory mcp')
+    .description("serve the Model Context Protocol over stdio for this repository: status, show, plan, lint, diff, report, draft_packet, cut (never approve, reject, answer, unblock, reset or run)")
+    .action(async () => {
+      await (await import("./mcp/server.js")).serveMcp(cwd, VERSION);
+      finish(EXIT.ok);
+    });
+
+  program
     .command("answer")
     .addHelpText("after", '\nExamples:\n  factory answer P01 "seconds, as the spec\'s table says"\n  factory answer P01 --file answer.md')
     .description("answer the question a packet's implementer asked; the next attempt is told (no attempt is spent on a question)")

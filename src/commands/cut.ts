@@ -10,12 +10,13 @@ import { CONVENTIONS_FILE } from "../loop/attempt.js";
 import { Interrupted, RUNS_DIR } from "../loop/context.js";
 import { sweepLeftovers } from "../loop/leftovers.js";
 import { readQueueSources } from "../packet/load.js";
-import { cutPackets, type Verdict } from "../planning/cut.js";
+import { cutPackets, type PlaceInput, type Verdict } from "../planning/cut.js";
+import type { Config } from "../config/types.js";
 import { advancedTier } from "../planning/policy.js";
 import { checkSandbox, SANDBOX_HELP } from "../process/sandbox.js";
 import { formatProblem } from "../util/problem.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
-import { loadWorkspace, packetContext } from "./workspace.js";
+import { loadWorkspace, packetContext, type Workspace } from "./workspace.js";
 
 export interface CutOptions {
   cwd: string;
@@ -43,21 +44,14 @@ export async function cut(options: CutOptions): Promise<ExitCode> {
     output.err(`factory cut: ${message}`);
     return EXIT.invalid;
   };
-  const load = await loadWorkspace(options.cwd, { trustCache: false });
-  if (!load.ok || !load.workspace.config || load.workspace.problems.some((problem) => !problem.file.startsWith("packets/"))) {
-    for (const problem of load.ok ? load.workspace.problems : load.problems) output.err(formatProblem(problem));
-    return fail("nothing was cut; fix the problems above (`factory lint` lists them).");
-  }
-  const { workspace } = load;
-  const config = workspace.config as NonNullable<typeof workspace.config>;
+  const load = await loadForCut(options.cwd, output);
+  if (!load) return fail("nothing was cut; fix the problems above (`factory lint` lists them).");
+  const { workspace, config } = load;
   const scope = readScope(options);
   if (!scope.ok) return fail(scope.problem);
-  const specPath = relative(workspace.root, resolve(options.cwd, options.spec)).split("\\").join("/");
-  if (specPath.startsWith("..") || isAbsolute(specPath)) return fail(`${options.spec} is outside the repository`);
-  const last = await gitTry(workspace.root, ["log", "-1", "--format=%H", workspace.tip, "--", specPath]);
-  const specCommit = last.ok ? last.out.trim() : "";
-  const specText = specCommit ? await readFileAt(workspace.root, specCommit, specPath) : undefined;
-  if (!specCommit || specText === undefined) return fail(`${specPath} is not in git at the tip of ${workspace.branch}: commit the spec first (packets are pinned to its commit)`);
+  const spec = await specAtTip(workspace, options.cwd, options.spec);
+  if (!spec.ok) return fail(spec.problem);
+  const { path: specPath, commit: specCommit, text: specText } = spec;
 
   const tierName = options.tier ?? config.planning.tier ?? advancedTier(config.tiers.map((tier) => tier.name));
   const named = config.tiers.find((candidate) => candidate.name === tierName);
@@ -69,10 +63,8 @@ export async function cut(options: CutOptions): Promise<ExitCode> {
   const lookup = adapterFor(agent);
   if (!lookup.ok) return fail(`.factory/config.toml: ${lookup.reason}`);
   if (config.planning.maxCostUsd === 0) return fail("[planning] max_cost_usd = 0 allows no planning call");
-  if (config.sandbox.kind === "bwrap") {
-    const sandbox = await checkSandbox(workspace.root);
-    if (!sandbox.ok) return fail(`the sandbox cannot start: ${sandbox.reason}; ${SANDBOX_HELP}`);
-  }
+  const sandbox = await sandboxProblem(workspace.root, config);
+  if (sandbox) return fail(sandbox);
   const template = await projectTemplate(workspace.root, workspace.tip, "cut");
   if (!template.ok) return fail(template.problem);
 
@@ -94,7 +86,7 @@ export async function cut(options: CutOptions): Promise<ExitCode> {
       ...(template.template !== undefined ? { template: template.template } : {}),
       ...(conventions ? { conventions } : {}),
       runDir,
-      existing: { ...(await readQueueSources(workspace.root, workspace.tip)), packets: workspace.queue.parsed.map((packet) => ({ id: packet.id, goal: packet.goal, file: packet.file })) },
+      existing: await existingQueue(workspace),
       context: packetContext(config),
       ledger: workspace.ledger,
     });
@@ -129,9 +121,42 @@ function readScope(options: CutOptions): Scope {
   return { ok: true, text };
 }
 
-async function printVerdicts(output: Output, verdicts: readonly Verdict[], runDir: string): Promise<void> {
+/** The workspace a cut (or a draft) judges against: its config loads and nothing but packet files has a problem. */
+export async function loadForCut(cwd: string, output: Output): Promise<{ workspace: Workspace; config: Config } | undefined> {
+  const load = await loadWorkspace(cwd, { trustCache: false });
+  if (!load.ok || !load.workspace.config || load.workspace.problems.some((problem) => !problem.file.startsWith("packets/"))) {
+    for (const problem of load.ok ? load.workspace.problems : load.problems) output.err(formatProblem(problem));
+    return undefined;
+  }
+  return { workspace: load.workspace, config: load.workspace.config };
+}
+
+/** A spec as packets pin it: its repository path, the last commit at the tip that changed it, and its text there. */
+export async function specAtTip(workspace: Workspace, cwd: string, spec: string): Promise<{ ok: true; path: string; commit: string; text: string } | { ok: false; problem: string }> {
+  const path = relative(workspace.root, resolve(cwd, spec)).split("\\").join("/");
+  if (path.startsWith("..") || isAbsolute(path)) return { ok: false, problem: `${spec} is outside the repository` };
+  const last = await gitTry(workspace.root, ["log", "-1", "--format=%H", workspace.tip, "--", path]);
+  const commit = last.ok ? last.out.trim() : "";
+  const text = commit ? await readFileAt(workspace.root, commit, path) : undefined;
+  if (!commit || text === undefined) return { ok: false, problem: `${path} is not in git at the tip of ${workspace.branch}: commit the spec first (packets are pinned to its commit)` };
+  return { ok: true, path, commit, text };
+}
+
+/** Why proposals' planted tests cannot be run here (they run in the sandbox), or undefined. */
+export async function sandboxProblem(root: string, config: Config): Promise<string | undefined> {
+  if (config.sandbox.kind !== "bwrap") return undefined;
+  const sandbox = await checkSandbox(root);
+  return sandbox.ok ? undefined : `the sandbox cannot start: ${sandbox.reason}; ${SANDBOX_HELP}`;
+}
+
+/** The committed queue, for judging proposals against it (no repeated id, file or goal). */
+export async function existingQueue(workspace: Workspace): Promise<PlaceInput["existing"]> {
+  return { ...(await readQueueSources(workspace.root, workspace.tip)), packets: workspace.queue.parsed.map((packet) => ({ id: packet.id, goal: packet.goal, file: packet.file })) };
+}
+
+export async function printVerdicts(output: Output, verdicts: readonly Verdict[], runDir: string, none = "The planner proposed no packet."): Promise<void> {
   if (verdicts.length === 0) {
-    output.out("The planner proposed no packet.");
+    output.out(none);
     return;
   }
   const rows = verdicts.map((verdict) => [verdict.id ?? "?", verdict.goal ?? verdict.file, verdict.planted, verdict.accepted ? paint(output, "green", "accepted") : paint(output, "red", "refused")]);

@@ -21,7 +21,7 @@ import { judgeProposals } from "./proposals.js";
 import { cutPrompt, PLANNER_OUTPUT } from "./cut-prompt.js";
 
 /** One planted file as the planner wrote it: its repository path (under `packets/supplied/<ID>/`), mode and bytes. */
-interface WrittenFile {
+export interface WrittenFile {
   path: string;
   mode: string;
   bytes: Buffer;
@@ -70,8 +70,25 @@ export async function cutPackets(ctx: Pick<RunContext, "root" | "config" | "sign
   mkdirSync(input.runDir, { recursive: true });
   const planned = await runPlanner(ctx, input);
   if (!planned.ok) return planned;
-  const { sources, written, notes } = planned;
-  if (sources.length === 0) return { ok: true, verdicts: [], notes: [...notes, `the planner wrote no packet file under ${PLANNER_OUTPUT}/packets/`] };
+  if (planned.sources.length === 0) return { ok: true, verdicts: [], notes: [...planned.notes, `the planner wrote no packet file under ${PLANNER_OUTPUT}/packets/`] };
+  return placeProposals(ctx, input, planned);
+}
+
+/** What judging proposals needs of a cut: the spec they pin to, the tip, where refused ones go, and the queue. */
+export type PlaceInput = Pick<CutInput, "spec" | "tip" | "runDir" | "existing" | "context">;
+
+/**
+ * Proposed packet files and their planted files, however they were written (a planner agent, or a person's
+ * coding session through `factory mcp`), judged by the factory as a cut's are, and the accepted ones written
+ * into the checkout, untracked; the refused ones under the run directory with their reasons.
+ */
+export async function placeProposals(
+  ctx: Pick<RunContext, "root" | "config" | "signal">,
+  input: PlaceInput,
+  proposed: { sources: PacketSource[]; written: WrittenFile[]; notes: string[] },
+): Promise<CutResult> {
+  mkdirSync(input.runDir, { recursive: true });
+  const { sources, written, notes } = proposed;
   const supplied = suppliedByPacket(written.map((file) => ({ path: file.path, mode: file.mode, sha: blobId(file.bytes) })));
   const judged = judgeProposals({ proposals: sources, supplied, existing: input.existing, context: input.context, spec: { path: input.spec.path, commit: input.spec.commit } });
   const trials = await plantedTrials(
@@ -205,7 +222,7 @@ function readProposals(output: string, maxBytes: number): { sources: PacketSourc
  */
 async function plantedTrials(
   ctx: Pick<RunContext, "root" | "config" | "signal">,
-  input: CutInput,
+  input: PlaceInput,
   packets: readonly Packet[],
   written: readonly WrittenFile[],
 ): Promise<Map<string, { planted: string; problem?: string }>> {
