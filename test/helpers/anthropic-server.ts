@@ -38,6 +38,8 @@ export interface RecordedRequest {
   session: string;
   model: string;
   messages: number;
+  /** The request's last message, as JSON (a tool's result comes back in it). */
+  last: string;
 }
 
 export interface AnthropicServer {
@@ -86,7 +88,7 @@ export async function startAnthropicServer(script: ModelScript): Promise<Anthrop
         session = { role, turns: queues[role].shift() ?? [], next: 0, cwd };
         sessions.set(sessionId, session);
       }
-      requests.push({ role: session.role, session: sessionId, model: request.model, messages: request.messages.length });
+      requests.push({ role: session.role, session: sessionId, model: request.model, messages: request.messages.length, last: JSON.stringify(request.messages.at(-1)?.content ?? "") });
       const turn = session.turns[session.next++] ?? { text: session.role === "probe" ? "ready" : "Done." };
       if (turn.hang) return; // the connection stays open until the client gives up or is killed
       if (turn.http) {
