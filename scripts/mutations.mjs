@@ -14,6 +14,13 @@ import { fileURLToPath } from "node:url";
 /** guard, file, the exact text to replace (once), its replacement, and the tests (file, name) that claim the guard. */
 const MUTATIONS = [
   {
+    guard: "intake: an issue's text cannot close its quote",
+    file: "src/forge/intake.ts",
+    from: 'const fence = "~".repeat(longest + 1);',
+    to: 'const fence = "~".repeat(3);',
+    tests: [["test/integration/intake.test.ts", "writes an issue as an untracked spec slice"]],
+  },
+  {
     guard: "mcp: a person's commands are refused by name",
     file: "src/mcp/tools.ts",
     from: "if ((PERSON_ONLY as readonly string[]).includes(bare))",

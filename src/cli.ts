@@ -163,6 +163,13 @@ export function buildProgram(): Command {
     );
 
   program
+    .command("intake")
+    .addHelpText("after", "\nExamples:\n  factory intake 12\n  factory intake https://github.com/acme/widgets/issues/12")
+    .description("write an issue of the [forge] repository (its text, author, labels and comments) as a spec slice under docs/intake/, untracked, to commit and cut packets from")
+    .argument("<issue>", "the issue's number or URL")
+    .action(async (issue: string) => finish(await (await import("./commands/intake.js")).intake({ cwd, issue, output, env: process.env })));
+
+  program
     .command("mcp")
     .addHelpText("after", '\nAdd it to a coding agent\'s MCP servers (README: "An MCP server"), e.g.:\n  claude mcp add factory -- npx factory mcp')
     .description("serve the Model Context Protocol over stdio for this repository: status, show, plan, lint, diff, report, draft_packet, cut (never approve, reject, answer, unblock, reset or run)")

@@ -19,6 +19,7 @@ import {
   DEFAULT_FORGE_API,
   DEFAULT_REMOTE_PATIENCE_MS,
   DEFAULT_FORGE_POLL_MS,
+  DEFAULT_CLOSE_LABEL,
   TARGET_MODES,
   type TargetMode,
   ASSESSMENT_POLICIES,
@@ -140,8 +141,9 @@ function readForge(root: Fields, required: boolean): Config["forge"] {
   const pollText = fields.raw("poll");
   const pollMs = pollText === undefined ? DEFAULT_FORGE_POLL_MS : parseDuration(pollText);
   if (pollText !== undefined && pollMs === undefined) fields.report("poll", `${JSON.stringify(pollText)} is not a duration; write e.g. "30s"`);
+  const closeLabel = fields.string("close_label", { nonEmpty: true })?.trim() ?? DEFAULT_CLOSE_LABEL;
   fields.rejectUnknown();
-  return { kind: "github", api, repo: repo ?? "", tokenEnv, autoMerge, pollMs: pollMs ?? DEFAULT_FORGE_POLL_MS };
+  return { kind: "github", api, repo: repo ?? "", tokenEnv, autoMerge, pollMs: pollMs ?? DEFAULT_FORGE_POLL_MS, closeLabel };
 }
 
 function readLedger(root: Fields): Config["ledger"] {

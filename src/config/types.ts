@@ -57,11 +57,14 @@ export interface ForgeConfig {
   autoMerge: boolean;
   /** How often a run looks at its open pull requests while it has nothing else to do. */
   pollMs: number;
+  /** An issue taken in with `factory intake` and labelled so is closed when its packet lands. */
+  closeLabel: string;
 }
 
 export const DEFAULT_REMOTE_PATIENCE_MS = 10 * 60_000;
 export const DEFAULT_FORGE_API = "https://api.github.com";
 export const DEFAULT_FORGE_POLL_MS = 30_000;
+export const DEFAULT_CLOSE_LABEL = "factory:close";
 
 export const DEFAULT_LEASE_MS = 120_000;
 

@@ -13,6 +13,25 @@ export interface PullRequest {
   base: { ref: string; sha: string };
 }
 
+export interface Issue {
+  number: number;
+  title: string;
+  body: string | null;
+  html_url: string;
+  state: string;
+  user: { login: string } | null;
+  labels: ({ name: string } | string)[];
+  created_at: string;
+  pull_request?: unknown;
+}
+
+export interface IssueComment {
+  body: string | null;
+  user: { login: string } | null;
+  created_at: string;
+  html_url: string;
+}
+
 export interface CheckRun {
   name: string;
   status: "queued" | "in_progress" | "completed" | string;
@@ -106,6 +125,24 @@ export class GitHub {
 
   async updatePull(number: number, input: { title?: string; body?: string }): Promise<PullRequest> {
     return (await this.request("PATCH", `/pulls/${number}`, input)) as PullRequest;
+  }
+
+  /** An issue (GitHub answers pull requests here too: `pull_request` is set on those). */
+  async issue(number: number): Promise<Issue> {
+    return (await this.request("GET", `/issues/${number}`)) as Issue;
+  }
+
+  /** An issue's comments, oldest first (the first 100). */
+  async issueComments(number: number): Promise<IssueComment[]> {
+    return (await this.request("GET", `/issues/${number}/comments?per_page=100`)) as IssueComment[];
+  }
+
+  async commentOnIssue(number: number, body: string): Promise<void> {
+    await this.request("POST", `/issues/${number}/comments`, { body });
+  }
+
+  async closeIssue(number: number): Promise<void> {
+    await this.request("PATCH", `/issues/${number}`, { state: "closed", state_reason: "completed" });
   }
 
   async pull(number: number): Promise<PullRequest> {

@@ -21,6 +21,7 @@ import { attemptDir, Interrupted, taskBranch, worktreePath, type RunContext } fr
 import { continuable, decide, type AttemptDecision, type AttemptEnd } from "./decide.js";
 import { dropHeld, keepHeldAttempt } from "./held.js";
 import { recordedAttempt } from "./recorded-attempt.js";
+import { reportToIssue } from "./issue-report.js";
 
 export type PacketOutcome =
   | { kind: "merged"; commit: string }
@@ -274,6 +275,7 @@ export async function applyLanding(
       await deleteBranch(ctx.root, taskBranch(packet.id));
       await dropHeld(ctx.root, packet.id, ctx.config.target.remote);
       ctx.emit({ kind: "outcome", packet: packet.id, attempt, outcome: "merged", reasons: [`${ctx.branch} @ ${landed.commit.slice(0, 10)}`] });
+      await reportToIssue(ctx, packet, attempt, landed.commit);
       return { kind: "merged", commit: landed.commit };
     case "in-review": {
       const { number, url, branch, head, tree, base } = landed;

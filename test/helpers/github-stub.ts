@@ -29,6 +29,20 @@ export interface StubPull {
   comments: { user: { login: string }; path: string; line: number; body: string; commit_id: string }[];
 }
 
+/** An issue as the stub keeps it (GitHub's fields the factory reads). */
+export interface StubIssue {
+  number: number;
+  title: string;
+  body: string | null;
+  user: { login: string };
+  labels: string[];
+  state: "open" | "closed";
+  created_at: string;
+  comments: { user: { login: string }; body: string; created_at: string }[];
+  /** A pull request's number answered on /issues, as GitHub does. */
+  pull?: true;
+}
+
 export interface RecordedRequest {
   method: string;
   path: string;
@@ -47,6 +61,7 @@ export interface GitHubStub {
   caFile: string;
   requests: RecordedRequest[];
   pulls: Map<number, StubPull>;
+  issues: Map<number, StubIssue>;
   /** The checks the forge reports on a head: the n-th head it saw for the PR (0 first). Default: one passing check. */
   checks: (sha: string, nthHead: number) => StubCheck[];
   /** Faults the next requests (any) answer with before being served: a 5xx, or a rate limit with its headers. */
@@ -106,6 +121,7 @@ export async function startGitHubStub(input: {
     caFile,
     requests: [],
     pulls: new Map(),
+    issues: new Map(),
     checks: () => [{ name: "ci", status: "completed", conclusion: "success", output: { title: "ok", summary: "all green", text: null } }],
     mergeAnswers: [],
     asyncMerge: true,
@@ -289,6 +305,30 @@ export async function startGitHubStub(input: {
       if (found[2] === "status") return answer(response, 200, { state: "success", sha, total_count: 0, statuses: [] });
       const checks = pull ? stub.checks(sha, pull.heads.indexOf(sha)) : [];
       return answer(response, 200, { total_count: checks.length, check_runs: checks.map((check, at) => ({ id: at + 1, head_sha: sha, html_url: `${site}/runs/${at + 1}`, ...check })) });
+    }
+    const issuePath = /^\/issues\/(\d+)(\/comments)?$/.exec(rest);
+    if (issuePath) {
+      const issue = stub.issues.get(Number(issuePath[1]));
+      if (!issue) return answer(response, 404, { message: "Not Found" });
+      const url = `${site}/issues/${issue.number}`;
+      const comment = (entry: StubIssue["comments"][number], at: number) => ({ id: at + 1, html_url: `${url}#issuecomment-${at + 1}`, ...entry, updated_at: entry.created_at });
+      if (issuePath[2] && method === "GET") return answer(response, 200, issue.comments.map(comment));
+      if (issuePath[2] && method === "POST") {
+        issue.comments.push({ user: { login: "factory-bot" }, body: String(body.body), created_at: new Date().toISOString() });
+        return answer(response, 201, comment(issue.comments.at(-1) as StubIssue["comments"][number], issue.comments.length - 1));
+      }
+      if (!issuePath[2] && method === "PATCH" && (body.state === "open" || body.state === "closed")) issue.state = body.state;
+      if (!issuePath[2] && (method === "GET" || method === "PATCH")) {
+        const { comments, pull, labels, ...fields } = issue;
+        return answer(response, 200, {
+          id: issue.number,
+          html_url: url,
+          ...fields,
+          labels: labels.map((name, at) => ({ id: at + 1, name, color: "ededed" })),
+          comments: comments.length,
+          ...(pull ? { pull_request: { url: `${stub.api}/repos/${input.owner}/${input.repo}/pulls/${issue.number}` } } : {}),
+        });
+      }
     }
     const protectionPath = /^\/branches\/([^/]+)\/protection$/.exec(rest);
     if (protectionPath && method === "GET") {

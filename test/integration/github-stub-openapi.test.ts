@@ -106,6 +106,14 @@ describe.skipIf(!spec.ok)("the scripted GitHub against GitHub's OpenAPI descript
       "PUT /pulls/4/merge-async 400",
     ]);
 
+    // Issues (factory intake, and the comment a landing leaves).
+    stub.issues.set(7, { number: 7, title: "An issue", body: "text", user: { login: "alice" }, labels: ["factory:close"], state: "open", created_at: "2026-12-01T10:00:00Z", comments: [] });
+    expect(await client.issue(7)).toMatchObject({ number: 7, labels: [{ name: "factory:close" }] });
+    await client.commentOnIssue(7, "landed");
+    expect(await client.issueComments(7)).toEqual([expect.objectContaining({ body: "landed" })]);
+    await client.closeIssue(7);
+    expect(stub.issues.get(7)?.state).toBe("closed");
+
     const problems = stub.requests.flatMap((request) => checkExchange(api, request));
     expect(problems).toEqual([]);
     expect(stub.requests.length).toBeGreaterThanOrEqual(25);

@@ -122,7 +122,15 @@ describe("[target] mode and [forge] in the config", () => {
   const base = 'target_branch = "main"\n[surfaces.app]\ndir = "."\n';
   it("reads pull-request mode with its forge; refuses it without a remote, a forge table, a repo, or with a token written in", () => {
     const read = parseConfig(`${base}[target]\nremote = "origin"\nmode = "pull-request"\n[forge]\nrepo = "acme/w"\nauto_merge = true\n`);
-    expect(read.ok && read.config.forge).toEqual({ kind: "github", api: "https://api.github.com", repo: "acme/w", tokenEnv: "GITHUB_TOKEN", autoMerge: true, pollMs: 30_000 });
+    expect(read.ok && read.config.forge).toEqual({
+      kind: "github",
+      api: "https://api.github.com",
+      repo: "acme/w",
+      tokenEnv: "GITHUB_TOKEN",
+      autoMerge: true,
+      pollMs: 30_000,
+      closeLabel: "factory:close",
+    });
     const messages = (text: string) => (parseConfig(`${base}${text}`) as { problems: { message: string }[] }).problems?.map((problem) => problem.message).join("\n") ?? "";
     expect(messages('[target]\nmode = "pull-request"\n[forge]\nrepo = "acme/w"\n')).toContain("lands on a shared remote");
     expect(messages('[target]\nremote = "origin"\nmode = "pull-request"\n')).toContain("needs a [forge] table");
