@@ -17,7 +17,7 @@ const MUTATIONS = [
     guard: "intake: an issue's text cannot close its quote",
     file: "src/forge/intake.ts",
     from: 'const fence = "~".repeat(longest + 1);',
-    to: 'const fence = "~".repeat(3);',
+    to: 'const fence = "~".repeat(Math.min(longest, 3));',
     tests: [["test/integration/intake.test.ts", "writes an issue as an untracked spec slice"]],
   },
   {
