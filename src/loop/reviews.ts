@@ -1,3 +1,4 @@
+import { reportToIssue } from "./issue-report.js";
 import { gitTry, resolveCommit, treeOf } from "../git/repo.js";
 import { deleteBranch, removeWorktree } from "../git/worktree.js";
 import { ForgeError, forgeOf, type GitHub } from "../forge/github.js";
@@ -103,6 +104,8 @@ async function watchOne(ctx: RunContext, forge: GitHub, autoMerge: boolean, reco
   const waits = events.find((event) => event.kind === "merge-blocked");
   const said = blocked?.kind === "blocked" ? blocked.reason : waits?.kind === "merge-blocked" ? waits.reason : undefined;
   ctx.emit({ kind: "outcome", packet: record.id, attempt: status.attempt, outcome, reasons: outcomeReasons(status, verdict, said) });
+  const merged = events.find((event) => event.kind === "merged");
+  if (merged?.kind === "merged" && packet) await reportToIssue(ctx, packet, status.attempt, merged.commit);
 }
 
 async function look(forge: GitHub, status: InReview, autoMerge: boolean): Promise<PullVerdict> {

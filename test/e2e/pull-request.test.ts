@@ -44,7 +44,7 @@ interface Setup {
 
 const database = usePostgres("the pull-request test on the PostgreSQL ledger");
 
-async function setup(options: { autoMerge: boolean; attempts?: number; env?: Record<string, string> }): Promise<Setup> {
+async function setup(options: { autoMerge: boolean; attempts?: number; env?: Record<string, string>; intake?: number }): Promise<Setup> {
   const parent = mkdtempSync(join(tmpdir(), "factory-pr-"));
   const bare = join(parent, "widgets.git");
   const stub = await startGitHubStub({ bare, owner: "acme", repo: "widgets", token: TOKEN });
@@ -52,6 +52,21 @@ async function setup(options: { autoMerge: boolean; attempts?: number; env?: Rec
   const forge = `[target]\nremote = "origin"\nmode = "pull-request"\n[forge]\nkind = "github"\napi = "${stub.api}"\nrepo = "acme/widgets"\nauto_merge = ${options.autoMerge}\npoll = "100ms"\n`;
   const script = { P01: { implementer: Array(options.attempts ?? 2).fill(HONEST), reviewer: Array(options.attempts ?? 2).fill(REVIEWER) } };
   const repo = makeLoopRepo({ script, config: forge });
+  if (options.intake !== undefined) {
+    // P01 cut from an issue taken in (factory intake's file, committed): its spec is the intake file.
+    const spec = `docs/intake/${options.intake}-double.md`;
+    repo.write(spec, `# Issue #${options.intake}: Double\n\nDouble numbers.\n`);
+    const pinned = repo.commit("intake");
+    const file = "packets/P01-double.toml";
+    repo.write(
+      file,
+      repo
+        .read(file)
+        .replace(/spec_commit = "[0-9a-f]+"/, `spec_commit = "${pinned}"`)
+        .replace('spec_path = "docs/SPEC.md"', `spec_path = "${spec}"`),
+    );
+    repo.commit("P01 from the issue");
+  }
   execFileSync("git", ["clone", "--quiet", "--bare", repo.dir, bare]);
   const clone = join(parent, "worker");
   cloneAsWorker(bare, clone);
@@ -154,6 +169,20 @@ describe.skipIf(!openssl)("pull-request mode against a scripted GitHub", () => {
     expect(second.code).toBe(0);
     const status = (await forge.state()).packets.get("P01")?.status;
     expect(status).toMatchObject({ state: "merged", commit: merged });
+  });
+
+  it("a PR of a packet cut from an issue, merged by a person: the next run records the merge and comments on the issue", async () => {
+    const forge = await setup({ autoMerge: false, intake: 5 });
+    forge.stub.issues.set(5, { number: 5, title: "Double", body: "Double numbers.", user: { login: "alice" }, labels: [], state: "open", created_at: "2026-12-01T10:00:00Z", comments: [] });
+    expect((await forge.run()).code).toBe(0);
+    expect(forge.stub.issues.get(5)?.comments).toEqual([]); // in review: nothing landed yet
+    const merged = forge.stub.personMerges(1);
+    const second = await forge.run();
+    expect(second.code, second.out).toBe(0);
+    expect(second.out).toContain("commented on issue #5");
+    const issue = forge.stub.issues.get(5);
+    expect(issue?.comments.map((comment) => comment.body)).toEqual([expect.stringContaining(`**factory** landed \`P01\` (Add double) on \`main\` as ${merged}.`)]);
+    expect(issue?.state).toBe("open"); // not labelled factory:close
   });
 
   it("waits out the forge's 5xx answers and rate limits (retry-after, x-ratelimit-reset) and goes on, spending nothing", async () => {
