@@ -92,7 +92,7 @@ export function buildProgram(): Command {
     .addHelpText("after", "\nExamples:\n  factory status\n  factory status P01\n  factory status --json")
     .description("the board: state, attempts, cost and reason of every packet; with an id, its history")
     .argument("[id]", "a packet id")
-    .option("--json", "print JSON (a stable shape, see the README)")
+    .option("--json", "print JSON (a stable shape, see docs/reference/json.md)")
     .action(async (id: string | undefined, opts: { json?: boolean }) => {
       const early = await earlyReads(cwd);
       finish(await (await import("./commands/status.js")).status({ cwd, id, json: Boolean(opts.json), output, early }));
@@ -171,7 +171,7 @@ export function buildProgram(): Command {
 
   program
     .command("mcp")
-    .addHelpText("after", '\nAdd it to a coding agent\'s MCP servers (README: "An MCP server"), e.g.:\n  claude mcp add factory -- npx factory mcp')
+    .addHelpText("after", "\nAdd it to a coding agent's MCP servers (docs/guides/people-and-tools.md), e.g.:\n  claude mcp add factory -- npx factory mcp")
     .description("serve the Model Context Protocol over stdio for this repository: status, show, plan, lint, diff, report, draft_packet, cut (never approve, reject, answer, unblock, reset or run)")
     .action(async () => {
       await (await import("./mcp/server.js")).serveMcp(cwd, VERSION);

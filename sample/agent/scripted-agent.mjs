@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // A scripted stand-in for a coding agent, speaking the factory's `command`
-// agent protocol (README: "The command agent protocol"). It is driven by a
+// agent protocol (docs/reference/command-agent-protocol.md). It is driven by a
 // JSON script, `node scripted-agent.mjs <script.json>`:
 //
 //   { "<packet id>": {

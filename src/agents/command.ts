@@ -7,7 +7,7 @@ import { agentEnv } from "./env.js";
 import type { AgentAdapter, AgentOutcome, AgentRequest } from "./types.js";
 
 /**
- * Any executable as an agent (README, "The command agent protocol"): the
+ * Any executable as an agent (docs/reference/command-agent-protocol.md): the
  * prompt on stdin and in FACTORY_PROMPT_FILE, FACTORY_* variables, and an
  * optional JSON object on the last line of stdout with cost_usd, model,
  * session_id and rate_limited_until. It runs with the worktree as its

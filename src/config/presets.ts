@@ -127,7 +127,7 @@ export function renderConfig(input: { targetBranch: string; surfaces: DetectedSu
         `#   run = "make test"`,
       ].join("\n");
   return `# factory configuration: surfaces, gates, agents, limits.
-# Reference: the README ("Configuration"). \`factory lint\` checks this file.
+# Reference: docs/reference/configuration.md. \`factory lint\` checks this file.
 
 # The branch merged work lands on.
 target_branch = "${input.targetBranch}"
@@ -151,7 +151,7 @@ bin = "claude"
 # kind = "gemini"
 # bin = "gemini"
 
-# [agents.mine]                  # any program: the prompt on stdin, FACTORY_* variables (README: "The command agent protocol")
+# [agents.mine]                  # any program: the prompt on stdin, FACTORY_* variables (docs/reference/command-agent-protocol.md)
 # kind = "command"
 # run = "node agent.mjs"
 

@@ -2,7 +2,7 @@
  * Every transition a test can make between the baseline (or, for planted and hidden tests, the tree right
  * after planting) and the candidate, with the factory's verdict on it. This table is what the gates decide,
  * written down: test/integration/test-transitions.test.ts drives every cell through real pytest, node:test, vitest, jest and the
- * factory's own judging code, and the README's table is rendered from it (and checked to be).
+ * factory's own judging code, and the table in docs/concepts/how-tests-are-judged.md is rendered from it (and checked to be).
  */
 
 /** How one test case stands in one run. */
@@ -17,7 +17,7 @@ export type Role = "existing" | "planted" | "added" | "retired" | "holdout";
  * - `not checked`: skipped for the same reason before and after the work (a test for another platform): said, not judged here.
  * - `defective`: the packet itself is wrong (its tests cannot tell right from wrong): blocked before any work.
  * - `refused`: the tip's suite cannot be measured (pytest stops at a file it cannot collect): nothing runs until it is fixed.
- * - `undefended`: passes, and should not: a known hole, said so here and in the README.
+ * - `undefended`: passes, and should not: a known hole, said so here and in the docs.
  * - `n/a`: not a transition (a test that is never there).
  */
 export type Verdict = "pass" | "FAIL" | "not blamed" | "not checked" | "defective" | "refused" | "undefended" | "n/a";
@@ -175,7 +175,7 @@ export function transitionVerdict(role: Role, beforeStanding: Standing, afterSta
   return (special?.verdicts ?? TRANSITIONS[role].rows[before])?.[AFTER.indexOf(after)];
 }
 
-/** The table as Markdown, as the README carries it. */
+/** The table as Markdown, as docs/concepts/how-tests-are-judged.md carries it. */
 export function transitionTableMarkdown(): string {
   const lines: string[] = ["| standing | meaning |", "|---|---|", ...AFTER.map((standing) => `| ${standing} | ${STANDING_MEANS[standing]} |`), ""];
   for (const [role, table] of Object.entries(TRANSITIONS)) {

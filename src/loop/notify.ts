@@ -30,7 +30,7 @@ export function countsText(counts: RunCounts): string {
 }
 
 /**
- * Pure: the JSON body every channel gets (the README documents it): the
+ * Pure: the JSON body every channel gets (docs/guides/night-and-morning.md documents it): the
  * event's fields, the repository, the time, the next command where there is
  * one, and `text`, one line for a person (Slack's incoming webhooks show it).
  */

@@ -7,7 +7,7 @@ export const BOARD_SCHEMA = 1;
 
 export type BoardState = PacketRecord["status"]["state"] | "invalid";
 
-/** One row of `factory status`; the `--json` shape is documented in the README and kept stable. */
+/** One row of `factory status`; the `--json` shape is documented in docs/reference/json.md and kept stable. */
 export interface BoardRow {
   id: string;
   file: string | null;
