@@ -292,7 +292,8 @@ export function buildProgram(): Command {
     .addHelpText("after", "\nExample:\n  factory diff P01 | less")
     .description("the change of a held packet, or of its last gated attempt")
     .argument("<id>")
-    .action(async (id: string) => finish(await (await import("./commands/diff.js")).diff({ cwd, id, output })));
+    .option("--json", "print JSON: the packet, the attempt, where the diff comes from (held or gated) and the diff")
+    .action(async (id: string, opts: { json?: boolean }) => finish(await (await import("./commands/diff.js")).diff({ cwd, id, output, json: Boolean(opts.json) })));
 
   program
     .command("report")
@@ -317,8 +318,9 @@ export function buildProgram(): Command {
     .command("show")
     .description("one packet for a person: attempts, agent calls and costs, gates with their output, review rulings, decisions")
     .argument("<id>")
+    .option("--json", "print JSON: the packet's state, attempts, cost, reason, next command and every ledger event")
     .addHelpText("after", "\nExample:\n  factory show P01")
-    .action(async (id: string) => finish(await (await import("./commands/show.js")).show({ cwd, id, output })));
+    .action(async (id: string, opts: { json?: boolean }) => finish(await (await import("./commands/show.js")).show({ cwd, id, output, json: Boolean(opts.json) })));
 
   program
     .command("doctor")

@@ -10,6 +10,8 @@ export interface DiffOptions {
   cwd: string;
   id: string;
   output: Output;
+  /** `{ schema, packet, attempt, state, source: "held" | "gated", from, to, diff }` instead of text. */
+  json?: boolean;
 }
 
 /**
@@ -24,8 +26,13 @@ export async function diff(options: DiffOptions): Promise<ExitCode> {
   const { workspace, record } = loaded;
   const status = record?.status;
   if (status?.state === "awaiting_human") {
+    const text = (await diffText(workspace.root, status.fork, status.commit)).trimEnd();
+    if (options.json) {
+      output.out(JSON.stringify({ schema: 1, packet: id, attempt: status.attempt, state: status.state, source: "held", from: status.fork, to: status.commit, diff: text }, null, 2));
+      return EXIT.ok;
+    }
     output.out(`# ${id}: held attempt ${status.attempt}, ${status.fork.slice(0, 10)}..${status.commit.slice(0, 10)}`);
-    output.out((await diffText(workspace.root, status.fork, status.commit)).trimEnd());
+    output.out(text);
     return EXIT.ok;
   }
   const attempt = record?.lastAttempt ?? 0;
@@ -34,7 +41,12 @@ export async function diff(options: DiffOptions): Promise<ExitCode> {
     output.err(`${id} has no gated attempt to show a diff of${attempt ? ` (attempt ${attempt} ended before its gates)` : ""}; \`factory status ${id}\` shows its history`);
     return EXIT.invalid;
   }
+  const text = readFileSync(patch, "utf8").trimEnd();
+  if (options.json) {
+    output.out(JSON.stringify({ schema: 1, packet: id, attempt, state: status?.state ?? "queued", source: "gated", from: null, to: null, diff: text }, null, 2));
+    return EXIT.ok;
+  }
   output.out(`# ${id}: attempt ${attempt} (${status?.state ?? "queued"}), as gated`);
-  output.out(readFileSync(patch, "utf8").trimEnd());
+  output.out(text);
   return EXIT.ok;
 }

@@ -1,5 +1,5 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { join, relative, resolve } from "node:path";
 import { diffStat } from "../git/diff.js";
 import { readFileAt } from "../git/repo.js";
 import type { Output } from "../log/output.js";
@@ -32,7 +32,9 @@ export async function report(options: ReportOptions): Promise<ExitCode> {
     }
     since = new Date(parsed).toISOString();
   }
-  if (options.html !== undefined && existsSync(options.html)) {
+  // A path is the person's, from where they run the command; said back the same way.
+  const html = options.html === undefined ? undefined : resolve(options.cwd, options.html);
+  if (html !== undefined && existsSync(html)) {
     output.err(`--html: ${options.html} exists; name a new file (the factory never writes over a file of yours)`);
     return EXIT.invalid;
   }
@@ -40,12 +42,14 @@ export async function report(options: ReportOptions): Promise<ExitCode> {
   if (!workspace) return EXIT.invalid;
   const brief = await buildBrief(workspace, since);
   if (options.json) output.out(JSON.stringify(brief, null, 2));
-  else for (const line of reportText(brief)) output.out(line);
-  if (options.html !== undefined) {
-    writeFileSync(options.html, reportHtml(brief), { flag: "wx" });
-    // With --json, stdout is the JSON alone.
-    if (options.json) output.err(`written: ${resolve(options.html)}`);
-    else output.out(`\nwritten: ${resolve(options.html)}`);
+  else if (html === undefined) for (const line of reportText(brief)) output.out(line);
+  if (html !== undefined) {
+    writeFileSync(html, reportHtml(brief), { flag: "wx" });
+    const shown = relative(options.cwd, html);
+    const said = `written: ${shown && !shown.startsWith("..") ? shown : html}`;
+    // With --json, stdout is the JSON alone; without it, --html prints only where the page is.
+    if (options.json) output.err(said);
+    else output.out(said);
   }
   return EXIT.ok;
 }

@@ -11,6 +11,8 @@ export interface ShowOptions {
   cwd: string;
   id: string;
   output: Output;
+  /** `{ schema, packet, goal, state, attempts_used, cost_usd, reason, next, events }` instead of text. */
+  json?: boolean;
 }
 
 /** `factory show ID`: one packet for a person: attempts, calls and costs, gates with their tails, rulings, decisions. */
@@ -23,8 +25,30 @@ export async function show(options: ShowOptions): Promise<ExitCode> {
     return existsSync(log) ? readFileSync(log, "utf8") : undefined;
   };
   const state = record?.status.state ?? "queued";
+  const next =
+    state === "awaiting_human"
+      ? `factory diff ${options.id}, then factory approve ${options.id} or factory reject ${options.id} --reason "…"`
+      : record?.status.state === "blocked"
+        ? blockedNextStep(options.id, record.status)
+        : record?.status.state === "awaiting_answer"
+          ? `factory answer ${options.id} "…"`
+          : null;
+  if (options.json) {
+    const shown = {
+      schema: 1,
+      packet: options.id,
+      goal: packet?.goal ?? null,
+      state,
+      attempts_used: record?.attemptsUsed ?? 0,
+      cost_usd: Math.round((record?.costUsd ?? 0) * 1e6) / 1e6,
+      reason: record?.reason ?? null,
+      next,
+      events: record?.events ?? [],
+    };
+    options.output.out(JSON.stringify(shown, null, 2));
+    return EXIT.ok;
+  }
   for (const line of showPacket({ id: options.id, ...(packet ? { goal: packet.goal, sha256: packet.sha256 } : {}), record, state, tail })) options.output.out(line);
-  if (state === "awaiting_human") options.output.out(`\nnext: factory diff ${options.id}, then factory approve ${options.id} or factory reject ${options.id} --reason "…"`);
-  if (record?.status.state === "blocked") options.output.out(`\nnext: ${blockedNextStep(options.id, record.status)}`);
+  if (next) options.output.out(`\nnext: ${next}`);
   return EXIT.ok;
 }

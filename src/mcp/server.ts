@@ -24,7 +24,7 @@ async function call(name: string, args: Args, cwd: string, signal: AbortSignal):
       code = await (await import("../commands/status.js")).status({ cwd, id: text(args.id), json: true, output });
       break;
     case "show":
-      code = await (await import("../commands/show.js")).show({ cwd, id: need("id"), output });
+      code = await (await import("../commands/show.js")).show({ cwd, id: need("id"), output, json: true });
       break;
     case "plan":
       code = await (await import("../commands/plan.js")).plan({ cwd, json: true, output });
@@ -33,7 +33,7 @@ async function call(name: string, args: Args, cwd: string, signal: AbortSignal):
       code = await (await import("../commands/lint.js")).lint({ cwd, ids: Array.isArray(args.ids) ? args.ids.map(String) : [], json: true, output });
       break;
     case "diff":
-      code = await (await import("../commands/diff.js")).diff({ cwd, id: need("id"), output });
+      code = await (await import("../commands/diff.js")).diff({ cwd, id: need("id"), output, json: true });
       break;
     case "report":
       code = await (await import("../commands/report.js")).report({ cwd, ...(text(args.since) ? { since: text(args.since) } : {}), json: true, output });

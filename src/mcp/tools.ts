@@ -21,7 +21,7 @@ export const TOOLS: readonly ToolSpec[] = [
   },
   {
     name: "show",
-    description: "One packet for a person, as `factory show ID` prints it: attempts, agent calls and costs, gates with their output tails, rulings, decisions.",
+    description: "One packet, as `factory show ID --json` prints it: its state, attempts, cost, reason, the next command, and every ledger event (agent calls, gates, rulings, decisions).",
     inputSchema: { type: "object", properties: { id }, required: ["id"], additionalProperties: false },
   },
   {
@@ -36,7 +36,7 @@ export const TOOLS: readonly ToolSpec[] = [
   },
   {
     name: "diff",
-    description: "The change of a packet, as `factory diff ID` prints it: a held packet's branch against its fork, else its last attempt's gated diff.",
+    description: "The change of a packet, as `factory diff ID --json` prints it: a held packet's branch against its fork, else its last attempt's gated diff.",
     inputSchema: { type: "object", properties: { id }, required: ["id"], additionalProperties: false },
   },
   {

@@ -45,8 +45,14 @@ describe("factory mcp", () => {
     expect(board.packets[0]).toMatchObject({ id: "P01", state: "awaiting_human" });
     expect(JSON.parse(textOf(await client.callTool({ name: "plan", arguments: {} })))).toEqual(JSON.parse(runCli(["plan", "--json"], target.dir).stdout));
     expect(JSON.parse(textOf(await client.callTool({ name: "lint", arguments: {} })))).toEqual(JSON.parse(runCli(["lint", "--json"], target.dir).stdout));
-    expect(textOf(await client.callTool({ name: "diff", arguments: { id: "P01" } }))).toContain("+export function double(n) {");
-    expect(textOf(await client.callTool({ name: "show", arguments: { id: "P01" } }))).toMatch(/^P01 {2}awaiting_human {2}Add double/);
+    expect(JSON.parse(textOf(await client.callTool({ name: "diff", arguments: { id: "P01" } })))).toMatchObject({
+      packet: "P01",
+      source: "held",
+      diff: expect.stringContaining("+export function double(n) {"),
+    });
+    const shown = JSON.parse(textOf(await client.callTool({ name: "show", arguments: { id: "P01" } })));
+    expect(shown).toEqual(JSON.parse(runCli(["show", "P01", "--json"], target.dir).stdout));
+    expect(shown).toMatchObject({ packet: "P01", state: "awaiting_human", next: expect.stringContaining("factory approve P01") });
     expect(JSON.parse(textOf(await client.callTool({ name: "report", arguments: {} })))).toMatchObject({ held: [expect.objectContaining({ id: "P01" })] });
 
     for (const name of ["approve", "reject", "answer", "unblock", "reset", "run"]) {

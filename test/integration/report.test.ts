@@ -77,8 +77,15 @@ describe("factory report: the morning brief", () => {
     const dir = mkdtempSync(join(tmpdir(), "factory-brief-"));
     try {
       const file = join(dir, "brief.html");
-      expect(await report({ cwd: target.dir, html: file, output: bufferOutput() })).toBe(0);
+      const written = bufferOutput();
+      expect(await report({ cwd: target.dir, html: file, output: written })).toBe(0);
+      expect(written.stdout).toEqual([`written: ${file}`]); // the page only: not the text brief too
       const html = readFileSync(file, "utf8");
+      // A relative path is the person's, from where they are, and said back the same way.
+      const inRepo = bufferOutput();
+      expect(await report({ cwd: target.dir, html: "brief.html", output: inRepo })).toBe(0);
+      expect(inRepo.stdout).toEqual(["written: brief.html"]);
+      expect(readFileSync(join(target.dir, "brief.html"), "utf8")).toBe(html);
       expect(html).not.toMatch(/<script|<link|src=|https?:\/\//);
       expect(html).toContain("Added double &lt;fast&gt;.");
       const again = bufferOutput();
