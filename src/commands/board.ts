@@ -135,11 +135,17 @@ async function serve(live: LiveLedger, clients: Set<ServerResponse>, now: () => 
   }
   const path = new URL(request.url ?? "/", "http://127.0.0.1").pathname;
   if (path === "/") {
-    response
-      .writeHead(200, { ...headers, "content-type": "text/html; charset=utf-8" })
-      .end(
-        boardPage({ branch: workspace.branch, root: workspace.root, rows: await live.rows(), ...(live.workers ? { workers: live.workers } : {}), ...(live.alarm() ? { alarm: live.alarm() } : {}) }),
-      );
+    response.writeHead(200, { ...headers, "content-type": "text/html; charset=utf-8" }).end(
+      boardPage({
+        branch: workspace.branch,
+        root: workspace.root,
+        rows: await live.rows(),
+        ...(live.workers ? { workers: live.workers } : {}),
+        ...(live.alarm() ? { alarm: live.alarm() } : {}),
+        ...(workspace.config?.limits.maxCostUsd !== undefined ? { capUsd: workspace.config.limits.maxCostUsd } : {}),
+        ...(await newestRun(workspace)),
+      }),
+    );
     return;
   }
   if (path === "/events") {
@@ -158,6 +164,14 @@ async function serve(live: LiveLedger, clients: Set<ServerResponse>, now: () => 
     return;
   }
   response.writeHead(404, { ...headers, "content-type": "text/plain; charset=utf-8" }).end("not found\n");
+}
+
+/** The newest run the ledger knows: going since when, or when it ended and how. */
+async function newestRun(workspace: Workspace): Promise<{ run?: { startedAt: string; ended?: { at: string; outcome: string } } }> {
+  const runs = [...(await workspace.ledger.read()).state.runs.values()].sort((a, b) => a.startedAt.localeCompare(b.startedAt));
+  const last = runs.at(-1);
+  if (!last) return {};
+  return { run: { startedAt: last.startedAt, ...(last.ended ? { ended: { at: last.ended.at, outcome: last.ended.outcome } } : {}) } };
 }
 
 /** A packet's page, from its whole history (read when the page is asked for); undefined when there is no such packet. */

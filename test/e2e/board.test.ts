@@ -103,7 +103,7 @@ describe("factory board", () => {
     const board = await startBoard(target.dir, env);
     const page = await (await fetch(board)).text();
     // The row is the database's: merged in one attempt (git's trailers alone would say merged, in none).
-    expect(page).toMatch(/<tr id="P01">.*?<td class="state merged">merged<\/td><td>1<\/td>/);
+    expect(page).toMatch(/<tr id="P01" data-state="merged">.*?<td class="state merged">merged<\/td><td>1<\/td>/);
     expect(page).toMatch(/<tr id="worker-night"><td>night<\/td><td class="state ended">ended<\/td>/);
     // A worker on another machine that stopped renewing: past its lease it shows as stale, never alive, without a reload.
     const client = new pg.Client({ connectionString: url });
@@ -147,6 +147,8 @@ describe("factory board", () => {
         page.on("request", (request) => requested.push(request.url()));
         await page.goto(url);
         expect(await page.textContent("#P01 .state")).toBe("queued");
+        expect(await page.textContent("#counts")).toBe("2 queued");
+        expect(await page.textContent("#run")).toBe("no run yet");
         await page.evaluate(() => {
           (globalThis as unknown as { loadedOnce: boolean }).loadedOnce = true;
         });
@@ -160,6 +162,11 @@ describe("factory board", () => {
         expect(await page.evaluate(() => (globalThis as unknown as { loadedOnce?: boolean }).loadedOnce)).toBe(true); // the same page: no reload
         await night;
         await shows("P02", "blocked", 30_000);
+        // The header follows the rows live: counts by state and the spend.
+        await page.waitForFunction(() => (globalThis as unknown as { document: PageDocument }).document.querySelector("#counts")?.textContent === "1 blocked · 1 merged", undefined, {
+          timeout: 10_000,
+        });
+        expect(await page.textContent("#spent")).toMatch(/^\$\d+\.\d\d$/);
 
         await page.click("#P02 a");
         await page.waitForURL(/\/packet\/P02$/);
@@ -167,6 +174,13 @@ describe("factory board", () => {
         expect(history).toContain("test/triple.test.js: no test of this planted file passes");
         expect(await page.textContent("pre.cmd")).toContain("factory unblock P02");
         expect(await page.textContent("#diff")).toContain("src/triple.js");
+        expect(await page.textContent("#diff .add")).toMatch(/^\+/); // added lines coloured
+        // A reload shows the run that ended, in the reader's local time (no milliseconds, no ISO "T").
+        await page.goto(url);
+        const run = (await page.textContent("#run")) ?? "";
+        expect(run).toMatch(/^the last run (drained|halted) /);
+        expect(run).not.toMatch(/\d{2}:\d{2}:\d{2}\.\d|\dT\d/);
+        expect(requested.some((address) => address.endsWith("/favicon.ico"))).toBe(false);
 
         expect(requested.length).toBeGreaterThan(2);
         expect(requested.filter((address) => !address.startsWith(url))).toEqual([]);
@@ -195,16 +209,16 @@ describe("factory board", () => {
     expect(second.stderr).toContain("the port is in use; choose another with --port N");
     const board = await fetch(url);
     expect(board.headers.get("content-security-policy")).toContain("default-src 'none'");
-    expect(await board.text()).toContain('<tr id="P01">');
+    expect(await board.text()).toContain('<tr id="P01" data-state="queued">');
 
     // A packet committed while the board is open appears on it: the board follows the target's tip.
     target.write("packets/P02-triple.toml", target.read("packets/P01-double.toml").replaceAll("P01", "P02").replace("Add double", "Add triple"));
     target.commit("a packet added while the board is open");
     let shown = "";
-    for (const deadline = Date.now() + 20_000; !shown.includes('<tr id="P02">') && Date.now() < deadline; ) {
+    for (const deadline = Date.now() + 20_000; !shown.includes('<tr id="P02" ') && Date.now() < deadline; ) {
       await new Promise((resolve) => setTimeout(resolve, 250));
       shown = await (await fetch(url)).text();
     }
-    expect(shown).toContain('<tr id="P02">');
+    expect(shown).toContain('<tr id="P02" data-state="queued">');
   }, 60_000);
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { stamp } from "../../src/ledger/events.js";
 import type { Board, BoardRow } from "../../src/status/board.js";
-import { boardPage, boardRowsHtml, liveRows, progressStep, stepAfter, workersHtml } from "../../src/status/board-page.js";
+import { boardPage, boardRowsHtml, countsLine, diffHtml, liveRows, progressStep, shortTime, stepAfter, workersHtml } from "../../src/status/board-page.js";
 
 const row = (id: string, state: BoardRow["state"], goal = "g"): BoardRow => ({
   id,
@@ -72,5 +72,23 @@ describe("the step a progress line puts an attempt in", () => {
     expect(at({ kind: "notice", message: "x" })).toBeUndefined();
     expect(progressStep({ kind: "step", step: "baseline" })).toBeUndefined(); // no packet
     expect(progressStep("not an event")).toBeUndefined();
+  });
+
+  it("heads the page with the counts, the spend against the cap and the last run; colours a diff; shows times without milliseconds", () => {
+    const rows = [
+      { id: "A", goal: "", state: "merged", attempt: 1, costUsd: 0.5, reason: "" },
+      { id: "B", goal: "", state: "implementing", attempt: 1, costUsd: 0.25, reason: "", since: "2026-12-06T01:00:00.000Z", step: "implementing" },
+      { id: "C", goal: "", state: "merged", attempt: 2, costUsd: 1, reason: "" },
+    ];
+    expect(countsLine(rows)).toBe("2 merged · 1 running");
+    const page = boardPage({ branch: "main", root: "/r", rows, capUsd: 25, run: { startedAt: "2026-12-06T01:00:00.123Z", ended: { at: "2026-12-06T05:30:00.456Z", outcome: "drained" } } });
+    expect(page).toContain("<span id=counts>2 merged · 1 running</span> · spent <span id=spent>$1.75</span> of a $25.00 cap per run");
+    expect(page).toContain('the last run drained <span data-time="2026-12-06T05:30:00.456Z">2026-12-06 05:30:00Z</span>');
+    expect(page).toContain('<link rel="icon" href="data:,">');
+    expect(boardPage({ branch: "main", root: "/r", rows: [] })).toContain("<span id=run>no run yet</span>");
+    expect(shortTime("2026-12-06T05:30:00.456Z")).toBe("2026-12-06 05:30:00Z");
+    expect(diffHtml("--- a/x\n+++ b/x\n@@ -1 +1 @@\n-old <b>\n+new\n same")).toBe(
+      "--- a/x\n+++ b/x\n<span class=hunk>@@ -1 +1 @@</span>\n<span class=del>-old &lt;b&gt;</span>\n<span class=add>+new</span>\n same",
+    );
   });
 });
