@@ -329,9 +329,20 @@ export function buildProgram(): Command {
     .option("--no-models", "do not ask each tier's model its one tiny question")
     .option("--no-guards", "do not prove the guards (the proof runs each tests gate's suite five times, once outside the sandbox)")
     .option("--reviewer", "also run the reviewer canary: each reviewer tier reviews a queued packet with nothing implemented, and must rule nothing held (one paid review call per tier)")
-    .action(async (opts: { models: boolean; guards: boolean; reviewer?: boolean }) => {
+    .option("--json", "print the checks and proofs as JSON on stdout (schema, checks, proofs, exit); the lines to read go to stderr")
+    .action(async (opts: { models: boolean; guards: boolean; reviewer?: boolean; json?: boolean }) => {
       const controller = interruptible();
-      finish(await (await import("./commands/doctor.js")).doctor({ cwd, models: opts.models, guards: opts.guards, reviewer: Boolean(opts.reviewer), output, signal: controller.signal }));
+      finish(
+        await (await import("./commands/doctor.js")).doctor({
+          cwd,
+          models: opts.models,
+          guards: opts.guards,
+          reviewer: Boolean(opts.reviewer),
+          output,
+          signal: controller.signal,
+          json: Boolean(opts.json),
+        }),
+      );
     });
 
   program

@@ -2,7 +2,7 @@ import { sweepLeftovers } from "../loop/leftovers.js";
 import { rmSync } from "node:fs";
 import { join, relative } from "node:path";
 import { canaryLine, mutantCanaryLine, type ProofLine } from "../doctor/probes.js";
-import { paint, type Output } from "../log/output.js";
+import { joined, paint, type Output } from "../log/output.js";
 import { Interrupted, RUNS_DIR } from "../loop/context.js";
 import { proveGuards, type ProofContext } from "../guards/guard-proof.js";
 import { mutantCanary, reviewerCanary, type CanaryResult } from "../guards/reviewer-canary.js";
@@ -26,10 +26,32 @@ export interface DoctorOptions {
   reviewer: boolean;
   output: Output;
   signal: AbortSignal;
+  /** Print `DoctorReport` as JSON on stdout; the lines a person reads go to stderr. */
+  json?: boolean;
+}
+
+/** What `doctor --json` prints: every check with its problem, and every proven guard or gate with its status. */
+export interface DoctorReport {
+  schema: 1;
+  checks: { what: string; ok: boolean; problem: string | null }[];
+  proofs: { what: string; status: "armed" | "NOT ARMED" | "unproven"; why: string | null }[];
+  /** The exit code: 0 all armed where proven, 1 a check failed or something is NOT ARMED, 2 bad input. */
+  exit: number;
 }
 
 /** `factory doctor`: every check `run` makes before it claims anything, one line each; exit 1 when any fails. */
 export async function doctor(options: DoctorOptions): Promise<ExitCode> {
+  if (!options.json) return examine(options, undefined);
+  const report: DoctorReport = { schema: 1, checks: [], proofs: [], exit: 0 };
+  // The person's lines still show, on stderr; stdout is the JSON alone.
+  const text: Output = { ...options.output, out: (line) => options.output.err(line), outPieces: async (pieces) => options.output.err(joined(pieces).toString("utf8")) };
+  const exit = await examine({ ...options, output: text }, report);
+  report.exit = exit;
+  options.output.out(JSON.stringify(report, null, 2));
+  return exit;
+}
+
+async function examine(options: DoctorOptions, report: DoctorReport | undefined): Promise<ExitCode> {
   const { output } = options;
   const load = await loadWorkspace(options.cwd);
   if (!load.ok || load.workspace.problems.length > 0 || !load.workspace.config) {
@@ -41,6 +63,7 @@ export async function doctor(options: DoctorOptions): Promise<ExitCode> {
   for (const warning of workspace.warnings) output.err(`warning: ${warning}`);
   await sweepLeftovers(workspace.root); // a killed doctor's or run's scratch worktrees and sandbox directories
   const ledger = await checkLedger(workspace.ledger);
+  report?.checks.push({ what: ledger.what, ok: !ledger.problem, problem: ledger.problem ?? null });
   output.out(ledger.problem ? `${paint(output, "red", "FAIL")}  ${ledger.what}\n      ${ledger.problem}` : `${paint(output, "green", "ok")}    ${ledger.what}`);
   if (ledger.problem) {
     output.out("\nThe ledger cannot be read: nothing else was checked, and `factory run` would refuse.");
@@ -64,6 +87,7 @@ export async function doctor(options: DoctorOptions): Promise<ExitCode> {
     throw error;
   }
   for (const check of checked.checks) {
+    report?.checks.push({ what: check.what, ok: !check.problem, problem: check.problem ?? null });
     output.out(check.problem ? `${paint(output, "red", "FAIL")}  ${check.what}\n      ${check.problem}` : `${paint(output, "green", "ok")}    ${check.what}`);
   }
   if (!options.models) output.out("-     models not asked (--no-models)");
@@ -88,6 +112,13 @@ export async function doctor(options: DoctorOptions): Promise<ExitCode> {
     if (error instanceof Interrupted) return EXIT.interrupted;
     throw error;
   }
+  report?.proofs.push(
+    ...lines.map((line) => ({
+      what: line.what,
+      status: line.notArmed ? ("NOT ARMED" as const) : line.unproven ? ("unproven" as const) : ("armed" as const),
+      why: line.notArmed ?? line.unproven ?? null,
+    })),
+  );
   const notArmed = lines.filter((line) => line.notArmed).length;
   if (lines.length === 0) return EXIT.ok;
   const unproven = lines.filter((line) => line.unproven).length;

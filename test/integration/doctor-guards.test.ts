@@ -77,6 +77,17 @@ describe("factory doctor proves the guards", { timeout: 180_000 }, () => {
     expect(out).toMatch(/\n1 NOT ARMED: a packet could pass without doing the work/);
     expect(code).toBe(1);
     expectNothingLeft(target);
+    // --json: the same verdicts on stdout as JSON alone; the lines to read on stderr.
+    const json = runCli(["doctor", "--no-models", "--json"], target.dir, {}, 150_000);
+    expect(json.code).toBe(1);
+    const report = JSON.parse(json.stdout) as { schema: number; checks: { ok: boolean }[]; proofs: { what: string; status: string; why: string | null }[]; exit: number };
+    expect(report).toMatchObject({ schema: 1, exit: 1 });
+    expect(report.checks.length).toBeGreaterThan(2);
+    expect(report.checks.every((check) => check.ok)).toBe(true);
+    expect(report.proofs).toContainEqual({ what: expect.stringContaining('tests gate "test": fails with a failing test added'), status: "NOT ARMED", why: expect.stringContaining('it gave "pass"') });
+    expect(report.proofs.filter((proof) => proof.status === "armed").length).toBeGreaterThan(3);
+    expect(json.stderr).toContain("NOT ARMED");
+    expectNothingLeft(target);
   });
 
   it("a tests gate whose report names no files and does not change (it copies a fixed JUnit file) is NOT ARMED: a failing test added where the repository keeps its tests is not seen", () => {
