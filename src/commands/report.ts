@@ -1,5 +1,6 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import { join, relative, resolve } from "node:path";
+import { join, resolve } from "node:path";
+import { shownPath } from "../util/shown-path.js";
 import { diffStat } from "../git/diff.js";
 import { readFileAt } from "../git/repo.js";
 import type { Output } from "../log/output.js";
@@ -45,8 +46,7 @@ export async function report(options: ReportOptions): Promise<ExitCode> {
   else if (html === undefined) for (const line of reportText(brief)) output.out(line);
   if (html !== undefined) {
     writeFileSync(html, reportHtml(brief), { flag: "wx" });
-    const shown = relative(options.cwd, html);
-    const said = `written: ${shown && !shown.startsWith("..") ? shown : html}`;
+    const said = `written: ${shownPath(html, options.cwd)}`;
     // With --json, stdout is the JSON alone; without it, --html prints only where the page is.
     if (options.json) output.err(said);
     else output.out(said);

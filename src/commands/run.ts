@@ -1,10 +1,11 @@
 import { questionLines } from "../status/board.js";
+import { shownPath } from "../util/shown-path.js";
 import { sweepLeftovers } from "../loop/leftovers.js";
 import { blockedNextStep } from "../status/next-step.js";
 import { finishLeftCheckout } from "../merge/checkout.js";
 import { removeGarbage } from "../loop/gc.js";
 import { garbageOf } from "./gc.js";
-import { join, relative } from "node:path";
+import { join } from "node:path";
 import { AgentWaits } from "../loop/rate-limits.js";
 import { writeRunBrief } from "./report.js";
 import { recordLandedVersions } from "../loop/reconcile.js";
@@ -257,7 +258,7 @@ export async function run(options: RunOptions): Promise<ExitCode> {
       output.err(`warning: cleaning up after the run failed: ${error instanceof Error ? error.message : String(error)}`);
     }
     await printNextSteps(workspace.ledger, output);
-    if (brief) output.out(`morning brief: factory report (also ${relative(process.cwd(), brief) || brief})`);
+    if (brief) output.out(`morning brief: factory report (also ${shownPath(brief, process.cwd())})`);
     return end.outcome === "drained" ? EXIT.ok : end.outcome === "interrupted" ? EXIT.interrupted : EXIT.halted;
   } finally {
     progress.close();
