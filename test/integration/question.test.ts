@@ -1,4 +1,10 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
+import { loadWorkspace } from "../../src/commands/workspace.js";
+import { foldLedger } from "../../src/ledger/fold.js";
+import { buildBoard } from "../../src/status/board.js";
+import { boardRowsHtml, liveRows } from "../../src/status/board-page.js";
 import { answerId } from "../../src/merge/message.js";
 import { runCli } from "../helpers/cli.js";
 import { DOUBLE_JS, DOUBLE_TEST_FOR, useLoopRepos, type LoopRepo } from "../helpers/loop-repo.js";
@@ -10,6 +16,10 @@ import { DOUBLE_JS, DOUBLE_TEST_FOR, useLoopRepos, type LoopRepo } from "../help
  * the question and the answer, and the landing commit names the answer.
  */
 const setUp = useLoopRepos(afterEach);
+const servers: Server[] = [];
+afterEach(async () => {
+  for (const server of servers.splice(0)) await new Promise((resolve) => server.close(resolve));
+});
 
 const QUESTION = "The spec says 'double things' but not whether double() must accept numeric strings like \"21\". Should it?";
 const asks = { result: { status: "question", summary: "Stopped: the spec is ambiguous.", question: QUESTION, suggested_answers: ["No: numbers only", "Yes: parse them first"] } };
@@ -27,9 +37,47 @@ function addP02(target: LoopRepo): void {
 
 describe("an implementer asks one question", () => {
   it("is recorded with no attempt spent; the queue goes on; status, the run's end and the board show it; a person's answer reaches the next brief and the landing commit's trailers", async () => {
-    const target = setUp({ script: { P01: { implementer: [asks, honest] }, P02: { implementer: [{ write: { "src/triple.js": "export function triple(n) {\n  return n * 3;\n}\n" } }] } } });
+    // A local webhook: the question reaches it.
+    const bodies: Record<string, unknown>[] = [];
+    const hook = createServer((request, response) => {
+      let text = "";
+      request.on("data", (chunk) => (text += String(chunk)));
+      request.on("end", () => {
+        bodies.push(JSON.parse(text) as Record<string, unknown>);
+        response.end();
+      });
+    });
+    await new Promise<void>((resolve) => hook.listen(0, "127.0.0.1", resolve));
+    servers.push(hook);
+    const webhook = `http://127.0.0.1:${(hook.address() as AddressInfo).port}/hook`;
+    const target = setUp({
+      config: `\n[notify]\nwebhook = "${webhook}"\ndesktop = false\n`,
+      script: { P01: { implementer: [asks, honest] }, P02: { implementer: [{ write: { "src/triple.js": "export function triple(n) {\n  return n * 3;\n}\n" } }] } },
+    });
     addP02(target);
     const first = await target.run();
+    expect(bodies.find((body) => body.event === "question")).toMatchObject({
+      packet: "P01",
+      question: QUESTION,
+      suggestions: ["No: numbers only", "Yes: parse them first"],
+      answer: 'factory answer P01 "…"',
+    });
+    // The board's row says the question and the command.
+    const loaded = await loadWorkspace(target.dir);
+    if (!loaded.ok) throw new Error("the workspace does not load");
+    const board = buildBoard({
+      branch: "main",
+      tip: loaded.workspace.tip,
+      packets: loaded.workspace.queue.packets,
+      invalid: new Map(),
+      ledger: foldLedger(await target.events()),
+      problems: [],
+      warnings: [],
+    });
+    const rows = liveRows(board, new Map(), new Map());
+    expect(boardRowsHtml(rows)).toContain(
+      `asks: ${QUESTION.replaceAll('"', "&quot;").replaceAll("'", "&#39;")} (suggested: No: numbers only | Yes: parse them first) — factory answer P01 &quot;…&quot;`,
+    );
     expect(first.out).toContain(`P01 asks (the implementer's words): ${QUESTION}`);
     expect(first.out).toContain('  1. No: numbers only\n  2. Yes: parse them first\n  answer: factory answer P01 "…"  (or --file F); no attempt is spent on a question');
     const record = await target.record("P01");
