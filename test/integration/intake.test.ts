@@ -83,11 +83,15 @@ describe("factory intake", () => {
     expect((await cli(["intake", "12"])).code).toBe(0);
     const path = "docs/intake/12-triple-numbers-please.md";
     const spec = target.commit("intake: issue #12");
-    target.write(
-      "packets/P02-triple.toml",
-      `id = "P02"\ngoal = "Add triple"\nspec_commit = "${spec}"\nspec_path = "${path}"\nallowed_paths = ["src/triple.js"]\nbrief = '''\nAdd src/triple.js exporting triple(n).\n'''\n\n[[invariants]]\nid = "triples"\nassert = "triple(n) is n * 3"\n`,
-    );
-    target.write("packets/supplied/P02/test/triple.test.js", DOUBLE_TEST_FOR("triple", 2, 6));
+    // factory cut works from the intake file as from any spec (a scripted planner proposes P02).
+    const proposal = `id = "P02"\ngoal = "Add triple"\nspec_commit = "${spec}"\nspec_path = "${path}"\nallowed_paths = ["src/triple.js"]\nbrief = '''\nAdd src/triple.js exporting triple(n).\n'''\n\n[[invariants]]\nid = "triples"\nassert = "triple(n) is n * 3"\n`;
+    target.setScript({
+      cut: { planner: [{ write: { ".factory/cut/packets/P02-triple.toml": proposal, ".factory/cut/packets/supplied/P02/test/triple.test.js": DOUBLE_TEST_FOR("triple", 2, 6) } }] },
+      P02: { implementer: [{ write: { "src/triple.js": "export function triple(n) {\n  return n * 3;\n}\n" } }] },
+    });
+    const cut = await cli(["cut", "--spec", path, "--scope", "triple(n)"]);
+    expect(cut.code, `${cut.stdout}${cut.stderr}`).toBe(0);
+    expect(cut.stdout).toContain("Written into your checkout, untracked: packets/P02-triple.toml");
     target.commit("P02 from issue #12");
     vi.stubEnv("GH_TEST_TOKEN", TOKEN); // the run is in this process: its forge client reads this environment
     const ran = await target.run({ packet: "P02" });
