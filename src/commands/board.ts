@@ -1,3 +1,4 @@
+import { announceBoard, openBoardUrl } from "../status/board-url.js";
 import { spawn } from "node:child_process";
 import { existsSync, type FSWatcher, readFileSync, statSync, watch } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
@@ -65,6 +66,9 @@ export async function board(options: BoardOptions): Promise<ExitCode> {
   }
   const url = `http://127.0.0.1:${listening.port}/`;
   output.out(`board: ${url}  (read-only, live; Ctrl-C stops it)`);
+  // The run's notifications name it while it is open: said once the factory keeps state here (a first run makes it).
+  let unannounce = announceBoard(workspace.root, url);
+  let announced = openBoardUrl(workspace.root) === url;
   if (options.open) openBrowser(url, output);
 
   // Each append to the ledger (any process's) is read from where the last read ended and pushed to every page.
@@ -94,6 +98,10 @@ export async function board(options: BoardOptions): Promise<ExitCode> {
   // and the target's tip, so a packet committed while the board is open appears on it.
   let looking = false;
   const sizes = setInterval(() => {
+    if (!announced) {
+      unannounce = announceBoard(workspace.root, url);
+      announced = openBoardUrl(workspace.root) === url;
+    }
     if (live.sizeChanged()) changed();
     if (looking) return;
     looking = true;
@@ -122,6 +130,7 @@ export async function board(options: BoardOptions): Promise<ExitCode> {
   for (const client of clients) client.end("event: ended\ndata: {}\n\n");
   server.closeAllConnections();
   await new Promise((resolve) => server.close(resolve));
+  unannounce();
   return EXIT.ok;
 }
 

@@ -3,6 +3,7 @@ import type { Config } from "../config/types.js";
 import { baseEnv, describeOutcome, runCommand } from "../process/run.js";
 import { formatDuration } from "../util/duration.js";
 import { chatInert } from "../util/inert-text.js";
+import { openBoardUrl } from "../status/board-url.js";
 
 /** What a person is told about: a packet that needs them, one that blocked, and the end of a run. */
 export type Notification =
@@ -123,7 +124,8 @@ export class Notifier {
   ) {}
 
   send(notification: Notification): void {
-    const body = notificationBody(this.root, notification);
+    const board = openBoardUrl(this.root);
+    const body: Record<string, unknown> = { ...notificationBody(this.root, notification), ...(board ? { board } : {}) };
     // Each channel delivers in the order sent; a delivery's time runs from when it was sent, so the end of
     // a run waits for the last one at most `timeout`, whatever the ones before it did.
     const deadline = Date.now() + this.config.timeoutMs;

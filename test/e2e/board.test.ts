@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { FACTORY_BIN, runCli } from "../helpers/cli.js";
 import { DOUBLE_JS, DOUBLE_TEST_FOR, useLoopRepos } from "../helpers/loop-repo.js";
 import { usePostgres } from "../helpers/postgres.js";
+import { openBoardUrl } from "../../src/status/board-url.js";
 import pg from "pg";
 
 const setUp = useLoopRepos(afterEach);
@@ -122,6 +123,7 @@ describe("factory board", () => {
     const port = Number(new URL(url).port);
     // 0100007F is 127.0.0.1 as /proc/net/tcp writes it; 0.0.0.0 or :: would be every interface.
     expect(listeningOn(port)).toEqual(["0100007F"]);
+    expect(openBoardUrl(target.dir)).toBeUndefined(); // a repository the factory never ran in keeps no state: nothing to name it to
   });
 
   it.skipIf(!CHROMIUM)(
@@ -154,6 +156,9 @@ describe("factory board", () => {
         });
 
         night = target.run({ keepGoing: true });
+        // Once the run keeps state here, the board says where it is, for the run's notifications.
+        for (const deadline = Date.now() + 10_000; openBoardUrl(target.dir) !== url && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 100));
+        expect(openBoardUrl(target.dir)).toBe(url);
         // The page's policy forbids evaluating strings: the checks are functions run in the page.
         const shows = (id: string, state: string, timeout: number) =>
           page.waitForFunction(([row, wanted]) => (globalThis as unknown as { document: PageDocument }).document.querySelector(`#${row} .state`)?.textContent === wanted, [id, state], { timeout });
@@ -191,6 +196,7 @@ describe("factory board", () => {
       const stopped = new Promise<number | null>((resolve) => boardProcess?.on("exit", resolve));
       boardProcess?.kill("SIGINT");
       expect(await stopped).toBe(0);
+      expect(openBoardUrl(target.dir)).toBeUndefined(); // stopped: no longer named
     },
     150_000,
   );

@@ -1,8 +1,9 @@
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { countsText, Notifier, notificationBody } from "../../src/loop/notify.js";
+import { announceBoard, boardUrlFile, openBoardUrl } from "../../src/status/board-url.js";
 
 let dir: string;
 let path: string | undefined;
@@ -39,6 +40,26 @@ describe("notifications", () => {
       expect(await notifier.settle()).toEqual([]);
     }
     expect(existsSync(join(dir, "shown"))).toBe(false);
+  });
+
+  it("name the board's URL while a board is open on the repository, and not after its process is gone", async () => {
+    mkdirSync(join(dir, ".factory", "state"), { recursive: true });
+    const told = async (): Promise<Record<string, unknown>> => {
+      rmSync(join(dir, "body.json"), { force: true });
+      const notifier = new Notifier(dir, { ...config, desktop: false, command: `cat > '${join(dir, "body.json")}'` });
+      notifier.send({ event: "awaiting_human", packet: "P01" });
+      expect(await notifier.settle()).toEqual([]);
+      return JSON.parse(readFileSync(join(dir, "body.json"), "utf8")) as Record<string, unknown>;
+    };
+    expect((await told()).board).toBeUndefined();
+    const closed = announceBoard(dir, "http://127.0.0.1:4321/");
+    expect((await told()).board).toBe("http://127.0.0.1:4321/");
+    closed();
+    expect((await told()).board).toBeUndefined();
+    // A board killed without closing leaves its file: a process that is gone is no open board.
+    writeFileSync(boardUrlFile(dir), JSON.stringify({ url: "http://127.0.0.1:4321/", pid: 2 ** 22 + 1 }));
+    expect(openBoardUrl(dir)).toBeUndefined();
+    expect(openBoardUrl(dir, () => true)).toBe("http://127.0.0.1:4321/");
   });
 
   it("carry the event's fields, the next command and one line of text", () => {
