@@ -115,6 +115,28 @@ const PYTEST: RunnerKit = {
   isCase: (result) => result.id.endsWith("::test_case"),
 };
 
+/**
+ * A JavaScript cell's test module: what it imports, then the shape every JS runner shares. `caseOpen` is the
+ * line that starts the cell's case (its runner's skip and expected-failure forms), `caseBody` its lines, and
+ * `anchor`/`other` the file's second case (failing before the work for a planted or hidden file).
+ */
+function jsTestModule(input: { head: readonly string[]; caseOpen: string; caseBody: readonly string[]; anchor: string; other: string }, cell: Cell): string {
+  return [
+    ...input.head,
+    "",
+    'if (STATE === "uncollectable") throw new Error("what this test imports is not there yet");',
+    'if (STATE !== "no-case") {',
+    '  if (STATE !== "absent") {',
+    `    ${input.caseOpen}`,
+    ...input.caseBody.map((line) => `      ${line}`),
+    "    });",
+    "  }",
+    `  ${anchored(cell.role) ? input.anchor : input.other}`,
+    "}",
+    "",
+  ].join("\n");
+}
+
 /** node:test names no files in its report: every case's name carries its cell (`c7 case`), and a file that fails to load is reported by its path. */
 const NODE_TEST: RunnerKit = {
   name: "node:test",
@@ -124,23 +146,16 @@ const NODE_TEST: RunnerKit = {
   source: (cell, state, ready) => [`src/c${cell.n}.js`, `export const STATE = ${JSON.stringify(state)};\nexport const READY = ${ready};\n`],
   testFile: (cell) => `tests/c${cell.n}.test.js`,
   testModule: (cell) =>
-    [
-      'import { test } from "node:test";',
-      'import assert from "node:assert/strict";',
-      `import { READY, STATE } from "../src/c${cell.n}.js";`,
-      "",
-      'if (STATE === "uncollectable") throw new Error("what this test imports is not there yet");',
-      'if (STATE !== "no-case") {',
-      '  if (STATE !== "absent") {',
-      `    test("c${cell.n} case", { skip: STATE === "skipped" ? "not on this machine" : false, todo: STATE === "xfailed" ? "known" : false }, () => {`,
-      '      if (STATE === "errored") throw new TypeError("the setup broke");',
-      '      assert.equal(STATE, "passed");',
-      "    });",
-      "  }",
-      anchored(cell.role) ? `  test("c${cell.n} anchor", () => assert.ok(READY));` : `  test("c${cell.n} other", () => {});`,
-      "}",
-      "",
-    ].join("\n"),
+    jsTestModule(
+      {
+        head: ['import { test } from "node:test";', 'import assert from "node:assert/strict";', `import { READY, STATE } from "../src/c${cell.n}.js";`],
+        caseOpen: `test("c${cell.n} case", { skip: STATE === "skipped" ? "not on this machine" : false, todo: STATE === "xfailed" ? "known" : false }, () => {`,
+        caseBody: ['if (STATE === "errored") throw new TypeError("the setup broke");', 'assert.equal(STATE, "passed");'],
+        anchor: `test("c${cell.n} anchor", () => assert.ok(READY));`,
+        other: `test("c${cell.n} other", () => {});`,
+      },
+      cell,
+    ),
   ofCell: (cell, result) => result.id.startsWith(`test::c${cell.n} `) || result.id === `test::tests/c${cell.n}.test.js`,
   isRest: (result) => result.id === "test::rest",
   retired: (cell) => `test::c${cell.n} case`,
@@ -170,28 +185,21 @@ const VITEST_KIT: RunnerKit = {
   source: (cell, state, ready) => [`src/c${padded(cell)}.js`, `export const STATE = ${JSON.stringify(state)};\nexport const READY = ${ready};\n`],
   testFile: (cell) => `tests/c${padded(cell)}.test.js`,
   testModule: (cell) =>
-    [
-      'import { expect, test } from "vitest";',
-      `import { READY, STATE } from "../src/c${padded(cell)}.js";`,
-      "",
-      'if (STATE === "uncollectable") throw new Error("what this test imports is not there yet");',
-      "const it = test.extend({",
-      "  ready: async ({}, use) => {",
-      '    if (STATE === "errored") throw new TypeError("the fixture broke");',
-      "    await use(true);",
-      "  },",
-      "});",
-      'if (STATE !== "no-case") {',
-      '  if (STATE !== "absent") {',
-      '    (STATE === "xfailed" ? it.fails : it.skipIf(STATE === "skipped"))("case", ({ ready }) => {',
-      "      expect(ready).toBe(true);",
-      '      expect(STATE).toBe("passed");',
-      "    });",
-      "  }",
-      anchored(cell.role) ? '  test("anchor", () => expect(READY).toBe(true));' : '  test("other", () => {});',
-      "}",
-      "",
-    ].join("\n"),
+    jsTestModule(
+      {
+        // A fixture of vitest's own that throws: the case errors outside its assertions, as a pytest fixture does.
+        head: [
+          'import { expect, test } from "vitest";',
+          `import { READY, STATE } from "../src/c${padded(cell)}.js";`,
+          'const it = test.extend({ ready: async ({}, use) => { if (STATE === "errored") throw new TypeError("the fixture broke"); await use(true); } });',
+        ],
+        caseOpen: '(STATE === "xfailed" ? it.fails : it.skipIf(STATE === "skipped"))("case", ({ ready }) => {',
+        caseBody: ["expect(ready).toBe(true);", 'expect(STATE).toBe("passed");'],
+        anchor: 'test("anchor", () => expect(READY).toBe(true));',
+        other: 'test("other", () => {});',
+      },
+      cell,
+    ),
   ofCell: (cell, result) => result.id.startsWith(`tests/c${padded(cell)}.test.js::`),
   isRest: (result) => result.id.startsWith("tests/rest.test.js::"),
   retired: (cell) => `tests/c${padded(cell)}.test.js::case`,
@@ -222,21 +230,16 @@ const JEST_KIT: RunnerKit = {
   source: (cell, state, ready) => [`src/c${padded(cell)}.js`, `exports.STATE = ${JSON.stringify(state)};\nexports.READY = ${ready};\n`],
   testFile: (cell) => `tests/c${padded(cell)}.test.js`,
   testModule: (cell) =>
-    [
-      `const { READY, STATE } = require("../src/c${padded(cell)}.js");`,
-      "",
-      'if (STATE === "uncollectable") throw new Error("what this test imports is not there yet");',
-      'if (STATE !== "no-case") {',
-      '  if (STATE !== "absent") {',
-      '    (STATE === "xfailed" ? test.failing : STATE === "skipped" ? test.skip : test)("case", () => {',
-      '      if (STATE === "errored") throw new TypeError("the setup broke");',
-      '      expect(STATE).toBe("passed");',
-      "    });",
-      "  }",
-      anchored(cell.role) ? '  test("anchor", () => expect(READY).toBe(true));' : '  test("other", () => {});',
-      "}",
-      "",
-    ].join("\n"),
+    jsTestModule(
+      {
+        head: [`const { READY, STATE } = require("../src/c${padded(cell)}.js");`],
+        caseOpen: '(STATE === "xfailed" ? test.failing : STATE === "skipped" ? test.skip : test)("case", () => {',
+        caseBody: ['if (STATE === "errored") throw new TypeError("the setup broke");', 'expect(STATE).toBe("passed");'],
+        anchor: 'test("anchor", () => expect(READY).toBe(true));',
+        other: 'test("other", () => {});',
+      },
+      cell,
+    ),
   ofCell: (cell, result) => result.file === `tests/c${padded(cell)}.test.js`,
   isRest: (result) => result.file === "tests/rest.test.js",
   retired: (cell) => `tests/c${padded(cell)}.test.js::case`,
