@@ -42,12 +42,12 @@ async function night() {
         .map((line) => JSON.parse(line) as Record<string, unknown>)
     : [];
   rmSync(log, { force: true });
-  return { target, code, out, notified };
+  return { target, code, out, notified, log };
 }
 
 describe("factory report: the morning brief", () => {
   it("says what waits for a person (the agent's claims, the rulings with the evidence's line, the commands), what blocked and what was not attempted, and the spend; the run wrote it and told notify; --html writes a self-contained page", async () => {
-    const { target, out, notified } = await night();
+    const { target, out, notified, log } = await night();
     expect(out).toMatch(/morning brief: factory report \(also .*\.factory\/runs\/report-[^)]+\.html\)/);
     const ended = notified.find((summary) => summary.event === "run-ended");
     expect(ended?.report).toMatch(/\.factory\/runs\/report-[0-9a-f-]+\.html$/);
@@ -110,6 +110,9 @@ describe("factory report: the morning brief", () => {
       env: {},
     });
     expect(approved).toBe(0);
+    // The approval is told too, through the same notify command (and its log removed again).
+    expect(JSON.parse(readFileSync(log, "utf8").trim())).toMatchObject({ event: "approved", packet: "P01" });
+    rmSync(log, { force: true });
     const after = bufferOutput();
     expect(await report({ cwd: target.dir, since: "2000-01-01", output: after })).toBe(0);
     expect(after.text()).toMatch(/Merged \(1\)\n {2}P01 {2}[0-9a-f]{10} {2}1 attempt\(s\)[^\n]*Add double {2}\[tests test \d+\/\d+\]/);
