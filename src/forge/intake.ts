@@ -1,4 +1,6 @@
+import { markdownInert } from "../util/inert-text.js";
 import type { Issue, IssueComment } from "./github.js";
+import { cell } from "./pull-body.js";
 
 /** Where `factory intake` writes an issue's spec slice; a packet pinned to a file here came from that issue. */
 export const INTAKE_DIR = "docs/intake";
@@ -80,7 +82,7 @@ export function landedComment(input: {
   gates: readonly { name: string; status: string }[];
 }): string {
   return [
-    `**factory** landed \`${input.packet}\` (${input.goal.replace(/[<>]/g, "")}) on \`${input.branch}\` as ${input.commit}.`,
+    `**factory** landed \`${input.packet}\` (${markdownInert(input.goal)}) on \`${input.branch}\` as ${input.commit}.`,
     "",
     `Gates run by the factory itself: ${input.gates.map((gate) => `\`${gate.name}\` ${gate.status}`).join(", ") || "none"}.`,
     ...(input.rulings.length
@@ -88,7 +90,8 @@ export function landedComment(input: {
           "",
           "| invariant | ruling | evidence |",
           "|---|---|---|",
-          ...input.rulings.map((ruling) => `| ${ruling.id} | ${ruling.status} | ${ruling.evidence ? `\`${ruling.evidence.replace(/`/g, "")}\`` : ""} |`),
+          // The evidence is the reviewer's text: a table cell made inert, as a pull request's gate table is.
+          ...input.rulings.map((ruling) => `| ${cell(ruling.id)} | ${cell(ruling.status)} | ${ruling.evidence ? cell(ruling.evidence) : ""} |`),
         ]
       : []),
     "",

@@ -50,6 +50,6 @@ export function pullBody(facts: PullFacts): { title: string; body: string } {
 }
 
 /** A table cell: one line, no column break, and inert (gate summaries name tests the agent may have written). */
-function cell(text: string): string {
+export function cell(text: string): string {
   return markdownInert(text).replaceAll("|", "\\|").replaceAll("\n", " ");
 }
