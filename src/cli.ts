@@ -1,9 +1,9 @@
 import { lowSpace, resourceFault } from "./util/resources.js";
-import { worktreesDir } from "./loop/context.js";
+import { factoryHome } from "./loop/context.js";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { EXIT, type ExitCode } from "./commands/exit-codes.js";
 import { processOutput } from "./log/output.js";
-import { dirname, resolve } from "node:path";
+import { resolve } from "node:path";
 
 /**
  * The commander program. Each action calls one command function; this file
@@ -396,7 +396,7 @@ function interruptible(): AbortController {
 
 /** What is short on the disks a command writes (the worktrees' cache, the checkout), said as `no space left: …`. */
 function lowSpaceNote(): string | undefined {
-  const low = lowSpace([dirname(dirname(worktreesDir(process.cwd()))), process.cwd()]);
+  const low = lowSpace([factoryHome(), process.cwd()]);
   return low ? `no space left: ${low}` : undefined;
 }
 

@@ -1,4 +1,4 @@
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { renderConfig, type DetectedSurface } from "../config/presets.js";
@@ -107,10 +107,21 @@ async function nodeSurface(path: string, name: string, dir: string): Promise<Det
     scripts: manifest.scripts ?? {},
     testRunner,
     packageManager,
+    ...(testRunner === "vitest" ? { testRunnerVersion: installedVersion(path, "vitest") ?? deps.vitest } : {}),
     jestJunit: "jest-junit" in deps,
     lockfile: existsSync(join(path, locks[packageManager])),
     testPaths: nodeTestPaths(test, path),
   };
+}
+
+/** The version of a package installed for the project (its node_modules), if it is. */
+function installedVersion(path: string, name: string): string | undefined {
+  try {
+    const manifest = JSON.parse(readFileSync(join(path, "node_modules", name, "package.json"), "utf8")) as { version?: unknown };
+    return typeof manifest.version === "string" ? manifest.version : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The paths `node --test` is given in the test script, else the test directory that exists. */

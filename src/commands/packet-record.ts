@@ -53,7 +53,7 @@ export async function loadPacketRecord(cwd: string, id: string, output: Output):
  * factory run (a child that dropped the variables still has its parent's).
  */
 export function refuseAgents(cwd: string, env: NodeJS.ProcessEnv, ancestor: () => string | undefined = agentAncestor): string | undefined {
-  // Worktrees live under <cache>/factory/worktrees/ (older versions: <repository>/.factory/worktrees/).
+  // Worktrees live under <cache>/factory/worktrees/ or /var/tmp/factory-<uid>/worktrees/ (older versions: <repository>/.factory/worktrees/).
   if (FACTORY_WORKTREES.test(`${cwd}/`)) return "it is run from inside a factory worktree; run it from your own checkout";
   const agentVariables = AGENT_VARIABLES.filter((name) => env[name]);
   if (agentVariables.length > 0) return `it is run by an agent process (${agentVariables.join(", ")} set); only a person can do this`;

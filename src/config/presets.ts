@@ -9,6 +9,8 @@ export interface DetectedSurface {
   /** For node: the package.json scripts, and which test runner its dependencies name. */
   scripts?: Record<string, string>;
   testRunner?: "vitest" | "jest" | "node" | undefined;
+  /** For vitest: its version, installed (node_modules) or else as the manifest asks for it (`^0.33.0`). */
+  testRunnerVersion?: string;
   /** For jest: whether the project depends on jest-junit, the reporter that writes JUnit XML (jest has none built in). */
   jestJunit?: boolean;
   lockfile?: boolean;
@@ -70,7 +72,20 @@ export function renderSurface(surface: DetectedSurface): string {
   }
   const test = testGate(surface, atRoot);
   if (test) {
-    lines.push(``, `  [[${key}.gates]]`, `  name = "test"`, `  run = "${test}"`, `  tests = true`);
+    const unexcluded = atRoot && surface.testRunner === "vitest" && !vitestHasExclude(surface.testRunnerVersion);
+    lines.push(
+      ``,
+      ...(unexcluded
+        ? [
+            `  # vitest ${surface.testRunnerVersion} has no --exclude (vitest 1.0 added it). The factory's worktrees have no packets/ anyway;`,
+            `  # to leave the planted copies out of your own runs, add "packets/**" to test.exclude in your vitest config.`,
+          ]
+        : []),
+      `  [[${key}.gates]]`,
+      `  name = "test"`,
+      `  run = "${test}"`,
+      `  tests = true`,
+    );
   } else if (scripts.test !== undefined) {
     lines.push(
       ``,
@@ -99,8 +114,9 @@ const EXEC = { npm: "npx", pnpm: "pnpm exec", yarn: "yarn" } as const;
 /** The tests gate `factory init` writes for a node surface's test runner, when its results can be read per test. */
 export function testGate(surface: DetectedSurface, atRoot: boolean): string | undefined {
   switch (surface.testRunner) {
+    // vitest before 1.0 refuses an option it does not know: the whole gate would fail.
     case "vitest":
-      return `${EXEC[surface.packageManager ?? "npm"]} vitest run${atRoot ? " --exclude 'packets/**'" : ""} --reporter=default --reporter=junit --outputFile.junit={junit} {tests}`;
+      return `${EXEC[surface.packageManager ?? "npm"]} vitest run${atRoot && vitestHasExclude(surface.testRunnerVersion) ? " --exclude 'packets/**'" : ""} --reporter=default --reporter=junit --outputFile.junit={junit} {tests}`;
     // node --test without paths would also collect the planted copies under packets/supplied/: name the test paths.
     case "node":
       return `node --test --test-reporter=spec --test-reporter-destination=stdout --test-reporter=junit --test-reporter-destination={junit} {tests|${(surface.testPaths ?? ["test/"]).join(" ")}}`;
@@ -113,6 +129,12 @@ export function testGate(surface: DetectedSurface, atRoot: boolean): string | un
     case undefined:
       return undefined;
   }
+}
+
+/** Pure: whether a vitest version (or the range a manifest asks for) knows `--exclude`, new in 1.0; unknown versions are taken as current. */
+export function vitestHasExclude(version: string | undefined): boolean {
+  const major = /(\d+)\.\d+/.exec(version ?? "")?.[1] ?? /^\D*(\d+)/.exec(version ?? "")?.[1];
+  return major === undefined || Number(major) >= 1;
 }
 
 export function renderConfig(input: { targetBranch: string; surfaces: DetectedSurface[] }): string {

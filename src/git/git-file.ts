@@ -34,8 +34,8 @@ export function gitFileProblem(worktree: string, stat: Pick<Stats, "isFile" | "i
   return undefined;
 }
 
-/** Where the factory keeps its task and scratch worktrees (`…/factory/worktrees/<repo>-<hash>/…`, see loop/context.ts). */
-export const FACTORY_WORKTREES = /[\\/]\.?factory[\\/]worktrees[\\/]/;
+/** Where the factory keeps its task and scratch worktrees (`…/factory/worktrees/<repo>-<hash>/…` or `/var/tmp/factory-<uid>/worktrees/…`, see loop/context.ts). */
+export const FACTORY_WORKTREES = /[\\/]\.?factory(?:-\d+)?[\\/]worktrees[\\/]/;
 
 /**
  * Throws GitFileTampered when `cwd` is one of the factory's worktrees and its `.git` file is not the one git

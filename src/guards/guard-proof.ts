@@ -30,7 +30,7 @@ const DEFINES_TEST = /^\s*(async\s+)?def\s+test\w*\s*\(|\b(it|test)\s*\(\s*["'`]
  * untouched tree (it must pass). The worktree is removed afterwards.
  */
 export async function proveGuards(ctx: ProofContext, input: { tip: string; surfaces: readonly Surface[]; runDir: string }): Promise<ProofLine[]> {
-  const worktree = join(worktreesDir(ctx.root), `.doctor-${process.pid}`);
+  const worktree = join(worktreesDir(ctx.root), `_doctor-${process.pid}`);
   await createWorktree(ctx.root, { path: worktree, start: input.tip });
   try {
     mkdirSync(input.runDir, { recursive: true });

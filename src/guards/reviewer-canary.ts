@@ -38,7 +38,7 @@ export async function reviewerCanary(
   input: { tip: string; packet: Packet; tiers: readonly string[]; adapters: ReadonlyMap<string, AgentAdapter>; runDir: string },
 ): Promise<CanaryResult[]> {
   const { packet } = input;
-  const worktree = join(worktreesDir(ctx.root), `.canary-${process.pid}`);
+  const worktree = join(worktreesDir(ctx.root), `_canary-${process.pid}`);
   await createWorktree(ctx.root, { path: worktree, start: input.tip });
   try {
     const planted = await plant(ctx, worktree, packet, input.tip);
@@ -62,7 +62,7 @@ export async function mutantCanary(
   input: { packet: Packet; commit: string; mutant: { file: string; line: number; description: string }; tiers: readonly string[]; adapters: ReadonlyMap<string, AgentAdapter>; runDir: string },
 ): Promise<CanaryResult[] | undefined> {
   const { packet } = input;
-  const worktree = join(worktreesDir(ctx.root), `.canary-${process.pid}`);
+  const worktree = join(worktreesDir(ctx.root), `_canary-${process.pid}`);
   await createWorktree(ctx.root, { path: worktree, start: input.commit });
   try {
     const made = (await mutationSites(worktree, input.commit, packet)).find(

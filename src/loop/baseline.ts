@@ -168,7 +168,7 @@ export async function inScratch<T>(
   use: (checkout: { worktree: string } | { installError: string }) => Promise<T>,
 ): Promise<T> {
   // Its own path per checkout: two packets landing at once may both measure the same tip.
-  const worktree = join(worktreesDir(ctx.root), `.${input.label}-${input.commit.slice(0, 12)}-${process.pid}-${++scratchCount}`);
+  const worktree = join(worktreesDir(ctx.root), `_${input.label}-${input.commit.slice(0, 12)}-${process.pid}-${++scratchCount}`);
   await createWorktree(ctx.root, { path: worktree, start: input.commit });
   try {
     mkdirSync(input.runDir, { recursive: true });

@@ -9,15 +9,16 @@ import { worktreesDir } from "./context.js";
  * What a killed factory process leaves behind, found by the pid in its name
  * and removed at the next start when that process is gone: sandbox temporary
  * directories (`factory-sandbox-<pid>-…` in the temporary directory) and
- * scratch worktrees (`.baseline-<commit>-<pid>-<n>`, `.batch-<commit>-<pid>-<n>`, `.doctor-<pid>`,
- * `.canary-<pid>`, `.assess-<pid>`, `.cut-<pid>` beside the task worktrees). A process that ends normally
+ * scratch worktrees (`_baseline-<commit>-<pid>-<n>`, `_rerun-…`, `_batch-<commit>-<pid>-<n>`, `_doctor-<pid>`,
+ * `_canary-<pid>`, `_assess-<pid>`, `_cut-<pid>`, `_mutants-<pid>` beside the task worktrees; older versions
+ * began them with a dot). A process that ends normally
  * removes its own; a live one's are never touched.
  */
 export const SANDBOX_PREFIX = "factory-sandbox-";
 
 /** Pure: the pid a leftover's name carries, or undefined when the name is not one of the factory's. */
 export function leftoverPid(name: string): number | undefined {
-  const match = /^factory-sandbox-(\d+)-/.exec(name) ?? /^\.(?:baseline|batch)-[0-9a-f]+-(\d+)-\d+$/.exec(name) ?? /^\.(?:doctor|canary|assess|cut)-(\d+)$/.exec(name);
+  const match = /^factory-sandbox-(\d+)-/.exec(name) ?? /^[._](?:baseline|rerun|batch)-[0-9a-f]+-(\d+)-\d+$/.exec(name) ?? /^[._](?:doctor|canary|assess|cut|mutants)-(\d+)$/.exec(name);
   return match?.[1] ? Number(match[1]) : undefined;
 }
 
@@ -33,7 +34,7 @@ export async function sweepLeftovers(root: string, temporary: string = tmpdir())
     removed.push(join(temporary, name));
   }
   const worktrees = worktreesDir(root);
-  for (const name of list(worktrees).filter((entry) => entry.startsWith(".") && dead(entry))) {
+  for (const name of list(worktrees).filter((entry) => /^[._]/.test(entry) && dead(entry))) {
     await removeWorktree(root, join(worktrees, name));
     rmSync(join(worktrees, name), { recursive: true, force: true }); // not registered, or half-made
     removed.push(join(worktrees, name));

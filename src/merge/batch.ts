@@ -177,7 +177,7 @@ async function gateInScratch(
   const [head, ...rest] = input.prefixes.map((prefix) => prefix.input);
   const last = input.prefixes.at(-1);
   if (!head || !last) return undefined;
-  const worktree = join(worktreesDir(ctx.root), `.batch-${input.tip.slice(0, 12)}-${process.pid}-${++scratchCount}`);
+  const worktree = join(worktreesDir(ctx.root), `_batch-${input.tip.slice(0, 12)}-${process.pid}-${++scratchCount}`);
   await createWorktree(ctx.root, { path: worktree, start: last.commit });
   try {
     const installError = await installSurface(ctx, worktree, input.surface, input.runDir);

@@ -38,7 +38,7 @@ export async function assessPacket(ctx: RunContext, input: AssessInput): Promise
   const spec = await pinnedSpec(ctx.root, packet);
   if (!spec.ok) return { kind: "failed", problem: `${packet.file}: ${spec.problem}` };
   mkdirSync(input.runDir, { recursive: true });
-  const worktree = join(worktreesDir(ctx.root), `.assess-${process.pid}`);
+  const worktree = join(worktreesDir(ctx.root), `_assess-${process.pid}`);
   await removeWorktree(ctx.root, worktree); // the last packet's, if its removal was cut short
   await createWorktree(ctx.root, { path: worktree, start: input.tip });
   try {

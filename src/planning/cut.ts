@@ -144,7 +144,7 @@ type Planned = { ok: true; sources: PacketSource[]; written: WrittenFile[]; note
 
 /** The planner's one call in a scratch checkout of the tip; its spend recorded; what it wrote under its output directory read back. */
 async function runPlanner(ctx: Pick<RunContext, "root" | "config" | "signal">, input: CutInput): Promise<Planned> {
-  const worktree = join(worktreesDir(ctx.root), `.cut-${process.pid}`);
+  const worktree = join(worktreesDir(ctx.root), `_cut-${process.pid}`);
   await removeWorktree(ctx.root, worktree);
   await createWorktree(ctx.root, { path: worktree, start: input.tip });
   try {
@@ -229,7 +229,7 @@ async function plantedTrials(
   const trials = new Map<string, { planted: string; problem?: string }>();
   const testing = packets.filter((packet) => plantedTestFiles(packet.planted, packet.supportFiles).length > 0);
   if (testing.length === 0) return trials;
-  const worktree = join(worktreesDir(ctx.root), `.cut-${process.pid}`);
+  const worktree = join(worktreesDir(ctx.root), `_cut-${process.pid}`);
   await createWorktree(ctx.root, { path: worktree, start: input.tip });
   try {
     const baselines = new Map<string, Map<string, TestResult[]> | string>();

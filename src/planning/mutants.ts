@@ -56,7 +56,7 @@ export async function measureMutants(
   if (tests.length === 0) return none("it has no planted or hidden tests to judge");
   if ((await mutableFiles(ctx.root, input.commit, packet)).length === 0) return none("its change has no JavaScript, TypeScript or Python source line to mutate");
 
-  const worktree = join(worktreesDir(ctx.root), `.mutants-${process.pid}`);
+  const worktree = join(worktreesDir(ctx.root), `_mutants-${process.pid}`);
   await removeWorktree(ctx.root, worktree);
   await createWorktree(ctx.root, { path: worktree, start: input.commit });
   try {

@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { checkGitFile, GitFileTampered, gitFileProblem } from "../../src/git/git-file.js";
+import { checkGitFile, FACTORY_WORKTREES, GitFileTampered, gitFileProblem } from "../../src/git/git-file.js";
 
 const file = (size = 60) => ({ isFile: () => true, isSymbolicLink: () => false, size });
 const wt = "/cache/factory/worktrees/repo-1/P01";
@@ -46,5 +46,12 @@ describe("which checkouts are checked", () => {
     mkdirSync(worktree, { recursive: true });
     writeFileSync(join(worktree, ".git"), "gitdir: ../.git/modules/inner\n");
     expect(() => checkGitFile(worktree)).toThrow(GitFileTampered);
+    // Where a cache under a dot-directory gives way to the shared temporary directory (loop/context.ts) too.
+    const shared = join(base, "factory-1000", "worktrees", "repo-1", "P01");
+    mkdirSync(shared, { recursive: true });
+    writeFileSync(join(shared, ".git"), "gitdir: ../.git/modules/inner\n");
+    expect(() => checkGitFile(shared)).toThrow(GitFileTampered);
+    expect(FACTORY_WORKTREES.test("/var/tmp/factory-1000/worktrees/repo-1/P01/")).toBe(true);
+    expect(FACTORY_WORKTREES.test("/home/me/factory-tools/worktrees-old/")).toBe(false);
   });
 });
