@@ -14,6 +14,20 @@ import { fileURLToPath } from "node:url";
 /** guard, file, the exact text to replace (once), its replacement, and the tests (file, name) that claim the guard. */
 const MUTATIONS = [
   {
+    guard: "repairs: the surface's other packets wait for the repair",
+    file: "src/loop/repairs.ts",
+    from: "return waitsFor.length > 0 ? { ...packet, requires: [...packet.requires, ...waitsFor] } : packet;",
+    to: "return waitsFor.length < 0 ? { ...packet, requires: [...packet.requires, ...waitsFor] } : packet;",
+    tests: [["test/integration/repairs.test.ts", "goes first on the red tip"]],
+  },
+  {
+    guard: "repairs: only a gate a queued packet repairs may be red at the tip",
+    file: "src/loop/baseline.ts",
+    from: 'if (report.status === "fail" && input.repairs?.includes(gate.name)) red.push(gate.name);',
+    to: 'if (report.status === "fail" && input.repairs !== undefined) red.push(gate.name);',
+    tests: [["test/integration/repairs.test.ts", "without repairs, the run is refused"]],
+  },
+  {
     guard: "intake: an issue's text cannot close its quote",
     file: "src/forge/intake.ts",
     from: 'const fence = "~".repeat(longest + 1);',

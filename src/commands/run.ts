@@ -27,6 +27,7 @@ import { Interrupted, RUNS_DIR, type RunContext } from "../loop/context.js";
 import { Notifier, type RunCounts } from "../loop/notify.js";
 import type { LedgerState } from "../ledger/fold.js";
 import { preflight } from "../loop/preflight-checks.js";
+import { waitForRepairs } from "../loop/repairs.js";
 import { recoverInFlight } from "../loop/recover.js";
 import { drainQueue } from "../loop/scheduler.js";
 import { formatProblem } from "../util/problem.js";
@@ -214,6 +215,12 @@ export async function run(options: RunOptions): Promise<ExitCode> {
       ...checked.spends.map((spend) => ({ kind: "spent" as const, for: "the preflight's model probe", run: owner.run, ...spend })),
     ]);
     progress.emit({ kind: "run-start", packets: packets.length, run: owner.run });
+    for (const repair of checked.repairing) {
+      progress.emit({
+        kind: "notice",
+        message: `surface "${repair.surface}": gate ${repair.gates.map((gate) => `"${gate}"`).join(", ")} is red at the tip; ${repair.packets.join(", ")} repair${repair.packets.length === 1 ? "s" : ""} it and go${repair.packets.length === 1 ? "es" : ""} first, the surface's other packets wait for it to land`,
+      });
+    }
     const notifier = new Notifier(workspace.root, config.notify);
     const ctx: RunContext = {
       root: workspace.root,
@@ -233,7 +240,7 @@ export async function run(options: RunOptions): Promise<ExitCode> {
       new Map([...(await workspace.ledger.read()).state.packets].flatMap(([id, record]) => (record.status.state === "merged" ? [[id, record.status.commit] as const] : [])));
     const mergedBefore = await mergedAt();
     const end = await drainQueue(ctx, {
-      packets,
+      packets: waitForRepairs(packets, checked.repairing),
       once: options.once,
       only: options.packet,
       concurrency: options.concurrency ?? config.limits.concurrency,

@@ -1,5 +1,6 @@
 import { loadConfig, noCommitsProblem } from "../config/load.js";
 import type { Config } from "../config/types.js";
+import { wholeTreeGates } from "../gates/whole-tree.js";
 import { findRepoRoot } from "../git/repo.js";
 import { openLedger } from "../ledger/open.js";
 import type { Ledger } from "../ledger/ledger.js";
@@ -83,6 +84,7 @@ export function packetContext(config: Config | undefined): PacketContext {
     tiers: config.tiers.map((tier) => tier.name),
     surfaces: config.surfaces.map((surface) => surface.name),
     testSurfaces: config.surfaces.filter((surface) => surface.gates.some((gate) => gate.tests)).map((surface) => surface.name),
+    gates: new Map(config.surfaces.map((surface) => [surface.name, surface.gates.map((gate) => ({ name: gate.name, wholeTree: wholeTreeGates(surface).includes(gate) }))])),
     defaultMaxAttempts: config.limits.maxAttempts,
   };
 }

@@ -128,7 +128,7 @@ async function attemptSteps(ctx: RunContext, input: AttemptInput): Promise<Attem
   let tipProven = false; // the whole-tree gates ran green on the tip (measureBaseline refuses otherwise)
   if (surface && hasBaseline(surface)) {
     step("baseline");
-    const measured = await measureBaseline(ctx, { surface, commit: tip, runDir: input.runDir, checkout: worktree });
+    const measured = await measureBaseline(ctx, { surface, commit: tip, runDir: input.runDir, checkout: worktree, repairs: packet.repairs });
     if (!measured.ok) return { ...withTree, end: { kind: "environment-error", reason: `baseline: ${measured.reason}` } };
     ranInWorktree ||= !measured.cached;
     baseline = measured.results;

@@ -7,13 +7,18 @@ import { gitReadObjects, orThrow, resolveCommit } from "../git/repo.js";
 import { createWorktree, removeWorktree } from "../git/worktree.js";
 import { runCommandGate, TESTS_PLACEHOLDER } from "../gates/command.js";
 import type { TestResult } from "../gates/junit.js";
+import { wholeTreeGates } from "../gates/whole-tree.js";
 import { realCases } from "../gates/test-compare.js";
 import { STATE_DIR } from "../ledger/store.js";
 import { PACKETS_DIR } from "../packet/load.js";
 import { checkInterrupted, worktreesDir, type RunContext } from "./context.js";
 import { installSurface } from "./prepare.js";
 
-export type Baseline = { ok: true; results: Map<string, TestResult[]>; cached: boolean } | { ok: false; reason: string };
+/**
+ * `red`: the whole-tree gates red at the tip that the caller let be (a packet's `repairs`): then the
+ * baseline is not cached, as a cached one says every whole-tree gate was green.
+ */
+export type Baseline = { ok: true; results: Map<string, TestResult[]>; cached: boolean; red?: string[] } | { ok: false; reason: string };
 
 /** One tests gate's raw run: its per-test results (repository-relative ids) and how the runner exited. */
 export interface TestGateRun {
@@ -44,7 +49,7 @@ interface CacheFile {
  */
 export async function measureBaseline(
   ctx: Pick<RunContext, "root" | "config" | "signal">,
-  input: { surface: Surface; commit: string; runDir: string; checkout?: string; outside?: boolean },
+  input: { surface: Surface; commit: string; runDir: string; checkout?: string; outside?: boolean; repairs?: readonly string[] },
 ): Promise<Baseline> {
   const tree = await testedTree(ctx.root, input.commit);
   const cacheFile = baselineFile(ctx.root, tree, input.surface);
@@ -57,7 +62,7 @@ export async function measureBaseline(
   }
   const runDir = join(input.runDir, `baseline-${input.commit.slice(0, 10)}`);
   const measured = input.checkout ? await measureIn(ctx, { ...input, worktree: input.checkout, runDir }) : await measureInScratch(ctx, { ...input, runDir });
-  if (!measured.ok) return measured;
+  if (!measured.ok || measured.red?.length) return measured;
   writeBaseline(ctx.root, { tree, commit: input.commit }, input.surface, measured.results);
   return { ...measured, cached: false };
 }
@@ -89,16 +94,6 @@ function baselineKey(surface: Surface): string {
   return [...surface.gates.filter((gate) => gate.tests).map((gate) => gate.run), ...wholeTreeGates(surface).map((gate) => `whole-tree: ${gate.run}`)].join("\n");
 }
 
-/**
- * The gates that judge the whole tree rather than the change (no `{files}`, not a tests gate: a lint or
- * build of everything). One already red at the tip fails every packet whatever its work, so it must be
- * green there before anything is spent. A `{files}` gate judges only what a change brings (its findings
- * in a file are compared with the same file before), and a tests gate is compared with the baseline.
- */
-function wholeTreeGates(surface: Surface): Surface["gates"] {
-  return surface.gates.filter((gate) => !gate.tests && !gate.run.includes("{files}"));
-}
-
 /** Whether a surface has anything to measure at the tip: tests gates, or whole-tree gates that must be green there. */
 export function hasBaseline(surface: Surface): boolean {
   return surface.gates.some((gate) => gate.tests) || wholeTreeGates(surface).length > 0;
@@ -128,7 +123,10 @@ export async function seedBaseline(root: string, input: { commit: string; surfac
   return true;
 }
 
-async function measureIn(ctx: Pick<RunContext, "root" | "config" | "signal">, input: { surface: Surface; commit: string; runDir: string; worktree: string; outside?: boolean }): Promise<Baseline> {
+async function measureIn(
+  ctx: Pick<RunContext, "root" | "config" | "signal">,
+  input: { surface: Surface; commit: string; runDir: string; worktree: string; outside?: boolean; repairs?: readonly string[] },
+): Promise<Baseline> {
   const head = await resolveCommit(input.worktree, "HEAD");
   if (head !== input.commit) throw new Error(`a baseline for ${input.commit.slice(0, 10)} was to be measured in a checkout of ${head?.slice(0, 10)}`);
   const run = await runTests(ctx, input);
@@ -136,12 +134,15 @@ async function measureIn(ctx: Pick<RunContext, "root" | "config" | "signal">, in
   // The tip's suite must judge the same inside the sandbox as outside it, before any work is judged by it.
   const differs = input.outside ? await judgedOtherwiseInside(ctx, input, run.runs) : undefined;
   if (differs) return { ok: false, reason: differs };
+  const red: string[] = [];
   for (const gate of wholeTreeGates(input.surface)) {
     const { report } = await measureGate(ctx, input, gate);
-    if (report.status !== "pass") {
+    // Red at the tip and repaired by a packet: its baseline, which that packet must turn green.
+    if (report.status === "fail" && input.repairs?.includes(gate.name)) red.push(gate.name);
+    else if (report.status !== "pass") {
       return {
         ok: false,
-        reason: `gate "${gate.name}" is ${report.status === "fail" ? "red" : "broken"} at the tip ${input.commit.slice(0, 10)} before any work (${report.summary}): fix the tip or drop the gate${report.tail ? `; its last lines:\n${report.tail}` : ""}`,
+        reason: `gate "${gate.name}" is ${report.status === "fail" ? "red" : "broken"} at the tip ${input.commit.slice(0, 10)} before any work (${report.summary}): fix the tip, drop the gate, or queue a packet that repairs it (repairs = ["${gate.name}"])${report.tail ? `; its last lines:\n${report.tail}` : ""}`,
       };
     }
   }
@@ -153,7 +154,7 @@ async function measureIn(ctx: Pick<RunContext, "root" | "config" | "signal">, in
     }
     results.set(gate, measured.results);
   }
-  return { ok: true, results, cached: false };
+  return { ok: true, results, cached: false, ...(red.length ? { red } : {}) };
 }
 
 let scratchCount = 0;
@@ -181,7 +182,10 @@ export async function inScratch<T>(
 }
 
 /** The baseline measured in a scratch checkout of `commit`. */
-function measureInScratch(ctx: Pick<RunContext, "root" | "config" | "signal">, input: { surface: Surface; commit: string; runDir: string }): Promise<Baseline> {
+function measureInScratch(
+  ctx: Pick<RunContext, "root" | "config" | "signal">,
+  input: { surface: Surface; commit: string; runDir: string; outside?: boolean; repairs?: readonly string[] },
+): Promise<Baseline> {
   return inScratch(ctx, { ...input, label: "baseline" }, async (checkout) =>
     "installError" in checkout ? { ok: false, reason: checkout.installError } : await measureIn(ctx, { ...input, worktree: checkout.worktree }),
   );

@@ -25,6 +25,16 @@ export interface Preflight {
   adapters: Map<string, AgentAdapter>;
   /** The model probes' spends, for the ledger and the run's budget. */
   spends: ProbeSpend[];
+  /** Whole-tree gates red at the tip that queued packets repair: until those land, the surface's other packets wait for them. */
+  repairing: Repairing[];
+}
+
+export interface Repairing {
+  surface: string;
+  /** The gates red at the tip. */
+  gates: string[];
+  /** The packets that repair one of them. */
+  packets: string[];
 }
 
 const SHELL_WORDS = new Set(["for", "if", "while", "until", "case", "export", "set", "source", ".", "exit", "time"]);
@@ -150,13 +160,19 @@ export async function preflight(input: {
     checks.push({ what: `packet ${packet.id}: spec_commit and spec_path resolve`, ...(spec.ok ? {} : { problem: `${packet.file}: ${spec.problem}` }) });
   }
 
+  const repairing: Repairing[] = [];
   if (input.baseline && checks.every((check) => !check.problem)) {
     const ctx = { root, config, signal: input.baseline.signal };
     for (const surface of config.surfaces.filter((candidate) => surfacesUsed.has(candidate.name) && hasBaseline(candidate))) {
       const worker = input.baseline.worker?.replace(/[^A-Za-z0-9_.-]/g, "_");
-      const measured = await measureBaseline(ctx, { surface, commit: input.tip, runDir: join(root, RUNS_DIR, "preflight", ...(worker ? [`worker-${worker}`] : [])), outside: true });
+      const repairers = input.packets.filter((packet) => packet.surface === surface.name && packet.repairs.length > 0);
+      const repairs = [...new Set(repairers.flatMap((packet) => packet.repairs))];
+      const measured = await measureBaseline(ctx, { surface, commit: input.tip, runDir: join(root, RUNS_DIR, "preflight", ...(worker ? [`worker-${worker}`] : [])), outside: true, repairs });
+      const red = measured.ok ? (measured.red ?? []) : [];
+      const by = repairers.filter((packet) => packet.repairs.some((gate) => red.includes(gate))).map((packet) => packet.id);
+      if (red.length > 0) repairing.push({ surface: surface.name, gates: red, packets: by });
       checks.push({
-        what: `surface "${surface.name}": the gates run at the tip (the tests gates' suite, and every whole-tree gate green)${measured.ok ? ` (${[...measured.results.values()].reduce((sum, results) => sum + realCases(results).length, 0)} test cases${measured.cached ? ", cached" : ""})` : ""}`,
+        what: `surface "${surface.name}": the gates run at the tip (the tests gates' suite, and every whole-tree gate green${red.length ? `; red: ${red.map((gate) => `"${gate}"`).join(", ")}, which ${by.join(", ")} repair${by.length === 1 ? "s" : ""}` : ""})${measured.ok ? ` (${[...measured.results.values()].reduce((sum, results) => sum + realCases(results).length, 0)} test cases${measured.cached ? ", cached" : ""})` : ""}`,
         ...(measured.ok ? {} : { problem: `surface "${surface.name}": the baseline at ${input.tip.slice(0, 10)} fails: ${measured.reason}` }),
       });
     }
@@ -174,5 +190,5 @@ export async function preflight(input: {
     spends = models.spends;
     for (const refusal of models.refusals) checks.push({ what: "a tier's model answers as configured", problem: refusal });
   }
-  return { checks, adapters, spends };
+  return { checks, adapters, spends, repairing };
 }

@@ -99,7 +99,7 @@ export async function gateBatch(ctx: RunContext, members: readonly LandInput[]):
   mkdirSync(runDir, { recursive: true });
   const packets = prefixes.map((prefix) => prefix.input.packet.id);
   ctx.emit({ kind: "notice", message: `gating ${packets.join(", ")} together on ${ctx.branch} at ${tip.slice(0, 10)} (a merge batch)` });
-  const baseline = await measureBaseline(ctx, { surface, commit: tip, runDir });
+  const baseline = await measureBaseline(ctx, { surface, commit: tip, runDir, repairs: prefixes.flatMap((prefix) => prefix.input.packet.repairs) });
   if (!baseline.ok) return undefined;
   /** The first `count` members' combination gated, and recorded. */
   const gate = async (count: number): Promise<Gated | undefined> => {

@@ -118,7 +118,9 @@ export async function land(ctx: RunContext, input: LandInput): Promise<LandResul
         mkdirSync(runDir, { recursive: true });
         const surface = surfaceOf(ctx.config, input.packet);
         // The tip's own baseline, never the combined tree's: what the combination breaks must show as a regression.
-        const baseline = surface?.gates.some((gate) => gate.tests) ? await measureBaseline(ctx, { surface, commit: tip, runDir }) : { ok: true as const, results: new Map(), cached: true };
+        const baseline = surface?.gates.some((gate) => gate.tests)
+          ? await measureBaseline(ctx, { surface, commit: tip, runDir, repairs: input.packet.repairs })
+          : { ok: true as const, results: new Map(), cached: true };
         if (!baseline.ok) return { kind: "environment-error", reason: `baseline at ${tip.slice(0, 10)}: ${baseline.reason}` };
         const regated = await runGates(ctx, {
           packet: input.packet,
@@ -212,7 +214,7 @@ export async function land(ctx: RunContext, input: LandInput): Promise<LandResul
 async function tripwire(ctx: RunContext, input: { packet: Packet; tip: string; tests: ReadonlyMap<string, TestResult[]> | undefined; runDir: string }): Promise<LandResult | undefined> {
   const surface = surfaceOf(ctx.config, input.packet);
   if (!surface || !input.tests || input.tests.size === 0) return undefined;
-  const baseline = await measureBaseline(ctx, { surface, commit: input.tip, runDir: join(input.runDir, `tripwire-${input.tip.slice(0, 10)}`) });
+  const baseline = await measureBaseline(ctx, { surface, commit: input.tip, runDir: join(input.runDir, `tripwire-${input.tip.slice(0, 10)}`), repairs: input.packet.repairs });
   if (!baseline.ok) return { kind: "environment-error", reason: `baseline at ${input.tip.slice(0, 10)}: ${baseline.reason}` };
   const red = redOnLanding(baseline.results, input.tests);
   return red.length > 0 ? { kind: "verdict-contradicted", reason: describeRedOnLanding(red, input.tip, input.packet.id) } : undefined;

@@ -65,6 +65,8 @@ export function normalizePacket(input: NormalizeInput): Packet | undefined {
     if (dependency === id) fields.report(["requires", index], "a packet cannot require itself");
   });
 
+  const repairs = readRepairs(fields, context, surface);
+
   const maxAttempts = fields.number("max_attempts", { min: MIN_ATTEMPTS, max: MAX_ATTEMPTS, integer: true }) ?? context.defaultMaxAttempts;
 
   const forbiddenPaths = readPaths(fields, "forbidden_paths") ?? [];
@@ -94,6 +96,7 @@ export function normalizePacket(input: NormalizeInput): Packet | undefined {
     reviewer,
     gate,
     requires,
+    repairs,
     maxAttempts,
     forbiddenPaths,
     allowedPaths,
@@ -117,6 +120,26 @@ function readSurface(fields: Fields, context: PacketContext): string | undefined
     fields.report("surface", `unknown surface "${surface}"${didYouMean(surface, context.surfaces)}; the config has ${listOrNone(context.surfaces)}`);
   }
   return surface;
+}
+
+/** `repairs`: gates of the packet's surface that judge the whole tree (not a tests gate, not a `{files}` one). */
+function readRepairs(fields: Fields, context: PacketContext, surface: string | undefined): string[] {
+  const repairs = fields.stringArray("repairs") ?? [];
+  const gates = surface === undefined ? undefined : context.gates?.get(surface);
+  if (gates === undefined) return repairs;
+  repairs.forEach((name, index) => {
+    const gate = gates.find((candidate) => candidate.name === name);
+    if (!gate) {
+      const names = gates.map((candidate) => candidate.name);
+      fields.report(["repairs", index], `unknown gate "${name}" on surface "${surface}"${didYouMean(name, names)}; its gates are ${listOrNone(names)}`);
+    } else if (!gate.wholeTree) {
+      fields.report(
+        ["repairs", index],
+        `gate "${name}" judges tests or changed files, not the whole tree: its red at the tip is compared already (failing tests are the baseline); repairs names a gate that must be green at the tip, such as a build`,
+      );
+    }
+  });
+  return repairs;
 }
 
 function defaultTier(context: PacketContext): string | undefined {

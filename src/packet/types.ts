@@ -29,6 +29,11 @@ export interface Packet {
   reviewer: string;
   gate: GateMode;
   requires: string[];
+  /**
+   * Whole-tree gates of its surface (a build, a lint of everything) that are red at the tip and this packet
+   * turns green: their red there is its baseline, not a refusal of the run; the surface's other packets wait for it.
+   */
+  repairs: string[];
   maxAttempts: number;
   forbiddenPaths: string[];
   /** Undefined: no positive scope was declared, any path may change. */
@@ -66,6 +71,8 @@ export interface PacketContext {
   /** Surface names in config order, the first is the default; undefined as for tiers. */
   surfaces: readonly string[] | undefined;
   defaultMaxAttempts: number;
+  /** Per surface, its gates' names and whether each judges the whole tree (`repairs` may name only those); undefined as for tiers. */
+  gates?: ReadonlyMap<string, readonly { name: string; wholeTree: boolean }[]>;
   /** Surfaces with a `tests = true` gate; undefined as for tiers (the planted-tests check is skipped). */
   testSurfaces?: readonly string[] | undefined;
   /** The files under `packets/supplied/<ID>/` at the tip, by packet id: part of each packet's version. */

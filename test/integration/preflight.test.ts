@@ -95,7 +95,7 @@ describe("preflight", () => {
     const refused = await red.run();
     expect(refused.code).toBe(2);
     expect(refused.out).toMatch(
-      /factory run refused: surface "app": the baseline at [0-9a-f]{10} fails: gate "lint" is red at the tip [0-9a-f]{10} before any work \(failed \(exit 1\)\): fix the tip or drop the gate/,
+      /factory run refused: surface "app": the baseline at [0-9a-f]{10} fails: gate "lint" is red at the tip [0-9a-f]{10} before any work \(failed \(exit 1\)\): fix the tip, drop the gate, or queue a packet that repairs it \(repairs = \["lint"\]\)/,
     );
     expect(refused.out).toContain("src/calc.js:4:// TODO: 17 errors");
     expect(await red.events()).toEqual([]);

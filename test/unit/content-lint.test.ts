@@ -14,6 +14,7 @@ function packet(fields: Partial<Packet>): Packet {
     reviewer: "standard",
     gate: "auto",
     requires: [],
+    repairs: [],
     maxAttempts: 3,
     forbiddenPaths: [],
     allowedPaths: ["src/column.js"],

@@ -13,6 +13,7 @@ const packet = (goal: string): Packet => ({
   reviewer: "advanced",
   gate: "auto",
   requires: [],
+  repairs: [],
   maxAttempts: 3,
   forbiddenPaths: [],
   allowedPaths: undefined,

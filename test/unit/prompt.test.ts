@@ -13,6 +13,7 @@ const packet: Packet = {
   reviewer: "advanced",
   gate: "auto",
   requires: [],
+  repairs: [],
   maxAttempts: 3,
   forbiddenPaths: ["src/calc.js"],
   allowedPaths: ["src/double.js"],
