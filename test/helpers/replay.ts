@@ -24,6 +24,8 @@ export interface PublishedReplay {
   config: string;
   isTest(path: string): boolean;
   isSupport?(path: string): boolean;
+  /** Files of the replay's own beside the package (a runner's config), committed with the base; not compared with any version. */
+  extraFiles?: Record<string, string>;
 }
 
 export interface ReplayedPacket extends ReplayedStep {
@@ -56,6 +58,7 @@ export async function replayPublished(input: PublishedReplay): Promise<ReplayRes
   const scratch = mkdtempSync(join(tmpdir(), "factory-replay-"));
   const scriptFile = join(scratch, "script.json");
   for (const [path, content] of trees.get(base) ?? []) repo.write(path, content.toString("utf8"));
+  for (const [path, text] of Object.entries(input.extraFiles ?? {})) repo.write(path, text);
   repo.write("REPLAY-SPEC.md", `Replay of ${input.name}'s published versions ${input.versions.join(", ")}.\n`);
   repo.write(
     ".factory/config.toml",
@@ -93,7 +96,7 @@ export async function replayPublished(input: PublishedReplay): Promise<ReplayRes
       differsFrom(version) {
         const want = trees.get(version) ?? new Map<string, Buffer>();
         const listed = repo.git("ls-tree", "-r", "-z", "--name-only", "main").split("\0").filter(Boolean);
-        const ours = listed.filter((path) => !path.startsWith("packets/") && !path.startsWith(".factory/") && path !== "REPLAY-SPEC.md");
+        const ours = listed.filter((path) => !path.startsWith("packets/") && !path.startsWith(".factory/") && path !== "REPLAY-SPEC.md" && !(path in (input.extraFiles ?? {})));
         const differs = ours.filter((path) => !want.get(path)?.equals(execFileSync("git", ["show", `main:${path}`], { cwd: repo.dir, maxBuffer: 64 * 1024 * 1024 })));
         return [...differs, ...[...want.keys()].filter((path) => !ours.includes(path))].sort();
       },
