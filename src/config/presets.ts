@@ -197,7 +197,7 @@ message = "feat: {goal} [{id}]"
 [planning]
 # require_assessment = "all"   # run refuses packets without a ready ruling from \`factory assess\`
 mutants = 20                   # after a landing: mutants of its changed lines against its planted tests (0: off)
-mutants_share = 0.5            # the mutation check runs at most this share of the run's own time (0: no bound)
+mutants_share = 0.4            # the mutation check runs at most this share of the run's own time (0: no bound)
 
 [notify]
 command = ""                   # run on awaiting_human / blocked / run end, JSON summary on stdin

@@ -92,7 +92,7 @@ export interface Planning {
   mutantsShare: number;
 }
 
-export const DEFAULT_PLANNING: Planning = { tier: undefined, requireAssessment: "none", maxCostUsd: undefined, mutants: 20, mutantsShare: 0.5 };
+export const DEFAULT_PLANNING: Planning = { tier: undefined, requireAssessment: "none", maxCostUsd: undefined, mutants: 20, mutantsShare: 0.4 };
 
 export const DEFAULT_RETENTION = { runsMs: 14 * 86_400_000 };
 

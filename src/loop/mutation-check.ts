@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import type { Packet } from "../packet/types.js";
-import { measureMutants } from "../planning/mutants.js";
+import { measureMutants, SHARE_SPENT } from "../planning/mutants.js";
 import { checkInterrupted, Interrupted, RUNS_DIR, type RunContext } from "./context.js";
 
 /** Pure: the packets merged now that were not merged before (or merged again, a new version), with their landed commits. */
@@ -33,20 +33,22 @@ export async function checkLandedMutants(ctx: RunContext, input: { packets: read
   const share = ctx.config.planning.mutantsShare;
   const deadline = share > 0 ? Date.now() + share * input.runMs : undefined;
   let judged = false;
+  let setupMs = 0; // the costliest check's setup so far: a packet's check is not begun when its setup would end past the share
   for (const { id, commit } of input.landed) {
     const packet = input.packets.find((candidate) => candidate.id === id);
     if (!packet) continue;
     try {
       checkInterrupted(ctx.signal);
-      if (judged && deadline !== undefined && Date.now() >= deadline) {
+      if (judged && deadline !== undefined && Date.now() + setupMs >= deadline) {
         // Past the share, a packet's check would cost its scratch checkout and a run of the landed code before any mutant.
-        const reason = "the mutation check's share of the night ran out before it ([planning] mutants_share)";
+        const reason = SHARE_SPENT;
         await ctx.ledger.append([{ kind: "mutants-measured", packet: id, commit, made: 0, killed: 0, budget, reason }]);
         ctx.emit({ kind: "notice", packet: id, message: `mutants: not measured: ${reason}` });
         continue;
       }
       ctx.emit({ kind: "notice", packet: id, message: `mutants: running its planted and hidden tests against at most ${budget} mutants of its changed lines` });
-      const measured = await measureMutants(ctx, { packet, commit, runDir: join(ctx.root, RUNS_DIR, id, `mutants-${commit.slice(0, 10)}`), budget, ...(deadline ? { deadline } : {}) });
+      const measured = await measureMutants(ctx, { packet, commit, runDir: join(ctx.root, RUNS_DIR, id, `mutants-${commit.slice(0, 10)}`), budget, first: !judged, ...(deadline ? { deadline } : {}) });
+      setupMs = Math.max(setupMs, measured.setupMs ?? 0);
       await ctx.ledger.append([
         {
           kind: "mutants-measured",

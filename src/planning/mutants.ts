@@ -26,7 +26,12 @@ export interface MutantsMeasured {
   unrun?: number;
   /** Mutants killed because their run went past a few times the landed code's (an endless loop): a timeout kills a mutant. */
   timedOut?: number;
+  /** What the check cost before its first mutant (checkout, install, the landed run): the next packet's is guessed from it. */
+  setupMs?: number;
 }
+
+/** Why a check was cut short, or not made: the run's share for it was spent. */
+export const SHARE_SPENT = "the mutation check's share of the night ran out before it ([planning] mutants_share)";
 
 /** A mutant's run may take this many times the landed code's run (and at least MIN_MUTANT_MS) before it is stopped, and counted killed. */
 const MUTANT_TIMES = 4;
@@ -45,9 +50,18 @@ const MAX_SURVIVORS = 10;
  */
 export async function measureMutants(
   ctx: Pick<RunContext, "root" | "config" | "signal">,
-  input: { packet: Packet; commit: string; runDir: string; budget: number /** Past it (epoch ms), no further mutant is started; the first always runs. */; deadline?: number },
+  input: {
+    packet: Packet;
+    commit: string;
+    runDir: string;
+    budget: number;
+    /** No mutant is started that would end past it (epoch ms), guessed by the longest run so far; with `first`, the first mutant always runs. */
+    deadline?: number;
+    first?: boolean;
+  },
 ): Promise<MutantsMeasured> {
   const { packet } = input;
+  const setupStarted = Date.now();
   const none = (reason: string): MutantsMeasured => ({ made: 0, killed: 0, survivors: [], reason });
   const surface = surfaceOf(ctx.config, packet);
   const hidden = holdoutFiles(ctx.root, packet.id);
@@ -70,20 +84,26 @@ export async function measureMutants(
     const run = (name: string, within = surface): Promise<TestRun> => runTests(ctx, { worktree, surface: within, runDir: join(input.runDir, name), only: tests });
     const landedAt = Date.now();
     const landed = await run("landed");
+    const landedMs = Date.now() - landedAt;
     // A mutant that makes the code loop for ever is stopped after a few times the landed run, and killed by it.
-    const limitMs = Math.max(MIN_MUTANT_MS, MUTANT_TIMES * (Date.now() - landedAt));
+    const limitMs = Math.max(MIN_MUTANT_MS, MUTANT_TIMES * landedMs);
     const bounded = { ...surface, gates: surface.gates.map((gate) => ({ ...gate, timeoutMs: Math.min(gate.timeoutMs ?? ctx.config.limits.gateTimeoutMs, limitMs) })) };
     if (!landed.ok) return none(`its tests do not run on the landed tree: ${landed.reason}`);
     const failing = [...landed.runs.values()].flatMap((gate) => gate.results.filter((result) => result.outcome === "failed"));
     if (failing.length > 0) return none(`its tests fail on the landed tree (${failing[0]?.id}…), so no mutant can be judged`);
 
     const chosen = sampleEvenly(await mutationSites(worktree, input.commit, packet), input.budget);
-    const measured: MutantsMeasured = { made: chosen.length, killed: 0, survivors: [] };
+    const setupMs = Date.now() - setupStarted;
+    const measured: MutantsMeasured = { made: chosen.length, killed: 0, survivors: [], setupMs };
     let unmade = 0;
+    // A mutant's run is guessed to take as long as the longest so far (the landed run's, first): none is started that would end past the deadline.
+    let longestMs = landedMs;
     if (chosen.length === 0) return { ...measured, reason: "no simple mutant could be made of its changed lines" };
     for (const [index, mutant] of chosen.entries()) {
       checkInterrupted(ctx.signal);
-      if (index > 0 && input.deadline !== undefined && Date.now() >= input.deadline) {
+      if (!(index === 0 && input.first) && input.deadline !== undefined && Date.now() + longestMs >= input.deadline) {
+        // None run: nothing measured, rather than a verdict on no mutant.
+        if (index - unmade === 0) return { made: 0, killed: 0, survivors: [], reason: SHARE_SPENT, unrun: chosen.length, setupMs };
         measured.unrun = chosen.length - index;
         break;
       }
@@ -95,6 +115,7 @@ export async function measureMutants(
         continue;
       }
       writeFileSync(path, source);
+      const mutantStarted = Date.now();
       try {
         const started = Date.now();
         const result = await run(`mutant-${index + 1}`, bounded);
@@ -109,6 +130,7 @@ export async function measureMutants(
       } finally {
         writeFileSync(path, original);
         await restoreWorktree(worktree); // what the run left (bytecode, caches outside the kept ones) is not the next mutant's
+        longestMs = Math.max(longestMs, Date.now() - mutantStarted);
         for (const file of hidden) {
           if (!existsSync(join(worktree, file))) copyFileSync(join(ctx.root, HOLDOUT_DIR, packet.id, file), join(worktree, file));
         }

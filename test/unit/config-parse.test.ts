@@ -36,7 +36,7 @@ describe("parseConfig", () => {
 
   it("reads [planning], and refuses an unknown policy, an unknown tier and a negative cap", () => {
     const fallback = parseConfig(MINIMAL_CONFIG);
-    expect(fallback.ok && fallback.config.planning).toEqual({ tier: undefined, requireAssessment: "none", maxCostUsd: undefined, mutants: 20, mutantsShare: 0.5 });
+    expect(fallback.ok && fallback.config.planning).toEqual({ tier: undefined, requireAssessment: "none", maxCostUsd: undefined, mutants: 20, mutantsShare: 0.4 });
     const set = parseConfig(`${MINIMAL_CONFIG}\n[planning]\ntier = "standard"\nrequire_assessment = "advanced"\nmax_cost_usd = 2.5\nmutants = 0\nmutants_share = 0.25\n`);
     expect(set.ok && set.config.planning).toEqual({ tier: "standard", requireAssessment: "advanced", maxCostUsd: 2.5, mutants: 0, mutantsShare: 0.25 });
     const bad = parseConfig(`${MINIMAL_CONFIG}\n[planning]\ntier = "huge"\nrequire_assessment = "some"\nmax_cost_usd = -1\n`);
