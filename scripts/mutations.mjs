@@ -14,6 +14,13 @@ import { fileURLToPath } from "node:url";
 /** guard, file, the exact text to replace (once), its replacement, and the tests (file, name) that claim the guard. */
 const MUTATIONS = [
   {
+    guard: "worktrees: never under a dot-directory a runner excludes",
+    file: "src/loop/context.ts",
+    from: "if (!hasDotDirectory(inCache)) return inCache;",
+    to: "if (inCache) return inCache;",
+    tests: [["test/integration/worktree-path-runners.test.ts", "puts worktrees where no directory starts with a dot"]],
+  },
+  {
     guard: "repairs: the surface's other packets wait for the repair",
     file: "src/loop/repairs.ts",
     from: "return waitsFor.length > 0 ? { ...packet, requires: [...packet.requires, ...waitsFor] } : packet;",
