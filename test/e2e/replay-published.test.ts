@@ -1,7 +1,7 @@
 import { fileURLToPath } from "node:url";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, type TestContext } from "vitest";
 import { pytestAvailable } from "../helpers/python-queue.js";
-import { type Replay, replayPublished } from "../helpers/replay.js";
+import { type Replay, type ReplayResult, replayPublished } from "../helpers/replay.js";
 
 /**
  * Real upstream work nobody here wrote, replayed through the factory: consecutive published versions of
@@ -16,6 +16,22 @@ afterEach(() => {
 });
 
 const python = pytestAvailable("the replay of gyp-next's published history");
+
+/**
+ * A replay that ran, kept for removal after the test, with its output and a line per step for a failing
+ * expectation; or the test skipped, saying why (no registry).
+ */
+function ready(context: TestContext, result: ReplayResult): { replay: Replay; out: string; explain: string } {
+  if (!result.ok) {
+    console.warn(`skipping a replay of published history: ${result.reason}`);
+    return context.skip();
+  }
+  const { replay } = result;
+  replays.push(replay);
+  const out = `${replay.run.stdout}${replay.run.stderr}`;
+  const lines = replay.steps.map((step) => `${step.id} ${step.label} [${step.planted} planted, ${step.written} written] ${step.state} ${step.reason ?? ""}`);
+  return { replay, out, explain: `${lines.join("\n")}\n${out}` };
+}
 
 /** The project's own vitest (4), which zod's published tests import. */
 const VITEST = fileURLToPath(new URL("../../node_modules/vitest/vitest.mjs", import.meta.url));
@@ -69,17 +85,10 @@ describe("replays of published history", { timeout: 600_000 }, () => {
       config: `[surfaces.py]\ndir = "."\n  [[surfaces.py.gates]]\n  name = "pytest"\n  run = "python3 -m pytest -q -p no:cacheprovider --junitxml={junit} pylib"\n  tests = true\n[planning]\nmutants = 0\n`,
       isTest: (path) => /^pylib\/.*_test\.py$/.test(path),
     });
-    if (!result.ok) {
-      console.warn(`skipping the gyp-next replay: ${result.reason}`);
-      return context.skip();
-    }
-    const { replay } = result;
-    replays.push(replay);
-    const out = `${replay.run.stdout}${replay.run.stderr}`;
-    const lines = replay.steps.map((step) => `${step.id} ${step.label} [${step.planted} planted, ${step.written} written] ${step.state} ${step.reason ?? ""}`);
+    const { replay, out, explain } = ready(context, result);
     expect(
       replay.steps.slice(0, 4).map((step) => [step.id, step.state, step.attempts]),
-      `${lines.join("\n")}\n${out}`,
+      explain,
     ).toEqual([
       ["U01", "merged", 1],
       ["U02", "merged", 1],
@@ -107,17 +116,10 @@ describe("replays of published history", { timeout: 600_000 }, () => {
       isTest: (path) => ZOD_SUITE.includes(path),
       extraFiles: { "vitest.config.mjs": ZOD_VITEST_CONFIG },
     });
-    if (!result.ok) {
-      console.warn(`skipping the zod replay: ${result.reason}`);
-      return context.skip();
-    }
-    const { replay } = result;
-    replays.push(replay);
-    const out = `${replay.run.stdout}${replay.run.stderr}`;
-    const lines = replay.steps.map((step) => `${step.id} ${step.label} [${step.planted} planted, ${step.written} written] ${step.state} ${step.reason ?? ""}`);
+    const { replay, explain } = ready(context, result);
     expect(
       replay.steps.slice(0, 2).map((step) => [step.id, step.state, step.attempts]),
-      `${lines.join("\n")}\n${out}`,
+      explain,
     ).toEqual([
       ["U01", "merged", 1],
       ["U02", "merged", 1],
@@ -141,17 +143,10 @@ describe("replays of published history", { timeout: 600_000 }, () => {
       config: `[surfaces.js]\ndir = "."\ninstall = "npm install --prefer-offline --no-package-lock --no-audit --no-fund --ignore-scripts"\n  [[surfaces.js.gates]]\n  name = "node-test"\n  run = "node --test --test-reporter=spec --test-reporter-destination=stdout --test-reporter=junit --test-reporter-destination={junit} {tests|$(ls ${FJS_SUITE.join(" ")} 2>/dev/null)}"\n  tests = true\n[planning]\nmutants = 0\n`,
       isTest: (path) => FJS_SUITE.includes(path),
     });
-    if (!result.ok) {
-      console.warn(`skipping the fast-json-stringify replay: ${result.reason}`);
-      return context.skip();
-    }
-    const { replay } = result;
-    replays.push(replay);
-    const out = `${replay.run.stdout}${replay.run.stderr}`;
-    const lines = replay.steps.map((step) => `${step.id} ${step.label} [${step.planted} planted, ${step.written} written] ${step.state} ${step.reason ?? ""}`);
+    const { replay, explain } = ready(context, result);
     expect(
       replay.steps.map((step) => [step.id, step.state, step.attempts]),
-      `${lines.join("\n")}\n${out}`,
+      explain,
     ).toEqual([
       ["U01", "merged", 1],
       ["U02", "merged", 1],
