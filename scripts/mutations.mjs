@@ -14,6 +14,13 @@ import { fileURLToPath } from "node:url";
 /** guard, file, the exact text to replace (once), its replacement, and the tests (file, name) that claim the guard. */
 const MUTATIONS = [
   {
+    guard: "worktrees: never in a shared directory another user controls",
+    file: "src/loop/context.ts",
+    from: "return stat.isDirectory() && stat.uid === uid && (stat.mode & 0o022) === 0 ? dir : undefined;",
+    to: "return stat.isDirectory() ? dir : undefined;",
+    tests: [["test/unit/own-directory.test.ts", "is refused when a link is there"]],
+  },
+  {
     guard: "worktrees: never under a dot-directory a runner excludes",
     file: "src/loop/context.ts",
     from: "if (!hasDotDirectory(inCache)) return inCache;",

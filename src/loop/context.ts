@@ -92,7 +92,7 @@ export function hasDotDirectory(path: string): boolean {
  * by others; undefined when another user made it (or a link is there) in
  * the shared directory: the factory never works in a place another user controls.
  */
-function ownDirectory(dir: string, uid: number): string | undefined {
+export function ownDirectory(dir: string, uid: number): string | undefined {
   try {
     mkdirSync(dir, { mode: 0o700 });
   } catch {

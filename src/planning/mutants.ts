@@ -115,9 +115,8 @@ export async function measureMutants(
         continue;
       }
       writeFileSync(path, source);
-      const mutantStarted = Date.now();
+      const started = Date.now();
       try {
-        const started = Date.now();
         const result = await run(`mutant-${index + 1}`, bounded);
         const where = { file: mutant.file, line: mutant.line, description: mutant.description };
         if (!result.ok && Date.now() - started >= limitMs) measured.timedOut = (measured.timedOut ?? 0) + 1;
@@ -130,7 +129,7 @@ export async function measureMutants(
       } finally {
         writeFileSync(path, original);
         await restoreWorktree(worktree); // what the run left (bytecode, caches outside the kept ones) is not the next mutant's
-        longestMs = Math.max(longestMs, Date.now() - mutantStarted);
+        longestMs = Math.max(longestMs, Date.now() - started);
         for (const file of hidden) {
           if (!existsSync(join(worktree, file))) copyFileSync(join(ctx.root, HOLDOUT_DIR, packet.id, file), join(worktree, file));
         }
