@@ -17,7 +17,7 @@ const MUTATIONS = [
     guard: "worktrees: never in a shared directory another user controls",
     file: "src/loop/context.ts",
     from: "return stat.isDirectory() && stat.uid === uid && (stat.mode & 0o022) === 0 ? dir : undefined;",
-    to: "return stat.isDirectory() ? dir : undefined;",
+    to: "return stat.isDirectory() && uid >= 0 ? dir : undefined;",
     tests: [["test/unit/own-directory.test.ts", "is refused when a link is there"]],
   },
   {
