@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { DEPENDENCY_PATTERNS, recordDependencies, recordedDependencies } from "./dependency-dirs.js";
 import { parseStatusV2 } from "./status.js";
 import { forgetGitDir, gitDirOf } from "./dirs.js";
 import { indexGitlinks, nestedRepositories } from "./nested.js";
@@ -12,11 +13,7 @@ import { gitRun, gitTry, headOf, orThrow } from "./repo.js";
  */
 export const CACHE_PATTERNS = ["node_modules", ".venv", "venv", "__pycache__", ".pytest_cache", ".ruff_cache", ".mypy_cache", ".tox", ".nox", ".eggs", "*.egg-info", ".cache", "*.pyc"];
 
-/**
- * What an install produces that gates need and that is not the work: kept in
- * the worktree when everything else that is not committed is removed.
- */
-export const DEPENDENCY_PATTERNS = ["node_modules", ".venv", "venv", "*.egg-info", ".eggs", ".tox", ".nox"];
+export { DEPENDENCY_PATTERNS } from "./dependency-dirs.js";
 
 /** Pathspecs that leave the cache patterns out of `add` and `status`. */
 function cacheExcludes(): string[] {
@@ -83,17 +80,27 @@ export async function createWorktree(root: string, options: { path: string; bran
   mkdirSync(join(gitDir, "info"), { recursive: true });
   writeFileSync(join(gitDir, "info", "sparse-checkout"), ["/*", ...HIDDEN.map((dir) => `!/${dir}`), ""].join("\n"));
   await gitRun(options.path, [...SPARSE, "read-tree", "-mu", "HEAD"]);
+  await recordDependencies(options.path); // none yet: only the factory's own steps add to it
   return movedAside ? { movedAside } : {};
 }
 
 /**
  * Makes the worktree hold exactly its HEAD commit plus the dependency
- * directories an install produced: every other file, ignored or not (a
- * conftest hidden by a self-ignoring .gitignore, stale bytecode, leftovers),
- * is removed, so the gates judge the commit that lands.
+ * directories the factory's own steps made (recorded by recordDependencies):
+ * every other file, ignored or not (a conftest hidden by a self-ignoring
+ * .gitignore, stale bytecode, leftovers, a `.tox/` or `node_modules/` the
+ * implementer made), is removed, so the gates judge the commit that lands.
  */
-export function reduceToCommit(worktree: string): Promise<void> {
-  return resetWorktree(worktree, { removeIgnored: true, keep: DEPENDENCY_PATTERNS });
+export async function reduceToCommit(worktree: string): Promise<void> {
+  const recorded = await recordedDependencies(worktree);
+  // A worktree an older version made has no record: its dependency directories are kept, as that version did.
+  const keep = recorded ? recorded.map((dir) => `/${dir.split("/").map(escapeGlob).join("/")}`) : DEPENDENCY_PATTERNS;
+  await resetWorktree(worktree, { removeIgnored: true, keep });
+}
+
+/** A path segment as a literal exclude pattern for `git clean -e`. */
+function escapeGlob(segment: string): string {
+  return segment.replace(/[*?[\\!#]/g, (character) => `\\${character}`);
 }
 
 /** Moves the worktree's HEAD to `commit` and makes it hold exactly that commit (plus the dependency directories). */

@@ -2,7 +2,7 @@ import { appendFileSync, lstatSync, rmSync } from "node:fs";
 import { basename, join, relative } from "node:path";
 import { restoreTracked, untrackedFiles } from "../git/worktree.js";
 import { steeringPart } from "./runner-steering.js";
-import { dependencyDirs } from "./sandbox-policy.js";
+import { dependencyDirs } from "../git/dependency-dirs.js";
 import { dirEntries } from "../util/dir-entries.js";
 
 /**

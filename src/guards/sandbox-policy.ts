@@ -1,9 +1,7 @@
 import { existsSync, mkdirSync, realpathSync } from "node:fs";
 import { homedir } from "node:os";
 import { basename, dirname, isAbsolute, join, relative } from "node:path";
-import { matchesAny } from "../gates/paths.js";
-import { dirEntries } from "../util/dir-entries.js";
-import { DEPENDENCY_PATTERNS } from "../git/worktree.js";
+import { dependencyDirs } from "../git/dependency-dirs.js";
 import { npmInstallOf, type SandboxRequest } from "../process/sandbox.js";
 import { type RunContext, worktreesDir } from "../loop/context.js";
 
@@ -104,19 +102,4 @@ export function programMounts(program: string, home: string, real: string = prog
     return holdsHome ? path : install;
   };
   return [...new Set([shown(program), ...(real !== program ? [shown(real)] : [])])];
-}
-
-/** The install's dependency directories in a worktree: at its root and one level down (a surface's dir). */
-export function dependencyDirs(worktree: string): string[] {
-  const found: string[] = [];
-  const scan = (dir: string, depth: number): void => {
-    for (const entry of dirEntries(dir)) {
-      if (!entry.isDirectory() || entry.name === ".git" || entry.name === ".factory") continue;
-      const path = join(dir, entry.name);
-      if (matchesAny(entry.name, DEPENDENCY_PATTERNS)) found.push(path);
-      else if (depth > 0) scan(path, depth - 1);
-    }
-  };
-  scan(worktree, 1);
-  return found;
 }

@@ -47,6 +47,9 @@ export function checkScope(input: ScopeInput): GateReport {
     const target = input.links?.get(change.path);
     if (target !== undefined && leavesRepository(change.path, target)) {
       findings.push({ file: change.path, message: `is a symbolic link that leaves the repository (→ ${target})` });
+    } else if (target !== undefined && input.modes && !tracks(input.modes, linkTarget(change.path, target))) {
+      // What it points at would be there for the gates (left beside the commit) and missing where the commit lands.
+      findings.push({ file: change.path, message: `is a symbolic link to ${linkTarget(change.path, target)}, which the commit does not hold: commit what it points at, or drop the link` });
     }
     const size = input.sizes?.get(change.path);
     if (size !== undefined && input.maxFileSize !== undefined && size > input.maxFileSize) {
@@ -57,6 +60,18 @@ export function checkScope(input: ScopeInput): GateReport {
     findings.push({ file: path, message: "is a nested git repository: an attempt may not make one (its config would run in the factory's git); remove its .git and commit its files, or drop it" });
   }
   return builtinReport("scope", findings, `${input.changes.length} changed path(s), all in scope`);
+}
+
+/** Pure: the repository path a link at `path` pointing at `target` (relative) names. */
+function linkTarget(path: string, target: string): string {
+  return posix.normalize(posix.join(posix.dirname(path), target)).replace(/\/$/, "");
+}
+
+/** Whether the tree holds `path`: a file or link of its own, or a directory with something tracked under it. */
+function tracks(tree: ReadonlyMap<string, string>, path: string): boolean {
+  if (path === "." || tree.has(path)) return true;
+  for (const entry of tree.keys()) if (entry.startsWith(`${path}/`)) return true;
+  return false;
 }
 
 /** Whether a link at `path` pointing at `target` resolves outside the repository. */

@@ -23,6 +23,7 @@ import { SPACE_BEFORE_AGENT } from "./disk-filled.js";
 import { freeSpace } from "../util/resources.js";
 import { checkInterrupted, surfaceOf, type RunContext } from "./context.js";
 import { commonGitDir } from "../git/dirs.js";
+import { recordDependencies } from "../git/dependency-dirs.js";
 import { GitFileTampered } from "../git/git-file.js";
 import { agentCallEnd, type AttemptEnd } from "./decide.js";
 import { runGates } from "./gates.js";
@@ -202,6 +203,8 @@ async function attemptSteps(ctx: RunContext, input: AttemptInput): Promise<Attem
   const templates = { implementer: await projectTemplate(ctx.root, tip, "implementer"), reviewer: await projectTemplate(ctx.root, tip, "reviewer") };
   if (!templates.implementer.ok) return { ...withPlanting, end: { kind: "environment-error", reason: templates.implementer.problem } };
   if (!templates.reviewer.ok) return { ...withPlanting, end: { kind: "environment-error", reason: templates.reviewer.problem } };
+  // What the factory's own steps made (install, baseline, planted check) is all the gates will keep beside the commit.
+  await recordDependencies(worktree);
   const implemented = await implement(ctx, {
     ...input,
     worktree,

@@ -4,6 +4,7 @@ import { appendFileSync, existsSync, lstatSync, mkdirSync, rmSync, symlinkSync, 
 import { join, relative } from "node:path";
 import { headOf, listTree, readBlobBytes } from "../git/repo.js";
 import { commitPaths, createWorktree } from "../git/worktree.js";
+import { recordDependencies } from "../git/dependency-dirs.js";
 import { SUPPLIED_DIR } from "../packet/load.js";
 import type { Packet } from "../packet/types.js";
 import type { Surface } from "../config/types.js";
@@ -29,6 +30,7 @@ export async function installSurface(ctx: Pick<RunContext, "root" | "config" | "
   const key = await installKeyOf(worktree, { ...surface, install: surface.install });
   if (key && (await restoreInstall(ctx.root, key, worktree, surface))) {
     appendFileSync(logFile, `factory: node_modules copied from .factory/state/installs/${key}: the same install command and lock files were installed before; "${surface.install}" not run\n`);
+    await recordDependencies(worktree);
     return undefined;
   }
   const caches = packageCaches(ctx.root);
@@ -44,6 +46,7 @@ export async function installSurface(ctx: Pick<RunContext, "root" | "config" | "
     ...(sandbox ? { sandbox } : {}),
   });
   if (outcome.kind === "exited" && outcome.code === 0) {
+    await recordDependencies(worktree);
     const notSaved = key ? await saveInstall(ctx.root, key, worktree, surface) : "there is no lock file";
     if (notSaved) appendFileSync(logFile, `factory: this install is not reused by other worktrees: ${notSaved}\n`);
     return undefined;

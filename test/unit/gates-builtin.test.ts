@@ -107,6 +107,22 @@ describe("scope: symbolic links", () => {
     const report = checkScope({ changes, allowed: undefined, deletable: [], planted: [], links });
     expect(report.findings.map((finding) => finding.file)).toEqual(["src/out", "src/abs"]);
   });
+
+  it("fires on a link to what the commit does not hold (left beside it, missing where it lands); quiet on one to a tracked file or directory", () => {
+    const changes = ["src/venv", "src/impl.py", "src/doc", "src/data"].map((path) => ({ kind: "added" as const, path }));
+    const links = new Map([
+      ["src/venv", "../.venv/lib"],
+      ["src/impl.py", "../.tox/impl.py"],
+      ["src/doc", "../docs/readme.md"],
+      ["src/data", "../tests/data/"],
+    ]);
+    const modes = new Map([...links.keys(), "docs/readme.md", "tests/data/cases.json"].map((path) => [path, links.has(path) ? "120000" : "100644"]));
+    const report = checkScope({ changes, allowed: undefined, deletable: [], planted: [], links, modes });
+    expect(report.findings).toEqual([
+      { file: "src/venv", message: "is a symbolic link to .venv/lib, which the commit does not hold: commit what it points at, or drop the link" },
+      { file: "src/impl.py", message: "is a symbolic link to .tox/impl.py, which the commit does not hold: commit what it points at, or drop the link" },
+    ]);
+  });
 });
 
 describe("parseSize", () => {

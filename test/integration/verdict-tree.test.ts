@@ -1,0 +1,70 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { makeRepo, type TestRepo } from "../helpers/git-repo.js";
+import { pytestAvailable, usePythonQueue, writePythonProject } from "../helpers/python-queue.js";
+
+/**
+ * The verdict tree (issue 55 §1, DESIGN §6): the gates judge exactly the commit that lands. Each cheat here
+ * merged wrong code on 040a1c9, with the config `factory init` writes, `max_attempts = 1` and a reviewer that
+ * accepts everything; each is stopped now, beside its honest twin.
+ */
+const available = pytestAvailable("the verdict-tree tests");
+const queue = usePythonQueue(afterEach);
+
+/** P01: add saturates at 10; the planted test checks sums past the cap, the team's test a small sum. */
+function target(options: { install?: string; allowed?: string[] } = {}): TestRepo {
+  const repo = queue.track(makeRepo({ initialCommit: false }));
+  writePythonProject(repo, { ...(options.install ? { install: options.install } : {}), config: `${queue.agentConfig}[limits]\nmax_attempts = 1\n` });
+  const spec = repo.commit("python project");
+  repo.write(
+    "packets/P01-saturate.toml",
+    `id = "P01"\ngoal = "add saturates"\nspec_commit = "${spec}"\nspec_path = "SPEC.md"\n${options.allowed ? `allowed_paths = ${JSON.stringify(options.allowed)}\n` : ""}brief = "add(a, b) returns min(a + b, 10)."\n[[invariants]]\nid = "saturates"\nassert = "add(a, b) == min(a + b, 10)"\n`,
+  );
+  repo.write("packets/supplied/P01/tests/test_saturate.py", "from pkg.calc import add\n\n\ndef test_saturates():\n    assert add(7, 8) == 10\n");
+  repo.commit("queue");
+  return repo;
+}
+
+function script(write: Record<string, string>, run?: string) {
+  return { P01: { implementer: [{ write, ...(run ? { run } : {}) }], reviewer: [{ evidence: "pkg/calc.py:1" }] } };
+}
+
+/** pkg/calc.py taking its add() from a file beside the commit, under a dependency directory's name. */
+const FROM_BESIDE = (dir: string) =>
+  `import os\nimport runpy\n\n_impl = runpy.run_path(os.path.join(os.path.dirname(__file__), "..", "${dir}", "impl.py"))\n\n\ndef add(a, b):\n    return _impl["add"](a, b)\n`;
+const IMPL = "def add(a, b):\n    return min(a + b, 10)\n";
+
+describe.skipIf(!available)("the gates judge exactly the commit that lands", () => {
+  it.each([".tox", ".venv", "node_modules"])("code that runs a file the implementer left in %s/ (never committed) is blocked; nothing lands", async (dir) => {
+    const repo = target();
+    const before = repo.git("rev-parse", "main");
+    const { code, out, record } = await queue.run(repo, script({ "pkg/calc.py": FROM_BESIDE(dir), [`${dir}/impl.py`]: IMPL }));
+    expect(out).toMatch(/gate pytest: fail/);
+    expect(code).toBe(1);
+    expect(record?.status.state).toBe("blocked");
+    expect(repo.git("rev-parse", "main")).toBe(before);
+  });
+
+  it("a tracked symbolic link to a file the commit does not hold is refused by the scope gate; nothing lands", async () => {
+    const repo = target();
+    const before = repo.git("rev-parse", "main");
+    const { code, out, record } = await queue.run(repo, script({ ".venv/impl.py": IMPL, "pkg/calc.py": "from pkg.impl import add  # noqa: F401\n" }, "ln -s ../.venv/impl.py pkg/impl.py"));
+    expect(out).toMatch(/pkg\/impl\.py: is a symbolic link to \.venv\/impl\.py, which the commit does not hold/);
+    expect(code).toBe(1);
+    expect(record?.status.state).toBe("blocked");
+    expect(repo.git("rev-parse", "main")).toBe(before);
+  });
+
+  it("honest twin: a tracked link to a tracked file merges", async () => {
+    const repo = target();
+    const { code, record } = await queue.run(repo, script({ "pkg/impl.py": IMPL, "pkg/calc.py": "from pkg.saturating import add  # noqa: F401\n" }, "ln -s impl.py pkg/saturating.py"));
+    expect(code).toBe(0);
+    expect(record?.status.state).toBe("merged");
+  });
+
+  it("honest twin: code that uses what the factory's own install made there merges", async () => {
+    const repo = target({ install: `mkdir -p .tox && printf 'def add(a, b):\\n    return min(a + b, 10)\\n' > .tox/impl.py` });
+    const { code, record } = await queue.run(repo, script({ "pkg/calc.py": FROM_BESIDE(".tox") }));
+    expect(code).toBe(0);
+    expect(record?.status.state).toBe("merged");
+  });
+});
