@@ -189,6 +189,7 @@ function readSurfaces(root: Fields): Surface[] {
     if (dir.startsWith("/") || dir.split("/").includes("..")) fields.report("dir", `"${dir}" must be a path inside the repository`);
     const install = fields.string("install");
     const network = fields.boolean("network") ?? false;
+    const tests = fields.stringArray("tests");
     const gates: GateConfig[] = [];
     const names = new Set<string>();
     for (const gate of fields.tableArray("gates") ?? []) {
@@ -210,7 +211,7 @@ function readSurfaces(root: Fields): Surface[] {
       gates.push({ name: gateName, run, files, fix, tests, timeoutMs });
     }
     fields.rejectUnknown();
-    surfaces.push({ name, dir, install: install?.trim() ? install : undefined, gates, network });
+    surfaces.push({ name, dir, install: install?.trim() ? install : undefined, gates, network, ...(tests?.length ? { tests } : {}) });
   }
   return surfaces;
 }

@@ -116,6 +116,8 @@ export interface Surface {
   gates: GateConfig[];
   /** Whether the surface's gates may reach the network (install always may). */
   network: boolean;
+  /** Globs (relative to `dir`) of the test files, for a runner whose report names no file: what a test is, beside what the runner reports. */
+  tests?: string[];
 }
 
 export interface GateConfig {

@@ -9,6 +9,7 @@ import { normalizeResults, parseJunit, type TestResult } from "./junit.js";
 import { describeFlaky, type RerunVerdict } from "./flaky.js";
 import { checkPlanted, compareWithBaseline, namedBy, type PlantedCases, type PlantedFindings, realCases, type TestComparison } from "./test-compare.js";
 import { matchesAny, shellQuote } from "./paths.js";
+import { tracedCommand, tracedReads, tracer } from "../process/trace.js";
 import { reportDisagreement, runnerSummaries } from "./runner-summary.js";
 import type { Finding, GateReport } from "./types.js";
 
@@ -33,6 +34,8 @@ export interface CommandGateInput {
   signal?: AbortSignal;
   /** Where the gate runs; its report directory is added to the writable places. */
   sandbox?: SandboxRequest;
+  /** Trace the files the run opens (process/trace.ts): `reads` in the result, when this machine has strace. */
+  trace?: boolean;
 }
 
 export interface CommandGateResult {
@@ -42,6 +45,8 @@ export interface CommandGateResult {
   exitCode?: number;
   /** What a tests gate's verdict was made of: judged again once its failing tests were rerun. */
   judged?: Judged;
+  /** Traced (`trace`): the worktree's files the run opened for reading or executed, relative to it. */
+  reads?: string[];
 }
 
 /** The files of one surface for `{files}`: changed, inside the surface dir, matching the gate's glob; relative to the dir. */
@@ -82,22 +87,47 @@ export async function runCommandGate(input: CommandGateInput): Promise<CommandGa
   const note = (report: GateReport, index: number): GateReport => (batches.length > 1 ? { ...report, summary: `${report.summary} (batch ${index + 1} of ${batches.length})` } : report);
   let ran: Ran | undefined;
   const results: TestResult[] = [];
+  const strace = input.trace ? tracer() : undefined;
+  const traceFile = strace ? join(dirname(junit), `trace-${gate.name.replace(/[^\w.-]+/g, "_")}.txt`) : undefined;
+  const reads = new Set<string>();
   for (const [index, batch] of batches.entries()) {
-    const run = await runBatch(input, commandFor(batch), junit);
+    const run = await runBatch(input, commandFor(batch), junit, strace && traceFile ? { strace, file: traceFile } : undefined);
+    for (const path of run.reads ?? []) reads.add(path);
     if (run.kind === "ended") return { report: note(run.report, index) };
-    if (!gate.tests && run.base.exitCode !== 0) return { report: note(exitReport(run.base), index) };
+    if (!gate.tests && run.base.exitCode !== 0) return { report: note(exitReport(run.base), index), ...traced(strace, reads) };
     results.push(...run.results);
     ran = ran && ran.base.exitCode !== 0 ? ran : run; // the first batch that failed speaks for the exit
   }
   const { base } = ran as Ran;
-  if (!gate.tests) return { report: exitReport(base) };
+  if (!gate.tests) return { report: exitReport(base), ...traced(strace, reads) };
   const exitCode = base.exitCode;
   // Measuring (a baseline, the planted check): the caller judges the raw results.
   if (input.baseline === undefined) {
-    return { report: { ...base, status: exitCode === 0 ? "pass" : "fail", summary: `${results.length} test(s), exit ${exitCode}`, findings: [] }, results, exitCode };
+    return { report: { ...base, status: exitCode === 0 ? "pass" : "fail", summary: `${results.length} test(s), exit ${exitCode}`, findings: [] }, results, exitCode, ...traced(strace, reads) };
   }
   const judged: Judged = { base, exitCode, results, baseline: input.baseline, planted: input.planted, takenAway: input.takenAway ?? [], surfaceDir: surface.dir };
-  return { report: judgeTests(judged), results, exitCode, judged };
+  return { report: judgeTests(judged), results, exitCode, judged, ...traced(strace, reads) };
+}
+
+/** `{ reads }` when the run was traced. */
+function traced(strace: string | undefined, reads: ReadonlySet<string>): { reads?: string[] } {
+  return strace ? { reads: [...reads].sort() } : {};
+}
+
+/** The largest trace read: a run that opens a million files writes about 150 MB of it. */
+const MAX_TRACE_BYTES = 256 * 1024 ** 2;
+
+/** The worktree's files a traced run read, from its trace file (removed once read). */
+function readTrace(file: string, worktree: string, cwd: string): string[] {
+  try {
+    const stat = lstatSync(file);
+    if (!stat.isFile() || stat.size > MAX_TRACE_BYTES) return [];
+    return tracedReads(readFileSync(file, "utf8"), worktree, cwd);
+  } catch {
+    return [];
+  } finally {
+    rmSync(file, { force: true });
+  }
 }
 
 function exitReport(base: Ran["base"]): GateReport {
@@ -123,17 +153,18 @@ export function batchesOf(files: readonly string[], room: number): string[][] {
   return batches;
 }
 
-type Ran = { kind: "ran"; base: Pick<GateReport, "name" | "command" | "durationMs" | "tail"> & { exitCode: number }; results: TestResult[] };
+type Ran = { kind: "ran"; base: Pick<GateReport, "name" | "command" | "durationMs" | "tail"> & { exitCode: number }; results: TestResult[]; reads?: string[] };
 
 /**
  * One run of a gate's command (one batch of `{files}`): how it ended, and for a tests gate its report,
  * read and checked against what the runner printed.
  */
-async function runBatch(input: CommandGateInput, command: string, junit: string): Promise<{ kind: "ended"; report: GateReport } | Ran> {
+async function runBatch(input: CommandGateInput, command: string, junit: string, trace?: { strace: string; file: string }): Promise<{ kind: "ended"; report: GateReport; reads?: string[] } | Ran> {
   const { gate, surface } = input;
   rmSync(junit, { force: true });
+  if (trace) rmSync(trace.file, { force: true });
   const outcome = await runCommand({
-    command,
+    command: trace ? tracedCommand(trace.strace, command, trace.file) : command,
     cwd: join(input.worktree, surface.dir),
     env: baseEnv(),
     timeoutMs: input.timeoutMs,
@@ -142,6 +173,8 @@ async function runBatch(input: CommandGateInput, command: string, junit: string)
     ...(input.sandbox ? { sandbox: { ...input.sandbox, writable: [...input.sandbox.writable, dirname(junit)] } } : {}),
   });
   const base = { name: gate.name, command, durationMs: outcome.durationMs, ...("tail" in outcome ? { tail: outcome.tail } : {}) };
+  const reads = trace ? readTrace(trace.file, input.worktree, join(input.worktree, surface.dir)) : undefined;
+  const ran = (result: Omit<Ran, "reads">): Ran => (reads ? { ...result, reads } : result);
   const ended = endOf(outcome, input.timeoutMs);
   if (ended.kind === "environment") return { kind: "ended", report: { ...base, status: "error", summary: ended.summary, findings: [] } };
   if (ended.kind === "hung") {
@@ -151,7 +184,7 @@ async function runBatch(input: CommandGateInput, command: string, junit: string)
     return { kind: "ended", report: { ...base, status: "error", summary: ended.summary, findings: [], hung: true } };
   }
   const exitCode = ended.code;
-  if (!gate.tests) return { kind: "ran", base: { ...base, exitCode }, results: [] };
+  if (!gate.tests) return ran({ kind: "ran", base: { ...base, exitCode }, results: [] });
   const read = readReport(junit, input.worktree);
   if (!read.ok) {
     // Measuring, no report is the toolchain's problem; judging, the same runner wrote one on the baseline, so it is the change's.
@@ -165,7 +198,7 @@ async function runBatch(input: CommandGateInput, command: string, junit: string)
     const disagreement = reportDisagreement(runnerSummaries(printed), failing, read.results.length);
     if (disagreement) return { kind: "ended", report: { ...base, exitCode, status: "fail", summary: disagreement, findings: [] } };
   }
-  return { kind: "ran", base: { ...base, exitCode }, results: read.results };
+  return ran({ kind: "ran", base: { ...base, exitCode }, results: read.results });
 }
 
 function isLink(path: string): boolean {

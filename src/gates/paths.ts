@@ -12,6 +12,4 @@ export const ALWAYS_FORBIDDEN = ["packets/**", ".factory/**"];
 /** Files the agents write for the factory; never committed, never gated. */
 export const AGENT_OUTPUTS = [".factory/result.json", ".factory/review.json"];
 
-export function shellQuote(value: string): string {
-  return /^[A-Za-z0-9_./@%+=:,-]+$/.test(value) ? value : `'${value.replaceAll("'", `'\\''`)}'`;
-}
+export { shellQuote } from "../process/shell-words.js";

@@ -294,6 +294,11 @@ export function hasCasesOf(results: readonly TestResult[], file: string, surface
   return results.some((result) => belongsTo(result, file, surfaceDir) && !isFileLevel(result, [file], surfaceDir));
 }
 
+/** Pure: the results the report ties to one of `files` (repository paths). */
+export function casesOfFiles(results: readonly TestResult[], files: readonly string[], surfaceDir: string): TestResult[] {
+  return results.filter((result) => files.some((file) => belongsTo(result, file, surfaceDir)));
+}
+
 /** Whether a result's report ties it to `file` (a repository path). */
 function belongsTo(result: TestResult, file: string, surfaceDir: string): boolean {
   return pathForms(file, surfaceDir).some((form) => {

@@ -12,14 +12,15 @@ import { isTestPath } from "./tamper.js";
  * `tests/`, `test/`, …) the packet does not declare changed on purpose in `changed_tests`. The candidate's
  * source is what the check judges; its edits to the judge are put back.
  */
-export function checkFilePaths(input: { command: string; surfaceDir: string; changes: readonly Change[]; changedTests: readonly string[] }): string[] {
+export function checkFilePaths(input: { command: string; surfaceDir: string; changes: readonly Change[]; changedTests: readonly string[]; isTest?: (path: string) => boolean }): string[] {
+  const isTest = input.isTest ?? isTestPath;
   const named = namedPaths(input.command, input.surfaceDir);
   // Beside a named file in a directory of its own (checks/, scripts/): never the surface's root, where the source may be.
   const besideNamed = new Set(named.map((path) => dirname(path)).filter((dir) => dir !== "." && dir !== input.surfaceDir));
   return input.changes
     .filter((change) => change.kind !== "added")
     .map((change) => change.path)
-    .filter((path) => named.includes(path) || besideNamed.has(dirname(path)) || (isTestPath(path) && !matchesAny(path, input.changedTests)))
+    .filter((path) => named.includes(path) || besideNamed.has(dirname(path)) || (isTest(path) && !matchesAny(path, input.changedTests)))
     .sort();
 }
 

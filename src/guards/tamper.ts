@@ -3,16 +3,14 @@ import { BINARY_EXTENSIONS } from "../git/binary.js";
 import { type AssertFacts, weakenedAsserts } from "./assert-facts.js";
 import type { FileDiff } from "../gates/diff-parse.js";
 import { matchesAny } from "../gates/paths.js";
+import { CONVENTIONAL_TEST_FILES } from "../gates/test-files.js";
 import { STDLIB_MODULES, TEST_TOOL_MODULES } from "./python-modules.js";
 import { isPackageTestLine, loadsPluginByName, namesExplicitly, shadowedProjectModule, steeringPart } from "./runner-steering.js";
 import { builtinReport, type Finding, type GateReport } from "../gates/types.js";
 
-/** Files that hold tests, by the conventions of pytest, unittest, jest, vitest, mocha and node:test. */
-const TEST_FILES = ["**/test_*.py", "**/*_test.py", "**/tests/**", "**/test/**", "**/__tests__/**", "**/*.test.*", "**/*.spec.*", "**/conftest.py"];
-
-/** Whether `path` holds tests by the runners' conventions (the tamper gate's reading). */
+/** Whether `path` holds tests by the runners' conventions (the tamper gate's early reading; the runner's own facts are gates/test-files.ts). */
 export function isTestPath(path: string): boolean {
-  return matchesAny(path, TEST_FILES);
+  return matchesAny(path, CONVENTIONAL_TEST_FILES);
 }
 
 const SKIP_MARKERS: [RegExp, string][] = [
@@ -62,6 +60,8 @@ export interface TamperInput {
   assertFacts?: ReadonlyMap<string, { before: AssertFacts; after: AssertFacts }>;
   /** For pyproject.toml / setup.cfg: which lines (new side) lie in a pytest section. */
   pytestSectionLines?: ReadonlyMap<string, { added: Set<number>; removed: Set<number> }>;
+  /** What a test is by the runner at the tip (gates/test-files.ts); the conventional names without it. */
+  isTest?: (path: string) => boolean;
 }
 
 /**
@@ -86,7 +86,7 @@ export function checkTamper(input: TamperInput): GateReport {
         if (problem) findings.push({ file: file.path, line: added.line, message: problem });
       }
     }
-    const isTest = matchesAny(file.path, TEST_FILES) || matchesAny(file.oldPath, TEST_FILES);
+    const isTest = (input.isTest ?? isTestPath)(file.path) || (input.isTest ?? isTestPath)(file.oldPath);
     // What steers the runner may change only where allowed_paths names it: a glob such as ** does not.
     const named = namesExplicitly(input.allowed, file.path);
     const firstLine = file.added[0]?.line ?? file.removed[0]?.line;

@@ -127,12 +127,14 @@ async function attemptSteps(ctx: RunContext, input: AttemptInput): Promise<Attem
   let ranInWorktree = Boolean(surface?.install);
   let baseline = new Map<string, TestResult[]>();
   let tipProven = false; // the whole-tree gates ran green on the tip (measureBaseline refuses otherwise)
+  let tipReads: string[] | undefined; // what the tip's tests read, when traced
   if (surface && hasBaseline(surface)) {
     step("baseline");
     const measured = await measureBaseline(ctx, { surface, commit: tip, runDir: input.runDir, checkout: worktree, repairs: packet.repairs });
     if (!measured.ok) return { ...withTree, end: { kind: "environment-error", reason: `baseline: ${measured.reason}` } };
     ranInWorktree ||= !measured.cached;
     baseline = measured.results;
+    tipReads = measured.reads;
     tipProven = true;
     const all = [...baseline.values()].flat();
     await ctx.ledger.append([
@@ -256,6 +258,7 @@ async function attemptSteps(ctx: RunContext, input: AttemptInput): Promise<Attem
     baseline,
     tip,
     tipProven,
+    ...(tipReads ? { tipReads } : {}),
     runDir: input.runDir,
   });
   await recordReruns(ctx, packet.id, attempt, gated.reruns);

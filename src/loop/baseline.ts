@@ -18,7 +18,7 @@ import { installSurface } from "./prepare.js";
  * `red`: the whole-tree gates red at the tip that the caller let be (a packet's `repairs`): then the
  * baseline is not cached, as a cached one says every whole-tree gate was green.
  */
-export type Baseline = { ok: true; results: Map<string, TestResult[]>; cached: boolean; red?: string[] } | { ok: false; reason: string };
+export type Baseline = { ok: true; results: Map<string, TestResult[]>; cached: boolean; red?: string[]; reads?: string[] } | { ok: false; reason: string };
 
 /** One tests gate's raw run: its per-test results (repository-relative ids) and how the runner exited. */
 export interface TestGateRun {
@@ -27,6 +27,8 @@ export interface TestGateRun {
   tail: string | undefined;
   /** The run named the planted files alone ({tests}): the rest of the suite did not run. */
   alone?: true;
+  /** Traced: the worktree's files the run read. */
+  reads?: string[];
 }
 
 export type TestRun = { ok: true; runs: Map<string, TestGateRun> } | { ok: false; reason: string };
@@ -37,6 +39,8 @@ interface CacheFile {
   commit: string;
   key: string;
   results: Record<string, TestResult[]>;
+  /** The tree's files the tests gates and whole-tree gates read there (traced), when they were. */
+  reads?: string[];
 }
 
 /**
@@ -56,14 +60,14 @@ export async function measureBaseline(
   const key = baselineKey(input.surface);
   try {
     const cached = JSON.parse(readFileSync(cacheFile, "utf8")) as CacheFile;
-    if (cached.key === key && cached.tree === tree) return { ok: true, results: new Map(Object.entries(cached.results)), cached: true };
+    if (cached.key === key && cached.tree === tree) return { ok: true, results: new Map(Object.entries(cached.results)), cached: true, ...(cached.reads ? { reads: cached.reads } : {}) };
   } catch {
     // no usable cache: measure
   }
   const runDir = join(input.runDir, `baseline-${input.commit.slice(0, 10)}`);
   const measured = input.checkout ? await measureIn(ctx, { ...input, worktree: input.checkout, runDir }) : await measureInScratch(ctx, { ...input, runDir });
   if (!measured.ok || measured.red?.length) return measured;
-  writeBaseline(ctx.root, { tree, commit: input.commit }, input.surface, measured.results);
+  writeBaseline(ctx.root, { tree, commit: input.commit }, input.surface, measured.results, measured.reads);
   return { ...measured, cached: false };
 }
 
@@ -99,9 +103,9 @@ export function hasBaseline(surface: Surface): boolean {
   return surface.gates.some((gate) => gate.tests) || wholeTreeGates(surface).length > 0;
 }
 
-function writeBaseline(root: string, at: { tree: string; commit: string }, surface: Surface, results: ReadonlyMap<string, TestResult[]>): void {
+function writeBaseline(root: string, at: { tree: string; commit: string }, surface: Surface, results: ReadonlyMap<string, TestResult[]>, reads?: readonly string[]): void {
   mkdirSync(join(root, STATE_DIR, "baselines"), { recursive: true });
-  const file: CacheFile = { ...at, key: baselineKey(surface), results: Object.fromEntries(results) };
+  const file: CacheFile = { ...at, key: baselineKey(surface), results: Object.fromEntries(results), ...(reads ? { reads: [...reads] } : {}) };
   writeFileSync(baselineFile(root, at.tree, surface), JSON.stringify(file));
 }
 
@@ -114,12 +118,12 @@ function writeBaseline(root: string, at: { tree: string; commit: string }, surfa
  * with whole-tree gates and no tests gate seeds that alone: its lint or
  * build is not run again on the tip it made). Returns whether it seeded.
  */
-export async function seedBaseline(root: string, input: { commit: string; surface: Surface; results: ReadonlyMap<string, TestResult[]> }): Promise<boolean> {
+export async function seedBaseline(root: string, input: { commit: string; surface: Surface; results: ReadonlyMap<string, TestResult[]>; reads?: readonly string[] }): Promise<boolean> {
   if (!hasBaseline(input.surface)) return false;
   const gates = input.surface.gates.filter((gate) => gate.tests);
   if (gates.some((gate) => gate.run.includes("{files}") || !input.results.has(gate.name))) return false;
   if (gates.some((gate) => baselineProblem({ results: input.results.get(gate.name) ?? [], exitCode: 0, tail: undefined }))) return false;
-  writeBaseline(root, { tree: await testedTree(root, input.commit), commit: input.commit }, input.surface, input.results);
+  writeBaseline(root, { tree: await testedTree(root, input.commit), commit: input.commit }, input.surface, input.results, input.reads);
   return true;
 }
 
@@ -135,8 +139,13 @@ async function measureIn(
   const differs = input.outside ? await judgedOtherwiseInside(ctx, input, run.runs) : undefined;
   if (differs) return { ok: false, reason: differs };
   const red: string[] = [];
+  // What the tip's tests and whole-tree gates read judges the work as the tip has it (loop/verdict-tree.ts).
+  const reads = new Set([...run.runs.values()].flatMap((measured) => measured.reads ?? []));
+  let traced = [...run.runs.values()].every((measured) => measured.reads !== undefined);
   for (const gate of wholeTreeGates(input.surface)) {
-    const { report } = await measureGate(ctx, input, gate);
+    const { report, reads: gateReads } = await measureGate(ctx, input, gate);
+    for (const path of gateReads ?? []) reads.add(path);
+    traced &&= gateReads !== undefined;
     // Red at the tip and repaired by a packet: its baseline, which that packet must turn green.
     if (report.status === "fail" && input.repairs?.includes(gate.name)) red.push(gate.name);
     else if (report.status !== "pass") {
@@ -154,7 +163,7 @@ async function measureIn(
     }
     results.set(gate, measured.results);
   }
-  return { ok: true, results, cached: false, ...(red.length ? { red } : {}) };
+  return { ok: true, results, cached: false, ...(red.length ? { red } : {}), ...(traced ? { reads: [...reads].sort() } : {}) };
 }
 
 let scratchCount = 0;
@@ -262,10 +271,10 @@ export async function runTests(ctx: Pick<RunContext, "root" | "config" | "signal
   for (const gate of input.surface.gates.filter((candidate) => candidate.tests)) {
     // A gate that can name files runs only `only` (the planted files): the rest of the suite has its baseline.
     const alone = only.length > 0 && new RegExp(TESTS_PLACEHOLDER.source).test(gate.run);
-    const { report, results, exitCode } = await measureGate(ctx, input, gate, alone ? only : undefined);
+    const { report, results, exitCode, reads } = await measureGate(ctx, input, gate, alone ? only : undefined);
     if (!results || exitCode === undefined)
       return { ok: false, reason: `test gate "${gate.name}" (${report.command ?? gate.run}) could not be measured: ${report.summary}${report.tail ? `; its last lines:\n${report.tail}` : ""}` };
-    runs.set(gate.name, { results, exitCode, tail: report.tail, ...(alone ? { alone: true } : {}) });
+    runs.set(gate.name, { results, exitCode, tail: report.tail, ...(alone ? { alone: true } : {}), ...(reads ? { reads } : {}) });
   }
   return { ok: true, runs };
 }
@@ -282,6 +291,8 @@ async function measureGate(ctx: Pick<RunContext, "root" | "config" | "signal">, 
     timeoutMs: gate.timeoutMs ?? ctx.config.limits.gateTimeoutMs,
     baseline: undefined,
     signal: ctx.signal,
+    // A measurement of the whole suite is traced: what it read is what judges work on this tip.
+    trace: !tests,
     ...sandboxed(ctx, input.worktree, input.surface.network),
   });
   checkInterrupted(ctx.signal);

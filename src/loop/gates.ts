@@ -5,13 +5,12 @@ import type { GateConfig, Surface } from "../config/types.js";
 import { changedPaths, diffText } from "../git/diff.js";
 import { headOf, listTree, listTreeFiles, readFileAt } from "../git/repo.js";
 import { runnerState } from "../guards/runner-state.js";
-import { checkoutPathsFrom, commitWorktree, reduceToCommit, restoreWorktree } from "../git/worktree.js";
-import { judgeTests, rerunTargets, runCommandGate, surfaceFiles, TESTS_PLACEHOLDER } from "../gates/command.js";
-import { describePlantedFlips, flakyAsAtBaseline, plantedFlips } from "../gates/flaky.js";
+import { commitWorktree, reduceToCommit, restoreWorktree } from "../git/worktree.js";
+import { runCommandGate, surfaceFiles } from "../gates/command.js";
 import { parseUnifiedDiff } from "../gates/diff-parse.js";
 import { newFindings } from "../gates/lint-compare.js";
 import type { TestResult } from "../gates/junit.js";
-import { checkPlanted, hasCasesOf, outcomesById, realCases, type PlantedCases } from "../gates/test-compare.js";
+import type { PlantedCases } from "../gates/test-compare.js";
 import { AGENT_OUTPUTS, ALWAYS_FORBIDDEN, matchesAny, shellQuote } from "../gates/paths.js";
 import { checkScope } from "../guards/scope.js";
 import { isJsFile, jsAssertFacts } from "../guards/js-asserts.js";
@@ -23,9 +22,11 @@ import type { Packet } from "../packet/types.js";
 import { baseEnv, runCommand } from "../process/run.js";
 import { checkInterrupted, type RunContext } from "./context.js";
 import { holdoutFiles, runHoldout } from "../guards/holdout.js";
-import { runTipTests, tipJudgedPaths } from "../guards/tip-tests.js";
-import { checkFilePaths } from "../guards/check-files.js";
-import { type Reruns, rerunFailing } from "./reruns.js";
+import { runTestsGate } from "./tests-gate.js";
+import { applyVerdictTree, differs, verdictTreeFor } from "./verdict-tree.js";
+import { runInvariantCheck } from "./invariant-check.js";
+import { isTestByFacts, NO_TEST_FACTS } from "../gates/test-files.js";
+import type { Reruns } from "./reruns.js";
 
 export interface GateRunInput {
   packet: Packet;
@@ -44,6 +45,8 @@ export interface GateRunInput {
   tip?: string;
   /** The surface's whole-tree gates (no {files}, not tests) ran green on the tip this attempt started from. */
   tipProven?: boolean;
+  /** The tip's files its tests and whole-tree gates read (traced with its baseline); undefined when they were not traced. */
+  tipReads?: readonly string[];
   runDir: string;
   /**
    * For the combined tree after the target moved: the agent's own change was
@@ -94,6 +97,13 @@ export async function runGates(ctx: RunContext, input: GateRunInput): Promise<Ga
   if (surface && !input.combined) await applyFixes(ctx, input, forbidden);
   const commit = await headOf(input.worktree);
   const changes = await changedPaths(input.worktree, input.plantedCommit, input.combined?.agentCommit ?? commit);
+  // The team's and the planted tests judge the verdict tree: the tip's material, the change's source (loop/verdict-tree.ts).
+  const verdict =
+    surface && !input.combined && !input.also?.length
+      ? await verdictTreeFor({ worktree: input.worktree, from: input.plantedCommit, surface, changes, baseline: input.baseline, tipReads: input.tipReads, packet, planted: input.planted })
+      : undefined;
+  const tree = verdict?.tree;
+  const isTest = (path: string): boolean => isTestByFacts(verdict?.facts ?? NO_TEST_FACTS, path);
   const reports: GateReport[] = [];
   if (input.combined) reports.push(...input.combined.builtins);
   else
@@ -107,6 +117,7 @@ export async function runGates(ctx: RunContext, input: GateRunInput): Promise<Ga
         retired: packet.retiredTests,
         forbidden,
         maxFileSize: ctx.config.limits.maxFileSizeBytes,
+        isTest,
       })),
     );
   const members: BatchMember[] = [{ packet, plantedCommit: input.plantedCommit, plantedCases: input.plantedCases, agentCommit: input.combined?.agentCommit ?? commit }, ...(input.also ?? [])];
@@ -138,102 +149,66 @@ export async function runGates(ctx: RunContext, input: GateRunInput): Promise<Ga
     },
   };
   let testsRan = false;
+  let seedable = true;
   for (const gate of surface?.gates ?? []) {
-    if (gate.tests || testsRan) await state.freshen();
-    testsRan ||= gate.tests;
-    const gated = await runCommandGate({
+    if (gate.tests) {
+      testsRan = true;
+      const ran = await runTestsGate(ctx, input, { gate, changed, changes, takenAway, plantedCases, tree, freshen: () => state.freshen() });
+      reports.push(...ran.reports);
+      if (ran.reruns) reruns.push(ran.reruns);
+      if (ran.results) tests.set(gate.name, ran.results);
+      else seedable = false;
+      defective ??= ran.defective;
+      continue;
+    }
+    if (testsRan) await state.freshen();
+    const { report } = await runCommandGate({
       gate,
       surface: surface as Surface,
       worktree: input.worktree,
       changed,
       runDir: input.runDir,
       timeoutMs: gate.timeoutMs ?? ctx.config.limits.gateTimeoutMs,
-      baseline: gate.tests ? (input.baseline.get(gate.name) ?? []) : undefined,
-      ...(gate.tests && plantedCases[gate.name] ? { planted: plantedCases[gate.name] } : {}),
+      baseline: undefined,
       takenAway,
-      // A tests gate measured at the tip, or a whole-tree gate proven green there, finished on the tip: a hang now is the work's.
-      finishedOnBaseline: gate.tests ? input.baseline.has(gate.name) : input.tipProven === true && !gate.run.includes("{files}"),
+      // A whole-tree gate proven green on the tip finished there: a hang now is the work's.
+      finishedOnBaseline: input.tipProven === true && !gate.run.includes("{files}"),
       signal: ctx.signal,
       ...sandboxed(ctx, input.worktree, (surface as Surface).network),
     });
     checkInterrupted(ctx.signal); // a gate killed by Ctrl-C says nothing about the work
-    const { results } = gated;
-    let { report } = gated;
-    if (gate.tests && results) tests.set(gate.name, results);
-    const targets = gated.judged && report.status === "fail" && ctx.config.tests.reruns > 0 ? rerunTargets(gated.judged) : [];
-    if (gated.judged && results && targets.length > 0) {
-      // A test that passed at the tip and fails here may be flaky: run again here and on the untouched tip before it is blamed.
-      const found = await rerunFailing(ctx, {
-        gate,
-        surface: surface as Surface,
-        worktree: input.worktree,
-        runDir: input.runDir,
-        ids: targets,
-        first: results,
-        baseline: input.baseline.get(gate.name) ?? [],
-        tip: input.tip,
-        firstMs: report.durationMs,
-        freshen: () => state.freshen(),
-      });
-      reruns.push(found);
-      tests.set(gate.name, flakyAsAtBaseline(results, input.baseline.get(gate.name) ?? [], found.verdict.flaky));
-      const judged = judgeTests({ ...gated.judged, reruns: found.verdict });
-      report = found.cutShort ? { ...judged, summary: `${judged.summary} (the reruns ran out of time before all of them ran)` } : judged;
-    }
-    const judgedByFile = !gate.tests && gate.run.includes("{files}");
+    const judgedByFile = gate.run.includes("{files}");
     if (judgedByFile && report.status === "fail") reports.push(await againstBefore(ctx, input, gate, changed, report));
     else if (judgedByFile && report.hung) reports.push(await hangAgainstBefore(ctx, input, gate, changed, report));
     else reports.push(report);
-    const planted = plantedCases[gate.name];
-    if (gate.tests && new RegExp(TESTS_PLACEHOLDER.source).test(gate.run) && planted?.files.length) {
-      await state.freshen();
-      const alone = await plantedOnly(ctx, input, gate, planted, results ?? [], () => state.freshen());
-      reports.push(alone.report);
-      defective ??= alone.flips;
-    }
   }
-  // The team's versions of the test files the change edited judge it too (its own edits to them are not the verdict).
-  const tipJudged = surface && !input.combined && !input.also?.length ? tipJudgedPaths(changes, packet, input.planted) : [];
-  if (tipJudged.length > 0) {
-    const flaky = new Map(reruns.map((found) => [found.gate, found.verdict.flaky]));
-    const common = { worktree: input.worktree, surface: surface as Surface, runDir: input.runDir, from: input.plantedCommit, paths: tipJudged };
-    reports.push(...(await runTipTests(ctx, { ...common, baseline: input.baseline, plantedCases, takenAway, changed, flaky, freshen: () => state.freshen() })));
-  }
+  if (!seedable) tests.clear(); // the verdict ran on material the landing does not hold: the next tip measures its own baseline
   // An invariant with a check is ruled by the factory: its command runs like a gate on the same tree, with its
   // own files (the script, the data beside it, the team's tests) as the tip has them.
   const checks = surface ? members.flatMap((member, index) => member.packet.invariants.map((invariant) => ({ invariant, member, changes: memberChanges[index] ?? [] }))) : [];
   for (const { invariant, member, changes: its } of checks) {
     if (!invariant.check) continue;
-    const gate = invariantGate(invariant.id, invariant.check);
-    const fromTip = checkFilePaths({ command: invariant.check, surfaceDir: (surface as Surface).dir, changes: its, changedTests: member.packet.changedTests });
-    await state.freshen();
-    if (fromTip.length > 0) await checkoutPathsFrom(input.worktree, member.plantedCommit, fromTip);
-    let report: GateReport;
-    try {
-      ({ report } = await runCommandGate({
-        gate,
-        surface: surface as Surface,
-        worktree: input.worktree,
+    const check = { invariant: { ...invariant, check: invariant.check }, packet: member.packet, surface: surface as Surface, worktree: input.worktree, runDir: input.runDir };
+    const itsPlanted = member.packet === packet ? input.planted : [];
+    reports.push(
+      await runInvariantCheck(ctx, {
+        ...check,
+        from: member.plantedCommit,
+        changes: its,
+        planted: itsPlanted,
         changed,
-        runDir: input.runDir,
-        timeoutMs: ctx.config.limits.gateTimeoutMs,
-        baseline: undefined,
-        signal: ctx.signal,
-        ...sandboxed(ctx, input.worktree, (surface as Surface).network),
-      }));
-    } finally {
-      if (fromTip.length > 0) await reduceToCommit(input.worktree);
-    }
-    checkInterrupted(ctx.signal);
-    const ruling = report.status === "pass" ? "held" : report.status === "fail" ? "violated" : undefined;
-    const asAtTip = fromTip.length > 0 ? ` (run with the tip's ${fromTip.join(", ")}: the change edits what the check is made of)` : "";
-    reports.push({ ...report, summary: `${ruling ? `${ruling}: its check ${report.status === "pass" ? "passed" : report.summary}` : report.summary}${asAtTip}` });
+        tree: member.packet === packet ? tree : undefined,
+        isTest,
+        freshen: () => state.freshen(),
+      }),
+    );
   }
-  // The packet's hidden tests, last: copied into this tree, run, and removed again.
+  // The packet's hidden tests, last: copied into the verdict tree, run, and removed again.
   for (const member of surface ? members : []) {
     const hidden = holdoutFiles(ctx.root, member.packet.id);
     if (hidden.length === 0) continue;
     await state.freshen();
+    if (differs(tree)) await applyVerdictTree(input.worktree, input.plantedCommit, tree);
     const { report } = await runHoldout(ctx, { packet: member.packet, worktree: input.worktree, surface: surface as Surface, runDir: input.runDir, files: hidden });
     reports.push(input.also?.length ? { ...report, name: `holdout ${member.packet.id}` } : report);
   }
@@ -278,78 +253,6 @@ export function invariantGate(id: string, check: string): GateConfig {
   return { name: `${INVARIANT_GATE_PREFIX}${id}`, run: check, files: undefined, fix: undefined, tests: false, timeoutMs: undefined };
 }
 
-/**
- * The planted tests run on their own, through `{tests}`: no new test module
- * or test of the agent's is collected beside them, so none can change their
- * outcome (a module that patches the implementation at import, a fixture
- * that fakes a result). Each planted case must pass here too. They run
- * `[tests] reruns` times (once when 0): a planted case whose runs disagree,
- * here or with the whole suite, makes the packet defective, never merged on
- * a lucky run (`flips`).
- */
-/** `withTheRest`: the whole suite's results: a planted case that passed there and fails alone was steered by something collected beside it. */
-async function plantedOnly(
-  ctx: RunContext,
-  input: GateRunInput,
-  gate: GateConfig,
-  planted: PlantedCases,
-  withTheRest: readonly TestResult[],
-  freshen: () => Promise<void>,
-): Promise<{ report: GateReport; flips?: string }> {
-  const surface = input.surface as Surface;
-  const prefix = surface.dir === "." ? "" : `${surface.dir}/`;
-  const name = `${gate.name} (planted only)`;
-  const times = Math.max(1, ctx.config.tests.reruns);
-  const runs: { report: GateReport; results: TestResult[] | undefined }[] = [];
-  for (let run = 1; run <= times; run++) {
-    if (run > 1) await freshen();
-    const { report, results } = await runCommandGate({
-      gate: { ...gate, name: run === 1 ? name : `${name} (run ${run})` },
-      surface,
-      worktree: input.worktree,
-      changed: [],
-      runDir: input.runDir,
-      timeoutMs: gate.timeoutMs ?? ctx.config.limits.gateTimeoutMs,
-      baseline: undefined,
-      tests: planted.files.map((file) => file.slice(prefix.length)),
-      signal: ctx.signal,
-      ...sandboxed(ctx, input.worktree, surface.network),
-    });
-    checkInterrupted(ctx.signal);
-    runs.push({ report, results });
-    if (!results) break;
-  }
-  const [{ report, results }] = runs as [(typeof runs)[number]];
-  if (!results) return { report: { ...report, status: "fail", summary: `the planted tests, run on their own, gave no results: ${report.summary}` } };
-  const inSuite = outcomesById(withTheRest);
-  if (ctx.config.tests.reruns > 0) {
-    // A run that gave no results (it hung or crashed) says nothing of any case's outcome.
-    const alone = runs.flatMap((each) => (each.results ? [outcomesById(each.results)] : []));
-    const cases = [...new Set([...planted.cases, ...runs.flatMap((each) => realCases(each.results ?? []).map((result) => result.id))])].sort();
-    const flipped = plantedFlips(cases, inSuite, alone);
-    if (flipped.length > 0) {
-      const flips = describePlantedFlips(flipped);
-      return { report: { ...report, status: "fail", summary: flips, findings: flipped.map((flip) => ({ file: flip.id, message: `passed ${flip.passed} of ${flip.runs} runs` })) }, flips };
-    }
-  }
-  const { findings } = checkPlanted({ planted, surfaceDir: surface.dir, baseline: input.baseline.get(gate.name) ?? [], now: results });
-  const passing = realCases(results).filter((result) => result.outcome === "passed").length;
-  const ran = runs.length > 1 ? `, ${runs.length} runs` : "";
-  if (findings.length === 0) return { report: { ...report, status: "pass", summary: `${passing} planted test(s) pass on their own${ran}`, findings: [] } };
-  // Said only of cases that passed in the whole suite: one failing there as well is not steered by what else was collected.
-  const passedThere = withTheRest.filter((result) => result.outcome === "passed");
-  // A finding names a case, or a whole planted file (then its cases passed there).
-  const passedWithTheRest = findings.some((finding) => inSuite.get(finding.id) === "passed" || hasCasesOf(passedThere, finding.id, surface.dir));
-  return {
-    report: {
-      ...report,
-      status: "fail",
-      findings: findings.map((finding) => ({ file: finding.id, message: finding.message })),
-      summary: `${findings.length} planted test(s) do not pass when run on their own${passedWithTheRest ? ": something else collected beside them changes their outcome" : ""}`,
-    },
-  };
-}
-
 export interface BuiltinInput {
   worktree: string;
   plantedCommit: string;
@@ -365,6 +268,8 @@ export interface BuiltinInput {
   maxFileSize: number;
   surface: Surface | undefined;
   nested?: readonly string[] | undefined;
+  /** What a test is by the runner at the tip; the conventional names without it. */
+  isTest?: (path: string) => boolean;
 }
 
 /** The factory's own guards on `plantedCommit..commit`: untouched, scope, tamper, and "changed" when nothing changed. */
@@ -506,7 +411,8 @@ async function applyFixes(ctx: RunContext, input: GateRunInput, forbidden: strin
 }
 
 /** `diff`: plantedCommit..commit with no context lines. */
-async function tamperReport(input: Pick<BuiltinInput, "worktree" | "plantedCommit" | "allowed" | "surface" | "deletable" | "retired">, commit: string, diff: string): Promise<GateReport> {
+async function tamperReport(input: Pick<BuiltinInput, "worktree" | "plantedCommit" | "allowed" | "surface" | "deletable" | "retired" | "isTest">, commit: string, diff: string): Promise<GateReport> {
+  const isTest = input.isTest ?? isTestPath;
   const files = parseUnifiedDiff(diff);
   const sections = new Map<string, { added: Set<number>; removed: Set<number> }>();
   for (const file of files) {
@@ -524,7 +430,7 @@ async function tamperReport(input: Pick<BuiltinInput, "worktree" | "plantedCommi
   }
   // Python test files the change edits are parsed on both sides: what each test asserts, and when.
   // JavaScript and TypeScript ones by TypeScript's parser, in this process.
-  const edited = files.filter((file) => !file.isNew && !file.isDeleted && isTestPath(file.path) && (file.path.endsWith(".py") || isJsFile(file.path)));
+  const edited = files.filter((file) => !file.isNew && !file.isDeleted && isTest(file.path) && (file.path.endsWith(".py") || isJsFile(file.path)));
   const texts = await Promise.all(edited.map(async (file) => [await readFileAt(input.worktree, input.plantedCommit, file.oldPath), await readFileAt(input.worktree, commit, file.path)] as const));
   const python = edited.flatMap((file, index) => (file.path.endsWith(".py") ? [index] : []));
   const pythonFacts = pythonAssertFacts(python.flatMap((index) => texts[index] ?? []));
@@ -545,6 +451,7 @@ async function tamperReport(input: Pick<BuiltinInput, "worktree" | "plantedCommi
     deletable: input.deletable,
     retired: input.retired ?? [],
     pytestSectionLines: sections,
+    isTest,
     ...(input.surface ? { surfaceDir: input.surface.dir } : {}),
   });
 }

@@ -53,3 +53,8 @@ export function shellWords(line: string): Word[] | undefined {
 export function absolutePathsIn(line: string): string[] {
   return (shellWords(line) ?? []).filter((word) => !word.operator && isAbsolute(word.text)).map((word) => word.text);
 }
+
+/** A word quoted for `sh -c` (as it is when nothing in it needs quoting). */
+export function shellQuote(value: string): string {
+  return /^[A-Za-z0-9_./@%+=:,-]+$/.test(value) ? value : `'${value.replaceAll("'", `'\\''`)}'`;
+}

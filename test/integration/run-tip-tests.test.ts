@@ -59,7 +59,7 @@ describe.skipIf(!available)("the team's versions of the test files a change edit
     const repo = target({ cap: 10, ...(tests ? { tests } : {}) });
     const before = repo.git("rev-parse", "main");
     const { code, out, record } = await queue.run(repo, script(write));
-    expect(out).toMatch(/gate pytest \(the team's tests as at the tip\): fail — .*with the tip's versions of the test files the change edited \(tests\/[\w/.]+\).*changed_tests/);
+    expect(out).toMatch(/gate pytest: fail — .*with the tip's versions of the files that judge the work which the change edited \(tests\/[\w/.]+\).*changed_tests/);
     expect(code).toBe(1);
     expect(record?.status.state).toBe("blocked");
     expect(repo.git("rev-parse", "main")).toBe(before);
@@ -68,7 +68,8 @@ describe.skipIf(!available)("the team's versions of the test files a change edit
   it("honest work that adds a test to an existing file merges: the team's version of the file passes too", async () => {
     const repo = target({ cap: 10 });
     const { code, out, record } = await queue.run(repo, script({ "pkg/calc.py": HONEST, "tests/test_calc.py": `${CALC_TEST}\n\ndef test_add_zero():\n    assert add(0, 0) == 0\n` }));
-    expect(out).toMatch(/gate pytest \(the team's tests as at the tip\): pass/);
+    expect(out).toMatch(/gate pytest: pass — .*\(with the tip's versions of the files that judge the work which the change edited \(tests\/test_calc\.py\)\)/);
+    expect(out).toMatch(/gate pytest \(the change's own tests\): pass — 4\/4 passed \(the whole suite as the change has it, for tests\/test_calc\.py\)/);
     expect(code).toBe(0);
     expect(record?.status.state).toBe("merged");
     expect(repo.git("show", "main:tests/test_calc.py")).toContain("test_add_zero");
@@ -78,7 +79,8 @@ describe.skipIf(!available)("the team's versions of the test files a change edit
     const repo = target({ cap: 10 });
     const { code, out } = await queue.run(repo, script({ "pkg/calc.py": HONEST }));
     expect(code).toBe(0);
-    expect(out).not.toContain("as at the tip");
+    expect(out).not.toContain("the tip's versions");
+    expect(out).not.toContain("the change's own tests");
   });
 
   describe("a team's test changed on purpose", () => {
@@ -87,7 +89,7 @@ describe.skipIf(!available)("the team's versions of the test files a change edit
     it("merges when the packet names it in changed_tests, and the reviewer is asked to rule on the change", async () => {
       const repo = target({ cap: 3, changedTests: ["tests/test_calc.py"] });
       const { code, out, record } = await queue.run(repo, script(SATURATE_AT_3));
-      expect(out).not.toContain("as at the tip");
+      expect(out).not.toContain("the tip's versions");
       expect(code).toBe(0);
       expect(record?.status.state).toBe("merged");
       const reviewPrompt = repo.read(`.factory/runs/P01/attempt-1/reviewer-prompt.md`);
@@ -98,7 +100,7 @@ describe.skipIf(!available)("the team's versions of the test files a change edit
     it("is blocked, naming changed_tests as the way to say so, when the packet does not name it", async () => {
       const repo = target({ cap: 3 });
       const { code, out, record } = await queue.run(repo, script(SATURATE_AT_3));
-      expect(out).toMatch(/the change edits the tests that judge it; name them in the packet's changed_tests if that is the task/);
+      expect(out).toMatch(/the change edits what judges it; name those files in the packet's changed_tests if that is the task/);
       expect(code).toBe(1);
       expect(record?.status.state).toBe("blocked");
     });

@@ -1,0 +1,86 @@
+import { describe, expect, it } from "vitest";
+import { describeVerdictTree, readsToPutBack, verdictTreeOf } from "../../src/gates/verdict-tree.js";
+import { NO_TEST_FACTS } from "../../src/gates/test-files.js";
+
+const packet = { changedTests: ["tests/test_on_purpose.py"], retiredTests: ["tests/test_gone.py", "tests/test_kept.py::test_x"], deletablePaths: ["tests/old/**"] };
+const tipFiles = ["pkg/__init__.py", "pkg/calc.py", "pkg/tests.py", "data/cases.json", "pkg/table.json", "checks/check_calc.py", "checks/helpers.py", "tests/__init__.py", "tests/test_calc.py"];
+const base = { ...packet, tipFiles, planted: ["tests/test_planted.py"], tipReads: undefined, facts: NO_TEST_FACTS };
+
+describe("the verdict tree of a change", () => {
+  it("puts back the team's test files and test data it edited or removed, but not what it declared, retired whole, deleted as allowed, or planted", () => {
+    const changes = [
+      { kind: "modified" as const, path: "tests/test_calc.py" },
+      { kind: "modified" as const, path: "tests/data/cases.json" },
+      { kind: "deleted" as const, path: "tests/test_kept.py" },
+      { kind: "modified" as const, path: "tests/test_on_purpose.py" },
+      { kind: "deleted" as const, path: "tests/test_gone.py" },
+      { kind: "deleted" as const, path: "tests/old/test_legacy.py" },
+      { kind: "modified" as const, path: "tests/test_planted.py" },
+      { kind: "modified" as const, path: "pkg/calc.py" },
+    ];
+    const tree = verdictTreeOf({ ...base, changes });
+    expect(tree.putBack).toEqual([
+      { path: "tests/test_calc.py", why: "test" },
+      { path: "tests/data/cases.json", why: "test" },
+      { path: "tests/test_kept.py", why: "test" },
+    ]);
+    expect(tree.ownTests).toEqual(["tests/test_calc.py"]);
+    expect(tree.leftOut).toEqual([]);
+  });
+
+  it("leaves out the change's new test modules and the package initialisers it adds beside the team's tests; its new test modules are its own tests", () => {
+    const changes = [
+      { kind: "added" as const, path: "tests/test_aaa_setup.py" },
+      { kind: "added" as const, path: "tests/fixtures/more.json" },
+      { kind: "added" as const, path: "checks/__init__.py" },
+      { kind: "added" as const, path: "pkg/sub/__init__.py" },
+      { kind: "added" as const, path: "pkg/sub/core.py" },
+    ];
+    const facts = { collected: ["checks/check_calc.py", "tests/test_calc.py"], patterns: [], doctestModules: false, roots: ["checks"] };
+    const tree = verdictTreeOf({ ...base, facts, changes });
+    expect(tree.leftOut).toEqual(["tests/test_aaa_setup.py", "tests/fixtures/more.json", "checks/__init__.py"]);
+    expect(tree.ownTests).toEqual(["tests/test_aaa_setup.py"]);
+    expect(tree.putBack).toEqual([]);
+  });
+
+  it("what a test is comes from the runner: a collected file of any name, a runner pattern, and what else lives where its configuration puts the tests", () => {
+    const facts = { collected: ["pkg/tests.py", "checks/check_calc.py"], patterns: ["checks/**/check_*.py"], doctestModules: false, roots: ["checks"] };
+    const changes = [
+      { kind: "modified" as const, path: "pkg/tests.py" },
+      { kind: "modified" as const, path: "checks/helpers.py" },
+      { kind: "added" as const, path: "checks/check_new.py" },
+      { kind: "modified" as const, path: "pkg/calc.py" },
+    ];
+    const tree = verdictTreeOf({ ...base, facts, changes });
+    expect(tree.putBack).toEqual([
+      { path: "pkg/tests.py", why: "test" },
+      { path: "checks/helpers.py", why: "test-dir" },
+    ]);
+    expect(tree.leftOut).toEqual(["checks/check_new.py"]);
+    expect(tree.ownTests).toEqual(["pkg/tests.py", "checks/check_new.py"]);
+  });
+
+  it("puts back data the tip's tests read (traced), never source code or a manifest; a doctest module is the code under test", () => {
+    const changes = ["data/cases.json", "pkg/table.json", "pkg/calc.py", "pyproject.toml", "README.md"].map((path) => ({ kind: "modified" as const, path }));
+    const tipReads = ["data/cases.json", "pkg/calc.py", "pyproject.toml", "pkg/table.json"];
+    const facts = { collected: ["pkg/calc.py"], patterns: [], doctestModules: true, roots: [] };
+    const tree = verdictTreeOf({ ...base, facts, tipReads, changes });
+    expect(tree.putBack).toEqual([
+      { path: "data/cases.json", why: "read" },
+      { path: "pkg/table.json", why: "read" },
+    ]);
+    expect(verdictTreeOf({ ...base, changes: [{ kind: "modified", path: "pkg/table.json" }], tipReads, changedTests: ["pkg/*.json"] }).putBack).toEqual([]);
+  });
+
+  it("a read of the candidate's run adds what the tip's reads did not name, once", () => {
+    const changes = ["data/cases.json", "checks/limits.csv", "pkg/calc.py"].map((path) => ({ kind: "modified" as const, path }));
+    const tree = { putBack: [{ path: "data/cases.json", why: "read" as const }], leftOut: [], ownTests: [] };
+    expect(readsToPutBack(tree, ["data/cases.json", "checks/limits.csv", "pkg/calc.py", "tests/new.json"], { ...base, changes })).toEqual([{ path: "checks/limits.csv", why: "read" }]);
+  });
+
+  it("says what the verdict ran on", () => {
+    expect(describeVerdictTree({ putBack: [{ path: "a.json", why: "read" }], leftOut: ["tests/test_x.py"] })).toBe(
+      "with the tip's versions of the files that judge the work which the change edited (a.json) and without the change's new test modules (tests/test_x.py)",
+    );
+  });
+});
