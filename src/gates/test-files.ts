@@ -25,9 +25,15 @@ export const CONVENTIONAL_TEST_FILES = ["**/test_*.py", "**/*_test.py", "**/test
 
 export const NO_TEST_FACTS: TestFacts = { collected: [], patterns: [], doctestModules: false, roots: [] };
 
-/** Pure: whether `path` is a test file by the facts, or by the conventional names. */
+/** Pure: whether `path` is a test file by the facts, or by the conventional names; a source module with doctests is not (isDoctestModule). */
 export function isTestByFacts(facts: TestFacts, path: string): boolean {
-  return matchesAny(path, CONVENTIONAL_TEST_FILES) || facts.collected.includes(path) || matchesAny(path, facts.patterns);
+  if (matchesAny(path, CONVENTIONAL_TEST_FILES) || matchesAny(path, facts.patterns)) return true;
+  return facts.collected.includes(path) && !isDoctestModule(facts, path);
+}
+
+/** Pure: whether `path` is a source module the runner collects for its doctests alone: the code under test, whose examples judge it. */
+export function isDoctestModule(facts: TestFacts, path: string): boolean {
+  return facts.doctestModules && isCodeFile(path) && facts.collected.includes(path) && !matchesAny(path, CONVENTIONAL_TEST_FILES) && !matchesAny(path, facts.patterns);
 }
 
 /** The extensions of source modules a runner imports: a changed one the tests read is, by default, the code under test. */

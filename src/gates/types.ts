@@ -20,6 +20,8 @@ export interface GateReport {
   tail?: string;
   /** An error because the command timed out or was killed: whose fault it is depends on whether it finishes without the change. */
   hung?: true;
+  /** Passing or not, a person must rule on what this gate saw before anything lands (the packet is held for `factory approve`). */
+  forPerson?: string;
 }
 
 export function isGreen(reports: readonly GateReport[]): boolean {

@@ -20,7 +20,7 @@ import { CONVENTIONAL_TEST_FILES, isCodeFile, isTestByFacts, type TestFacts } fr
  */
 export interface VerdictTree {
   /** Paths the verdict takes as the tip has them, each with why. */
-  putBack: { path: string; why: "test" | "read" | "test-dir" }[];
+  putBack: { path: string; why: "test" | "read" | "test-dir" | "helper" }[];
   /** Files the candidate added that the team's tests must pass without. */
   leftOut: string[];
   /** The candidate's test modules that differ from the verdict tree's: run on the candidate as it lands. */
@@ -38,6 +38,8 @@ export interface VerdictTreeInput {
   changedTests: readonly string[];
   retiredTests: readonly string[];
   deletablePaths: readonly string[];
+  /** Source modules of the tip written for the tests (isTestSupport): they judge, they are not judged. */
+  helpers?: readonly string[];
 }
 
 /** Manifests, lock files and tool configuration: read by every run, and the tamper gate's to judge, not test material. */
@@ -74,10 +76,10 @@ export function verdictTreeOf(input: VerdictTreeInput): VerdictTree {
   return tree;
 
   function judges(path: string): VerdictTree["putBack"][number]["why"] | undefined {
-    // A source module with doctests is the code under test and a test at once: its examples are compared instead (doctests).
-    const doctestModule = input.facts.doctestModules && isCodeFile(path) && !matchesAny(path, CONVENTIONAL_TEST_FILES) && !matchesAny(path, input.facts.patterns);
-    if (isTestByFacts(input.facts, path) && !doctestModule) return "test";
+    // A source module with doctests is the code under test and a test at once: its examples are compared instead (the tamper gate).
+    if (isTestByFacts(input.facts, path)) return "test";
     if (inTestDir(path)) return "test-dir";
+    if (input.helpers?.includes(path)) return "helper";
     if (reads.has(path) && !isCodeFile(path) && !MANIFESTS.test(path)) return "read";
     return undefined;
   }
@@ -103,6 +105,26 @@ export function readsToPutBack(
     .filter((path) => !input.planted.includes(path) && !matchesAny(path, input.changedTests) && !matchesAny(path, retiredFiles))
     .filter((path) => !isCodeFile(path) && !MANIFESTS.test(path))
     .map((path) => ({ path, why: "read" as const }));
+}
+
+/**
+ * Pure: whether a source module of the tip was written for the tests, by what it is made of: it imports a test
+ * framework or assertion library, or defines assertion helpers (`def assert_close`, `export function
+ * assertSorted`, `raise AssertionError`). Such a module judges the code beside it; the tests' verdict takes it as
+ * the tip has it.
+ */
+export function isTestSupport(path: string, text: string): boolean {
+  if (/\.pyi?$/.test(path)) {
+    return /^\s*(?:import|from)\s+(?:pytest|_pytest|unittest|hypothesis|numpy\.testing)\b/m.test(text) || /^\s*def\s+assert\w*\s*\(/m.test(text) || /\braise\s+AssertionError\b/.test(text);
+  }
+  if (/\.[cm]?[jt]sx?$/.test(path)) {
+    return (
+      /\b(?:from|require\s*\(|import\s*\()\s*["'](?:node:)?(?:assert(?:\/strict)?|test|chai|vitest|@jest\/globals|expect|ava|tap|uvu)["']/.test(text) ||
+      /\bfunction\s+assert\w*\s*\(/.test(text) ||
+      /\bthrow\s+new\s+AssertionError\b/.test(text)
+    );
+  }
+  return false;
 }
 
 /** Whether a new package initialiser sits beside the team's test files (it runs at their import). */

@@ -62,6 +62,8 @@ export interface TamperInput {
   pytestSectionLines?: ReadonlyMap<string, { added: Set<number>; removed: Set<number> }>;
   /** What a test is by the runner at the tip (gates/test-files.ts); the conventional names without it. */
   isTest?: (path: string) => boolean;
+  /** Findings made outside the diff's lines (a doctest's expected output rewritten: guards/python-doctests.ts). */
+  more?: readonly Finding[];
 }
 
 /**
@@ -171,6 +173,7 @@ export function checkTamper(input: TamperInput): GateReport {
       findings.push({ file: file.path, ...(line ? { line } : {}), message: `lowers the number of assertions (${removedAsserts} removed, ${addedAsserts} added)` });
     }
   }
+  findings.push(...(input.more ?? []));
   return builtinReport("tamper", findings, "no test was weakened");
 }
 

@@ -16,7 +16,8 @@ import { checkScope } from "../guards/scope.js";
 import { isJsFile, jsAssertFacts } from "../guards/js-asserts.js";
 import { pythonAssertFacts } from "../guards/python-asserts.js";
 import { checkTamper, isTestPath, pytestSectionLines } from "../guards/tamper.js";
-import type { GateReport } from "../gates/types.js";
+import type { Finding, GateReport } from "../gates/types.js";
+import { doctestExamples, rewrittenDoctests } from "../guards/python-doctests.js";
 import { checkUntouched } from "../guards/untouched.js";
 import type { Packet } from "../packet/types.js";
 import { baseEnv, runCommand } from "../process/run.js";
@@ -24,8 +25,8 @@ import { checkInterrupted, type RunContext } from "./context.js";
 import { holdoutFiles, runHoldout } from "../guards/holdout.js";
 import { runTestsGate } from "./tests-gate.js";
 import { applyVerdictTree, differs, verdictTreeFor } from "./verdict-tree.js";
-import { runInvariantCheck } from "./invariant-check.js";
-import { isTestByFacts, NO_TEST_FACTS } from "../gates/test-files.js";
+import { runAsAtTip, runInvariantCheck } from "./gate-as-at-tip.js";
+import { collectedFiles, isDoctestModule, isTestByFacts, NO_TEST_FACTS, type TestFacts } from "../gates/test-files.js";
 import type { Reruns } from "./reruns.js";
 
 export interface GateRunInput {
@@ -118,6 +119,8 @@ export async function runGates(ctx: RunContext, input: GateRunInput): Promise<Ga
         forbidden,
         maxFileSize: ctx.config.limits.maxFileSizeBytes,
         isTest,
+        changedTests: packet.changedTests,
+        ...(verdict?.facts.doctestModules ? { doctests: doctestsAtTip(verdict.facts, input.baseline, (surface as Surface).dir) } : {}),
       })),
     );
   const members: BatchMember[] = [{ packet, plantedCommit: input.plantedCommit, plantedCases: input.plantedCases, agentCommit: input.combined?.agentCommit ?? commit }, ...(input.also ?? [])];
@@ -162,6 +165,28 @@ export async function runGates(ctx: RunContext, input: GateRunInput): Promise<Ga
       continue;
     }
     if (testsRan) await state.freshen();
+    if (!gate.run.includes("{files}") && !input.combined && !input.also?.length) {
+      // A whole-tree gate's own script is the team's: it runs as the tip has it.
+      const whole = await runAsAtTip(ctx, {
+        gate,
+        packet,
+        surface: surface as Surface,
+        worktree: input.worktree,
+        runDir: input.runDir,
+        from: input.plantedCommit,
+        changes,
+        planted: input.planted,
+        changed,
+        tree: undefined,
+        isTest,
+        before: async () => {},
+        finishedOnBaseline: input.tipProven === true,
+      });
+      reports.push(
+        whole.putBack.length > 0 ? { ...whole.report, summary: `${whole.report.summary} (run with the tip's ${whole.putBack.join(", ")}: the change edits the gate's own files)` } : whole.report,
+      );
+      continue;
+    }
     const { report } = await runCommandGate({
       gate,
       surface: surface as Surface,
@@ -199,7 +224,7 @@ export async function runGates(ctx: RunContext, input: GateRunInput): Promise<Ga
         changed,
         tree: member.packet === packet ? tree : undefined,
         isTest,
-        freshen: () => state.freshen(),
+        before: () => state.freshen(),
       }),
     );
   }
@@ -227,6 +252,22 @@ export async function runGates(ctx: RunContext, input: GateRunInput): Promise<Ga
   }
   writeFileSync(join(input.runDir, `gates-${commit.slice(0, 12)}.json`), JSON.stringify(reports, null, 2));
   return { reports, commit, tests, reruns, ...(defective ? { defective } : {}) };
+}
+
+/** Pure: the modules whose doctests the runner collected at the tip, and per module the docstrings (qualified names) whose doctest failed there. */
+export function doctestsAtTip(facts: TestFacts, baseline: ReadonlyMap<string, TestResult[]>, surfaceDir: string): { modules: string[]; failing: Map<string, Set<string>> } {
+  const modules = facts.collected.filter((file) => isDoctestModule(facts, file));
+  const failing = new Map<string, Set<string>>();
+  for (const result of [...baseline.values()].flat()) {
+    if (result.outcome !== "failed") continue;
+    const [file] = collectedFiles([result], modules, surfaceDir);
+    if (!file) continue;
+    const at = result.id.indexOf("::");
+    const [module, name] = [result.id.slice(0, at), result.id.slice(at + 2)];
+    const qualified = name === module ? "" : name.startsWith(`${module}.`) ? name.slice(module.length + 1) : name;
+    failing.set(file, new Set([...(failing.get(file) ?? []), qualified]));
+  }
+  return { modules, failing };
 }
 
 /** Pure: the planted cases of several packets, per tests gate, as one packet's. */
@@ -270,6 +311,10 @@ export interface BuiltinInput {
   nested?: readonly string[] | undefined;
   /** What a test is by the runner at the tip; the conventional names without it. */
   isTest?: (path: string) => boolean;
+  /** Source modules whose doctests the runner collects at the tip, and per module the docstrings whose doctests failed there. */
+  doctests?: { modules: readonly string[]; failing: ReadonlyMap<string, ReadonlySet<string>> };
+  /** The packet's changed_tests: a doctest rewritten there is declared. */
+  changedTests?: readonly string[];
 }
 
 /** The factory's own guards on `plantedCommit..commit`: untouched, scope, tamper, and "changed" when nothing changed. */
@@ -410,8 +455,27 @@ async function applyFixes(ctx: RunContext, input: GateRunInput, forbidden: strin
   }
 }
 
+/** The doctests the change rewrote or removed in the modules whose doctests the runner collects at the tip, but for what the packet declares. */
+async function doctestFindings(input: Pick<BuiltinInput, "worktree" | "plantedCommit" | "doctests" | "changedTests">, commit: string, files: ReturnType<typeof parseUnifiedDiff>): Promise<Finding[]> {
+  const modules = input.doctests?.modules ?? [];
+  const edited = files.filter((file) => !file.isNew && modules.includes(file.oldPath) && !matchesAny(file.oldPath, input.changedTests ?? []));
+  if (edited.length === 0) return [];
+  const texts = await Promise.all(
+    edited.flatMap((file) => [readFileAt(input.worktree, input.plantedCommit, file.oldPath), file.isDeleted ? Promise.resolve("") : readFileAt(input.worktree, commit, file.path)]),
+  );
+  const examples = doctestExamples(texts);
+  return edited.flatMap((file, index) => {
+    const [before, after] = [examples[2 * index], examples[2 * index + 1]];
+    return before && after ? rewrittenDoctests(file.path, before, after, input.doctests?.failing.get(file.oldPath)) : [];
+  });
+}
+
 /** `diff`: plantedCommit..commit with no context lines. */
-async function tamperReport(input: Pick<BuiltinInput, "worktree" | "plantedCommit" | "allowed" | "surface" | "deletable" | "retired" | "isTest">, commit: string, diff: string): Promise<GateReport> {
+async function tamperReport(
+  input: Pick<BuiltinInput, "worktree" | "plantedCommit" | "allowed" | "surface" | "deletable" | "retired" | "isTest" | "doctests" | "changedTests">,
+  commit: string,
+  diff: string,
+): Promise<GateReport> {
   const isTest = input.isTest ?? isTestPath;
   const files = parseUnifiedDiff(diff);
   const sections = new Map<string, { added: Set<number>; removed: Set<number> }>();
@@ -452,6 +516,7 @@ async function tamperReport(input: Pick<BuiltinInput, "worktree" | "plantedCommi
     retired: input.retired ?? [],
     pytestSectionLines: sections,
     isTest,
+    more: await doctestFindings(input, commit, files),
     ...(input.surface ? { surfaceDir: input.surface.dir } : {}),
   });
 }

@@ -121,7 +121,10 @@ async function attemptPacket(runCtx: RunContext, packet: Packet, record: PacketR
   const earlierFingerprints = sameVersion ? record?.fingerprints : undefined;
   const asked = sameVersion ? (record?.questions.length ?? 0) : 0;
   if (report.end.kind === "implementer-question" && asked < ctx.config.limits.maxQuestions) return askPerson(ctx, packet, attempt, report.end);
-  const decision = decide({ end: report.end, attemptsUsed: attemptsBefore + 1, maxAttempts, gate: packet.gate, earlierFingerprints });
+  // A gate that saw what only a person may rule on (a workflow edit, a rewrite of a repaired gate) holds the packet for one.
+  const forPerson = (report.gates ?? []).flatMap((gate) => (gate.forPerson ? [gate.forPerson] : []));
+  const decided = decide({ end: report.end, attemptsUsed: attemptsBefore + 1, maxAttempts, gate: forPerson.length > 0 ? "human" : packet.gate, earlierFingerprints });
+  const decision = decided.decision === "hold" && forPerson.length > 0 ? { ...decided, reasons: [...decided.reasons, ...forPerson] } : decided;
   // Whatever failed, with a disk full under it, failed for the machine: the agent's write, a gate's report, git.
   if (decision.decision !== "merge" && decision.decision !== "hold") {
     const low = lowSpace([worktreePath(ctx.root, packet.id), runDir, ctx.root]);
@@ -240,7 +243,7 @@ async function applyDecision(ctx: RunContext, input: Applied): Promise<PacketOut
         // The ledger has the hold; git's copy is a second record, whose failure stops nothing.
         ctx.emit({ kind: "notice", packet: packet.id, message: `the held attempt could not also be kept in git (${error instanceof Error ? error.message.split("\n")[0] : String(error)})` });
       }
-      ctx.emit({ kind: "outcome", packet: packet.id, attempt, outcome: "awaiting_human", reasons: [`factory approve ${packet.id}`] });
+      ctx.emit({ kind: "outcome", packet: packet.id, attempt, outcome: "awaiting_human", reasons: [...decision.reasons, `factory approve ${packet.id}`] });
       return { kind: "held" };
     }
     case "block": {

@@ -5,8 +5,8 @@ import type { Change } from "../git/diff.js";
 import { listTreeFiles, readFileAt } from "../git/repo.js";
 import { checkoutPathsFrom } from "../git/worktree.js";
 import type { TestResult } from "../gates/junit.js";
-import { collectedFiles, declaredTestPatterns, pytestCollection, pytestConfigFiles, type TestFacts } from "../gates/test-files.js";
-import { type VerdictTree, verdictTreeOf } from "../gates/verdict-tree.js";
+import { collectedFiles, declaredTestPatterns, isCodeFile, isTestByFacts, pytestCollection, pytestConfigFiles, type TestFacts } from "../gates/test-files.js";
+import { isTestSupport, type VerdictTree, verdictTreeOf } from "../gates/verdict-tree.js";
 import type { Packet } from "../packet/types.js";
 
 /**
@@ -39,7 +39,9 @@ export async function verdictTreeFor(input: {
   planted: readonly string[];
 }): Promise<{ tree: VerdictTree; facts: TestFacts }> {
   const { facts, tipFiles } = await testFactsAt(input.worktree, input.from, input.surface, input.baseline);
+  const helpers = await testSupportChanged(input.worktree, input.from, input.changes, input.tipReads, facts);
   const tree = verdictTreeOf({
+    helpers,
     changes: input.changes,
     facts,
     tipReads: input.tipReads,
@@ -50,6 +52,18 @@ export async function verdictTreeFor(input: {
     deletablePaths: input.packet.deletablePaths,
   });
   return { tree, facts };
+}
+
+/** The source modules the change edited that the tip wrote for its tests (read by them, when traced). */
+async function testSupportChanged(worktree: string, from: string, changes: readonly Change[], tipReads: readonly string[] | undefined, facts: TestFacts): Promise<string[]> {
+  const read = tipReads ? new Set(tipReads) : undefined;
+  const helpers: string[] = [];
+  for (const change of changes) {
+    if (change.kind === "added" || !isCodeFile(change.path) || isTestByFacts(facts, change.path) || (read && !read.has(change.path))) continue;
+    const text = await readFileAt(worktree, from, change.path);
+    if (text !== undefined && isTestSupport(change.path, text)) helpers.push(change.path);
+  }
+  return helpers;
 }
 
 /** Whether the verdict tree differs from the candidate's commit. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { describeVerdictTree, readsToPutBack, verdictTreeOf } from "../../src/gates/verdict-tree.js";
+import { describeVerdictTree, isTestSupport, readsToPutBack, verdictTreeOf } from "../../src/gates/verdict-tree.js";
 import { NO_TEST_FACTS } from "../../src/gates/test-files.js";
 
 const packet = { changedTests: ["tests/test_on_purpose.py"], retiredTests: ["tests/test_gone.py", "tests/test_kept.py::test_x"], deletablePaths: ["tests/old/**"] };
@@ -82,5 +82,21 @@ describe("the verdict tree of a change", () => {
     expect(describeVerdictTree({ putBack: [{ path: "a.json", why: "read" }], leftOut: ["tests/test_x.py"] })).toBe(
       "with the tip's versions of the files that judge the work which the change edited (a.json) and without the change's new test modules (tests/test_x.py)",
     );
+  });
+});
+
+describe("a source module written for the tests", () => {
+  it("is one that imports a test framework or an assertion library, or defines assertion helpers", () => {
+    expect(isTestSupport("pkg/testing.py", "def assert_adds(add, a, b, total):\n    assert add(a, b) == total\n")).toBe(true);
+    expect(isTestSupport("pkg/fixtures.py", "import pytest\n\n@pytest.fixture\ndef ten():\n    return 10\n")).toBe(true);
+    expect(isTestSupport("pkg/check.py", "def check(x):\n    if not x:\n        raise AssertionError(x)\n")).toBe(true);
+    expect(isTestSupport("src/helpers.ts", 'import assert from "node:assert/strict";\nexport const same = (a, b) => assert.equal(a, b);\n')).toBe(true);
+    expect(isTestSupport("src/expect.js", "export function assertSorted(list) { for (let i = 1; i < list.length; i++) if (list[i - 1] > list[i]) throw new Error('unsorted'); }\n")).toBe(true);
+  });
+
+  it("is not the code under test, an assert inside it or not", () => {
+    expect(isTestSupport("pkg/calc.py", "def add(a, b):\n    assert isinstance(a, int)\n    return a + b\n")).toBe(false);
+    expect(isTestSupport("src/calc.ts", "export function add(a: number, b: number) { return a + b; }\n")).toBe(false);
+    expect(isTestSupport("data/table.json", '{"assert": true}')).toBe(false);
   });
 });

@@ -1,0 +1,218 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { makeRepo, type TestRepo } from "../helpers/git-repo.js";
+import { PYTEST_GATE, pytestAvailable, usePythonQueue } from "../helpers/python-queue.js";
+import { withoutMutants } from "../helpers/loop-repo.js";
+
+/**
+ * What the verdict is made of comes from the tip (issue 55 §2): the runner says what a test is, a traced run says
+ * what the tests read, and the candidate's edits to either are put back for the verdict unless the packet
+ * declares them. Each cheat here merged a broken add() on 040a1c9 with the config `factory init` writes,
+ * `max_attempts = 1` and a reviewer that accepts everything; each has its honest twin.
+ */
+const available = pytestAvailable("the verdict-material tests");
+const queue = usePythonQueue(afterEach);
+
+/** add(a, b) right for the sums the planted test checks (past 10), off by one below them: what the team's own cases catch. */
+const OFF_BELOW = "def add(a, b):\n    return min(a + b, 10) if a + b > 5 else a + b + 1\n";
+const HONEST = "def add(a, b):\n    return min(a + b, 10)\n";
+
+interface Project {
+  /** Files besides pkg/calc.py and the planted test. */
+  files: Record<string, string>;
+  pytestIni?: string;
+  /** Extra gates after pytest (TOML of [[surfaces.py.gates]] bodies). */
+  gates?: string;
+  /** Extra packet keys (TOML lines). */
+  packet?: string;
+  /** Extra invariants (TOML). */
+  invariants?: string;
+  gate?: string;
+  surface?: string;
+}
+
+function target(project: Project): TestRepo {
+  const repo = queue.track(makeRepo({ initialCommit: false }));
+  repo.write("SPEC.md", "add saturates\n");
+  repo.write("pkg/__init__.py", "");
+  repo.write("pkg/calc.py", "def add(a, b):\n    return a + b\n");
+  repo.write(".gitignore", "__pycache__/\n");
+  for (const [path, text] of Object.entries(project.files)) repo.write(path, text);
+  if (project.pytestIni) repo.write("pytest.ini", project.pytestIni);
+  const gates = `  [[surfaces.py.gates]]\n  name = "pytest"\n  run = "${project.gate ?? PYTEST_GATE}"\n  tests = true\n${project.gates ?? ""}`;
+  repo.write(".factory/config.toml", `[surfaces.py]\ndir = "."\n${project.surface ?? ""}${gates}${withoutMutants(`${queue.agentConfig}[limits]\nmax_attempts = 1\n`)}`);
+  const spec = repo.commit("python project");
+  repo.write(
+    "packets/P01-saturate.toml",
+    `id = "P01"\ngoal = "add saturates"\nspec_commit = "${spec}"\nspec_path = "SPEC.md"\n${project.packet ?? ""}brief = "add(a, b) returns min(a + b, 10)."\n[[invariants]]\nid = "saturates"\nassert = "add(a, b) == min(a + b, 10)"\n${project.invariants ?? ""}`,
+  );
+  repo.write("packets/supplied/P01/tests/test_saturate.py", "from pkg.calc import add\n\n\ndef test_saturates():\n    assert add(7, 8) == 10\n");
+  repo.commit("queue");
+  return repo;
+}
+
+function script(write: Record<string, string>) {
+  return { P01: { implementer: [{ write }], reviewer: [{ evidence: "pkg/calc.py:1" }] } };
+}
+
+async function blocked(repo: TestRepo, write: Record<string, string>, said: RegExp): Promise<string> {
+  const before = repo.git("rev-parse", "main");
+  const { code, out, record } = await queue.run(repo, script(write));
+  expect(out).toMatch(said);
+  expect(record?.status.state).toBe("blocked");
+  expect(code).toBe(1);
+  expect(repo.git("rev-parse", "main")).toBe(before);
+  return out;
+}
+
+async function merged(repo: TestRepo, write: Record<string, string>): Promise<string> {
+  const { code, out, record } = await queue.run(repo, script(write));
+  expect(record?.status.state, out).toBe("merged");
+  expect(code).toBe(0);
+  return out;
+}
+
+const CASES_TEST =
+  'import json\nfrom pathlib import Path\n\nfrom pkg.calc import add\n\n\ndef test_cases():\n    cases = json.loads((Path(__file__).parent.parent / "data" / "cases.json").read_text())\n    assert cases\n    for a, b, total in cases:\n        assert add(a, b) == total\n';
+const CASES = { "tests/__init__.py": "", "tests/test_cases.py": CASES_TEST, "data/cases.json": "[[2, 2, 4], [1, 2, 3]]\n" };
+
+describe.skipIf(!available)("what the tests read comes from the tip", () => {
+  it("an existing test's cases file outside any test directory (data/cases.json), emptied of what the broken code gets wrong: blocked", async () => {
+    const repo = target({ files: CASES });
+    await blocked(
+      repo,
+      { "pkg/calc.py": OFF_BELOW, "data/cases.json": "[[7, 8, 10]]\n" },
+      /gate pytest: fail — .*with the tip's versions of the files that judge the work which the change edited \(data\/cases\.json\).*changed_tests/,
+    );
+  });
+
+  it("honest twin: the cases file changed on purpose and declared merges, and lands", async () => {
+    const repo = target({ files: CASES, packet: 'changed_tests = ["data/cases.json"]\n' });
+    await merged(repo, { "pkg/calc.py": HONEST, "data/cases.json": "[[2, 2, 4], [1, 2, 3], [9, 9, 10]]\n" });
+    expect(repo.git("show", "main:data/cases.json")).toContain("[9, 9, 10]");
+  });
+
+  it("the tests' shared assertion helper inside the package, made to assert nothing: blocked", async () => {
+    const helper = "def assert_adds(add, a, b, total):\n    assert add(a, b) == total, f'{a} + {b}'\n";
+    const repo = target({
+      files: {
+        "pkg/testing.py": helper,
+        "tests/__init__.py": "",
+        "tests/test_calc.py": "from pkg.calc import add\nfrom pkg.testing import assert_adds\n\n\ndef test_small():\n    assert_adds(add, 2, 2, 4)\n",
+      },
+    });
+    await blocked(
+      repo,
+      { "pkg/calc.py": OFF_BELOW, "pkg/testing.py": "def assert_adds(add, a, b, total):\n    pass\n" },
+      /with the tip's versions of the files that judge the work which the change edited \(pkg\/testing\.py\)/,
+    );
+  });
+
+  it("honest twin: the helper improved with tests of its own merges", async () => {
+    const helper = "def assert_adds(add, a, b, total):\n    assert add(a, b) == total\n";
+    const repo = target({
+      files: {
+        "pkg/testing.py": helper,
+        "tests/__init__.py": "",
+        "tests/test_calc.py": "from pkg.calc import add\nfrom pkg.testing import assert_adds\n\n\ndef test_small():\n    assert_adds(add, 2, 2, 4)\n",
+      },
+    });
+    const improved = "def assert_adds(add, a, b, total):\n    got = add(a, b)\n    assert got == total, f'add({a}, {b}) is {got}, not {total}'\n";
+    const out = await merged(repo, {
+      "pkg/calc.py": HONEST,
+      "pkg/testing.py": improved,
+      "tests/test_testing.py":
+        "import pytest\n\nfrom pkg.testing import assert_adds\n\n\ndef test_says_what():\n    with pytest.raises(AssertionError, match='is 3, not 4'):\n        assert_adds(lambda a, b: 3, 1, 2, 4)\n",
+    });
+    expect(out).toMatch(/gate pytest \(the change's own tests\): pass/);
+  });
+});
+
+describe.skipIf(!available)("what a test is comes from the runner", () => {
+  const DJANGO = { "pkg/tests.py": "from pkg.calc import add\n\n\ndef test_small():\n    assert add(2, 2) == 4\n" };
+  const DJANGO_INI = "[pytest]\npython_files = tests.py test_*.py\n";
+
+  it("a Django-style tests.py whose expected value the change rewrote: blocked", async () => {
+    const repo = target({ files: DJANGO, pytestIni: DJANGO_INI });
+    await blocked(repo, { "pkg/calc.py": OFF_BELOW, "pkg/tests.py": DJANGO["pkg/tests.py"].replace("== 4", "== 5") }, /edited \(pkg\/tests\.py\)/);
+  });
+
+  it("a suite pytest collects by the project's python_files = check_*.py, its expected value rewritten: blocked", async () => {
+    const repo = target({
+      files: { "checks/check_calc.py": "from pkg.calc import add\n\n\ndef test_small():\n    assert add(2, 2) == 4\n" },
+      pytestIni: "[pytest]\npython_files = check_*.py test_*.py\n",
+    });
+    await blocked(repo, { "pkg/calc.py": OFF_BELOW, "checks/check_calc.py": "from pkg.calc import add\n\n\ndef test_small():\n    assert add(2, 2) == 5\n" }, /edited \(checks\/check_calc\.py\)/);
+  });
+
+  it("honest twin: a case added to the Django-style tests.py merges", async () => {
+    const repo = target({ files: DJANGO, pytestIni: DJANGO_INI });
+    await merged(repo, { "pkg/calc.py": HONEST, "pkg/tests.py": `${DJANGO["pkg/tests.py"]}\n\ndef test_zero():\n    assert add(0, 0) == 0\n` });
+  });
+
+  const DOCTEST_INI = "[pytest]\naddopts = --doctest-modules\n";
+  const DOCUMENTED = 'def add(a, b):\n    """The sum, at most 10.\n\n    >>> add(2, 2)\n    4\n    """\n    return a + b\n';
+
+  it("doctests whose expected outputs the change rewrote to what the broken code returns: blocked", async () => {
+    const repo = target({ files: { "pkg/calc.py": DOCUMENTED }, pytestIni: DOCTEST_INI });
+    const broken = 'def add(a, b):\n    """The sum, at most 10.\n\n    >>> add(2, 2)\n    5\n    """\n    return min(a + b, 10) if a + b > 5 else a + b + 1\n';
+    await blocked(repo, { "pkg/calc.py": broken }, /pkg\/calc\.py:\d+: changes what the doctest example `add\(2, 2\)` in the docstring of add expects/);
+  });
+
+  it("honest twin: a doctest fixed with the code, declared, merges", async () => {
+    const repo = target({ files: { "pkg/calc.py": DOCUMENTED }, pytestIni: DOCTEST_INI, packet: 'changed_tests = ["pkg/calc.py"]\n' });
+    const fixed = 'def add(a, b):\n    """The sum, at most 10.\n\n    >>> add(2, 2)\n    4\n    >>> add(9, 9)\n    10\n    """\n    return min(a + b, 10)\n';
+    await merged(repo, { "pkg/calc.py": fixed });
+  });
+
+  it("honest twin: code with doctests changed, its examples kept, merges undeclared", async () => {
+    const repo = target({ files: { "pkg/calc.py": DOCUMENTED }, pytestIni: DOCTEST_INI });
+    await merged(repo, { "pkg/calc.py": DOCUMENTED.replace("return a + b", "return min(a + b, 10)") });
+  });
+});
+
+const TEAM = { "tests/__init__.py": "", "tests/test_calc.py": "from pkg.calc import add\n\n\ndef test_one():\n    assert add(0, 1) == 1\n" };
+
+describe.skipIf(!available)("new test modules cannot steer the team's tests", () => {
+  it("a new tests/test_aaa_setup.py that rebinds the function under test at import: blocked", async () => {
+    const repo = target({ files: TEAM });
+    await blocked(
+      repo,
+      { "pkg/calc.py": OFF_BELOW, "tests/test_aaa_setup.py": "import pkg.calc\n\npkg.calc.add = lambda a, b: min(a + b, 10)\n\n\ndef test_setup():\n    assert pkg.calc.add(1, 1) == 2\n" },
+      /without the change's new test modules \(tests\/test_aaa_setup\.py\)/,
+    );
+  });
+
+  it("honest twin: a new test module that only adds cases merges", async () => {
+    const repo = target({ files: TEAM });
+    const out = await merged(repo, { "pkg/calc.py": HONEST, "tests/test_more.py": "from pkg.calc import add\n\n\ndef test_cap():\n    assert add(10, 10) == 10\n" });
+    expect(out).toMatch(/gate pytest \(the change's own tests\): pass/);
+  });
+});
+
+describe.skipIf(!available)("a check's and a gate's own files run as the tip has them", () => {
+  it("an invariant check whose data file is named inside python3 -c, emptied: violated, blocked", async () => {
+    const check = `python3 -c \\"import json; from pkg.calc import add; cases = json.load(open('checks/cases.json')); assert cases and all(add(a, b) == t for a, b, t in cases)\\"`;
+    const repo = target({
+      files: { ...TEAM, "checks/cases.json": "[[2, 2, 4], [9, 9, 10]]\n" },
+      invariants: `[[invariants]]\nid = "small-sums"\nassert = "small sums are exact"\ncheck = "${check}"\n`,
+    });
+    await blocked(repo, { "pkg/calc.py": OFF_BELOW, "checks/cases.json": "[[9, 9, 10]]\n" }, /invariant-small-sums: fail — violated: .*run with the tip's checks\/cases\.json/);
+  });
+
+  const CONTRACT = "from pkg.calc import add\n\nassert add(2, 2) == 4, 'add(2, 2)'\nprint('contract holds')\n";
+  const CONTRACT_GATE = '  [[surfaces.py.gates]]\n  name = "contract"\n  run = "PYTHONPATH=. python3 scripts/contract.py"\n';
+
+  it("a contract gate whose script the change rewrote to print ok: the tip's script runs; blocked", async () => {
+    const repo = target({ files: { ...TEAM, "scripts/contract.py": CONTRACT }, gates: CONTRACT_GATE });
+    await blocked(
+      repo,
+      { "pkg/calc.py": OFF_BELOW, "scripts/contract.py": "print('ok')\n" },
+      /gate contract: fail — .*run with the tip's scripts\/contract\.py: the change edits the gate's own files/,
+    );
+  });
+
+  it("honest twin: the contract script improved with honest code merges (the tip's script holds it too)", async () => {
+    const repo = target({ files: { ...TEAM, "scripts/contract.py": CONTRACT }, gates: CONTRACT_GATE });
+    await merged(repo, { "pkg/calc.py": HONEST, "scripts/contract.py": `${CONTRACT}assert add(9, 9) == 10\n` });
+  });
+});
