@@ -77,7 +77,8 @@ function scratchDirs(dependencies: readonly string[]): string[] {
 
 /**
  * `{ sandbox }` for an agent call: with the network (it must reach its
- * provider), its role's HOME kept in the run directory (its sessions: a
+ * provider) but no unix socket (the host's are reachable in its network
+ * namespace), its role's HOME kept in the run directory (its sessions: a
  * correction round resumes one), and the dependencies the install produced
  * read-only, so an agent cannot change what the gates will import.
  */
@@ -85,7 +86,8 @@ export function agentSandboxed(ctx: Pick<RunContext, "root" | "config">, worktre
   const readable = program && existsSync(program) ? programMounts(program, homedir(), realpathSync(program)) : [];
   const dependencies = dependencyDirs(worktree);
   const sandbox = sandboxFor(ctx, worktree, { network: true, keepHome: home, readOnly: dependencies, scratch: scratchDirs(dependencies), readable });
-  return sandbox ? { sandbox } : {};
+  // In the host's network namespace, abstract unix sockets are the host's: an agent opens none.
+  return sandbox ? { sandbox: { ...sandbox, noUnixSockets: true } } : {};
 }
 
 /**

@@ -39,6 +39,12 @@ export interface BwrapPlan {
   hidden: string[];
   /** Existing files replaced by an empty one (the ledger database's password file: never readable inside). */
   secretFiles: string[];
+  /** Files shown as another's content (the repository's git configuration, without its credentials). */
+  replaced: { source: string; target: string }[];
+  /** The host's unix socket files the call could otherwise reach: each covered by an empty file. */
+  masked: string[];
+  /** The descriptor a seccomp filter is read from (an agent: no unix socket), when there is one. */
+  seccompFd?: number;
   readable: string[];
   writable: string[];
   /** Inside the writable places, made read-only again (the dependencies an install produced). */
@@ -65,6 +71,8 @@ export function bwrapArgs(plan: BwrapPlan, command: string): string[] {
   for (const path of plan.scratch) args.push("--tmpfs", path);
   // Last of the paths: no mount after it may show the file again (a command naming its directory gets that directory).
   for (const file of plan.secretFiles) args.push("--ro-bind", "/dev/null", file);
+  for (const { source, target } of plan.replaced) args.push("--ro-bind", source, target);
+  for (const socket of plan.masked) args.push("--ro-bind", "/dev/null", socket);
   args.push("--bind", plan.privateTmp, plan.privateTmp);
   // Read-only once every mount inside it has its place: a write there fails, as it would on the checkout itself.
   args.push("--remount-ro", plan.root);
@@ -75,6 +83,7 @@ export function bwrapArgs(plan: BwrapPlan, command: string): string[] {
   // process in the namespace. (With bwrap's own init in between, a killed bwrap
   // left the init, and the agent under it, running.)
   args.push("--cap-drop", "ALL", "--as-pid-1", "--die-with-parent", "--new-session", "--chdir", plan.cwd);
+  if (plan.seccompFd !== undefined) args.push("--seccomp", String(plan.seccompFd));
   args.push("--", "/bin/sh", "-c", command);
   return args;
 }
@@ -103,8 +112,25 @@ export function homeKeepDirs(home: string, path: string | undefined, extra: read
 
 /** The machine's temporary directories, emptied for every sandboxed call. */
 export const TEMPORARY_DIRS = ["/tmp", "/var/tmp"];
-/** Where the host's unix sockets live, emptied for a call without the network. */
+/** Where the host's unix sockets live, emptied for every call (the resolver's file there is shown again). */
 export const SOCKET_DIRS = ["/run", "/var/run"];
+
+/**
+ * Pure: the socket files `/proc/net/unix` lists (bound by the host's programs) that a call would see: not
+ * under a directory it does not see as the host has it (`unseen`: emptied, hidden, HOME, the writable places).
+ */
+export function hostSocketFiles(procNetUnix: string, unseen: readonly string[]): string[] {
+  const inside = (path: string, dir: string): boolean => {
+    const rest = relative(dir, path);
+    return rest === "" || (!rest.startsWith("..") && !isAbsolute(rest));
+  };
+  const paths = procNetUnix
+    .split("\n")
+    .slice(1)
+    .map((line) => line.trim().split(/\s+/).slice(7).join(" "))
+    .filter((path) => path.startsWith("/") && !unseen.some((dir) => inside(path, dir)));
+  return [...new Set(paths)].sort();
+}
 
 /**
  * Pure: the directories to empty for one call, and what under them stays readable: the PATH entries

@@ -47,13 +47,22 @@ export async function runCommand(request: RunRequest): Promise<RunOutcome> {
 
   const sandbox = request.sandbox ? openSandbox(request.sandbox, request.command, request.cwd, request.env) : undefined;
   try {
-    return await runChild(request, sandbox?.file ?? request.command, sandbox?.args, sandbox?.env ?? request.env, started, log);
+    return await runChild(request, sandbox?.file ?? request.command, sandbox?.args, sandbox?.env ?? request.env, started, log, sandbox?.seccomp);
   } finally {
     sandbox?.close();
   }
 }
 
-async function runChild(request: RunRequest, file: string, args: string[] | undefined, env: Record<string, string | undefined>, started: number, log: WriteStream | undefined): Promise<RunOutcome> {
+async function runChild(
+  request: RunRequest,
+  file: string,
+  args: string[] | undefined,
+  env: Record<string, string | undefined>,
+  started: number,
+  log: WriteStream | undefined,
+  /** A seccomp filter bwrap reads from descriptor 4 (sandbox.ts's SECCOMP_FD), written to it through a pipe. */
+  filter?: Uint8Array,
+): Promise<RunOutcome> {
   let stopReason: "timed-out" | "stalled" | "aborted" | undefined;
   const options = {
     shell: args === undefined,
@@ -69,7 +78,12 @@ async function runChild(request: RunRequest, file: string, args: string[] | unde
   } as const;
   // Sandboxed, bwrap reports the namespace's PID 1 on an extra pipe: its end is the end of every process in it.
   const sandboxed = args !== undefined;
-  const child = sandboxed ? execa(file, ["--info-fd", String(INFO_FD), ...args], { ...options, stdio: ["pipe", "pipe", "pipe", "pipe"] }) : execa(file, options);
+  const bwrapArgs = sandboxed ? ["--info-fd", String(INFO_FD), ...args] : [];
+  const child = !sandboxed
+    ? execa(file, options)
+    : filter === undefined
+      ? execa(file, bwrapArgs, { ...options, stdio: ["pipe", "pipe", "pipe", "pipe"] })
+      : execa(file, bwrapArgs, { ...options, stdio: ["pipe", "pipe", "pipe", "pipe", filter] });
   let namespaceInit: number | undefined;
   if (sandboxed) {
     let info = "";

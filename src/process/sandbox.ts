@@ -1,9 +1,12 @@
-import { cpSync, existsSync, lstatSync, mkdirSync, statSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { cpSync, existsSync, lstatSync, mkdirSync, statSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { execa } from "execa";
 import { absolutePathsIn } from "./shell-words.js";
-import { bwrapArgs, checkoutShown, emptiedDirs, homeKeepDirs, npmInstallOf, SOCKET_DIRS, TEMPORARY_DIRS } from "./bwrap-args.js";
+import { bwrapArgs, checkoutShown, emptiedDirs, homeKeepDirs, hostSocketFiles, npmInstallOf, SOCKET_DIRS, TEMPORARY_DIRS } from "./bwrap-args.js";
+import { credentialFreeConfig } from "./git-config-view.js";
+import { unixSocketFilter } from "./seccomp.js";
+import { dirEntries } from "../util/dir-entries.js";
 
 export { npmInstallOf } from "./bwrap-args.js";
 
@@ -26,6 +29,8 @@ export interface SandboxRequest {
   homeSeed?: readonly string[];
   /** Extra paths relative to HOME that stay readable (`[sandbox] home`). */
   homeKeep?: readonly string[];
+  /** Refuse every unix socket the call would open (an agent, in the host's network namespace: seccomp.ts). */
+  noUnixSockets?: boolean;
   /**
    * A private HOME kept after the call (an agent's sessions, so that a
    * correction round can resume one); without it, HOME is thrown away.
@@ -39,6 +44,8 @@ export const HIDDEN_STATE = [".factory/state", ".factory/runs", ".factory/worktr
 export interface OpenSandbox {
   file: string;
   args: string[];
+  /** The seccomp filter bwrap reads from descriptor SECCOMP_FD, when there is one. */
+  seccomp?: Uint8Array;
   env: Record<string, string | undefined>;
   close(): void;
 }
@@ -63,18 +70,23 @@ export function openSandbox(request: SandboxRequest, command: string, cwd: strin
     cpSync(source, join(privateHome, path), { recursive: true, dereference: true });
     seeded.push(join(privateHome, path));
   }
-  const candidates = [...TEMPORARY_DIRS, tmpdir(), ...(request.network ? [] : SOCKET_DIRS)].filter(isRealDirectory);
+  // /run is the host's sockets' (docker, D-Bus, a database's): emptied for every call, the resolver's file shown again.
+  const candidates = [...TEMPORARY_DIRS, tmpdir(), ...SOCKET_DIRS].filter(isRealDirectory);
   // A PATH entry inside an npm install (node_modules/.bin) needs the packages beside it, as a named program does.
   const path = env.PATH?.split(":")
     .map((entry) => (isAbsolute(entry) ? npmInstallOf(entry) : entry))
     .join(":");
-  const named = absolutePathsIn(command).flatMap(shownFor);
+  const named = [...absolutePathsIn(command).flatMap(shownFor), ...resolverFiles()];
   const { emptied, keep } = emptiedDirs(candidates, path, named);
   const hiddenState = HIDDEN_STATE.map((dir) => join(request.root, dir));
   const gitDirs = gitDirsOf(request.root);
   // A checkout that is itself a linked worktree keeps its git directories elsewhere (perhaps under HOME): shown too.
   const gitElsewhere = gitDirs.filter((dir) => !dir.startsWith(`${request.root}/`) && existsSync(dir));
   const rootShown = checkoutShown(request.root, gitDirs, [...(path ?? "").split(":"), ...named], hiddenState).filter((dir) => existsSync(dir));
+  const replaced = credentialFreeConfigs(gitDirs, base);
+  const unseen = [...emptied, home, request.root, ...request.writable, ...(request.hide ?? [])];
+  const masked = hostSocketFiles(readText("/proc/net/unix"), unseen).filter((file) => isSocket(file));
+  const seccomp = request.noUnixSockets ? unixSocketFilter() : undefined;
   const args = bwrapArgs(
     {
       home,
@@ -86,6 +98,9 @@ export function openSandbox(request: SandboxRequest, command: string, cwd: strin
       // The state inside the checkout is gone with it; what is shown there never reaches into it.
       hidden: (request.hide ?? []).filter((dir) => existsSync(dir)),
       secretFiles: secretFiles(process.env),
+      replaced,
+      masked,
+      ...(seccomp ? { seccompFd: SECCOMP_FD } : {}),
       readable: [
         ...(request.readable ?? []),
         ...notCovered(
@@ -105,12 +120,64 @@ export function openSandbox(request: SandboxRequest, command: string, cwd: strin
   return {
     file: "bwrap",
     args,
+    ...(seccomp ? { seccomp } : {}),
     env: { ...env, HOME: home, TMPDIR: privateTmp },
     close: () => {
       rmSync(base, { recursive: true, force: true });
       for (const path of seeded) rmSync(path, { recursive: true, force: true }); // no credentials left in a kept HOME
     },
   };
+}
+
+/** The descriptor bwrap reads a seccomp filter from (0–2 are stdio, 3 its info pipe). */
+export const SECCOMP_FD = 4;
+
+/** The resolver's configuration where it lives under /run (systemd-resolved's stub): shown again in the emptied /run. */
+function resolverFiles(): string[] {
+  try {
+    const real = realpathSync("/etc/resolv.conf");
+    return real !== "/etc/resolv.conf" ? [real] : [];
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * The repository's git configuration files (its own, and each worktree's `config.worktree`) as copies
+ * without credentials (git-config-view.ts), written into the call's own directory.
+ */
+function credentialFreeConfigs(gitDirs: readonly string[], base: string): { source: string; target: string }[] {
+  const files = gitDirs.flatMap((dir) => [join(dir, "config"), ...dirEntries(join(dir, "worktrees")).map((entry) => join(dir, "worktrees", entry.name, "config.worktree"))]);
+  const replaced: { source: string; target: string }[] = [];
+  for (const [index, target] of [...new Set(files)].entries()) {
+    let text: string;
+    try {
+      if (!lstatSync(target).isFile()) continue;
+      text = readFileSync(target, "utf8");
+    } catch {
+      continue;
+    }
+    const source = join(base, `git-config-${index}`);
+    writeFileSync(source, credentialFreeConfig(text));
+    replaced.push({ source, target });
+  }
+  return replaced;
+}
+
+function readText(path: string): string {
+  try {
+    return readFileSync(path, "utf8");
+  } catch {
+    return "";
+  }
+}
+
+function isSocket(path: string): boolean {
+  try {
+    return lstatSync(path).isSocket();
+  } catch {
+    return false;
+  }
 }
 
 /**

@@ -40,10 +40,10 @@ export function tracedReads(trace: string, root: string, cwd: string = root): st
     const opened = /\bopen(?:at2?)?\(.*\)\s+= \d+<((?:[^>\\]|\\.)*)>\s*$/.exec(line) ?? /<\.\.\. open(?:at2?)? resumed>.*= \d+<((?:[^>\\]|\\.)*)>\s*$/.exec(line);
     if (opened) {
       if (/\bO_WRONLY\b/.test(line)) continue;
-      path = unescape(opened[1] ?? "");
+      path = unescapedPath(opened[1] ?? "");
     } else {
       const executed = /\bexecve(?:at)?\((?:\d+<[^>]*>, )?"((?:[^"\\]|\\.)*)"/.exec(line);
-      if (executed && /= 0\s*$/.test(line)) path = unescape(executed[1] ?? "");
+      if (executed && /= 0\s*$/.test(line)) path = unescapedPath(executed[1] ?? "");
     }
     if (!path) continue;
     const absolute = isAbsolute(path) ? path : join(cwd, path);
@@ -54,7 +54,7 @@ export function tracedReads(trace: string, root: string, cwd: string = root): st
 }
 
 /** Pure: a path as strace escapes it (`\\n`, `\\x..`, `\\"`) back to its text. */
-function unescape(text: string): string {
+function unescapedPath(text: string): string {
   if (!text.includes("\\")) return text;
   const bytes: number[] = [];
   for (let index = 0; index < text.length; index++) {

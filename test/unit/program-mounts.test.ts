@@ -50,6 +50,8 @@ describe("the directories emptied for a sandboxed call", () => {
       rootShown: ["/tmp/repo/.git"],
       hidden: [],
       secretFiles: [],
+      replaced: [],
+      masked: [],
       readable: [],
       writable: ["/tmp/wt"],
       readOnly: [],
