@@ -3,6 +3,9 @@ import { posix } from "node:path";
 import { formatSize } from "../util/size.js";
 import { matchesAny } from "../gates/paths.js";
 import { builtinReport, type Finding, type GateReport } from "../gates/types.js";
+import { automationPart } from "./automation.js";
+import { namesExplicitly } from "./runner-steering.js";
+import { addedSecrets } from "./secrets.js";
 
 export interface ScopeInput {
   changes: readonly Change[];
@@ -20,13 +23,29 @@ export interface ScopeInput {
   modes?: ReadonlyMap<string, string>;
   /** Nested repositories found in the worktree before the attempt was committed (never staged). */
   nested?: readonly string[];
+  /** The lines the change adds, per file: a secret-shaped one is refused (secrets.ts). */
+  added?: readonly { path: string; added: readonly { line: number; text: string }[] }[];
 }
 
-/** Every changed path inside allowed_paths when declared; deletions only of deletable_paths. */
+/**
+ * Every changed path inside allowed_paths when declared; deletions only of deletable_paths; CI and
+ * automation configuration only where allowed_paths names it, and then a person rules on it; no
+ * secret-shaped string added.
+ */
 export function checkScope(input: ScopeInput): GateReport {
   const findings: Finding[] = [];
+  const automation: string[] = [];
   for (const change of input.changes) {
     if (input.planted.includes(change.path)) continue;
+    const part = automationPart(change.path);
+    if (part && !namesExplicitly(input.allowed, change.path, part)) {
+      findings.push({
+        file: change.path,
+        message: `${change.kind === "deleted" ? "deletes" : "edits"} CI or automation configuration (${part}), which runs on the forge with its secrets: allowed only where the packet's allowed_paths names it, and then a person rules on it`,
+      });
+      continue;
+    }
+    if (part) automation.push(change.path);
     if (change.kind === "deleted") {
       if (!matchesAny(change.path, input.deletable)) {
         findings.push({ file: change.path, message: "deleted, but it is not in deletable_paths" });
@@ -59,7 +78,10 @@ export function checkScope(input: ScopeInput): GateReport {
   for (const path of input.nested ?? []) {
     findings.push({ file: path, message: "is a nested git repository: an attempt may not make one (its config would run in the factory's git); remove its .git and commit its files, or drop it" });
   }
-  return builtinReport("scope", findings, `${input.changes.length} changed path(s), all in scope`);
+  findings.push(...addedSecrets(input.added ?? []));
+  const report = builtinReport("scope", findings, `${input.changes.length} changed path(s), all in scope`);
+  const named = `${automation.slice(0, 3).join(", ")}${automation.length > 3 ? `, and ${automation.length - 3} more` : ""}`;
+  return automation.length > 0 ? { ...report, forPerson: `the change edits CI or automation configuration (${named}), which runs on the forge with its secrets: a person rules on it` } : report;
 }
 
 /** Pure: the repository path a link at `path` pointing at `target` (relative) names. */

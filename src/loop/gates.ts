@@ -327,6 +327,7 @@ export async function builtinReports(input: BuiltinInput): Promise<GateReport[]>
     diffText(input.worktree, input.plantedCommit, commit, { context: 0, text: true }),
   ]);
   const reports = [checkUntouched({ before, after, planted: input.planted, forbidden: input.forbidden })];
+  const added = parseUnifiedDiff(tamperDiff).filter((file) => !input.planted.includes(file.path));
   const links = new Map<string, string>();
   for (const change of changes) {
     if (after.get(change.path)?.mode !== "120000") continue;
@@ -343,6 +344,7 @@ export async function builtinReports(input: BuiltinInput): Promise<GateReport[]>
       modes: new Map([...after].map(([path, entry]) => [path, entry.mode])),
       ...(input.nested ? { nested: input.nested } : {}),
       maxFileSize: input.maxFileSize,
+      added,
     }),
   );
   reports.push(await tamperReport(input, commit, tamperDiff));
