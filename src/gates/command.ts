@@ -165,6 +165,7 @@ async function runBatch(input: CommandGateInput, command: string, junit: string,
   if (trace) rmSync(trace.file, { force: true });
   const outcome = await runCommand({
     command: trace ? tracedCommand(trace.strace, command, trace.file) : command,
+    ...(trace ? { wraps: command } : {}),
     cwd: join(input.worktree, surface.dir),
     env: baseEnv(),
     timeoutMs: input.timeoutMs,

@@ -22,6 +22,8 @@ export interface RunRequest {
   signal?: AbortSignal;
   /** Run inside bubblewrap with these places (DESIGN §12); undefined: as a plain child. */
   sandbox?: SandboxRequest;
+  /** The command line whose paths the sandbox shows, when `command` wraps it (a traced run: process/trace.ts). */
+  wraps?: string;
 }
 
 export type RunOutcome =
@@ -45,7 +47,7 @@ export async function runCommand(request: RunRequest): Promise<RunOutcome> {
   let log: WriteStream | undefined;
   if (request.logFile) log = createWriteStream(request.logFile, { flags: "a" });
 
-  const sandbox = request.sandbox ? openSandbox(request.sandbox, request.command, request.cwd, request.env) : undefined;
+  const sandbox = request.sandbox ? openSandbox(request.sandbox, request.command, request.cwd, request.env, request.wraps) : undefined;
   try {
     return await runChild(request, sandbox?.file ?? request.command, sandbox?.args, sandbox?.env ?? request.env, started, log, sandbox?.seccomp);
   } finally {

@@ -54,7 +54,7 @@ export interface OpenSandbox {
  * Prepares one call's private HOME and temporary directory and returns the
  * bwrap command that runs `command` inside them; `close` removes both.
  */
-export function openSandbox(request: SandboxRequest, command: string, cwd: string, env: Record<string, string | undefined>): OpenSandbox {
+export function openSandbox(request: SandboxRequest, command: string, cwd: string, env: Record<string, string | undefined>, wraps: string = command): OpenSandbox {
   const home = env.HOME ?? homedir();
   // Named by this process's pid: one a kill leaves behind is found and removed at the next start (loop/leftovers.ts).
   const base = mkdtempSync(join(tmpdir(), `factory-sandbox-${process.pid}-`));
@@ -76,7 +76,8 @@ export function openSandbox(request: SandboxRequest, command: string, cwd: strin
   const path = env.PATH?.split(":")
     .map((entry) => (isAbsolute(entry) ? npmInstallOf(entry) : entry))
     .join(":");
-  const named = [...absolutePathsIn(command).flatMap(shownFor), ...resolverFiles()];
+  // The paths the command line names (the one a tracer wraps, whose words are one argument of the tracer's).
+  const named = [...absolutePathsIn(wraps).flatMap(shownFor), ...resolverFiles()];
   const { emptied, keep } = emptiedDirs(candidates, path, named);
   const hiddenState = HIDDEN_STATE.map((dir) => join(request.root, dir));
   const gitDirs = gitDirsOf(request.root);
