@@ -107,17 +107,20 @@ export async function approve(options: ApproveOptions): Promise<ExitCode> {
     return EXIT.halted;
   }
 
-  output.out(`${id}: ${packet.goal}`);
-  output.out(`held attempt ${status.attempt}, tree ${status.tree.slice(0, 12)}, branch ${status.branch}\n`);
-  output.out((await diffStat(workspace.root, status.fork, status.commit)).trimEnd());
+  // What agents wrote first, quoted and bounded; the diff; then the factory's own facts, last before the prompt,
+  // where no agent text can push them out of view (and every byte of it reaches the terminal inert: log/output.ts).
+  const claims = implementerClaims(workspace.root, id, status.attempt);
+  if (claims.summary) output.out(`The implementer says (a claim, checked by the gates and the review):\n${quoted(claims.summary)}`);
+  for (const deviation of claims.deviations ?? []) output.out(`  declared deviation from "${bounded(deviation.from_packet)}": ${bounded(deviation.reason)}`);
+  if (record.feedback.length) output.out(`This attempt was told why the last one was sent back:\n${record.feedback.map((item) => `  - ${bounded(item.split("\n")[0] ?? "")}`).join("\n")}`);
+  output.out(reviewSummary(record, status.attempt));
   output.out("");
   output.out((await diffText(workspace.root, status.fork, status.commit)).trimEnd());
   output.out("");
-  const claims = implementerClaims(workspace.root, id, status.attempt);
-  if (claims.summary) output.out(`The implementer says (a claim, checked by the gates and the review): ${claims.summary}`);
-  for (const deviation of claims.deviations ?? []) output.out(`  declared deviation from "${deviation.from_packet}": ${deviation.reason}`);
-  if (record.feedback.length) output.out(`This attempt was told why the last one was sent back:\n${record.feedback.map((item) => `  - ${item.split("\n")[0]}`).join("\n")}`);
-  output.out(reviewSummary(record, status.attempt));
+  output.out(`${id}: ${packet.goal}`);
+  output.out(`held attempt ${status.attempt}, tree ${status.tree.slice(0, 12)}, branch ${status.branch}`);
+  output.out((await diffStat(workspace.root, status.fork, status.commit)).trimEnd());
+  output.out("");
 
   if (!(await confirmByPerson("approve", id, "approve and merge", options, output))) return EXIT.invalid;
   const config = workspace.config;
@@ -225,6 +228,21 @@ async function approveLocked(input: ApproveOptions & ApprovalInput & { claims?: 
   }
   output.err(`Approved by ${by}, but not merged: ${outcome.kind === "merge-blocked" ? `${outcome.reason}. The next \`factory run\` lands it.` : outcome.kind}`);
   return EXIT.halted;
+}
+
+/** Agent text on the approve screen: at most this many lines of it, each at most 300 characters. */
+const CLAIM_LINES = 12;
+
+/** Pure: an agent's text as quoted lines, bounded. */
+export function quoted(text: string): string {
+  const lines = text.split("\n");
+  const shown = lines.slice(0, CLAIM_LINES).map((line) => `  > ${bounded(line)}`);
+  return lines.length > CLAIM_LINES ? [...shown, `  > … (${lines.length - CLAIM_LINES} more lines, in factory show)`].join("\n") : shown.join("\n");
+}
+
+/** Pure: one line of agent text, at most 300 characters. */
+function bounded(text: string): string {
+  return text.length > 300 ? `${text.slice(0, 300)}…` : text;
 }
 
 /** The review of the held attempt as the factory recorded it in the ledger when it read it. */

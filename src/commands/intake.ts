@@ -1,4 +1,5 @@
 import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { terminalInert } from "../util/inert-text.js";
 import { join } from "node:path";
 import { ForgeError, forgeOf } from "../forge/github.js";
 import { INTAKE_DIR, intakeMarkdown, parseIssueRef, slugOf } from "../forge/intake.js";
@@ -54,7 +55,8 @@ export async function intake(options: IntakeOptions): Promise<ExitCode> {
     throw error;
   }
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(root, path), markdown, { flag: "wx" });
+  // The issue's words are data: a control byte in its title or body is written as a visible escape, never acted on.
+  writeFileSync(join(root, path), terminalInert(markdown), { flag: "wx" });
   output.out(`Wrote ${path} (issue #${ref.number}, untracked). Read it, then:`);
   output.out(`  git add ${path} && git commit -m "intake: issue #${ref.number}"`);
   output.out(`  factory cut --spec ${path} --scope "…"`);

@@ -1,4 +1,4 @@
-import { paint, type Output } from "../log/output.js";
+import { paint, shown as asShown, type Output } from "../log/output.js";
 import { orderQueue, type Placement } from "../packet/graph.js";
 import { formatProblem } from "../util/problem.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
@@ -70,7 +70,7 @@ async function shownPlan(probed: Probed, json: boolean, output: Output): Promise
   const text = Buffer.from(
     json
       ? JSON.stringify({ branch: workspace.branch, tip: workspace.tip, order: steps, merged: done, unreachable, problems: workspace.problems }, null, 2)
-      : renderPlan(workspace.branch, steps, done, unreachable, output),
+      : asShown(renderPlan(workspace.branch, steps, done, unreachable, output), output.color),
   );
   const shown: ShownPlan = json
     ? { text: textOf(text), warnings: [], problems: [], invalid }

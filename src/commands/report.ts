@@ -1,4 +1,5 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { terminalInert } from "../util/inert-text.js";
 import { join, resolve } from "node:path";
 import { shownPath } from "../util/shown-path.js";
 import { diffStat } from "../git/diff.js";
@@ -80,7 +81,7 @@ export async function buildBrief(workspace: Workspace, since: string | undefined
 export async function writeRunBrief(workspace: Workspace, runId: string): Promise<string> {
   const brief = await buildBrief(workspace, undefined, runId);
   const stem = join(workspace.root, RUNS_DIR, `report-${runId}`);
-  writeFileSync(`${stem}.txt`, `${reportText(brief).join("\n")}\n`);
+  writeFileSync(`${stem}.txt`, terminalInert(`${reportText(brief).join("\n")}\n`)); // a file a person reads: agent text inert
   writeFileSync(`${stem}.html`, reportHtml(brief));
   return `${stem}.html`;
 }

@@ -14,7 +14,7 @@ import { describeBreak } from "../ledger/store.js";
 import { isPgLedger } from "../ledger/open.js";
 import { readWorkers, type WorkerRow } from "../ledger/pg-workers.js";
 import { readRunLock, isAlive } from "../ledger/run-lock.js";
-import { paint, type Output } from "../log/output.js";
+import { paint, shown, type Output } from "../log/output.js";
 import { renderTable } from "../log/table.js";
 import { buildBoard, questionLines, type Board } from "../status/board.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
@@ -164,7 +164,8 @@ async function boardTable(head: WorkspaceHead, probe: QueueProbe, key: KeptKey |
   kept?.text.close();
   const json = await boardJson(head, probe, key);
   const board = JSON.parse(json.text.bytes().toString("utf8")) as Board;
-  const text = Buffer.from(await renderBoard(board, output));
+  // Kept as the terminal gets it: the colours the factory painted, every text of an agent's inert.
+  const text = Buffer.from(shown(await renderBoard(board, output), output.color));
   const table: TableView = { text: textOf(text), warnings: board.warnings, problems: board.problems.length };
   if (key && json.keyed) writeBoardCache(head.root, view, key.key, { text, owners: json.owners, note: { warnings: table.warnings, problems: table.problems } });
   return table;

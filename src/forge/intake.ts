@@ -28,6 +28,8 @@ export function labelNames(issue: Pick<Issue, "labels">): string[] {
 /** Pure: a file name's slug from a title: lower case, words joined by dashes, at most 50 characters. */
 export function slugOf(title: string): string {
   const slug = title
+    // An escape sequence (a colour, a clipboard write) is no word of the title's.
+    .replace(/\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)?|[\u0000-\u001f\u007f-\u009f]/g, "")
     .toLowerCase()
     .normalize("NFKD")
     .replace(/[^a-z0-9]+/g, "-")

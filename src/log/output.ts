@@ -1,3 +1,6 @@
+import { randomBytes } from "node:crypto";
+import { terminalInert } from "../util/inert-text.js";
+
 /** Where a command writes: injected, so tests capture exactly what a user would see. */
 export interface Output {
   out(text: string): void;
@@ -19,8 +22,9 @@ export interface Output {
 export function processOutput(): Output {
   const isTty = Boolean(process.stdout.isTTY);
   const noColor = process.env.NO_COLOR !== undefined && process.env.NO_COLOR !== "";
+  const color = isTty && !noColor;
   return {
-    out: (text) => process.stdout.write(text.endsWith("\n") ? text : `${text}\n`),
+    out: (text) => void process.stdout.write(shown(text.endsWith("\n") ? text : `${text}\n`, color)),
     outPieces: async (pieces) => {
       let last: number | undefined;
       for (const piece of pieces) {
@@ -32,12 +36,28 @@ export function processOutput(): Output {
       }
       if (last !== 0x0a) process.stdout.write("\n");
     },
-    err: (text) => process.stderr.write(text.endsWith("\n") ? text : `${text}\n`),
-    color: isTty && !noColor,
+    err: (text) => void process.stderr.write(shown(text.endsWith("\n") ? text : `${text}\n`, color)),
+    color,
     isTty,
     raw: (text) => void process.stdout.write(text),
   };
 }
+
+/**
+ * A colour is asked for with a mark only this process knows (a random nonce, never in an agent's text), so
+ * what reaches the terminal acts only where the factory painted: everything else is terminalInert.
+ */
+const NONCE = randomBytes(8).toString("hex");
+const MARK = new RegExp(`\u0000${NONCE}:(\\d+)\u0000`);
+
+/** Pure: text as the terminal gets it: the factory's colour marks as SGR codes (or nothing, without colour), the rest inert. */
+export function shown(text: string, color: boolean): string {
+  const parts = text.split(MARK);
+  return parts.map((part, index) => (index % 2 === 0 ? terminalInert(part) : color ? `\u001b[${part}m` : "")).join("");
+}
+
+/** The factory's colour marks, for measuring text that holds them (a table's cells): they take no column. */
+export const COLOR_MARK = new RegExp(`\u0000${NONCE}:\\d+\u0000`, "g");
 
 export function bufferOutput(): Output & { stdout: string[]; stderr: string[]; text(): string } {
   const stdout: string[] = [];
@@ -45,9 +65,9 @@ export function bufferOutput(): Output & { stdout: string[]; stderr: string[]; t
   return {
     stdout,
     stderr,
-    out: (text) => void stdout.push(text),
+    out: (text) => void stdout.push(shown(text, false)),
     outPieces: async (pieces) => void stdout.push(joined(pieces).toString("utf8")),
-    err: (text) => void stderr.push(text),
+    err: (text) => void stderr.push(shown(text, false)),
     color: false,
     isTty: false,
     text: () => [...stdout, ...stderr].join("\n"),
@@ -63,5 +83,5 @@ const CODES = { red: 31, green: 32, yellow: 33, blue: 34, dim: 2, bold: 1 } as c
 export type Color = keyof typeof CODES;
 
 export function paint(output: Output, color: Color, text: string): string {
-  return output.color ? `\u001b[${CODES[color]}m${text}\u001b[0m` : text;
+  return output.color ? `\u0000${NONCE}:${CODES[color]}\u0000${text}\u0000${NONCE}:0\u0000` : text;
 }

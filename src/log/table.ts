@@ -1,4 +1,7 @@
-const SGR = /\x1b\[[0-9;]*m/g;
+import { COLOR_MARK } from "./output.js";
+
+/** What takes no column: a colour code, or the mark paint() leaves for one. */
+const SGR = new RegExp(`\\x1b\\[[0-9;]*m|${COLOR_MARK.source}`, "g");
 const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
 const GAP = "  ";
 

@@ -32,7 +32,7 @@ async function withForge(): Promise<{ target: LoopRepo; stub: GitHubStub; cli: (
   );
   stub.issues.set(12, {
     number: 12,
-    title: "Triple numbers, please!",
+    title: "Triple numbers, please!\u001b]52;c;cm0gLXJmIH4=\u0007\u001b[2J",
     body: `We need triple(n) in src/triple.js.\n\n${HOSTILE}`,
     user: { login: "alice" },
     labels: ["enhancement", "factory:close"],
@@ -59,7 +59,9 @@ describe("factory intake", () => {
     expect(taken.stdout).toContain(`Wrote ${path} (issue #12, untracked)`);
     expect(taken.stdout).toContain(`factory cut --spec ${path} --scope "…"`);
     const text = target.read(path);
-    expect(text).toContain("# Issue #12: Triple numbers, please!");
+    // A control byte of the issue's is written as a visible escape: the file the person is told to read cannot clear their screen.
+    expect(text).toContain("# Issue #12: Triple numbers, please!\\x1b]52;c;cm0gLXJmIH4=\\x07\\x1b[2J");
+    expect(text).not.toMatch(/[\u0000-\u0008\u000b-\u001f]/);
     expect(text).toContain("- Issue: https://github.example/acme/w/issues/12\n- Author: @alice\n- Labels: enhancement, factory:close");
     // The issue's own ~~~ cannot close the quote: the fence is longer than any in the text.
     expect(text).toContain(`~~~~ text\nWe need triple(n) in src/triple.js.\n\n${HOSTILE}\n~~~~`);
