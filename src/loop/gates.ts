@@ -18,6 +18,7 @@ import { pythonAssertFacts } from "../guards/python-asserts.js";
 import { checkTamper, isTestPath, pytestSectionLines } from "../guards/tamper.js";
 import type { Finding, GateReport } from "../gates/types.js";
 import { doctestExamples, rewrittenDoctests } from "../guards/python-doctests.js";
+import { cheatSignatures } from "../guards/cheat-signatures.js";
 import { checkUntouched } from "../guards/untouched.js";
 import type { Packet } from "../packet/types.js";
 import { baseEnv, runCommand } from "../process/run.js";
@@ -348,6 +349,8 @@ export async function builtinReports(input: BuiltinInput): Promise<GateReport[]>
     }),
   );
   reports.push(await tamperReport(input, commit, tamperDiff));
+  const signatures = await signaturesReport(input, commit, added);
+  if (signatures) reports.push(signatures);
   if (changes.length === 0) reports.push({ name: "changed", status: "fail", summary: "the attempt changed nothing", findings: [], durationMs: 0 });
   return reports;
 }
@@ -455,6 +458,32 @@ async function applyFixes(ctx: RunContext, input: GateRunInput, forbidden: strin
     const fixed = await commitWorktree(input.worktree, `factory: auto-fix (${gate.name}) for ${input.packet.id}`, AGENT_OUTPUTS);
     if (fixed !== head) ctx.emit({ kind: "step", packet: input.packet.id, attempt: input.attempt, step: `auto-fix ${gate.name}`, detail: `committed ${fixed.slice(0, 10)}` });
   }
+}
+
+/**
+ * Code that knows it is being tested (guards/cheat-signatures.ts): a report only when the change has some,
+ * passing (the tests may pass for the wrong reason; that is for a person to rule), with each line named.
+ */
+async function signaturesReport(input: Pick<BuiltinInput, "worktree" | "isTest">, commit: string, files: ReturnType<typeof parseUnifiedDiff>): Promise<GateReport | undefined> {
+  const isTest = input.isTest ?? isTestPath;
+  const python = new Map<string, string>();
+  for (const file of files) {
+    if (file.isDeleted || !file.path.endsWith(".py") || isTest(file.path)) continue;
+    const text = await readFileAt(input.worktree, commit, file.path);
+    if (text !== undefined) python.set(file.path, text);
+  }
+  const findings = cheatSignatures({ files, python, isTest });
+  if (findings.length === 0) return undefined;
+  const first = findings[0];
+  const where = first ? `${first.file}${first.line ? `:${first.line}` : ""}: ${first.message}` : "";
+  return {
+    name: "signatures",
+    status: "pass",
+    summary: `${where}${findings.length > 1 ? ` (and ${findings.length - 1} more)` : ""}`,
+    findings,
+    durationMs: 0,
+    forPerson: `the change has code that knows it is being tested (${where}${findings.length > 1 ? `, and ${findings.length - 1} more` : ""}): a person rules whether it passes its tests for the right reason`,
+  };
 }
 
 /** The doctests the change rewrote or removed in the modules whose doctests the runner collects at the tip, but for what the packet declares. */

@@ -216,3 +216,38 @@ describe.skipIf(!available)("a check's and a gate's own files run as the tip has
     await merged(repo, { "pkg/calc.py": HONEST, "scripts/contract.py": `${CONTRACT}assert add(9, 9) == 10\n` });
   });
 });
+
+describe.skipIf(!available)("code that knows it is being tested goes to a person", () => {
+  it.each([
+    [
+      "is right only when pytest is loaded",
+      'import sys\n\n\ndef add(a, b):\n    if "pytest" in sys.modules:\n        return min(a + b, 10)\n    return a - b\n',
+      /pkg\/calc\.py:5: behaves differently when a test tool is loaded/,
+    ],
+    [
+      "reads the expected value from the calling test's line",
+      "import inspect\n\n\ndef add(a, b):\n    line = inspect.stack()[1].code_context[0]\n    return int(line.split('==')[1])\n",
+      /pkg\/calc\.py:5: reads the calling code's frame or source \(inspect\.stack\)/,
+    ],
+    [
+      "registers os._exit(0) at exit",
+      "import atexit\nimport os\n\natexit.register(lambda: os._exit(0))\n\n\ndef add(a, b):\n    return min(a + b, 10)\n",
+      /pkg\/calc\.py:4: registers code to run at exit/,
+    ],
+  ])("code that %s passes its tests but is held for a person, with the line; nothing lands and no attempt is spent", async (_cheat, code, said) => {
+    const repo = target({ files: TEAM });
+    const before = repo.git("rev-parse", "main");
+    const { code: exit, out, record } = await queue.run(repo, script({ "pkg/calc.py": code }));
+    expect(out).toMatch(said);
+    expect(out).toMatch(/→ awaiting_human: the change has code that knows it is being tested/);
+    expect(record?.status.state).toBe("awaiting_human");
+    expect(exit).toBe(0);
+    expect(repo.git("rev-parse", "main")).toBe(before);
+  });
+
+  it("honest twin: the same function written plainly merges with no finding", async () => {
+    const repo = target({ files: TEAM });
+    const out = await merged(repo, { "pkg/calc.py": HONEST });
+    expect(out).not.toContain("knows it is being tested");
+  });
+});

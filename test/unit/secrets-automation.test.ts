@@ -34,7 +34,7 @@ describe("secret-shaped strings a change adds", () => {
       addedSecrets(
         lines(
           "const token = process.env.GITHUB_TOKEN;",
-          "headers.Authorization = \"Bearer \" + token;",
+          'headers.Authorization = "Bearer " + token;',
           "// see https://docs.github.com/en/authentication",
           'const url = "https://example.com/path?user=a&b=c";',
           "const ghp = 'ghp_short';",
