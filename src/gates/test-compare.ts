@@ -137,8 +137,8 @@ export interface PlantedCheckInput {
  * the planting); the file's other cases are ordinary tests, regression-checked
  * as any other. A runner whose report names files (pytest's module
  * classnames, vitest's paths, a `file` attribute) attributes cases per file;
- * one that does not (node:test) gets the cases new or newly failing since the
- * baseline, shared by all planted files.
+ * one that does not (node:test), run on the whole suite, gets the cases new
+ * since the baseline, shared by all planted files (run alone, every case).
  */
 export function plantedCases(input: PlantedCheckInput): PlantedCases & { counts: PlantedCount[]; removed: string[]; skipped: Record<string, string>; seen: string[] } {
   const attributable = input.now.some((result) => input.files.some((file) => belongsTo(result, file, input.surfaceDir)) && !isFileLevel(result, input.files, input.surfaceDir));
@@ -164,8 +164,10 @@ export function plantedCases(input: PlantedCheckInput): PlantedCases & { counts:
     if (owners.length > 0) for (const file of owners) files.add(file);
     else if (input.only && !attributable && !fileLevel)
       for (const file of input.files) files.add(file); // run alone: every case is theirs
-    else if (attributable || fileLevel || (was !== undefined && !failsNow)) continue;
-    else for (const file of input.files) files.add(file); // new or newly failing since the baseline, runner names no files
+    // A runner that names no files, run on the whole suite: only a case new since the baseline can be the planted
+    // files'; one the baseline had is the team's, failing now or not (a flaky test right after planting is not planted).
+    else if (attributable || fileLevel || was !== undefined) continue;
+    else for (const file of input.files) files.add(file); // new since the baseline, runner names no files
     const labels = owners.length > 0 ? owners : [shared];
     for (const label of labels) {
       const count = countOf(label);

@@ -1,10 +1,9 @@
 import { join } from "node:path";
 import type { GateConfig, Surface } from "../config/types.js";
-import { runCommandGate, TESTS_PLACEHOLDER } from "../gates/command.js";
+import { runCommandGate } from "../gates/command.js";
 import { type FlakyTest, flips, judgeReruns, MAX_RERUN_TESTS, type Observed, type RerunObservation, type RerunVerdict, steadyAgain } from "../gates/flaky.js";
 import type { TestResult } from "../gates/junit.js";
-import { hasCasesOf, isTestFile, outcomesById } from "../gates/test-compare.js";
-import { listTreeFiles } from "../git/repo.js";
+import { outcomesById } from "../gates/test-compare.js";
 import { sandboxed } from "../guards/sandbox-policy.js";
 import { flakyKey } from "../ledger/fold.js";
 import { inScratch } from "./baseline.js";
@@ -43,16 +42,16 @@ export interface Reruns {
 const MIN_RERUN_BUDGET_MS = 120_000;
 
 /**
- * Runs the failing tests again, alone where the gate can name files (`{tests}`, with the tests' files),
+ * Runs the failing tests again the way they failed — the whole suite, in its own order, as the gate ran it
+ * (issue 55 §3: a test that fails alone and passes beside the others it imports through is no flaky test) —
  * `[tests] reruns` times in the candidate and as many times in a scratch checkout of the untouched tip
  * (twice as many there when a test failed only now and then in the candidate and not yet at the tip),
- * within max(2 minutes, 2 × reruns × the first run's time); then judges them (gates/flaky.ts).
+ * within max(2 minutes, (3 × reruns + 1) × the first run's time); then judges them (gates/flaky.ts).
  */
 export async function rerunFailing(ctx: RunContext, input: RerunInput): Promise<Reruns> {
   const times = ctx.config.tests.reruns;
   const ids = input.ids.slice(0, MAX_RERUN_TESTS);
-  const deadline = Date.now() + Math.max(MIN_RERUN_BUDGET_MS, 2 * times * input.firstMs);
-  const tests = await filesOf(input, ids);
+  const deadline = Date.now() + Math.max(MIN_RERUN_BUDGET_MS, (3 * times + 1) * input.firstMs);
   const firstOutcomes = outcomesById(input.first);
   const baseOutcomes = outcomesById(input.baseline);
   const candidate = new Map<string, Observed[]>(ids.map((id) => [id, [firstOutcomes.get(id) ?? "missing"]]));
@@ -73,7 +72,6 @@ export async function rerunFailing(ctx: RunContext, input: RerunInput): Promise<
         runDir: join(input.runDir, "reruns"),
         timeoutMs: input.gate.timeoutMs ?? ctx.config.limits.gateTimeoutMs,
         baseline: undefined,
-        ...(tests ? { tests } : {}),
         signal: ctx.signal,
         ...sandboxed(ctx, worktree, input.surface.network),
       });
@@ -99,24 +97,6 @@ export async function rerunFailing(ctx: RunContext, input: RerunInput): Promise<
       .map((entry) => entry.test),
   );
   return { gate: input.gate.name, tip: input.tip, verdict: judgeReruns(observations), steady: steadyAgain(observations, known), cutShort };
-}
-
-/**
- * For `{tests}`: the test files (relative to the surface dir) that hold `ids`, by the report's own naming;
- * undefined (the gate's whole command) when the gate names no files or a test's file is not found.
- */
-async function filesOf(input: RerunInput, ids: readonly string[]): Promise<string[] | undefined> {
-  if (!new RegExp(TESTS_PLACEHOLDER.source).test(input.gate.run)) return undefined;
-  const prefix = input.surface.dir === "." ? "" : `${input.surface.dir}/`;
-  const tracked = (await listTreeFiles(input.worktree, "HEAD", input.surface.dir)).filter(isTestFile);
-  const files = new Set<string>();
-  for (const id of ids) {
-    const result = input.first.filter((entry) => entry.id === id);
-    const file = tracked.find((path) => hasCasesOf(result, path, input.surface.dir));
-    if (!file) return undefined;
-    files.add(file.slice(prefix.length));
-  }
-  return [...files].sort();
 }
 
 /** The ledger's record of what the reruns found: each flaky test, and each known one found steady again. */

@@ -251,3 +251,25 @@ describe.skipIf(!available)("code that knows it is being tested goes to a person
     expect(out).not.toContain("knows it is being tested");
   });
 });
+
+describe.skipIf(!available)("flaky means the same run disagrees with itself", () => {
+  // test_b passes in the whole suite (test_a registers what it looks up, at import) and fails alone: not flaky.
+  const ORDERED = {
+    "pkg/registry.py": "ITEMS = {}\n",
+    "pkg/lookup.py": "from pkg.registry import ITEMS\n\n\ndef lookup(name):\n    return ITEMS[name]\n",
+    "tests/__init__.py": "",
+    "tests/test_a_setup.py": 'from pkg import registry\n\nregistry.ITEMS["double"] = lambda n: n * 2\n\n\ndef test_registered():\n    assert "double" in registry.ITEMS\n',
+    "tests/test_b_uses.py": 'from pkg.calc import add\nfrom pkg.lookup import lookup\n\n\ndef test_lookup():\n    assert lookup("double")(add(1, 1)) == 4\n',
+  };
+
+  it("a regression in a test that fails alone but passes in the whole suite is rerun as it ran, the whole suite on both sides: blocked, not excused as flaky", async () => {
+    const repo = target({ files: ORDERED, gate: `${PYTEST_GATE} {tests}` });
+    const out = await blocked(repo, { "pkg/calc.py": OFF_BELOW }, /gate pytest: fail — 1 regression/);
+    expect(out).not.toMatch(/flaky at the tip/);
+  });
+
+  it("honest twin: the right code merges, the order-dependent test passing in the whole suite", async () => {
+    const repo = target({ files: ORDERED, gate: `${PYTEST_GATE} {tests}` });
+    await merged(repo, { "pkg/calc.py": HONEST });
+  });
+});
