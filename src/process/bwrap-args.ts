@@ -117,9 +117,10 @@ export const SOCKET_DIRS = ["/run", "/var/run"];
 
 /**
  * Pure: the socket files `/proc/net/unix` lists (bound by the host's programs) that a call would see: not
- * under a directory it does not see as the host has it (`unseen`: emptied, hidden, HOME, the writable places).
+ * under a directory it does not see as the host has it (`unseen`: emptied, hidden, HOME, the writable places),
+ * unless under one shown again there (`shownAgain`: a tool's `node_modules` under /tmp, the checkout's `.git`).
  */
-export function hostSocketFiles(procNetUnix: string, unseen: readonly string[]): string[] {
+export function hostSocketFiles(procNetUnix: string, unseen: readonly string[], shownAgain: readonly string[] = []): string[] {
   const inside = (path: string, dir: string): boolean => {
     const rest = relative(dir, path);
     return rest === "" || (!rest.startsWith("..") && !isAbsolute(rest));
@@ -128,7 +129,7 @@ export function hostSocketFiles(procNetUnix: string, unseen: readonly string[]):
     .split("\n")
     .slice(1)
     .map((line) => line.trim().split(/\s+/).slice(7).join(" "))
-    .filter((path) => path.startsWith("/") && !unseen.some((dir) => inside(path, dir)));
+    .filter((path) => path.startsWith("/") && (!unseen.some((dir) => inside(path, dir)) || shownAgain.some((dir) => inside(path, dir))));
   return [...new Set(paths)].sort();
 }
 

@@ -86,7 +86,8 @@ export function openSandbox(request: SandboxRequest, command: string, cwd: strin
   const rootShown = checkoutShown(request.root, gitDirs, [...(path ?? "").split(":"), ...named], hiddenState).filter((dir) => existsSync(dir));
   const replaced = credentialFreeConfigs(gitDirs, base);
   const unseen = [...emptied, home, request.root, ...request.writable, ...(request.hide ?? [])];
-  const masked = hostSocketFiles(readText("/proc/net/unix"), unseen).filter((file) => isSocket(file));
+  const shownAgain = [...keep, ...gitElsewhere, ...rootShown, ...(request.readable ?? []), ...homeKeepDirs(home, env.PATH, request.homeKeep ?? [])];
+  const masked = hostSocketFiles(readText("/proc/net/unix"), unseen, shownAgain).filter((file) => isSocket(file));
   const seccomp = request.noUnixSockets ? unixSocketFilter() : undefined;
   const args = bwrapArgs(
     {

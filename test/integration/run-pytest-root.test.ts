@@ -104,8 +104,9 @@ describe.skipIf(!available)("factory run on a Python repository whose pytest run
     target.write("packets/P01-double.toml", target.read("packets/P01-double.toml").replace('allowed_paths = ["pkg/double.py"]', 'allowed_paths = ["pkg/double.py", "tests/test_aa_setup.py"]'));
     target.commit("P01 may add a test module");
     const caught = await runQueue(target, { P01: { implementer: [sneaky] } });
-    expect(caught.out).toMatch(/gate pytest: pass/); // the whole suite, patched, passes
-    expect(caught.out).toMatch(/gate pytest \(planted only\): fail — 1 planted test\(s\) do not pass when run on their own: something else collected beside them changes their outcome/);
+    // The whole suite runs without the change's new test module (the verdict tree), and the planted tests on their own: both fail.
+    expect(caught.out).toMatch(/gate pytest: fail — .*without the change's new test modules \(tests\/test_aa_setup\.py\): something the change added steers the team's tests/);
+    expect(caught.out).toMatch(/gate pytest \(planted only\): fail — 1 planted test\(s\) do not pass when run on their own/);
     expect(caught.code).toBe(1);
     expect(target.git("log", "--format=%s", "main").trim().split("\n")[0]).toBe("P01 may add a test module");
     target.cleanup();

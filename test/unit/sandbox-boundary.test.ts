@@ -70,6 +70,8 @@ describe("the host's unix sockets a call would see", () => {
 `;
   it("are the socket files outside what the call does not see as the host has it; an abstract one is no file", () => {
     expect(hostSocketFiles(procNetUnix, ["/run", "/home/me", "/tmp"])).toEqual(["/srv/app/with space.sock", "/var/lib/postgresql/.s.PGSQL.5432"]);
+    // A directory shown again inside one that is not seen (a tool's node_modules under HOME or /tmp) shows its sockets too.
+    expect(hostSocketFiles(procNetUnix, ["/run", "/home/me", "/tmp"], ["/home/me"])).toContain("/home/me/dev.sock");
   });
 });
 
