@@ -109,19 +109,18 @@ export function readsToPutBack(
 
 /**
  * Pure: whether a source module of the tip was written for the tests, by what it is made of: it imports a test
- * framework or assertion library, or defines assertion helpers (`def assert_close`, `export function
- * assertSorted`, `raise AssertionError`). Such a module judges the code beside it; the tests' verdict takes it as
- * the tip has it.
+ * framework, or defines assertion helpers at its top (`def assert_close`, `export function assertSorted`). Such a
+ * module judges the code beside it; the tests' verdict takes it as the tip has it. An `assert` inside code, or
+ * node:assert, is no sign: libraries check their arguments with them.
  */
 export function isTestSupport(path: string, text: string): boolean {
   if (/\.pyi?$/.test(path)) {
-    return /^\s*(?:import|from)\s+(?:pytest|_pytest|unittest|hypothesis|numpy\.testing)\b/m.test(text) || /^\s*def\s+assert\w*\s*\(/m.test(text) || /\braise\s+AssertionError\b/.test(text);
+    return /^\s*(?:import|from)\s+(?:pytest|_pytest|hypothesis|numpy\.testing)\b/m.test(text) || /^\s*(?:import|from)\s+unittest(?!\.mock)\b/m.test(text) || /^def\s+assert_\w+\s*\(/m.test(text);
   }
   if (/\.[cm]?[jt]sx?$/.test(path)) {
+    // A test framework, not node:assert: libraries check their arguments with it.
     return (
-      /\b(?:from|require\s*\(|import\s*\()\s*["'](?:node:)?(?:assert(?:\/strict)?|test|chai|vitest|@jest\/globals|expect|ava|tap|uvu)["']/.test(text) ||
-      /\bfunction\s+assert\w*\s*\(/.test(text) ||
-      /\bthrow\s+new\s+AssertionError\b/.test(text)
+      /\b(?:from|require\s*\(|import\s*\()\s*["'](?:node:test|chai|vitest|@jest\/globals|expect|ava|tap|uvu)["']/.test(text) || /\bexport\s+(?:async\s+)?function\s+assert[A-Z]\w*\s*\(/.test(text)
     );
   }
   return false;

@@ -37,3 +37,44 @@ export function namedPaths(command: string, surfaceDir: string): string[] {
     .filter((path) => path !== "." && !path.startsWith(".."));
   return [...new Set(paths)];
 }
+
+/** Programs that run a script file named after their options. */
+const INTERPRETERS = new Set(["python", "python3", "node", "bash", "sh", "zsh", "dash", "ruby", "perl", "php", "tsx", "ts-node", "bun", "deno", "Rscript", "pwsh"]);
+/** Options after which an interpreter reads no script (a module, inline code, a syntax check). */
+const NO_SCRIPT = new Set(["-m", "-c", "-e", "--eval", "-p", "--print", "--check", "--version"]);
+
+/**
+ * Pure: the repository paths of the scripts a command line executes (issue 55 §2: a gate's own script runs as
+ * the tip has it): a relative path in a command's place (`./scripts/check.sh`, `scripts/contract`), or the
+ * first non-option word after an interpreter (`python3 scripts/contract.py`, `node tools/verify.mjs`); not a
+ * file an interpreter only checks or a tool reads (`node --check src/calc.js`, `mypy pkg/`: those are the work).
+ */
+export function executedScripts(command: string, surfaceDir: string): string[] {
+  const words = shellWords(command) ?? [];
+  const scripts: string[] = [];
+  let commandPlace = true;
+  for (let at = 0; at < words.length; at++) {
+    const word = words[at] as (typeof words)[number];
+    if (word.operator) {
+      commandPlace = true;
+      continue;
+    }
+    if (!commandPlace) continue;
+    if (!word.quotedStart && /^[A-Za-z_]\w*=/.test(word.text)) continue; // an assignment before the command
+    commandPlace = false;
+    const name = word.text.split("/").at(-1) ?? "";
+    if (!word.text.startsWith("/") && word.text.includes("/") && !INTERPRETERS.has(name)) {
+      scripts.push(word.text);
+      continue;
+    }
+    if (!INTERPRETERS.has(name.replace(/\d+(\.\d+)*$/, "")) && !INTERPRETERS.has(name)) continue;
+    for (let next = at + 1; next < words.length; next++) {
+      const argument = words[next] as (typeof words)[number];
+      if (argument.operator || NO_SCRIPT.has(argument.text)) break;
+      if (argument.text.startsWith("-")) continue;
+      if (!argument.text.startsWith("/")) scripts.push(argument.text);
+      break;
+    }
+  }
+  return [...new Set(scripts.map((text) => posix.normalize(posix.join(surfaceDir === "." ? "" : surfaceDir, text))).filter((path) => path !== "." && !path.startsWith("..")))];
+}

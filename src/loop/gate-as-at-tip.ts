@@ -6,7 +6,8 @@ import { runCommandGate } from "../gates/command.js";
 import { matchesAny } from "../gates/paths.js";
 import type { GateReport } from "../gates/types.js";
 import { readsToPutBack, type VerdictTree } from "../gates/verdict-tree.js";
-import { checkFilePaths, namedPaths } from "../guards/check-files.js";
+import { posix } from "node:path";
+import { checkFilePaths, executedScripts, namedPaths } from "../guards/check-files.js";
 import { sandboxed } from "../guards/sandbox-policy.js";
 import type { Invariant, Packet } from "../packet/types.js";
 import { checkInterrupted, type RunContext } from "./context.js";
@@ -47,7 +48,8 @@ export interface AsAtTipRun {
 export async function runAsAtTip(ctx: RunContext, run: AsAtTipRun): Promise<{ report: GateReport; putBack: string[] }> {
   const script = await packageScriptOf(run.worktree, run.from, run.surface, run.gate.run);
   const command = script ? `${run.gate.run} ${script}` : run.gate.run;
-  const fromTip = checkFilePaths({ command, surfaceDir: run.surface.dir, changes: run.changes, changedTests: run.packet.changedTests, isTest: run.isTest });
+  const fromTip =
+    run.tree === undefined ? gateScriptPaths(run, command) : checkFilePaths({ command, surfaceDir: run.surface.dir, changes: run.changes, changedTests: run.packet.changedTests, isTest: run.isTest });
   const once = async (paths: readonly string[]) => {
     await run.before();
     const moved = differs(run.tree) || paths.length > 0;
@@ -96,9 +98,23 @@ export async function runInvariantCheck(ctx: RunContext, check: Omit<AsAtTipRun,
   return { ...report, summary: `${ruling ? `${ruling}: its check ${report.status === "pass" ? "passed" : report.summary}` : report.summary}${asAtTip}` };
 }
 
-/** The files a gate's command names that the change edited and the packet declares changed on purpose. */
+/**
+ * A whole-tree gate's own files the change edited: the scripts its command runs (not a file it only checks or
+ * reads: that is the work) and the files beside them in their own directory, unless the packet declares them.
+ */
+function gateScriptPaths(run: AsAtTipRun, command: string): string[] {
+  const scripts = executedScripts(command, run.surface.dir);
+  const beside = new Set(scripts.map((path) => posix.dirname(path)).filter((dir) => dir !== "." && dir !== run.surface.dir));
+  return run.changes
+    .filter((change) => change.kind !== "added" && (scripts.includes(change.path) || beside.has(posix.dirname(change.path))))
+    .map((change) => change.path)
+    .filter((path) => !matchesAny(path, run.packet.changedTests))
+    .sort();
+}
+
+/** The files a gate's command runs that the change edited and the packet declares changed on purpose. */
 function declaredScripts(run: AsAtTipRun, command: string): string[] {
-  const named = namedPaths(command, run.surface.dir);
+  const named = run.tree === undefined ? executedScripts(command, run.surface.dir) : namedPaths(command, run.surface.dir);
   return run.changes.filter((change) => change.kind !== "added" && named.includes(change.path) && matchesAny(change.path, run.packet.changedTests)).map((change) => change.path);
 }
 

@@ -211,6 +211,22 @@ describe.skipIf(!available)("a check's and a gate's own files run as the tip has
     );
   });
 
+  const RED = "from pkg.calc import add\n\nassert add(9, 9) == 10, 'add saturates'\nprint('contract holds')\n";
+
+  it("repairs = [\"contract\"]: a rewrite of the red gate's own script is no repair; the tip's script runs, still red; blocked", async () => {
+    const repo = target({ files: { ...TEAM, "scripts/contract.py": RED }, gates: CONTRACT_GATE, packet: 'repairs = ["contract"]\n' });
+    const fitted = "def add(a, b):\n    return 10 if a + b == 15 else a + b\n"; // right for the planted case only
+    await blocked(repo, { "pkg/calc.py": fitted, "scripts/contract.py": "print('ok')\n" }, /gate contract: fail — .*run with the tip's scripts\/contract\.py/);
+  });
+
+  it('repairs = ["contract"] with the script declared changed: it runs as the change has it, and a person rules', async () => {
+    const repo = target({ files: { ...TEAM, "scripts/contract.py": RED }, gates: CONTRACT_GATE, packet: 'repairs = ["contract"]\nchanged_tests = ["scripts/contract.py"]\n' });
+    const { code, out, record } = await queue.run(repo, script({ "pkg/calc.py": HONEST, "scripts/contract.py": RED.replace("add(9, 9) == 10", "add(9, 9) == 10 and add(1, 1) == 2") }));
+    expect(out).toMatch(/→ awaiting_human: the packet repairs gate "contract" and declares its own scripts\/contract\.py changed: a person rules/);
+    expect(record?.status.state).toBe("awaiting_human");
+    expect(code).toBe(0);
+  });
+
   it("honest twin: the contract script improved with honest code merges (the tip's script holds it too)", async () => {
     const repo = target({ files: { ...TEAM, "scripts/contract.py": CONTRACT }, gates: CONTRACT_GATE });
     await merged(repo, { "pkg/calc.py": HONEST, "scripts/contract.py": `${CONTRACT}assert add(9, 9) == 10\n` });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { checkFilePaths, namedPaths } from "../../src/guards/check-files.js";
+import { checkFilePaths, namedPaths, executedScripts } from "../../src/guards/check-files.js";
 
 describe("the files an invariant's check is made of", () => {
   it("are the relative paths its command names, from the surface's directory: a pytest node id's file, never a flag, a module or a placeholder", () => {
@@ -25,5 +25,21 @@ describe("the files an invariant's check is made of", () => {
     ]);
     // A check at the surface's root takes nothing beside it: the source lives there too.
     expect(checkFilePaths({ command: "python3 check.py", surfaceDir: ".", changes, changedTests: [] })).toEqual(["tests/data/add_cases.json", "tests/test_kept.py"]);
+  });
+});
+
+describe("the scripts a gate's command runs", () => {
+  it("are a relative path in a command's place, or an interpreter's first word after its options", () => {
+    expect(executedScripts("PYTHONPATH=. python3 scripts/contract.py --strict", ".")).toEqual(["scripts/contract.py"]);
+    expect(executedScripts("./ci/check.sh && node --no-warnings tools/verify.mjs x.json", ".")).toEqual(["ci/check.sh", "tools/verify.mjs"]);
+    expect(executedScripts("bash scripts/lint.sh", "api")).toEqual(["api/scripts/lint.sh"]);
+  });
+
+  it("are not a file a tool only checks or reads, a module, inline code, or an absolute program", () => {
+    expect(executedScripts("node --check src/calc.js", ".")).toEqual([]);
+    expect(executedScripts("python3 -m mypy pkg/", ".")).toEqual([]);
+    expect(executedScripts('python3 -c "import pkg"', ".")).toEqual([]);
+    expect(executedScripts("tsc -p tsconfig.json && /usr/bin/env true", ".")).toEqual([]);
+    expect(executedScripts("npx eslint src/", ".")).toEqual([]);
   });
 });

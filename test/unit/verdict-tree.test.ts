@@ -89,13 +89,15 @@ describe("a source module written for the tests", () => {
   it("is one that imports a test framework or an assertion library, or defines assertion helpers", () => {
     expect(isTestSupport("pkg/testing.py", "def assert_adds(add, a, b, total):\n    assert add(a, b) == total\n")).toBe(true);
     expect(isTestSupport("pkg/fixtures.py", "import pytest\n\n@pytest.fixture\ndef ten():\n    return 10\n")).toBe(true);
-    expect(isTestSupport("pkg/check.py", "def check(x):\n    if not x:\n        raise AssertionError(x)\n")).toBe(true);
-    expect(isTestSupport("src/helpers.ts", 'import assert from "node:assert/strict";\nexport const same = (a, b) => assert.equal(a, b);\n')).toBe(true);
+    expect(isTestSupport("src/helpers.ts", 'import { expect } from "vitest";\nexport const same = (a, b) => expect(a).toEqual(b);\n')).toBe(true);
     expect(isTestSupport("src/expect.js", "export function assertSorted(list) { for (let i = 1; i < list.length; i++) if (list[i - 1] > list[i]) throw new Error('unsorted'); }\n")).toBe(true);
   });
 
   it("is not the code under test, an assert inside it or not", () => {
     expect(isTestSupport("pkg/calc.py", "def add(a, b):\n    assert isinstance(a, int)\n    return a + b\n")).toBe(false);
+    expect(isTestSupport("pkg/check.py", "from unittest.mock import sentinel\n\ndef check(x):\n    if not x:\n        raise AssertionError(x)\n")).toBe(false);
+    // fast-json-stringify's index.js checks its options with node:assert: a library, not a test helper.
+    expect(isTestSupport("index.js", "'use strict'\nconst assert = require('node:assert')\nfunction build(schema) { assert(schema) }\n")).toBe(false);
     expect(isTestSupport("src/calc.ts", "export function add(a: number, b: number) { return a + b; }\n")).toBe(false);
     expect(isTestSupport("data/table.json", '{"assert": true}')).toBe(false);
   });
