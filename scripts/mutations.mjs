@@ -21,6 +21,13 @@ const MUTATIONS = [
     tests: [["test/integration/verdict-tree.test.ts", "left in .tox/"]],
   },
   {
+    guard: "verdict tree: an export-ignore on a file the tests read goes to a person",
+    file: "src/loop/gates.ts",
+    from: "if (found.length === 0) return undefined;\n  const findings = found.map(",
+    to: "if (found.length >= 0) return undefined;\n  const findings = found.map(",
+    tests: [["test/integration/verdict-tree.test.ts", "export-ignore on a file the tests read"]],
+  },
+  {
     guard: "verdict tree: a tracked link to what the commit does not hold",
     file: "src/guards/scope.ts",
     from: "} else if (target !== undefined && input.modes && !tracks(input.modes, linkTarget(change.path, target))) {",

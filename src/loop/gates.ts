@@ -19,6 +19,7 @@ import { checkTamper, isTestPath, pytestSectionLines } from "../guards/tamper.js
 import type { Finding, GateReport } from "../gates/types.js";
 import { doctestExamples, rewrittenDoctests } from "../guards/python-doctests.js";
 import { cheatSignatures } from "../guards/cheat-signatures.js";
+import { exportIgnoredReads } from "../guards/export-ignore.js";
 import { checkUntouched } from "../guards/untouched.js";
 import type { Packet } from "../packet/types.js";
 import { baseEnv, runCommand } from "../process/run.js";
@@ -27,7 +28,7 @@ import { holdoutFiles, runHoldout } from "../guards/holdout.js";
 import { runTestsGate } from "./tests-gate.js";
 import { applyVerdictTree, differs, verdictTreeFor } from "./verdict-tree.js";
 import { runAsAtTip, runInvariantCheck } from "./gate-as-at-tip.js";
-import { collectedFiles, isDoctestModule, isTestByFacts, NO_TEST_FACTS, type TestFacts } from "../gates/test-files.js";
+import { collectedFiles, isCodeFile, isDoctestModule, isTestByFacts, NO_TEST_FACTS, type TestFacts } from "../gates/test-files.js";
 import type { Reruns } from "./reruns.js";
 
 export interface GateRunInput {
@@ -316,6 +317,8 @@ export interface BuiltinInput {
   doctests?: { modules: readonly string[]; failing: ReadonlyMap<string, ReadonlySet<string>> };
   /** The packet's changed_tests: a doctest rewritten there is declared. */
   changedTests?: readonly string[];
+  /** The tip's files its tests read (traced), when known. */
+  tipReads?: readonly string[] | undefined;
 }
 
 /** The factory's own guards on `plantedCommit..commit`: untouched, scope, tamper, and "changed" when nothing changed. */
@@ -351,6 +354,8 @@ export async function builtinReports(input: BuiltinInput): Promise<GateReport[]>
   reports.push(await tamperReport(input, commit, tamperDiff));
   const signatures = await signaturesReport(input, commit, added);
   if (signatures) reports.push(signatures);
+  const archived = exportIgnoredReport(added, [...after.keys()], input.tipReads);
+  if (archived) reports.push(archived);
   if (changes.length === 0) reports.push({ name: "changed", status: "fail", summary: "the attempt changed nothing", findings: [], durationMs: 0 });
   return reports;
 }
@@ -458,6 +463,32 @@ async function applyFixes(ctx: RunContext, input: GateRunInput, forbidden: strin
     const fixed = await commitWorktree(input.worktree, `factory: auto-fix (${gate.name}) for ${input.packet.id}`, AGENT_OUTPUTS);
     if (fixed !== head) ctx.emit({ kind: "step", packet: input.packet.id, attempt: input.attempt, step: `auto-fix ${gate.name}`, detail: `committed ${fixed.slice(0, 10)}` });
   }
+}
+
+/**
+ * An `export-ignore` the change adds on a file the tests read (guards/export-ignore.ts): `git archive` of the
+ * target would not hold what the gates tested. The tests' reads at the tip name such files; without them, any
+ * tracked source file. A person rules on it.
+ */
+function exportIgnoredReport(added: ReturnType<typeof parseUnifiedDiff>, tracked: readonly string[], tipReads: readonly string[] | undefined): GateReport | undefined {
+  const read = tipReads ? new Set(tipReads) : undefined;
+  const found = exportIgnoredReads(added, tracked, (path) => (read ? read.has(path) : isCodeFile(path)));
+  if (found.length === 0) return undefined;
+  const findings = found.map((entry) => ({
+    file: entry.file,
+    line: entry.line,
+    message: `leaves out of \`git archive\` ${entry.read.slice(0, 3).join(", ")}${entry.read.length > 3 ? `, and ${entry.read.length - 3} more` : ""}, which the tests read`,
+  }));
+  const first = findings[0] as Finding;
+  const where = `${first.file}:${first.line}: ${first.message}`;
+  return {
+    name: "archive",
+    status: "pass",
+    summary: where,
+    findings,
+    durationMs: 0,
+    forPerson: `${where}: an archive of the target would differ from the tree the gates tested; a person rules on it`,
+  };
 }
 
 /**

@@ -67,4 +67,21 @@ describe.skipIf(!available)("the gates judge exactly the commit that lands", () 
     expect(code).toBe(0);
     expect(record?.status.state).toBe("merged");
   });
+
+  it("an export-ignore on a file the tests read (git archive of main would not hold it) waits for a person; nothing lands", async () => {
+    const repo = target();
+    const before = repo.git("rev-parse", "main");
+    const { code, out, record } = await queue.run(repo, script({ "pkg/calc.py": IMPL, ".gitattributes": "pkg/calc.py export-ignore\n" }));
+    expect(out).toMatch(/→ awaiting_human: \.gitattributes:1: leaves out of `git archive` pkg\/calc\.py, which the tests read/);
+    expect(record?.status.state).toBe("awaiting_human");
+    expect(code).toBe(0);
+    expect(repo.git("rev-parse", "main")).toBe(before);
+  });
+
+  it("honest twin: an export-ignore on what no test reads merges", async () => {
+    const repo = target();
+    const { code, record } = await queue.run(repo, script({ "pkg/calc.py": IMPL, ".gitattributes": "SPEC.md export-ignore\n.github export-ignore\n" }));
+    expect(code).toBe(0);
+    expect(record?.status.state).toBe("merged");
+  });
 });
