@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { makeRepo, type TestRepo } from "../helpers/git-repo.js";
 import { pytestAvailable, usePythonQueue, writePythonProject } from "../helpers/python-queue.js";
+import { DOUBLE_JS, useLoopRepos } from "../helpers/loop-repo.js";
 
 /**
  * The verdict tree (issue 55 §1, DESIGN §6): the gates judge exactly the commit that lands. Each cheat here
@@ -83,5 +84,39 @@ describe.skipIf(!available)("the gates judge exactly the commit that lands", () 
     const { code, record } = await queue.run(repo, script({ "pkg/calc.py": IMPL, ".gitattributes": "SPEC.md export-ignore\n.github export-ignore\n" }));
     expect(code).toBe(0);
     expect(record?.status.state).toBe("merged");
+  });
+});
+
+describe("a runner whose report names no file: the surface declares its tests", () => {
+  const setUp = useLoopRepos(afterEach);
+  // ava's layout: the team's test at the root, `test.js`, which no conventional name makes a test.
+  const ROOT_TEST = `import assert from "node:assert/strict";\nimport test from "node:test";\nimport { add } from "./src/calc.js";\n\ntest("adds", () => {\n  assert.equal(add(2, 2), 4);\n});\n`;
+  const gates = `tests = ["test.js"]
+  [[surfaces.app.gates]]
+  name = "test"
+  run = "node --test --test-reporter=junit --test-reporter-destination={junit} test.js test/"
+  tests = true
+`;
+  function rootTestRepo(write: Record<string, string>) {
+    const target = setUp({ gates, allowed: ["src/**", "test.js"], forbidden: [], script: { P01: { implementer: [{ write }] } } });
+    target.write("test.js", ROOT_TEST);
+    target.commit("the team's test at the root");
+    return target;
+  }
+
+  it("its expected value rewritten to what broken code returns: blocked; nothing lands", async () => {
+    const target = rootTestRepo({ "src/double.js": DOUBLE_JS, "src/calc.js": "export function add(a, b) {\n  return a + b + 1;\n}\n", "test.js": ROOT_TEST.replace("4);", "5);") });
+    const before = target.git("rev-parse", "main");
+    const { code, out } = await target.run();
+    expect(out).toMatch(/gate test: fail — .*with the tip's versions of the files that judge the work which the change edited \(test\.js\)/);
+    expect(code).toBe(1);
+    expect(target.git("rev-parse", "main")).toBe(before);
+  });
+
+  it("honest twin: a case added to it merges", async () => {
+    const target = rootTestRepo({ "src/double.js": DOUBLE_JS, "test.js": `${ROOT_TEST}\ntest("adds zero", () => {\n  assert.equal(add(0, 0), 0);\n});\n` });
+    const { code, out } = await target.run();
+    expect(out).toContain("P01#1 → merged");
+    expect(code).toBe(0);
   });
 });
