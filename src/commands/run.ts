@@ -31,6 +31,7 @@ import { waitForRepairs } from "../loop/repairs.js";
 import { recoverInFlight } from "../loop/recover.js";
 import { drainQueue } from "../loop/scheduler.js";
 import { formatProblem } from "../util/problem.js";
+import { tracer } from "../process/trace.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
 import { loadHead, loadWorkspace } from "./workspace.js";
 import { syncWithRemote } from "../merge/target-sync.js";
@@ -148,6 +149,11 @@ export async function run(options: RunOptions): Promise<ExitCode> {
   const { adapters } = checked;
   if (config.sandbox.kind === "none") {
     output.err('warning: [sandbox] kind = "none": agents and gates run without containment and can change anything this user can; only tripwires and gates stand between them and your machine');
+  }
+  if (!tracer()) {
+    output.err(
+      "warning: strace is not on this machine: what the tests read is not traced, so a data file outside the test directories that a change edits is not put back for the verdict (install strace: Debian/Ubuntu apt-get install strace)",
+    );
   }
 
   // The file ledger allows one run per repository (the run lock); on PostgreSQL every run is a worker with leased claims.
