@@ -1,4 +1,4 @@
-import { spawnSync } from "node:child_process";
+import { parsedByPython } from "./python-parse.js";
 import type { FileDiff } from "../gates/diff-parse.js";
 import type { Finding } from "../gates/types.js";
 
@@ -143,11 +143,5 @@ export function cheatSignatures(input: ScanInput): Finding[] {
 /** Per text, the Python parser's hits: [line, why]. */
 function scanPython(texts: readonly string[]): [number, string][][] {
   if (texts.length === 0) return [];
-  const run = spawnSync("python3", ["-c", PYTHON, JSON.stringify(SNIFFED)], { input: JSON.stringify(texts), encoding: "utf8", maxBuffer: 64 * 1024 * 1024, timeout: 60_000 });
-  if (run.status !== 0) return texts.map(() => []);
-  try {
-    return JSON.parse(run.stdout) as [number, string][][];
-  } catch {
-    return texts.map(() => []);
-  }
+  return parsedByPython<[number, string][][]>(PYTHON, texts, [JSON.stringify(SNIFFED)]) ?? texts.map(() => []);
 }

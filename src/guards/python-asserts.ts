@@ -1,4 +1,4 @@
-import { spawnSync } from "node:child_process";
+import { parsedByPython } from "./python-parse.js";
 import type { AssertFacts, TestAsserts } from "./assert-facts.js";
 
 /**
@@ -117,8 +117,10 @@ json.dump(result, sys.stdout)
  */
 export function pythonAssertFacts(texts: readonly (string | undefined)[]): AssertFacts[] {
   if (texts.length === 0) return [];
-  const run = spawnSync("python3", ["-I", "-S", "-c", SCRIPT], { input: JSON.stringify(texts.map((text) => text ?? null)), encoding: "utf8", timeout: 60_000, maxBuffer: 64 * 1024 * 1024 });
-  if (run.status !== 0) return texts.map(() => undefined);
-  const parsed = JSON.parse(run.stdout) as (Record<string, TestAsserts> | null)[];
+  const parsed = parsedByPython<(Record<string, TestAsserts> | null)[]>(
+    SCRIPT,
+    texts.map((text) => text ?? null),
+  );
+  if (!parsed) return texts.map(() => undefined);
   return parsed.map((file) => (file ? new Map(Object.entries(file)) : undefined));
 }

@@ -1,4 +1,4 @@
-import { spawnSync } from "node:child_process";
+import { parsedByPython } from "./python-parse.js";
 import type { Finding } from "../gates/types.js";
 
 /**
@@ -53,13 +53,8 @@ export type DoctestExamples = Record<string, [source: string, want: string, line
 /** The doctest examples of each text (undefined for one Python cannot parse, or when python3 cannot run). */
 export function doctestExamples(texts: readonly (string | undefined)[]): (DoctestExamples | undefined)[] {
   if (texts.length === 0) return [];
-  const run = spawnSync("python3", ["-c", SCRIPT], { input: JSON.stringify(texts), encoding: "utf8", maxBuffer: 64 * 1024 * 1024, timeout: 60_000 });
-  if (run.status !== 0) return texts.map(() => undefined);
-  try {
-    return (JSON.parse(run.stdout) as (DoctestExamples | null)[]).map((entry) => entry ?? undefined);
-  } catch {
-    return texts.map(() => undefined);
-  }
+  const parsed = parsedByPython<(DoctestExamples | null)[]>(SCRIPT, texts);
+  return parsed ? parsed.map((entry) => entry ?? undefined) : texts.map(() => undefined);
 }
 
 /**

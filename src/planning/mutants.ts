@@ -173,7 +173,7 @@ export async function mutationSites(worktree: string, commit: string, packet: Pa
 export async function sourceOf(site: Site): Promise<string | undefined> {
   if (!site.python) return site.source;
   const { path, lines, at } = site.python;
-  const made = await execa("python3", [PYTHON_MUTATOR, path, JSON.stringify(lines), "500", JSON.stringify([at])], { reject: false, timeout: 60_000 });
+  const made = await execa("python3", ["-I", "-S", PYTHON_MUTATOR, path, JSON.stringify(lines), "500", JSON.stringify([at])], { reject: false, timeout: 60_000 });
   return made.exitCode === 0 ? (JSON.parse(String(made.stdout)) as { source: string }[])[0]?.source : undefined;
 }
 
@@ -201,6 +201,6 @@ const PYTHON_MUTATOR = fileURLToPath(new URL("../../src/planning/mutate_python.p
 /** The Python files' mutation sites (line and description), by the bundled AST mutator in one start (a file is parsed, never run); none for a file python3 cannot parse. */
 async function pythonSites(files: readonly { path: string; lines: number[] }[]): Promise<{ line: number; description: string }[][]> {
   if (files.length === 0) return [];
-  const made = await execa("python3", [PYTHON_MUTATOR, "--sites", "500"], { input: JSON.stringify(files), reject: false, timeout: 120_000 });
+  const made = await execa("python3", ["-I", "-S", PYTHON_MUTATOR, "--sites", "500"], { input: JSON.stringify(files), reject: false, timeout: 120_000 });
   return made.exitCode === 0 ? (JSON.parse(String(made.stdout)) as { line: number; description: string }[][]) : [];
 }
