@@ -205,7 +205,7 @@ describe("the human gate", () => {
     const shown = bufferOutput();
     expect(await approve({ cwd: target.dir, id: "P01", output: shown, signal, env: {}, yes: false, input: Readable.from([]) })).toBe(2);
     expect(shown.text()).toContain("+export function double(n) {");
-    expect(shown.text()).toContain("The implementer says (a claim, checked by the gates and the review): Scripted work on P01, attempt 2.");
+    expect(shown.text()).toContain("The implementer says (a claim, checked by the gates and the review):\n  > Scripted work on P01, attempt 2.");
     expect(shown.text()).toContain("This attempt was told why the last one was sent back:\n  - A person rejected the last attempt: name it twice() instead");
   });
 });
