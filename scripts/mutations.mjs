@@ -180,7 +180,7 @@ const MUTATIONS = [
   {
     guard: "node:test: a team's test failing right after planting is no planted case",
     file: "src/gates/test-compare.ts",
-    from: "else if (attributable || fileLevel || was !== undefined) continue;",
+    from: "else if (attributable || fileLevel || (was !== undefined && !(input.failingAreTheirs && failsNow))) continue;",
     to: "else if (attributable || fileLevel || (was !== undefined && !failsNow)) continue;",
     tests: [["test/unit/test-compare.test.ts", "a team's test failing now is not planted"]],
   },

@@ -127,6 +127,11 @@ export interface PlantedCheckInput {
   now: readonly TestResult[];
   /** `now` is a run of the planted files alone (`{tests}`): every result in it is theirs, and the rest of the suite did not run. */
   only?: boolean;
+  /**
+   * Under a runner that names no files, a case the baseline had that fails now is taken as the planted files' too
+   * (the mutation check: any case the landed tree passed that a mutant fails kills it); by default it is the team's.
+   */
+  failingAreTheirs?: boolean;
 }
 
 /**
@@ -166,7 +171,7 @@ export function plantedCases(input: PlantedCheckInput): PlantedCases & { counts:
       for (const file of input.files) files.add(file); // run alone: every case is theirs
     // A runner that names no files, run on the whole suite: only a case new since the baseline can be the planted
     // files'; one the baseline had is the team's, failing now or not (a flaky test right after planting is not planted).
-    else if (attributable || fileLevel || was !== undefined) continue;
+    else if (attributable || fileLevel || (was !== undefined && !(input.failingAreTheirs && failsNow))) continue;
     else for (const file of input.files) files.add(file); // new since the baseline, runner names no files
     const labels = owners.length > 0 ? owners : [shared];
     for (const label of labels) {

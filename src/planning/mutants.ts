@@ -190,7 +190,7 @@ export interface Site {
 function killedBy(run: TestRun, landed: TestRun & { ok: true }, files: readonly string[], surfaceDir: string): boolean {
   if (!run.ok) return true;
   for (const [gate, measured] of run.runs) {
-    const found = plantedCases({ files, surfaceDir, baseline: landed.runs.get(gate)?.results ?? [], now: measured.results, only: measured.alone === true });
+    const found = plantedCases({ files, surfaceDir, baseline: landed.runs.get(gate)?.results ?? [], now: measured.results, only: measured.alone === true, failingAreTheirs: true });
     if (found.cases.length > 0 || found.counts.some((count) => count.loadError)) return true;
   }
   return false;
