@@ -66,6 +66,13 @@ const MUTATIONS = [
     ],
   },
   {
+    guard: "verdict tree: a trace refused where the gates run is run again untraced",
+    file: "src/gates/command.ts",
+    from: 'if (traceRead === "not-run" && outcome.kind !== "aborted") {',
+    to: 'if (traceRead === "not-run" && outcome.kind === "spawn-error" && command.length < 0) {',
+    tests: [["test/integration/trace-refused.test.ts", "runs the baseline and the gates untraced"]],
+  },
+  {
     guard: "verdict tree: the baseline's run is traced",
     file: "src/loop/baseline.ts",
     from: "trace: !tests,",

@@ -9,7 +9,7 @@ import { normalizeResults, parseJunit, type TestResult } from "./junit.js";
 import { describeFlaky, type RerunVerdict } from "./flaky.js";
 import { checkPlanted, compareWithBaseline, namedBy, type PlantedCases, type PlantedFindings, realCases, type TestComparison } from "./test-compare.js";
 import { matchesAny, shellQuote } from "./paths.js";
-import { tracedCommand, tracedReads, tracer } from "../process/trace.js";
+import { tracedCommand, tracedReads, tracer, untraceable } from "../process/trace.js";
 import { reportDisagreement, runnerSummaries } from "./runner-summary.js";
 import type { Finding, GateReport } from "./types.js";
 
@@ -89,42 +89,48 @@ export async function runCommandGate(input: CommandGateInput): Promise<CommandGa
   const results: TestResult[] = [];
   const strace = input.trace ? tracer() : undefined;
   const traceFile = strace ? join(dirname(junit), `trace-${gate.name.replace(/[^\w.-]+/g, "_")}.txt`) : undefined;
-  const reads = new Set<string>();
+  let reads: Set<string> | undefined = strace ? new Set<string>() : undefined;
   for (const [index, batch] of batches.entries()) {
     const run = await runBatch(input, commandFor(batch), junit, strace && traceFile ? { strace, file: traceFile } : undefined);
-    for (const path of run.reads ?? []) reads.add(path);
+    if (run.reads === undefined) reads = undefined; // a batch not traced: what the run read is not known
+    for (const path of run.reads ?? []) reads?.add(path);
     if (run.kind === "ended") return { report: note(run.report, index) };
-    if (!gate.tests && run.base.exitCode !== 0) return { report: note(exitReport(run.base), index), ...traced(strace, reads) };
+    if (!gate.tests && run.base.exitCode !== 0) return { report: note(exitReport(run.base), index), ...traced(reads) };
     results.push(...run.results);
     ran = ran && ran.base.exitCode !== 0 ? ran : run; // the first batch that failed speaks for the exit
   }
   const { base } = ran as Ran;
-  if (!gate.tests) return { report: exitReport(base), ...traced(strace, reads) };
+  if (!gate.tests) return { report: exitReport(base), ...traced(reads) };
   const exitCode = base.exitCode;
   // Measuring (a baseline, the planted check): the caller judges the raw results.
   if (input.baseline === undefined) {
-    return { report: { ...base, status: exitCode === 0 ? "pass" : "fail", summary: `${results.length} test(s), exit ${exitCode}`, findings: [] }, results, exitCode, ...traced(strace, reads) };
+    return { report: { ...base, status: exitCode === 0 ? "pass" : "fail", summary: `${results.length} test(s), exit ${exitCode}`, findings: [] }, results, exitCode, ...traced(reads) };
   }
   const judged: Judged = { base, exitCode, results, baseline: input.baseline, planted: input.planted, takenAway: input.takenAway ?? [], surfaceDir: surface.dir };
-  return { report: judgeTests(judged), results, exitCode, judged, ...traced(strace, reads) };
+  return { report: judgeTests(judged), results, exitCode, judged, ...traced(reads) };
 }
 
 /** `{ reads }` when the run was traced. */
-function traced(strace: string | undefined, reads: ReadonlySet<string>): { reads?: string[] } {
-  return strace ? { reads: [...reads].sort() } : {};
+function traced(reads: ReadonlySet<string> | undefined): { reads?: string[] } {
+  return reads ? { reads: [...reads].sort() } : {};
 }
 
 /** The largest trace read: a run that opens a million files writes about 150 MB of it. */
 const MAX_TRACE_BYTES = 256 * 1024 ** 2;
 
-/** The worktree's files a traced run read, from its trace file (removed once read). */
-function readTrace(file: string, worktree: string, cwd: string): string[] {
+/**
+ * The worktree's files a traced run read, from its trace file (removed once read); "not-run" when there is none
+ * or it is empty (strace writes at least the command's own start: refused, it runs nothing); "unknown" when it
+ * is too large to read or not a regular file.
+ */
+function readTrace(file: string, worktree: string, cwd: string): string[] | "not-run" | "unknown" {
   try {
     const stat = lstatSync(file);
-    if (!stat.isFile() || stat.size > MAX_TRACE_BYTES) return [];
+    if (stat.isFile() && stat.size === 0) return "not-run";
+    if (!stat.isFile() || stat.size > MAX_TRACE_BYTES) return "unknown";
     return tracedReads(readFileSync(file, "utf8"), worktree, cwd);
   } catch {
-    return [];
+    return "not-run";
   } finally {
     rmSync(file, { force: true });
   }
@@ -173,8 +179,14 @@ async function runBatch(input: CommandGateInput, command: string, junit: string,
     ...(input.signal ? { signal: input.signal } : {}),
     ...(input.sandbox ? { sandbox: { ...input.sandbox, writable: [...input.sandbox.writable, dirname(junit)] } } : {}),
   });
+  const traceRead = trace ? readTrace(trace.file, input.worktree, join(input.worktree, surface.dir)) : "unknown";
+  if (traceRead === "not-run" && outcome.kind !== "aborted") {
+    // strace could not trace here (ptrace refused inside the sandbox): the command never ran under it. Run as it is.
+    untraceable();
+    return runBatch(input, command, junit);
+  }
   const base = { name: gate.name, command, durationMs: outcome.durationMs, ...("tail" in outcome ? { tail: outcome.tail } : {}) };
-  const reads = trace ? readTrace(trace.file, input.worktree, join(input.worktree, surface.dir)) : undefined;
+  const reads = Array.isArray(traceRead) ? traceRead : undefined;
   const ran = (result: Omit<Ran, "reads">): Ran => (reads ? { ...result, reads } : result);
   const ended = endOf(outcome, input.timeoutMs);
   if (ended.kind === "environment") return { kind: "ended", report: { ...base, status: "error", summary: ended.summary, findings: [] } };

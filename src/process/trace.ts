@@ -23,6 +23,11 @@ export function tracer(): string | undefined {
   return found ?? undefined;
 }
 
+/** strace could not trace a command here (ptrace refused inside the sandbox): nothing is traced from now on. */
+export function untraceable(): void {
+  found = null;
+}
+
 /** Pure: `command` run under strace, its successful opens and executions written to `output`. */
 export function tracedCommand(strace: string, command: string, output: string): string {
   const options = ["-f", "-qq", "-y", "--seccomp-bpf", "-e", "trace=open,openat,openat2,execve,execveat", "-e", "status=successful", "-o", output];
