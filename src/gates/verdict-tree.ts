@@ -109,21 +109,36 @@ export function readsToPutBack(
 
 /**
  * Pure: whether a source module of the tip was written for the tests, by what it is made of: it imports a test
- * framework, or defines assertion helpers at its top (`def assert_close`, `export function assertSorted`). Such a
- * module judges the code beside it; the tests' verdict takes it as the tip has it. An `assert` inside code, or
- * node:assert, is no sign: libraries check their arguments with them.
+ * framework, or defines assertion helpers at its top that assert (`def assert_close` with an `assert`, `export
+ * function assertSorted` that calls `assert` or `expect`). Such a module judges the code beside it; the tests'
+ * verdict takes it as the tip has it. An `assert` inside code, node:assert, or a helper named so that asserts
+ * nothing (zod's `assertEqual`, `assert_never`) is no sign: libraries check their arguments with them.
  */
 export function isTestSupport(path: string, text: string): boolean {
   if (/\.pyi?$/.test(path)) {
-    return /^\s*(?:import|from)\s+(?:pytest|_pytest|hypothesis|numpy\.testing)\b/m.test(text) || /^\s*(?:import|from)\s+unittest(?!\.mock)\b/m.test(text) || /^def\s+assert_\w+\s*\(/m.test(text);
+    if (/^\s*(?:import|from)\s+(?:pytest|_pytest|hypothesis|numpy\.testing)\b/m.test(text) || /^\s*(?:import|from)\s+unittest(?!\.mock)\b/m.test(text)) return true;
+    // A top-level `def assert_…` whose body asserts (not a typing helper such as `assert_never`, which raises).
+    return bodiesOf(text, /^def\s+assert_\w*\s*\(/gm, /^\S/m).some((body) => /^\s+assert\s/m.test(body));
   }
   if (/\.[cm]?[jt]sx?$/.test(path)) {
     // A test framework, not node:assert: libraries check their arguments with it.
-    return (
-      /\b(?:from|require\s*\(|import\s*\()\s*["'](?:node:test|chai|vitest|@jest\/globals|expect|ava|tap|uvu)["']/.test(text) || /\bexport\s+(?:async\s+)?function\s+assert[A-Z]\w*\s*\(/.test(text)
+    if (/\b(?:from|require\s*\(|import\s*\()\s*["'](?:node:test|chai|vitest|@jest\/globals|expect|ava|tap|uvu)["']/.test(text)) return true;
+    // An exported `assertX` whose body asserts (not zod's `assertEqual`, a type-level helper that returns its argument).
+    return bodiesOf(text, /\bexport\s+(?:async\s+)?function\s+assert[A-Z]\w*\s*\(/g, /^(?:export\s|function\s|const\s|class\s)/m).some((body) =>
+      /\bassert(?:\.\w+)?\s*\(|\bexpect\s*\(/.test(body.slice(body.indexOf("{"))),
     );
   }
   return false;
+}
+
+/** Pure: the text from each match of `start` up to the next line matching `end` (the next top-level statement). */
+function bodiesOf(text: string, start: RegExp, end: RegExp): string[] {
+  return [...text.matchAll(start)].map((match) => {
+    const from = (match.index ?? 0) + match[0].length;
+    const rest = text.slice(from);
+    const next = rest.search(new RegExp(`\\n(?=${end.source.replace(/^\^/, "")})`));
+    return next < 0 ? rest : rest.slice(0, next);
+  });
 }
 
 /** Whether a new package initialiser sits beside the team's test files (it runs at their import). */

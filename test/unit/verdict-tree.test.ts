@@ -90,12 +90,22 @@ describe("a source module written for the tests", () => {
     expect(isTestSupport("pkg/testing.py", "def assert_adds(add, a, b, total):\n    assert add(a, b) == total\n")).toBe(true);
     expect(isTestSupport("pkg/fixtures.py", "import pytest\n\n@pytest.fixture\ndef ten():\n    return 10\n")).toBe(true);
     expect(isTestSupport("src/helpers.ts", 'import { expect } from "vitest";\nexport const same = (a, b) => expect(a).toEqual(b);\n')).toBe(true);
-    expect(isTestSupport("src/expect.js", "export function assertSorted(list) { for (let i = 1; i < list.length; i++) if (list[i - 1] > list[i]) throw new Error('unsorted'); }\n")).toBe(true);
+    expect(
+      isTestSupport("src/expect.js", "import assert from 'node:assert';\nexport function assertSorted(list) {\n  for (let i = 1; i < list.length; i++) assert.ok(list[i - 1] <= list[i]);\n}\n"),
+    ).toBe(true);
   });
 
   it("is not the code under test, an assert inside it or not", () => {
     expect(isTestSupport("pkg/calc.py", "def add(a, b):\n    assert isinstance(a, int)\n    return a + b\n")).toBe(false);
     expect(isTestSupport("pkg/check.py", "from unittest.mock import sentinel\n\ndef check(x):\n    if not x:\n        raise AssertionError(x)\n")).toBe(false);
+    // zod's util.ts: type-level helpers named assert… that assert nothing at run time.
+    expect(
+      isTestSupport(
+        "src/v4/core/util.ts",
+        "export function assertEqual<A, B>(val: AssertEqual<A, B>): AssertEqual<A, B> {\n  return val;\n}\nexport function assertNever(_x: never): never {\n  throw new Error();\n}\nexport const x = 1;\n",
+      ),
+    ).toBe(false);
+    expect(isTestSupport("pkg/typing_helpers.py", "def assert_never(value):\n    raise AssertionError(value)\n")).toBe(false);
     // fast-json-stringify's index.js checks its options with node:assert: a library, not a test helper.
     expect(isTestSupport("index.js", "'use strict'\nconst assert = require('node:assert')\nfunction build(schema) { assert(schema) }\n")).toBe(false);
     expect(isTestSupport("src/calc.ts", "export function add(a: number, b: number) { return a + b; }\n")).toBe(false);
