@@ -11,6 +11,8 @@ import { run } from "./run.js";
 import { status } from "./status.js";
 import { shellQuote } from "../gates/paths.js";
 import { checkSandbox, SANDBOX_HELP } from "../process/sandbox.js";
+import { foldLedger, type PacketRecord } from "../ledger/fold.js";
+import { readLedger } from "../ledger/store.js";
 
 export interface DemoOptions {
   /** Where to create the sample repository; a new temp dir when undefined. */
@@ -63,11 +65,15 @@ export async function demo(options: DemoOptions): Promise<ExitCode> {
       return code === EXIT.ok ? EXIT.halted : code;
     }
   }
+  const { events } = await readLedger(dir);
+  const happened = demoOutcome(foldLedger(events).packets);
+  output.out(["What happened, from the ledger:", ...happened.lines].join("\n"));
+  if (!happened.kept) {
+    output.err(`demo: the run did not end as the demo promises (above); the sample repository is at ${dir}, and \`factory status\` there shows why`);
+    return EXIT.halted;
+  }
   output.out(
     [
-      "What happened: D01 merged first time; D02's first attempt failed its planted test and merged on the retry;",
-      'D03 passed everything and waits for a person (gate = "human"); D04\'s agent edited its planted test and',
-      "claimed success, so the untouched gate failed both attempts and D04 is blocked, which halted the queue.",
       "",
       `Try it yourself: cd ${dir}`,
       `  node ${FACTORY_BIN} status D04       # why it is blocked, event by event`,
@@ -76,6 +82,43 @@ export async function demo(options: DemoOptions): Promise<ExitCode> {
     ].join("\n"),
   );
   return EXIT.ok;
+}
+
+/** What the demo promises of each packet: its state after the run, and the attempts it took. */
+export const DEMO_PROMISES: readonly { id: string; state: string; attempts: number; says: string }[] = [
+  { id: "D01", state: "merged", attempts: 1, says: "merged first time" },
+  { id: "D02", state: "merged", attempts: 2, says: "its first attempt fails its planted test; merged on the retry" },
+  { id: "D03", state: "awaiting_human", attempts: 1, says: 'passes everything and waits for a person (gate = "human")' },
+  { id: "D04", state: "blocked", attempts: 2, says: "its agent edits its planted test: the untouched gate fails both attempts, blocked, halting the queue" },
+];
+
+/** Pure: a line per packet of what happened to it, from the ledger, and whether every one ended as the demo promises. */
+export function demoOutcome(packets: ReadonlyMap<string, PacketRecord>): { lines: string[]; kept: boolean } {
+  const seen = DEMO_PROMISES.map((promise) => ({ promise, record: packets.get(promise.id) }));
+  return {
+    lines: seen.map(({ promise, record }) => `  ${promise.id}: ${record ? outcomeOf(record) : "never claimed"}${keeps(promise, record) ? "" : `  (the demo promises: ${promise.says})`}`),
+    kept: seen.every(({ promise, record }) => keeps(promise, record)),
+  };
+}
+
+/** Pure: whether a packet ended as the demo promises. */
+function keeps(promise: (typeof DEMO_PROMISES)[number], record: PacketRecord | undefined): boolean {
+  return record?.status.state === promise.state && record.attemptsUsed === promise.attempts;
+}
+
+/** Pure: one line of what happened to a packet, from its record. */
+export function outcomeOf(record: PacketRecord): string {
+  const tries = `${record.attemptsUsed} attempt${record.attemptsUsed === 1 ? "" : "s"}`;
+  switch (record.status.state) {
+    case "merged":
+      return `merged after ${tries}`;
+    case "awaiting_human":
+      return `passed every gate and the review after ${tries}; waits for a person (factory approve ${record.id})`;
+    case "blocked":
+      return `blocked after ${tries}: ${record.reason ?? "no reason recorded"}`;
+    default:
+      return `${record.status.state} after ${tries}${record.reason ? `: ${record.reason}` : ""}`;
+  }
 }
 
 /** Two commits: the project with its spec, then the queue pinned to that commit. */

@@ -119,7 +119,7 @@ export function testGate(surface: DetectedSurface, atRoot: boolean): string | un
       return `${EXEC[surface.packageManager ?? "npm"]} vitest run${atRoot && vitestHasExclude(surface.testRunnerVersion) ? " --exclude 'packets/**'" : ""} --reporter=default --reporter=junit --outputFile.junit={junit} {tests}`;
     // node --test without paths would also collect the planted copies under packets/supplied/: name the test paths.
     case "node":
-      return `node --test --test-reporter=spec --test-reporter-destination=stdout --test-reporter=junit --test-reporter-destination={junit} {tests|${(surface.testPaths ?? ["test/"]).join(" ")}}`;
+      return `node --test --test-reporter=spec --test-reporter-destination=stdout --test-reporter=junit --test-reporter-destination={junit} {tests|${nodeTestArguments(surface.testPaths ?? ["test/"])}}`;
     // jest-junit leaves a file that fails to load (or holds no test) out of its report unless told to report suite errors.
     // jest's --reporters takes every word after it: `--` ends it, and --runTestsByPath runs the named files, not every path they match.
     case "jest":
@@ -129,6 +129,21 @@ export function testGate(surface: DetectedSurface, atRoot: boolean): string | un
     case undefined:
       return undefined;
   }
+}
+
+/**
+ * Pure: test paths as `node --test` takes them on Node 20, 22 and 24 alike: a file or glob as written, a
+ * directory as the files under it, listed by the shell (`node --test test/` runs the directory as a module on
+ * Node 22 and 24; on 20 it searched it, and 20 does not expand a glob it is given).
+ */
+export function nodeTestArguments(paths: readonly string[]): string {
+  return paths.map((path) => (isDirectoryPath(path) ? `$(find ${path.replace(/\/+$/, "") || "."} -type f -name '*.*js' | sort)` : path)).join(" ");
+}
+
+/** A path written as a directory: a trailing slash, or a last segment with no extension and no glob. */
+function isDirectoryPath(path: string): boolean {
+  const last = path.replace(/\/+$/, "").split("/").at(-1) ?? "";
+  return path.endsWith("/") || (!last.includes(".") && !/[*?[{]/.test(last));
 }
 
 /** Pure: whether a vitest version (or the range a manifest asks for) knows `--exclude`, new in 1.0; unknown versions are taken as current. */

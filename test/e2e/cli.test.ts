@@ -28,6 +28,9 @@ describe("the built CLI", () => {
     expect(result.stdout).toMatch(/D03#1 → awaiting_human/);
     expect(result.stdout).toMatch(/D04#2 → blocked: out of attempts \(2\/2\): gate untouched failed: test\/format\.test\.js: planted file was modified/);
     expect(result.stdout).toContain("approve D03");
+    // The closing text is read from the ledger, not told.
+    expect(result.stdout).toContain("What happened, from the ledger:\n  D01: merged after 1 attempt\n  D02: merged after 2 attempts\n  D03: passed every gate");
+    expect(result.stdout).toMatch(/ {2}D04: blocked after 2 attempts: out of attempts \(2\/2\): gate untouched failed/);
 
     const board = JSON.parse(runCli(["status", "--json"], dir).stdout) as { packets: { id: string; state: string; attempts_used: number }[] };
     expect(board.packets.map((p) => [p.id, p.state, p.attempts_used])).toEqual([
@@ -57,7 +60,9 @@ describe("the built CLI", () => {
     expect(log.trim().split("\n").slice(0, 3)).toEqual(["feat: One-line report of a column [D03]|D03", "feat: Sum one column of a table [D02]|D02", "feat: Parse European-style amounts [D01]|D01"]);
     // Only gated trees landed: the target's own tests pass, and the user's checkout followed cleanly.
     expect(execFileSync("git", ["status", "--porcelain"], { cwd: dir, encoding: "utf8" })).toBe("");
-    const tests = spawnSync(process.execPath, ["--test", "test/"], { cwd: dir, encoding: "utf8" });
+    // The files by name: `node --test test/` runs the directory as a module on Node 22 and 24.
+    const testFiles = readdirSync(join(dir, "test")).map((name) => join("test", name));
+    const tests = spawnSync(process.execPath, ["--test", ...testFiles], { cwd: dir, encoding: "utf8" });
     expect(tests.status).toBe(0);
     expect(tests.stdout).toMatch(/# pass 8/);
   }, 300_000);

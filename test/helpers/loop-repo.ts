@@ -95,7 +95,7 @@ const gatesRunning = (tests: string): string => `
 export const DEFAULT_GATES = gatesRunning(`node --test-reporter=junit --test-reporter-destination={junit} '${JUNIT_RUNNER}' test/`);
 
 /** The same gates on the real `node --test`: for the tests about what node:test itself does. */
-export const NODE_TEST_GATES = gatesRunning("node --test --test-reporter=junit --test-reporter-destination={junit} test/");
+export const NODE_TEST_GATES = gatesRunning("node --test --test-reporter=junit --test-reporter-destination={junit} $(find test -type f -name '*.*js' | sort)");
 
 /**
  * A throwaway target repository with a tiny node project, a scripted agent

@@ -56,7 +56,7 @@ describe("factory init", () => {
     expect(surface("svc")?.install).toBe("uv sync");
     expect(surface("lib")?.gates.map((gate) => gate.name)).toEqual(["ruff-format", "ruff", "pytest"]);
     expect(surface("ui")?.install).toBe("pnpm install --frozen-lockfile");
-    expect(surface("ui")?.gates.map((gate) => gate.run)).toEqual(["pnpm run lint", expect.stringMatching(/^node --test .* \{tests\|spec\/\}$/)]);
+    expect(surface("ui")?.gates.map((gate) => gate.run)).toEqual(["pnpm run lint", expect.stringMatching(/^node --test .* \{tests\|\$\(find spec -type f -name '\*\.\*js' \| sort\)\}$/)]);
     expect(surface("cli")?.gates.find((gate) => gate.name === "test")?.run).toMatch(/\{tests\|tests\/\}$/);
     expect(surface("app")?.gates.find((gate) => gate.name === "test")).toMatchObject({
       tests: true,

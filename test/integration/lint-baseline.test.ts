@@ -10,7 +10,7 @@ const GATES = `
 
   [[surfaces.app.gates]]
   name = "test"
-  run = "node --test --test-reporter=junit --test-reporter-destination={junit} test/"
+  run = "node --test --test-reporter=junit --test-reporter-destination={junit} $(find test -type f -name '*.*js' | sort)"
   tests = true
 `;
 const CALC_WITH_TODO = "// TODO: handle overflow\nexport function add(a, b) {\n  return a + b;\n}\n";

@@ -103,7 +103,7 @@ describe("factory run: auto-fix", () => {
 
   [[surfaces.app.gates]]
   name = "test"
-  run = "node --test --test-reporter=junit --test-reporter-destination={junit} test/"
+  run = "node --test --test-reporter=junit --test-reporter-destination={junit} $(find test -type f -name '*.*js' | sort)"
   tests = true
 `;
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { parseConfig } from "../../src/config/parse.js";
-import { renderConfig } from "../../src/config/presets.js";
+import { nodeTestArguments, renderConfig } from "../../src/config/presets.js";
 import { MINIMAL_CONFIG } from "../helpers/packets.js";
 
 describe("parseConfig", () => {
@@ -178,5 +178,13 @@ batch = 0
       expect(result.ok ? [] : result.problems).toEqual([]);
       expect(result.ok && result.config.targetBranch).toBe("trunk");
     }
+  });
+});
+
+describe("node:test's paths in the gate factory init writes", () => {
+  it("name a directory's files through the shell (Node 22 and 24 run `node --test test/` as a module), files and globs as written", () => {
+    expect(nodeTestArguments(["test/"])).toBe("$(find test -type f -name '*.*js' | sort)");
+    expect(nodeTestArguments(["spec", "test/unit/"])).toBe("$(find spec -type f -name '*.*js' | sort) $(find test/unit -type f -name '*.*js' | sort)");
+    expect(nodeTestArguments(["test/a.test.js", "test/**/*.test.mjs"])).toBe("test/a.test.js test/**/*.test.mjs");
   });
 });
