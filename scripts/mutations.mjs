@@ -45,7 +45,7 @@ const MUTATIONS = [
     guard: "verdict tree: what a test is comes from the runner's report at the tip",
     file: "src/loop/verdict-tree.ts",
     from: "const collected = collectedFiles([...baseline.values()].flat(), tipFiles, surface.dir);",
-    to: "const collected = collectedFiles([], tipFiles, surface.dir);",
+    to: "const collected = collectedFiles([...baseline.values()].flat().slice(0, 0), tipFiles, surface.dir);",
     tests: [["test/integration/verdict-material.test.ts", "Django-style tests.py whose expected value"]],
   },
   {
