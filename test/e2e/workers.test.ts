@@ -5,7 +5,7 @@ import { worktreesDir } from "../../src/loop/context.js";
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { FACTORY_BIN, runCli } from "../helpers/cli.js";
-import { DOUBLE_TEST_FOR, makeLoopRepo, type LoopRepo, type Script } from "../helpers/loop-repo.js";
+import { DOUBLE_TEST_FOR, makeLoopRepo, testFilesOf, type LoopRepo, type Script } from "../helpers/loop-repo.js";
 import { usePostgres } from "../helpers/postgres.js";
 import { cloneAsWorker, removedAfterEach } from "../helpers/git-repo.js";
 
@@ -379,7 +379,7 @@ describe("several workers on one PostgreSQL ledger", { timeout: 300_000 }, () =>
     expect(landed()).toEqual(ids);
     expect((await events(url)).filter((event) => event.kind === "merged" && event.packet === "P01")).toHaveLength(1);
     execFileSync("git", ["pull", "--quiet", "--ff-only"], { cwd: checkout });
-    execFileSync(process.execPath, ["--test", "test/"], { cwd: checkout, stdio: "pipe" });
+    execFileSync(process.execPath, ["--test", ...testFilesOf(checkout)], { cwd: checkout, stdio: "pipe" });
   });
 
   it("a held packet is approved from another clone: the held attempt is on the remote, the approval lands it there once", async (context) => {
@@ -455,7 +455,7 @@ describe("several workers on one PostgreSQL ledger", { timeout: 300_000 }, () =>
     expect(execFileSync("git", ["rev-list", "--merges", "--count", "main"], { cwd: remote, encoding: "utf8" }).trim()).toBe("0");
     const checkout = clones[2] as string;
     execFileSync("git", ["pull", "--quiet", "--ff-only"], { cwd: checkout });
-    execFileSync(process.execPath, ["--test", "test/"], { cwd: checkout, stdio: "pipe" });
+    execFileSync(process.execPath, ["--test", ...testFilesOf(checkout)], { cwd: checkout, stdio: "pipe" });
   });
 
   it("a worker killed between its push and its ledger write: the next run records merged from the remote's trailers, once; nothing lands twice", async (context) => {

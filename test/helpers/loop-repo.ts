@@ -1,6 +1,6 @@
 import { expect } from "vitest";
 import { execFileSync } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { run } from "../../src/commands/run.js";
@@ -196,7 +196,7 @@ assert = "double(n) is n * 2"
     subjects: () => repo.git("log", "--format=%s", "main").trim().split("\n"),
     targetTestsPass: () => {
       try {
-        execFileSync(process.execPath, ["--test", "test/"], { cwd: repo.dir, stdio: "pipe" });
+        execFileSync(process.execPath, ["--test", ...testFilesOf(repo.dir)], { cwd: repo.dir, stdio: "pipe" });
         return true;
       } catch {
         return false;
@@ -222,4 +222,12 @@ export function gateResults(events: readonly LedgerEvent[], attempt: number): Re
 /** Loop repositories for a test, every one removed after it: `const setUp = useLoopRepos(afterEach)`. */
 export function useLoopRepos(afterEach: (hook: () => void) => void): (options: LoopRepoOptions) => LoopRepo {
   return removedAfterEach(afterEach, makeLoopRepo);
+}
+
+/** The test files of a checkout's test/ directory, by name: `node --test test/` runs the directory as a module on Node 22 and 24. */
+export function testFilesOf(dir: string): string[] {
+  return readdirSync(join(dir, "test"), { recursive: true, encoding: "utf8" })
+    .filter((name) => /\.[cm]?js$/.test(name))
+    .map((name) => join("test", name))
+    .sort();
 }
