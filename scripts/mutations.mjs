@@ -77,7 +77,7 @@ const MUTATIONS = [
     file: "src/loop/baseline.ts",
     from: "trace: !tests,",
     to: "trace: false,",
-    tests: [["test/integration/verdict-material.test.ts", "outside any test directory"]],
+    tests: [["test/integration/baseline-reads.test.ts", "keeps the files its tests read"]],
   },
   {
     guard: "verdict tree: a module written for the tests is put back",
