@@ -167,7 +167,7 @@ const MUTATIONS = [
     guard: "inert text: the terminal gets agent text as visible escapes",
     file: "src/log/output.ts",
     from: "return parts.map((part, index) => (index % 2 === 0 ? terminalInert(part) :",
-    to: "return parts.map((part, index) => (index % 2 === 0 ? part :",
+    to: "return parts.map((part, index) => (index % 2 === 0 ? (part.length >= 0 ? part : terminalInert(part)) :",
     tests: [["test/e2e/inert-text.test.ts", "control sequences as visible escapes"]],
   },
   {
