@@ -57,7 +57,7 @@ describe("factory init", () => {
     expect(surface("lib")?.gates.map((gate) => gate.name)).toEqual(["ruff-format", "ruff", "pytest"]);
     expect(surface("ui")?.install).toBe("pnpm install --frozen-lockfile");
     expect(surface("ui")?.gates.map((gate) => gate.run)).toEqual(["pnpm run lint", expect.stringMatching(/^node --test .* \{tests\|\$\(find spec -type f -name '\*\.\*js' \| sort\)\}$/)]);
-    expect(surface("cli")?.gates.find((gate) => gate.name === "test")?.run).toMatch(/\{tests\|tests\/\}$/);
+    expect(surface("cli")?.gates.find((gate) => gate.name === "test")?.run).toMatch(/\{tests\|\$\(find tests -type f -name '\*\.\*js' \| sort\)\}$/);
     expect(surface("app")?.gates.find((gate) => gate.name === "test")).toMatchObject({
       tests: true,
       run: "JEST_JUNIT_OUTPUT_FILE={junit} JEST_JUNIT_ADD_FILE_ATTRIBUTE=true JEST_JUNIT_REPORT_TEST_SUITE_ERRORS=true npx jest --ci --reporters=default --reporters=jest-junit --runTestsByPath -- {tests}",

@@ -94,7 +94,7 @@ describe("a runner whose report names no file: the surface declares its tests", 
   const gates = `tests = ["test.js"]
   [[surfaces.app.gates]]
   name = "test"
-  run = "node --test --test-reporter=junit --test-reporter-destination={junit} test.js test/"
+  run = "node --test --test-reporter=junit --test-reporter-destination={junit} test.js $(find test -type f -name '*.*js' | sort)"
   tests = true
 `;
   function rootTestRepo(write: Record<string, string>) {
