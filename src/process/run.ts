@@ -215,10 +215,17 @@ export function describeOutcome(outcome: RunOutcome): string {
   }
 }
 
-/** The minimal environment every child gets: enough to find tools and a home. */
+/**
+ * Where the machine keeps the certificate authorities it trusts (a company proxy's): paths, no secret. A
+ * Node.js that bundles its own authorities (the official builds of 22 and 24) trusts the machine's only
+ * through NODE_EXTRA_CA_CERTS; without it an install behind such a proxy fails (SELF_SIGNED_CERT_IN_CHAIN).
+ */
+const TRUST = ["NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "PIP_CERT", "GIT_SSL_CAINFO"];
+
+/** The minimal environment every child gets: enough to find tools, a home, and the machine's trusted authorities. */
 export function baseEnv(): Record<string, string> {
   const env: Record<string, string> = {};
-  for (const key of ["PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_ALL", "TERM", "TMPDIR", "TZ"]) {
+  for (const key of ["PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_ALL", "TERM", "TMPDIR", "TZ", ...TRUST]) {
     const value = process.env[key];
     if (value !== undefined) env[key] = value;
   }
