@@ -3,7 +3,7 @@
 // that switches it off, and the tests that claim it: they run against the mutated build, and must fail.
 // Everything happens in a scratch git worktree of HEAD (its node_modules linked to this checkout's), so
 // this checkout is never touched. The tests are first run unmutated: a test that fails there proves nothing.
-// Usage: node scripts/mutations.mjs [guard …]   (a guard's name or part of it; default: all)
+// Usage: node scripts/mutations.mjs [guard …]   (a guard's name or part of it; default: all; --list: the guards)
 // Prints one line per guard: noticed, or MISSED; exits 1 when any is missed or a mutation no longer applies.
 import { execFileSync, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
@@ -580,6 +580,16 @@ const MUTATIONS = [
 
 const PROJECT = fileURLToPath(new URL("..", import.meta.url));
 const wanted = process.argv.slice(2);
+if (wanted.includes("--list")) {
+  for (const mutation of MUTATIONS) console.log(mutation.guard);
+  process.exit(0);
+}
+// A name that selects nothing is a mistake (a typo, an option this script does not know), never "all noticed".
+const unknown = wanted.filter((name) => !MUTATIONS.some((mutation) => mutation.guard.includes(name)));
+if (unknown.length > 0) {
+  console.error(`no guard is named ${unknown.map((name) => JSON.stringify(name)).join(", ")}: \`node scripts/mutations.mjs --list\` lists the ${MUTATIONS.length}`);
+  process.exit(2);
+}
 const chosen = MUTATIONS.filter((mutation) => wanted.length === 0 || wanted.some((name) => mutation.guard.includes(name)));
 const scratch = mkdtempSync(join(tmpdir(), "factory-mutants-"));
 const copy = join(scratch, "factory");
