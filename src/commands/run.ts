@@ -32,6 +32,7 @@ import { recoverInFlight } from "../loop/recover.js";
 import { drainQueue } from "../loop/scheduler.js";
 import { formatProblem } from "../util/problem.js";
 import { tracer } from "../process/trace.js";
+import { inputProblems } from "../packet/input-lint.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
 import { loadHead, loadWorkspace } from "./workspace.js";
 import { syncWithRemote } from "../merge/target-sync.js";
@@ -83,6 +84,14 @@ export async function run(options: RunOptions): Promise<ExitCode> {
   }
   const { workspace } = load;
   const config = workspace.config as NonNullable<typeof workspace.config>;
+  // What lint refuses beyond the files' own keys (a binary planted test, a 30 MB planted file, hidden tests
+  // where an agent can read them) the run refuses too, before it spends (issue 57 §5).
+  const input = await inputProblems({ root: workspace.root, tip: workspace.tip, config, packets: workspace.queue.packets });
+  if (input.length > 0) {
+    for (const problem of input) output.err(formatProblem(problem));
+    output.err("factory run: nothing was run; fix the problems above (`factory lint` lists them).");
+    return EXIT.invalid;
+  }
   for (const warning of workspace.warnings) output.err(`warning: ${warning}`);
   const packets = workspace.queue.packets;
   if (options.packet !== undefined && !packets.some((packet) => packet.id === options.packet)) {

@@ -259,6 +259,20 @@ describe("factory lint", () => {
       }
     });
 
+    it.each(cases)("%s is refused by run too, before anything is claimed or spent, exit 2", async (_what, change, said) => {
+      const loop = makeLoopRepo({ script: {} });
+      try {
+        change(loop);
+        loop.commit("bad input");
+        const { code, out } = await loop.run();
+        expect(code).toBe(2);
+        expect(out).toMatch(said);
+        expect(await loop.events("P01")).toEqual([]);
+      } finally {
+        loop.cleanup();
+      }
+    });
+
     it("hidden tests that are a file, a folder of no packet, or committed are lint problems; untracked in the packet's folder, they are not", async () => {
       const loop = makeLoopRepo({ script: {} });
       try {
