@@ -54,3 +54,8 @@ export async function pushLanding(root: string, input: { remote: string; branch:
 function lastLines(text: string): string {
   return text.trim().split("\n").slice(-4).join(" / ");
 }
+
+/** Whether `name` is a remote of the repository at `root` (`git remote get-url` knows it). */
+export async function remoteExists(root: string, name: string): Promise<boolean> {
+  return (await gitTry(root, ["remote", "get-url", name])).ok;
+}

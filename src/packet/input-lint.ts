@@ -3,6 +3,7 @@ import { join } from "node:path";
 import type { Config } from "../config/types.js";
 import { CONFIG_PATH } from "../config/types.js";
 import { listTree, readBlobBytes, type TreeEntry } from "../git/repo.js";
+import { remoteExists } from "../git/remote.js";
 import { HOLDOUT_DIR, holdoutProblem } from "../guards/holdout.js";
 import type { Problem } from "../util/problem.js";
 import { SUPPLIED_DIR } from "./load.js";
@@ -18,9 +19,37 @@ export async function inputProblems(input: { root: string; tip: string; config: 
   const tree = await listTree(input.root, input.tip);
   return [
     ...(await plantedProblems(input.root, tree, input.config.limits.maxFileSizeBytes)),
+    ...suppliedShapeProblems(tree, input.packets),
     ...surfaceProblems(input.root, tree, input.config),
     ...(await holdoutProblems(input.root, tree, input.packets)),
+    ...(await remoteProblems(input.root, input.config)),
   ];
+}
+
+/**
+ * Planted files that would not reach the worktree as the packet means them: a symbolic link (planted as a link,
+ * it points where the runner reads something the packet does not hold), and `packets/supplied/<ID>` as a file
+ * where its folder should be (the packet would run without its planted tests, silently).
+ */
+function suppliedShapeProblems(tree: ReadonlyMap<string, TreeEntry>, packets: readonly Packet[]): Problem[] {
+  const problems: Problem[] = [];
+  for (const [path, entry] of tree) {
+    if (!path.startsWith(`${SUPPLIED_DIR}/`)) continue;
+    const inside = path.slice(SUPPLIED_DIR.length + 1);
+    if (!inside.includes("/") && packets.some((packet) => packet.id === inside)) {
+      problems.push({ file: path, message: `is a file: a packet's planted files go in a folder, at their repository paths (${SUPPLIED_DIR}/${inside}/tests/test_x.py)` });
+    } else if (entry.mode === "120000") {
+      problems.push({ file: path, message: "is a symbolic link: plant the file itself (a link planted points wherever it points, which the packet does not hold)" });
+    }
+  }
+  return problems;
+}
+
+/** A `[target] remote` the repository does not have: every run would stop at its first fetch. */
+async function remoteProblems(root: string, config: Config): Promise<Problem[]> {
+  const remote = config.target.remote;
+  if (remote === undefined || (await remoteExists(root, remote))) return [];
+  return [{ file: CONFIG_PATH, key: "target.remote", message: `"${remote}" is not a remote of this repository (\`git remote -v\` lists them; add it with \`git remote add ${remote} <url>\`)` }];
 }
 
 /** Endings of the files a runner loads as tests or code: such a planted file must be text. */

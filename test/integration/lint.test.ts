@@ -3,7 +3,7 @@ import { lint } from "../../src/commands/lint.js";
 import { bufferOutput } from "../../src/log/output.js";
 import { makeRepo, type TestRepo } from "../helpers/git-repo.js";
 import { MINIMAL_CONFIG, packetToml } from "../helpers/packets.js";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setUpSample } from "../../src/commands/demo.js";
@@ -241,6 +241,22 @@ describe("factory lint", () => {
         /^packets\/supplied\/P01\/test\/bin\.test\.js: is binary \(it holds a NUL byte\)/m,
       ],
       [
+        "a planted test that is a symbolic link",
+        (loop) => {
+          loop.write("test/real.test.js", "// the team's own\n");
+          symlinkSync("../../../../test/real.test.js", join(loop.dir, "packets/supplied/P01/test/link.test.js"));
+        },
+        /^packets\/supplied\/P01\/test\/link\.test\.js: is a symbolic link: plant the file itself/m,
+      ],
+      [
+        "a packet's planted folder that is a file",
+        (loop) => {
+          rmSync(join(loop.dir, "packets/supplied/P01"), { recursive: true });
+          loop.write("packets/supplied/P01", "not a folder\n");
+        },
+        /^packets\/supplied\/P01: is a file: a packet's planted files go in a folder/m,
+      ],
+      [
         "a surface directory that does not exist",
         (loop) => loop.write(".factory/config.toml", loop.read(".factory/config.toml").replace('dir = "."', 'dir = "web"')),
         /^\.factory\/config\.toml:4: surfaces\.app\.dir: "web" is not a directory of the repository at the tip/m,
@@ -254,6 +270,17 @@ describe("factory lint", () => {
         const output = bufferOutput();
         expect(await lint({ cwd: loop.dir, ids: [], json: false, output })).toBe(2);
         expect(output.stderr.join("\n")).toMatch(said);
+      } finally {
+        loop.cleanup();
+      }
+    });
+
+    it("a [target] remote the repository does not have is a lint problem, exit 2", async () => {
+      const loop = makeLoopRepo({ script: {}, config: '[target]\nremote = "upstream"\n' });
+      try {
+        const output = bufferOutput();
+        expect(await lint({ cwd: loop.dir, ids: [], json: false, output })).toBe(2);
+        expect(output.stderr.join("\n")).toMatch(/^\.factory\/config\.toml: target\.remote: "upstream" is not a remote of this repository/m);
       } finally {
         loop.cleanup();
       }
