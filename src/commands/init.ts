@@ -34,7 +34,7 @@ export async function init(options: InitOptions): Promise<ExitCode> {
     const found = surfaces.map((surface) => `${surface.name} (${surface.kind}, ${surface.dir})`).join(", ");
     output.out(`Wrote ${CONFIG_PATH}${found ? ` with surfaces: ${found}` : " (no surfaces detected; add them)"}.`);
   }
-  const added = await ensureIgnored(root, [...IGNORED_STATE, ...new Set(surfaces.flatMap((surface) => CACHE_RULES[surface.kind]))]);
+  const added = await ensureIgnored(root, [...IGNORED_STATE, ...new Set(surfaces.flatMap(cacheRulesOf))]);
   if (added.length) output.out(`Added to .gitignore: ${added.join(" ")}`);
   output.out("Next: edit the config, add packets/<ID>-<slug>.toml, commit both, then `factory lint` and `factory plan`.");
   output.out("Next: factory doctor   # proves your agents, sandbox and gates before the first night");
@@ -43,9 +43,14 @@ export async function init(options: InitOptions): Promise<ExitCode> {
 
 /** The toolchains' cache directories, by surface kind: the test runs of every worktree leave them. */
 const CACHE_RULES: Record<DetectedSurface["kind"], string[]> = {
-  python: ["__pycache__/", ".pytest_cache/", ".ruff_cache/"],
+  python: ["__pycache__/", ".pytest_cache/"],
   node: ["node_modules/"],
 };
+
+/** Pure: a surface's cache directories to ignore: ruff's only where the project uses ruff (issue 57 §5). */
+export function cacheRulesOf(surface: Pick<DetectedSurface, "kind" | "ruff">): string[] {
+  return [...CACHE_RULES[surface.kind], ...(surface.kind === "python" && surface.ruff ? [".ruff_cache/"] : [])];
+}
 
 /** Appends the rules to .gitignore when missing; other rules are left exactly as they are. */
 export async function ensureIgnored(root: string, rules: readonly string[] = IGNORED_STATE): Promise<string[]> {

@@ -111,13 +111,22 @@ describe("factory init", () => {
     expect(parsed.ok && parsed.config.targetBranch).toBe("trunk");
   });
 
-  it("adds the detected toolchains' cache directories to .gitignore", async () => {
+  it("adds the detected toolchains' cache directories to .gitignore: ruff's only where the project uses ruff", async () => {
     repo = makeRepo();
     repo.write("pyproject.toml", "[project]\nname = 'x'\n");
     repo.write("web/package.json", "{}");
     await init({ cwd: repo.dir, output: bufferOutput() });
     const rules = repo.read(".gitignore").split("\n");
-    for (const rule of ["__pycache__/", ".pytest_cache/", ".ruff_cache/", "node_modules/"]) expect(rules).toContain(rule);
+    for (const rule of ["__pycache__/", ".pytest_cache/", "node_modules/"]) expect(rules).toContain(rule);
+    expect(rules).not.toContain(".ruff_cache/");
+    const withRuff = makeRepo();
+    try {
+      withRuff.write("pyproject.toml", "[project]\nname = 'x'\n\n[tool.ruff]\nline-length = 100\n");
+      await init({ cwd: withRuff.dir, output: bufferOutput() });
+      expect(withRuff.read(".gitignore").split("\n")).toContain(".ruff_cache/");
+    } finally {
+      withRuff.cleanup();
+    }
   });
 
   it("adds the state dirs to .gitignore without touching other rules, once", async () => {
