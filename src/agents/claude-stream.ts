@@ -1,6 +1,6 @@
 import { jsonLines } from "./call-files.js";
 import { resetFromText } from "./usage.js";
-import type { AgentStatus } from "./types.js";
+import { type AgentStatus, PROVIDER_FAILED } from "./types.js";
 
 /** What a Claude Code `--output-format stream-json --verbose` run said about itself. */
 export interface ClaudeRun {
@@ -78,7 +78,7 @@ export function claudeStatus(run: ClaudeRun, now = Date.now()): { status: AgentS
   }
   if ((result.apiErrorStatus ?? 0) >= 500) {
     // The provider failed (Claude Code retried and gave up): its outage, not the work's; backed off like a rate limit.
-    return { status: "rate-limited", detail: `the provider failed (API ${result.apiErrorStatus}), a server-side error: ${(result.text ?? "").slice(0, 200)}` };
+    return { status: "rate-limited", detail: `${PROVIDER_FAILED} (API ${result.apiErrorStatus}), a server-side error: ${(result.text ?? "").slice(0, 200)}` };
   }
   if (result.isError || result.subtype.startsWith("error")) {
     return { status: "agent-error", detail: `${result.subtype}${result.apiErrorStatus ? ` (API ${result.apiErrorStatus})` : ""}: ${(result.text ?? "").slice(0, 300)}` };

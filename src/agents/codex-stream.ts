@@ -1,6 +1,6 @@
 import type { Agent } from "../config/types.js";
 import { jsonLines } from "./call-files.js";
-import type { AgentStatus } from "./types.js";
+import { type AgentStatus, PROVIDER_FAILED } from "./types.js";
 import { resetFromText, saysProviderFailing, saysRateLimited, tokenCost } from "./usage.js";
 
 /** What a `codex exec --json` run said about itself. */
@@ -57,7 +57,7 @@ export function codexStatus(run: CodexRun, now = Date.now()): { status: AgentSta
       const resetsAt = resetFromText(failure, now);
       return { status: "rate-limited", detail: failure, ...(resetsAt ? { resetsAt } : {}) };
     }
-    if (saysProviderFailing(failure)) return { status: "rate-limited", detail: `the provider failed: ${failure}` };
+    if (saysProviderFailing(failure)) return { status: "rate-limited", detail: `${PROVIDER_FAILED}: ${failure}` };
     return { status: "agent-error", detail: failure };
   }
   if (!run.completed) return undefined;

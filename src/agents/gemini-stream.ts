@@ -1,5 +1,5 @@
 import { jsonLines } from "./call-files.js";
-import type { AgentStatus } from "./types.js";
+import { type AgentStatus, PROVIDER_FAILED } from "./types.js";
 import { resetFromText, saysProviderFailing, saysRateLimited } from "./usage.js";
 
 /** What a Gemini CLI `--output-format stream-json` run said about itself. */
@@ -88,7 +88,7 @@ export function geminiStatus(run: GeminiRun, stderr: string, now = Date.now()): 
       const resetsAt = resetFromText(`${detail}\n${stderr}`, now);
       return { status: "rate-limited", detail, ...(resetsAt ? { resetsAt } : {}) };
     }
-    if (saysProviderFailing(detail)) return { status: "rate-limited", detail: `the provider failed: ${detail}` };
+    if (saysProviderFailing(detail)) return { status: "rate-limited", detail: `${PROVIDER_FAILED}: ${detail}` };
     return { status: "agent-error", detail };
   }
   const turnLimit = run.errors.find((error) => /session turns/i.test(error));

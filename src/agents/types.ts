@@ -6,6 +6,14 @@ export type Role = "implementer" | "reviewer" | "assessor" | "planner";
 /** DESIGN §7: what any agent run comes down to. Derived from the output, never from the exit code alone. */
 export type AgentStatus = "ok" | "agent-error" | "permission-denied" | "max-turns" | "budget-exhausted" | "rate-limited" | "stalled" | "timed-out" | "crashed";
 
+/** How every adapter's detail begins when the provider itself failed (a 5xx): waited out like a rate limit, and said as what it is. */
+export const PROVIDER_FAILED = "the provider failed";
+
+/** Pure: whether a rate-limited outcome is the provider's own failure rather than a limit. */
+export function providerFailed(outcome: Pick<AgentOutcome, "status" | "detail">): boolean {
+  return outcome.status === "rate-limited" && (outcome.detail ?? "").startsWith(PROVIDER_FAILED);
+}
+
 export interface AgentOutcome {
   status: AgentStatus;
   /** Why, for anything but ok. */

@@ -3,7 +3,7 @@ import { createHash } from "node:crypto";
 import { copyFileSync, lstatSync, mkdirSync, readFileSync, rmSync, type Stats } from "node:fs";
 import { dirname, join } from "node:path";
 import { parseJsonFile } from "../agents/result.js";
-import type { AgentAdapter, AgentOutcome, Role } from "../agents/types.js";
+import { type AgentAdapter, type AgentOutcome, providerFailed, type Role } from "../agents/types.js";
 import { lowSpace } from "../util/resources.js";
 import { callCeilingUsd, UNKNOWN_COST_ESTIMATE_USD, type Surface, type Tier } from "../config/types.js";
 import { formatSize } from "../util/size.js";
@@ -81,7 +81,7 @@ export async function callAgent(ctx: RunContext, call: AgentCall): Promise<Agent
     ctx.emit({
       kind: "notice",
       packet: call.packet,
-      message: `rate-limited: agent "${tier.agent}" waits until ${new Date(wait.until).toISOString()} (${source}; no attempt spent); every packet on it waits too`,
+      message: `${providerFailed(outcome) ? "provider failing" : "rate-limited"}: agent "${tier.agent}" waits until ${new Date(wait.until).toISOString()} (${source}; no attempt spent); every packet on it waits too`,
     });
     waitedMs += Math.max(0, wait.until - Date.now());
     await sleepUntil(wait.until, ctx.signal);

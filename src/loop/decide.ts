@@ -78,7 +78,10 @@ export function agentCallEnd(
     };
   }
   if (outcome.status === "rate-limited") {
-    return { kind: "rate-limited", role, reason: `the ${role} was rate-limited${outcome.resetsAt ? ` until ${outcome.resetsAt}` : ""}`, ...(outcome.resetsAt ? { resetsAt: outcome.resetsAt } : {}) };
+    // Waited out alike, said as it was: a limit, or the provider's own failure (a 500 is no rate limit).
+    const until = outcome.resetsAt ? ` until ${outcome.resetsAt}` : "";
+    const reason = outcome.detail ? `the ${role} waits on its provider${until}: ${outcome.detail}` : `the ${role} was rate-limited${until}`;
+    return { kind: "rate-limited", role, reason, ...(outcome.resetsAt ? { resetsAt: outcome.resetsAt } : {}) };
   }
   if (outcome.neverStarted) {
     return {

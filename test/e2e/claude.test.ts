@@ -154,7 +154,7 @@ describe.skipIf(!available)("factory run with the real Claude Code", () => {
     // Claude Code gives up at once (it would retry 10 times over minutes); the factory backs off (at most rate_limit_wait) and calls again.
     const { target } = await withClaude({ implementer: [[failing], implementHonestly], reviewer: [reviewHonestly] }, { env: 'CLAUDE_CODE_MAX_RETRIES = "0"', config: 'rate_limit_wait = "2s"' });
     const { code, out } = await target.run();
-    expect(out).toMatch(/rate-limited: agent "claude" waits until/);
+    expect(out).toMatch(/provider failing: agent "claude" waits until/); // waited out like a limit, said as what it is
     expect(code).toBe(0);
     const finished = (await target.events("P01")).filter((event) => event.kind === "agent-finished" && event.role === "implementer");
     expect(finished[0]).toMatchObject({ outcome: "rate-limited", detail: expect.stringContaining("the provider failed (API 500)") });

@@ -211,6 +211,10 @@ describe("an agent call that did not succeed", () => {
       reason: "the implementer was rate-limited until 2026-12-01T00:00:00Z",
       resetsAt: "2026-12-01T00:00:00Z",
     });
+    // A provider that failed (a 500) is waited out like a limit, and said as what it was (issue 57 §5).
+    expect(agentCallEnd("reviewer", { status: "rate-limited", detail: "the provider failed (API 500), a server-side error: Internal server error" })).toMatchObject({
+      reason: "the reviewer waits on its provider: the provider failed (API 500), a server-side error: Internal server error",
+    });
     // A reset further away than rate_limit_wait: a failed call (attempt spent), its agent's packets wait for a later run.
     const far = agentCallEnd("implementer", { status: "rate-limited", resetsAt: "2099-01-01T00:00:00Z" }, { now: Date.parse("2026-12-01T00:00:00Z"), maxWaitMs: 30 * 60_000 });
     expect(far).toEqual({
