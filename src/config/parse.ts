@@ -227,7 +227,7 @@ function readAgents(root: Fields): Record<string, Agent> {
     let kind: AgentKind | undefined;
     if (kindText !== undefined) {
       kind = AGENT_KINDS.find((candidate) => candidate === kindText);
-      if (!kind) fields.report("kind", `unknown agent kind "${kindText}"; use one of ${AGENT_KINDS.join(", ")}`);
+      if (!kind) fields.report("kind", `unknown agent kind "${kindText}"${didYouMean(kindText, AGENT_KINDS)}; use one of ${AGENT_KINDS.join(", ")}`);
     }
     const bin = fields.string("bin", { nonEmpty: true });
     const run = fields.string("run", { nonEmpty: true });

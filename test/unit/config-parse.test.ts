@@ -188,3 +188,10 @@ describe("node:test's paths in the gate factory init writes", () => {
     expect(nodeTestArguments(["test/a.test.js", "test/**/*.test.mjs"])).toBe("test/a.test.js test/**/*.test.mjs");
   });
 });
+
+describe("a mistyped agent kind", () => {
+  it("names the kind probably meant (issue 57 §5)", () => {
+    const parsed = parseConfig('[agents.claude]\nkind = "claud"\n');
+    expect(parsed.ok ? [] : parsed.problems.map((problem) => problem.message)).toContain('unknown agent kind "claud" (did you mean "claude"?); use one of claude, codex, gemini, command');
+  });
+});
