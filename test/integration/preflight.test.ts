@@ -12,12 +12,22 @@ const setUp = useLoopRepos(afterEach);
 const honest = { write: { "src/double.js": DOUBLE_JS } };
 
 describe("preflight", () => {
-  it("refuses a run whose gate program is not on PATH or whose surface dir does not exist, naming the config key; nothing is claimed", async () => {
+  it("refuses a run whose surface dir does not exist at the tip, naming the config line; nothing is claimed", async () => {
     const target = setUp({ script: { P01: { implementer: [honest] } } });
-    target.write(".factory/config.toml", target.read(".factory/config.toml").replace('dir = "."', 'dir = "app"').replace('run = "node --test', 'run = "no-such-runner --test'));
-    target.commit("a broken config");
+    target.write(".factory/config.toml", target.read(".factory/config.toml").replace('dir = "."', 'dir = "app"'));
+    target.commit("a surface dir that is not there");
     const { code, out } = await target.run();
-    expect(out).toContain('factory run refused: surface "app": dir "app" is not a directory at the tip of main; fix [surfaces.app] dir');
+    expect(out).toContain('.factory/config.toml:4: surfaces.app.dir: "app" is not a directory of the repository at the tip');
+    expect(out).toContain("factory run: nothing was run; fix the problems above (`factory lint` lists them).");
+    expect(code).toBe(2);
+    expect(await target.events()).toEqual([]);
+  });
+
+  it("refuses a run whose gate program is not on PATH, naming the config key; nothing is claimed", async () => {
+    const target = setUp({ script: { P01: { implementer: [honest] } } });
+    target.write(".factory/config.toml", target.read(".factory/config.toml").replace('run = "node --test', 'run = "no-such-runner --test'));
+    target.commit("a gate program that is not installed");
+    const { code, out } = await target.run();
     expect(out).toContain('factory run refused: surface "app": gate "test" runs "no-such-runner", which is not on PATH');
     expect(code).toBe(2);
     expect(await target.events()).toEqual([]);

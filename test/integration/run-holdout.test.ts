@@ -72,9 +72,10 @@ describe.skipIf(!available)("hidden holdout tests", () => {
     const target = pythonTarget();
     target.git("add", "-f", ".factory/holdout");
     target.commit("holdout, committed by mistake");
-    const { code, out } = await queue.run(target, { P01: { implementer: [{ write: { "pkg/double.py": DOUBLE_PY } }] } });
+    const { code, out, events } = await queue.run(target, { P01: { implementer: [{ write: { "pkg/double.py": DOUBLE_PY } }] } });
     expect(out).toContain("its holdout files are committed (.factory/holdout/P01/tests/test_double_hidden.py)");
-    expect(code).toBe(1);
+    expect(code).toBe(2); // refused as an input, before anything is claimed or spent
+    expect(events.filter((event) => event.kind === "agent-finished")).toEqual([]);
   });
 
   it("cannot be steered by what the gates' own run of the code left behind: a conftest.py written into the tree", async () => {
