@@ -535,6 +535,47 @@ const MUTATIONS = [
     tests: [["test/e2e/pull-request.test.ts", "another worker is looking at is left to it"]],
   },
   {
+    guard: "PR mode: auto-merge waits for every required check to pass on the head",
+    file: "src/forge/review-state.ts",
+    from: "const missing = required.checks.filter((check) => !passedOn(check, input.checks, input.statuses));",
+    to: "const missing = required.checks.filter((check) => !passedOn(check, input.checks, input.statuses) && false);",
+    tests: [
+      ["test/unit/forge.test.ts", "merges only once every required check has passed"],
+      ["test/e2e/pull-request.test.ts", "waits for the checks the branch's rulesets require"],
+    ],
+  },
+  {
+    guard: "PR mode: no known required check is no proof of green (a person merges)",
+    file: "src/forge/review-state.ts",
+    from: 'if (required.kind === "unknown")',
+    to: 'if (required.kind === "unknown" && false)',
+    tests: [["test/e2e/pull-request.test.ts", "nothing saying which checks are required"]],
+  },
+  {
+    guard: "PR mode: a required check counts only from its app",
+    file: "src/forge/review-state.ts",
+    from: "const pinned = required.appId !== undefined || required.app !== undefined;",
+    to: "const pinned = false;",
+    tests: [["test/unit/forge.test.ts", "counts a required check only from the app"]],
+  },
+  {
+    guard: "PR mode: a status counts by each poster's newest word",
+    file: "src/forge/review-state.ts",
+    from: 'const key = JSON.stringify([status.context, status.creator?.login ?? ""]);',
+    to: "const key = status.context;",
+    tests: [["test/unit/forge.test.ts", "counts a required check only from the app"]],
+  },
+  {
+    guard: "PR mode: only writers' reviews become the next prompt",
+    file: "src/forge/review-state.ts",
+    from: "const may = (user: { login: string } | null) => user !== null && writers.has(user.login);",
+    to: "const may = (user: { login: string } | null) => user !== null || writers.has(\"\");",
+    tests: [
+      ["test/unit/forge.test.ts", "keeps the reviews and comments of users who may write"],
+      ["test/e2e/pull-request.test.ts", "from someone who may not write to the repository"],
+    ],
+  },
+  {
     guard: "landing tripwire: no test fails on the tree that lands unless it failed on the tip",
     file: "src/merge/land.ts",
     from: "    if (contradicted) return contradicted;",

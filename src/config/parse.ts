@@ -29,6 +29,7 @@ import {
   type AgentKind,
   type Config,
   type GateConfig,
+  type RequiredCheck,
   type Limits,
   type SandboxConfig,
   type Surface,
@@ -138,12 +139,38 @@ function readForge(root: Fields, required: boolean): Config["forge"] {
   if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(tokenEnv)) fields.report("token_env", `${JSON.stringify(tokenEnv)} is not an environment variable's name`);
   if (fields.raw("token") !== undefined) fields.report("token", 'a token is never written in the config: name the environment variable that holds it, token_env = "GITHUB_TOKEN"');
   const autoMerge = fields.boolean("auto_merge") ?? false;
+  const requiredChecks = readRequiredChecks(fields);
   const pollText = fields.raw("poll");
   const pollMs = pollText === undefined ? DEFAULT_FORGE_POLL_MS : parseDuration(pollText);
   if (pollText !== undefined && pollMs === undefined) fields.report("poll", `${JSON.stringify(pollText)} is not a duration; write e.g. "30s"`);
   const closeLabel = fields.string("close_label", { nonEmpty: true })?.trim() ?? DEFAULT_CLOSE_LABEL;
   fields.rejectUnknown();
-  return { kind: "github", api, repo: repo ?? "", tokenEnv, autoMerge, pollMs: pollMs ?? DEFAULT_FORGE_POLL_MS, closeLabel };
+  return { kind: "github", api, repo: repo ?? "", tokenEnv, autoMerge, requiredChecks, pollMs: pollMs ?? DEFAULT_FORGE_POLL_MS, closeLabel };
+}
+
+/** `required_checks = ["ci", { name = "test", app = "github-actions" }]`: a check's name, or its name and the slug of the app that must report it. */
+function readRequiredChecks(fields: Fields): RequiredCheck[] | undefined {
+  const value = fields.raw("required_checks");
+  if (value === undefined) return undefined;
+  const wanted = 'an array of check names, each a string or { name = "…", app = "…" }';
+  if (!Array.isArray(value)) {
+    fields.report("required_checks", `must be ${wanted}`);
+    return undefined;
+  }
+  const checks: RequiredCheck[] = [];
+  value.forEach((item, index) => {
+    if (typeof item === "string" && item.trim()) checks.push({ context: item.trim() });
+    else if (isPinnedCheck(item)) checks.push({ context: item.name.trim(), ...(item.app === undefined ? {} : { app: item.app }) });
+    else fields.report(["required_checks", index], `must be a check's name or { name = "…", app = "the app's slug, e.g. github-actions" }`);
+  });
+  return checks;
+}
+
+/** `{ name = "…", app = "a-slug" }`, `app` optional, nothing else. */
+function isPinnedCheck(value: unknown): value is { name: string; app?: string } {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
+  const { name, app, ...rest } = value as Record<string, unknown>;
+  return typeof name === "string" && name.trim() !== "" && Object.keys(rest).length === 0 && (app === undefined || (typeof app === "string" && /^[a-z0-9][a-z0-9-]*$/.test(app)));
 }
 
 function readLedger(root: Fields): Config["ledger"] {

@@ -45,6 +45,15 @@ export const DEFAULT_RERUNS = 2;
 export const TARGET_MODES = ["push", "pull-request"] as const;
 export type TargetMode = (typeof TARGET_MODES)[number];
 
+/** A check the forge must report passed on a PR's head: its name (a check run's, a status's context) and, where it is pinned, the app that must report it. */
+export interface RequiredCheck {
+  context: string;
+  /** GitHub's id of the app (branch protection's `app_id`, a ruleset's `integration_id`). */
+  appId?: number;
+  /** The app's slug (as the config names it: "github-actions"). */
+  app?: string;
+}
+
 export interface ForgeConfig {
   kind: "github";
   /** The REST API's base: https://api.github.com, or GitHub Enterprise's own. */
@@ -53,8 +62,14 @@ export interface ForgeConfig {
   repo: string;
   /** The environment variable that holds the token (never the config). */
   tokenEnv: string;
-  /** Merge a pull request once the forge's checks pass on its current head (squash, guarded by that head). */
+  /** Merge a pull request once the forge's required checks pass on its current head (squash, guarded by that head). */
   autoMerge: boolean;
+  /**
+   * `required_checks`: the checks that must pass on a PR's head before an
+   * auto-merge (each optionally pinned to the app that reports it); [] says the
+   * repository has no CI; unset, they are read from the branch's protection and rulesets.
+   */
+  requiredChecks: RequiredCheck[] | undefined;
   /** How often a run looks at its open pull requests while it has nothing else to do. */
   pollMs: number;
   /** An issue taken in with `factory intake` and labelled so is closed when its packet lands. */

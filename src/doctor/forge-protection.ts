@@ -22,17 +22,27 @@ export async function forgeProtectionLine(config: Config, signal?: AbortSignal):
   return protectionLine(what, config.targetBranch, protection);
 }
 
-/** Pure: the doctor line for a branch's protection. */
+/**
+ * Pure: the doctor line for a branch's protection (classic protection and
+ * rulesets together). "Up to date before merging" takes effect only with a
+ * required check (GitHub's own rule): with none it arms nothing.
+ */
 export function protectionLine(what: string, branch: string, protection: Protection): ProofLine {
   if (protection.kind === "none")
     return {
       what,
-      notArmed: `${branch} is not protected: a PR can merge onto a base its checks never ran on; require status checks with "Require branches to be up to date before merging" (or a merge queue)`,
+      notArmed: `${branch} is not protected (no branch protection, no ruleset requiring checks): a PR can merge onto a base its checks never ran on; require status checks with "Require branches to be up to date before merging" (or a merge queue)`,
     };
+  const where = `${branch}'s ${protection.from.join(" and ")}`;
   if (!protection.strict)
     return {
       what,
-      notArmed: `${branch}'s protection does not require branches to be up to date before merging: a PR gated on an older base can merge onto a newer one; turn that on (or use a merge queue)`,
+      notArmed: `${where} does not require branches to be up to date before merging: a PR gated on an older base can merge onto a newer one; turn that on (or use a merge queue)`,
     };
-  return { what: `${what}: the forge requires PRs up to date with ${branch}${protection.contexts.length ? ` and checks ${protection.contexts.join(", ")}` : ""}` };
+  if (protection.contexts.length === 0)
+    return {
+      what,
+      notArmed: `${where} requires branches to be up to date but no status check, and GitHub enforces "up to date" only with a required check: require the CI's check (and name it in [forge] required_checks)`,
+    };
+  return { what: `${what}: ${where} requires PRs up to date with ${branch} and checks ${protection.contexts.join(", ")}` };
 }

@@ -1,4 +1,6 @@
-import type { ForgeConfig } from "../config/types.js";
+import type { ForgeConfig, RequiredCheck } from "../config/types.js";
+
+export type { RequiredCheck };
 import { sleepUntil } from "../util/sleep.js";
 
 /** The parts of GitHub's REST answers the factory reads (the real shapes carry much more). */
@@ -38,6 +40,8 @@ export interface CheckRun {
   conclusion: string | null;
   html_url?: string | null;
   output?: { title?: string | null; summary?: string | null; text?: string | null };
+  /** The GitHub App that reported it. */
+  app?: { id: number; slug?: string } | null;
 }
 
 export interface CommitStatus {
@@ -45,6 +49,8 @@ export interface CommitStatus {
   state: "error" | "failure" | "pending" | "success";
   description: string | null;
   target_url?: string | null;
+  /** Who posted it (an app posts as "<slug>[bot]"). */
+  creator?: { login: string } | null;
 }
 
 export interface Review {
@@ -75,8 +81,11 @@ export interface AsyncMerge {
   details?: { message?: string; uuid?: string; sha?: string; expected_head_sha?: string };
 }
 
-/** What GitHub's branch protection enforces for landing on an up-to-date base. */
-export type Protection = { kind: "none" } | { kind: "protected"; strict: boolean; contexts: string[] };
+/** What GitHub's branch protection and rulesets enforce on a branch: up to date before merging (strict), and which checks. */
+export type Protection = { kind: "none" } | { kind: "protected"; strict: boolean; contexts: string[]; checks: RequiredCheck[]; from: string[] };
+
+/** A user's permission on the repository (GitHub's legacy names: admin, write, read, none). */
+export type Permission = "admin" | "write" | "read" | "none";
 
 /** The forge could not be reached or answered with an error: an environment fault, never the work's. */
 export class ForgeError extends Error {
@@ -110,6 +119,11 @@ export class GitHub {
     private readonly signal?: AbortSignal,
   ) {
     this.base = `${config.api}/repos/${config.repo}`;
+  }
+
+  /** "owner/name". */
+  get repo(): string {
+    return this.config.repo;
   }
 
   /** The open pull request from `head` (a branch of the same repository) into `base`, if there is one. */
@@ -153,8 +167,17 @@ export class GitHub {
     return ((await this.request("GET", `/commits/${sha}/check-runs?per_page=100`)) as { check_runs: CheckRun[] }).check_runs;
   }
 
+  /** Every status posted on a commit, newest first, with who posted it (the combined status names no creator). */
   async statuses(sha: string): Promise<CommitStatus[]> {
-    return ((await this.request("GET", `/commits/${sha}/status?per_page=100`)) as { statuses: CommitStatus[] }).statuses;
+    return (await this.request("GET", `/commits/${sha}/statuses?per_page=100`)) as CommitStatus[];
+  }
+
+  /** A user's permission on the repository; someone who is not a collaborator (404) has none. */
+  async permission(login: string): Promise<Permission> {
+    const answer = await this.send("GET", `/collaborators/${encodeURIComponent(login)}/permission`, undefined, [404]);
+    if (answer.status === 404) return "none";
+    const permission = (answer.body as { permission?: string }).permission;
+    return permission === "admin" || permission === "write" || permission === "read" ? permission : "none";
   }
 
   async reviews(number: number): Promise<Review[]> {
@@ -196,12 +219,14 @@ export class GitHub {
     return { kind: "merged", sha: body.sha ?? "" };
   }
 
-  /** The branch's protection; a 404 is an unprotected branch. */
+  /**
+   * What the branch's classic protection and the repository's rulesets for it
+   * require (a 404 is no protection, or a forge without rulesets), together.
+   */
   async protection(branch: string): Promise<Protection> {
-    const answer = await this.send("GET", `/branches/${encodeURIComponent(branch)}/protection`, undefined, [404]);
-    if (answer.status === 404) return { kind: "none" };
-    const checks = (answer.body as { required_status_checks?: { strict?: boolean; contexts?: string[] } | null }).required_status_checks;
-    return { kind: "protected", strict: checks?.strict === true, contexts: checks?.contexts ?? [] };
+    const classic = await this.send("GET", `/branches/${encodeURIComponent(branch)}/protection`, undefined, [404]);
+    const rules = await this.send("GET", `/rules/branches/${encodeURIComponent(branch)}`, undefined, [404]);
+    return protectionOf(classic.status === 404 ? undefined : classic.body, rules.status === 404 ? undefined : rules.body);
   }
 
   private async request(method: string, path: string, body?: unknown): Promise<unknown> {
@@ -269,6 +294,34 @@ export function asyncAnswer(number: number, sha: string, result: AsyncMerge): Me
     default:
       return undefined;
   }
+}
+
+type ClassicChecks = { strict?: boolean; contexts?: string[]; checks?: { context: string; app_id?: number | null }[] } | null;
+type Rule = { type?: string; parameters?: { strict_required_status_checks_policy?: boolean; required_status_checks?: { context: string; integration_id?: number | null }[] } };
+
+/** Pure: branch protection (GitHub's answer, or undefined: none) and the branch's rules (the array, or undefined) as one requirement. */
+export function protectionOf(classic: unknown, rules: unknown): Protection {
+  const from: string[] = [];
+  const checks: RequiredCheck[] = [];
+  let strict = false;
+  const add = (context: string, appId: number | null | undefined) => {
+    if (!checks.some((check) => check.context === context && check.appId === (appId ?? undefined))) checks.push({ context, ...(typeof appId === "number" ? { appId } : {}) });
+  };
+  if (classic !== undefined) {
+    from.push("branch protection");
+    const required = (classic as { required_status_checks?: ClassicChecks }).required_status_checks;
+    strict ||= required?.strict === true;
+    if (required?.checks?.length) for (const check of required.checks) add(check.context, check.app_id);
+    else for (const context of required?.contexts ?? []) add(context, undefined);
+  }
+  const statusRules = (Array.isArray(rules) ? (rules as Rule[]) : []).filter((rule) => rule.type === "required_status_checks");
+  if (statusRules.length > 0) from.push("rulesets");
+  for (const rule of statusRules) {
+    strict ||= rule.parameters?.strict_required_status_checks_policy === true;
+    for (const check of rule.parameters?.required_status_checks ?? []) add(check.context, check.integration_id);
+  }
+  if (from.length === 0) return { kind: "none" };
+  return { kind: "protected", strict, contexts: [...new Set(checks.map((check) => check.context))], checks, from };
 }
 
 /** Pure: how long to wait before trying again (ms), or undefined for an answer that will not change by waiting. */

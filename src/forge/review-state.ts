@@ -1,4 +1,13 @@
-import type { CheckRun, CommitStatus, PullRequest, Review, ReviewComment } from "./github.js";
+import type { CheckRun, CommitStatus, PullRequest, RequiredCheck, Review, ReviewComment } from "./github.js";
+
+/**
+ * Which checks must have passed on the gated head before an auto-merge:
+ * listed (by the config, or by the branch's protection and rulesets); none
+ * (the config says the repository has no CI: `required_checks = []`); or
+ * unknown (nothing says), where "no check failed" proves nothing: the forge
+ * registers a push's check suites only seconds after it.
+ */
+export type Requirement = { kind: "listed"; checks: readonly RequiredCheck[]; from: string } | { kind: "none" } | { kind: "unknown" };
 
 /** What a packet's open pull request calls for now. */
 export type PullVerdict =
@@ -18,6 +27,8 @@ export type PullVerdict =
   | { kind: "person"; why: string };
 
 const FAILED = new Set(["failure", "timed_out", "cancelled", "action_required", "startup_failure", "stale"]);
+/** The conclusions GitHub lets a required check pass with. */
+const PASSED = new Set(["success", "neutral", "skipped"]);
 /** The longest piece of a check's output carried into the next attempt's feedback. */
 const MAX_OUTPUT = 2_000;
 
@@ -39,6 +50,7 @@ export function judgePull(input: {
   reviews: readonly Review[];
   comments: readonly ReviewComment[];
   autoMerge: boolean;
+  required: Requirement;
 }): PullVerdict {
   const { pull, head } = input;
   if (pull.merged) return { kind: "merged", commit: pull.merge_commit_sha ?? "" };
@@ -71,16 +83,70 @@ export function judgePull(input: {
       .map((status) => status.context),
   ];
   if (running.length > 0) return { kind: "wait", why: `checks still running on PR #${pull.number}: ${running.join(", ")}` };
+  const { required } = input;
+  if (required.kind === "listed") {
+    const missing = required.checks.filter((check) => !passedOn(check, input.checks, input.statuses));
+    if (missing.length > 0) return { kind: "wait", why: `PR #${pull.number} waits for the required checks ${missing.map(describeCheck).join(", ")} (${required.from}) to pass on its head` };
+  }
   if (!input.autoMerge) return { kind: "person", why: `PR #${pull.number} passed its checks and waits for a person to merge it: ${pull.html_url}` };
+  if (required.kind === "unknown")
+    return {
+      kind: "person",
+      why: `PR #${pull.number} is not merged by the factory: no required check is known, and a PR with no failing check has not passed one (the forge registers its checks after a push); name them in [forge] required_checks (or require them in ${pull.base.ref}'s branch protection or a ruleset), or write required_checks = [] for a repository without CI: ${pull.html_url}`,
+    };
   if (pull.mergeable === null) return { kind: "wait", why: `the forge is still working out whether PR #${pull.number} can merge` };
   return { kind: "merge" };
 }
 
-/** A status context reported several times counts by its newest report (GitHub lists newest first). */
+/**
+ * Pure: whether the forge reports a required check passed on the head: a
+ * check run of that name, or a status of that context, from the app the
+ * requirement pins (a status posted by anyone else counts for nothing; an app
+ * known only by its id is recognised in a status by the slug its check runs
+ * carry). A status counts by its poster's newest report.
+ */
+export function passedOn(required: RequiredCheck, checks: readonly CheckRun[], statuses: readonly CommitStatus[]): boolean {
+  const pinned = required.appId !== undefined || required.app !== undefined;
+  const byApp = (check: CheckRun) => (required.appId !== undefined ? check.app?.id === required.appId : required.app === undefined || check.app?.slug === required.app);
+  if (checks.some((check) => check.name === required.context && byApp(check) && check.status === "completed" && PASSED.has(check.conclusion ?? ""))) return true;
+  const slug = required.app ?? checks.find((check) => required.appId !== undefined && check.app?.id === required.appId)?.app?.slug;
+  return latestStatuses(statuses).some((status) => status.context === required.context && status.state === "success" && (!pinned || (slug !== undefined && status.creator?.login === `${slug}[bot]`)));
+}
+
+function describeCheck(check: RequiredCheck): string {
+  const app = check.app ?? (check.appId !== undefined ? `app ${check.appId}` : undefined);
+  return app ? `"${check.context}" (from ${app})` : `"${check.context}"`;
+}
+
+/**
+ * A status context reported several times counts by each poster's newest
+ * report (GitHub lists newest first): a later "success" from someone else
+ * does not hide the CI's failure.
+ */
 function latestStatuses(statuses: readonly CommitStatus[]): CommitStatus[] {
   const seen = new Map<string, CommitStatus>();
-  for (const status of statuses) if (!seen.has(status.context)) seen.set(status.context, status);
+  for (const status of statuses) {
+    const key = JSON.stringify([status.context, status.creator?.login ?? ""]);
+    if (!seen.has(key)) seen.set(key, status);
+  }
   return [...seen.values()];
+}
+
+/**
+ * Pure: the reviews and review comments that may become the next prompt:
+ * those of users who may write to the repository. Anyone else's are left out
+ * and named (a stranger's "changes requested" on a public repository is not
+ * the team's word).
+ */
+export function fromWriters(reviews: readonly Review[], comments: readonly ReviewComment[], writers: ReadonlySet<string>): { reviews: Review[]; comments: ReviewComment[]; ignored: string[] } {
+  const may = (user: { login: string } | null) => user !== null && writers.has(user.login);
+  const ignored = new Set<string>();
+  for (const entry of [...reviews, ...comments]) if (!may(entry.user) && (("state" in entry && entry.state !== "COMMENTED") || "path" in entry)) ignored.add(entry.user?.login ?? "(a deleted user)");
+  return {
+    reviews: reviews.filter((review) => may(review.user)),
+    comments: comments.filter((comment) => may(comment.user)),
+    ignored: [...ignored].sort(),
+  };
 }
 
 /** Each reviewer's newest review that says something (a comment-only review does not undo a request for changes). */

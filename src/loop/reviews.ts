@@ -1,8 +1,9 @@
 import { reportToIssue } from "./issue-report.js";
 import { gitTry, resolveCommit, treeOf } from "../git/repo.js";
 import { deleteBranch, removeWorktree } from "../git/worktree.js";
-import { ForgeError, forgeOf, type GitHub } from "../forge/github.js";
-import { judgePull, type PullVerdict } from "../forge/review-state.js";
+import { ForgeError, forgeOf, type GitHub, type Permission } from "../forge/github.js";
+import { fromWriters, judgePull, type PullVerdict, type Requirement } from "../forge/review-state.js";
+import type { ForgeConfig } from "../config/types.js";
 import { stamp, type EventBody } from "../ledger/events.js";
 import type { PacketRecord } from "../ledger/fold.js";
 import { fetchTarget } from "../git/remote.js";
@@ -44,6 +45,7 @@ export async function watchReviews(ctx: RunContext, packets: readonly Packet[]):
   const { state } = await ctx.ledger.read();
   const byId = new Map(packets.map((packet) => [packet.id, packet]));
   const forge = forgeOf(forgeConfig, process.env, ctx.signal);
+  const pass = onePass(forge, forgeConfig, ctx.branch);
   for (const record of state.packets.values()) {
     if (record.status.state !== "in_review") continue;
     // On PostgreSQL one worker at a time looks at a PR (and merges it): the others leave it to that one.
@@ -54,7 +56,7 @@ export async function watchReviews(ctx: RunContext, packets: readonly Packet[]):
       continue;
     }
     try {
-      await watchOne(ctx, forge, forgeConfig.autoMerge, record, byId.get(record.id), watch);
+      await watchOne(ctx, pass, record, byId.get(record.id), watch);
     } catch (error) {
       if (!(error instanceof ClaimLost)) throw error;
       ctx.emit({ kind: "notice", packet: record.id, message: error.message });
@@ -66,12 +68,50 @@ export async function watchReviews(ctx: RunContext, packets: readonly Packet[]):
   return watch;
 }
 
-async function watchOne(ctx: RunContext, forge: GitHub, autoMerge: boolean, record: PacketRecord, packet: Packet | undefined, watch: ReviewWatch): Promise<void> {
+/** What one look at the PRs asks the forge once, whatever the number of PRs: the requirement, each reviewer's permission. */
+interface Pass {
+  forge: GitHub;
+  autoMerge: boolean;
+  required(): Promise<Requirement>;
+  permission(login: string): Promise<Permission>;
+}
+
+function onePass(forge: GitHub, config: ForgeConfig, branch: string): Pass {
+  let required: Promise<Requirement> | undefined;
+  const permissions = new Map<string, Promise<Permission>>();
+  return {
+    forge,
+    autoMerge: config.autoMerge,
+    required() {
+      required ??= requirementOf(forge, config, branch);
+      return required.catch((error: unknown) => {
+        required = undefined; // an unreachable forge is asked again by the next PR
+        throw error;
+      });
+    },
+    permission(login) {
+      const known = permissions.get(login) ?? forge.permission(login);
+      permissions.set(login, known);
+      return known;
+    },
+  };
+}
+
+/** The config's list when it has one (`[]`: no CI); else what the branch's protection and rulesets require; else unknown. */
+async function requirementOf(forge: GitHub, config: ForgeConfig, branch: string): Promise<Requirement> {
+  if (config.requiredChecks) return config.requiredChecks.length === 0 ? { kind: "none" } : { kind: "listed", checks: config.requiredChecks, from: "[forge] required_checks" };
+  if (!config.autoMerge) return { kind: "unknown" }; // a person merges: what the forge requires is theirs to see
+  const protection = await forge.protection(branch);
+  if (protection.kind === "none" || protection.checks.length === 0) return { kind: "unknown" };
+  return { kind: "listed", checks: protection.checks, from: `${branch}'s ${protection.from.join(" and ")}` };
+}
+
+async function watchOne(ctx: RunContext, pass: Pass, record: PacketRecord, packet: Packet | undefined, watch: ReviewWatch): Promise<void> {
   const status = record.status as InReview;
   let verdict: PullVerdict;
   try {
-    verdict = await look(forge, status, autoMerge);
-    if (verdict.kind === "merge") verdict = await merge(ctx, forge, record.id, status);
+    verdict = await look(pass, status, watch, record.id);
+    if (verdict.kind === "merge") verdict = await merge(ctx, pass, record.id, status, watch);
   } catch (error) {
     if (!(error instanceof ForgeError)) throw error;
     ctx.emit({ kind: "notice", packet: record.id, message: `PR #${status.number}: ${error.message}; looking again later (no attempt spent)` });
@@ -108,16 +148,30 @@ async function watchOne(ctx: RunContext, forge: GitHub, autoMerge: boolean, reco
   if (merged?.kind === "merged" && packet) await reportToIssue(ctx, packet, status.attempt, merged.commit);
 }
 
-async function look(forge: GitHub, status: InReview, autoMerge: boolean): Promise<PullVerdict> {
+async function look(pass: Pass, status: InReview, watch: ReviewWatch, id: string, autoMerge = pass.autoMerge): Promise<PullVerdict> {
+  const { forge } = pass;
   const pull = await forge.pull(status.number);
   const { head, fork } = status;
-  if (pull.merged || pull.state === "closed" || pull.head.sha !== head) return judgePull({ pull, head, fork, checks: [], statuses: [], reviews: [], comments: [], autoMerge });
-  const [checks, statuses, reviews, comments] = await Promise.all([forge.checkRuns(head), forge.statuses(head), forge.reviews(status.number), forge.reviewComments(status.number)]);
-  return judgePull({ pull, head, fork, checks, statuses, reviews, comments, autoMerge });
+  const none = { checks: [], statuses: [], reviews: [], comments: [], required: { kind: "none" } } as const;
+  if (pull.merged || pull.state === "closed" || pull.head.sha !== head) return judgePull({ pull, head, fork, ...none, autoMerge });
+  const [checks, statuses, reviews, comments, required] = await Promise.all([
+    forge.checkRuns(head),
+    forge.statuses(head),
+    forge.reviews(status.number),
+    forge.reviewComments(status.number),
+    pass.required(),
+  ]);
+  const logins = [...new Set([...reviews, ...comments].map((entry) => entry.user?.login).filter((login): login is string => login !== undefined))];
+  const permissions = await Promise.all(logins.map(async (login) => [login, await pass.permission(login)] as const));
+  const writers = new Set(permissions.filter(([, permission]) => permission === "admin" || permission === "write").map(([login]) => login));
+  const trusted = fromWriters(reviews, comments, writers);
+  if (trusted.ignored.length > 0) watch.notes.push(`${id}: PR #${status.number}: left out the reviews of ${trusted.ignored.join(", ")}, who may not write to ${pass.forge.repo}`);
+  return judgePull({ pull, head, fork, checks, statuses, reviews: trusted.reviews, comments: trusted.comments, autoMerge, required });
 }
 
 /** auto_merge: squash, guarded by the gated head; a 405 (not mergeable yet) waits, a 409 (the head moved) reads the PR again. */
-async function merge(ctx: RunContext, forge: GitHub, id: string, status: InReview): Promise<PullVerdict> {
+async function merge(ctx: RunContext, pass: Pass, id: string, status: InReview, watch: ReviewWatch): Promise<PullVerdict> {
+  const { forge } = pass;
   const message = (await gitMessage(ctx.root, status.head)) ?? `${id}\n`;
   const [title = id, ...rest] = message.split("\n");
   const answer = await forge.merge(status.number, { sha: status.head, title, message: rest.join("\n").trim() });
@@ -125,7 +179,7 @@ async function merge(ctx: RunContext, forge: GitHub, id: string, status: InRevie
   if (answer.kind === "not-mergeable") return { kind: "wait", why: `the forge will not merge PR #${status.number} yet: ${answer.message}` };
   if (answer.kind === "merging") return { kind: "wait", why: answer.message };
   ctx.emit({ kind: "notice", packet: id, message: `PR #${status.number}: the forge refused the merge because the head moved (${answer.message}); reading the PR again` });
-  return look(forge, status, false).then((again) => (again.kind === "person" ? { kind: "wait", why: "read again after a 409" } : again));
+  return look(pass, status, watch, id, false).then((again) => (again.kind === "person" ? { kind: "wait", why: "read again after a 409" } : again));
 }
 
 async function gitMessage(root: string, commit: string): Promise<string | undefined> {

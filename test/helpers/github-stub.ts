@@ -12,7 +12,20 @@ export interface StubCheck {
   status: "queued" | "in_progress" | "completed";
   conclusion: "success" | "failure" | "neutral" | "cancelled" | "timed_out" | "action_required" | "skipped" | null;
   output?: { title: string | null; summary: string | null; text: string | null };
+  /** The app that reports it (default: GitHub Actions). */
+  app?: { id: number; slug: string };
 }
+
+/** A commit status as the stub reports it (GitHub's shape): who posted it, newest first in the list. */
+export interface StubStatus {
+  context: string;
+  state: "error" | "failure" | "pending" | "success";
+  description: string | null;
+  creator: string;
+}
+
+/** GitHub Actions as an app: its id and slug (a status it posts is by "github-actions[bot]"). */
+export const ACTIONS_APP = { id: 15368, slug: "github-actions" };
 
 export interface StubPull {
   number: number;
@@ -64,6 +77,17 @@ export interface GitHubStub {
   issues: Map<number, StubIssue>;
   /** The checks the forge reports on a head: the n-th head it saw for the PR (0 first). Default: one passing check. */
   checks: (sha: string, nthHead: number) => StubCheck[];
+  /**
+   * How many reads of a head's check runs find none before its check suite is registered: GitHub registers a
+   * push's suites seconds after it, so the first look finds nothing. Default 1.
+   */
+  registerAfter: number;
+  /** The commit statuses on a head, newest first. Default: none. */
+  statuses: (sha: string, nthHead: number) => StubStatus[];
+  /** Reviews the forge shows on each head the PR had, besides `pulls.get(n).reviews`. Default: none. */
+  reviewsOn: (sha: string, nthHead: number) => { user: { login: string }; state: string; body: string }[];
+  /** The users who may write to the repository (GitHub's collaborator permission "write"); anyone else reads. */
+  writers: Set<string>;
   /** Faults the next requests (any) answer with before being served: a 5xx, or a rate limit with its headers. */
   faults: { status: number; headers?: Record<string, string> }[];
   /** Status codes the next synchronous merge calls answer before any real merge (405, 409). */
@@ -76,6 +100,8 @@ export interface GitHubStub {
   asyncFailures: string[];
   /** The branch protection of a branch, as GitHub answers it; undefined: 404, not protected. */
   protection: Record<string, unknown> | undefined;
+  /** The rules that apply to a branch, as GitHub answers `GET /rules/branches/B` (rulesets' rules). Default: none. */
+  rules: Record<string, unknown>[];
   /** A person merges the PR on the forge (a squash, as GitHub's button does). */
   personMerges(number: number): string;
   close(number: number): void;
@@ -114,6 +140,8 @@ export async function startGitHubStub(input: {
   };
   const site = `https://github.example/${input.owner}/${input.repo}`;
   let next = 1;
+  /** How often each head's check runs were read (the suite registers after `registerAfter` reads). */
+  const checkReads = new Map<string, number>();
   /** Asynchronous merge requests by uuid: what was asked, how often it was read, and its result once it ran. */
   const asyncRequests = new Map<string, { pull: number; sha: string; title: string; message: string; reads: number; result?: unknown }>();
   const stub: GitHubStub = {
@@ -123,6 +151,11 @@ export async function startGitHubStub(input: {
     pulls: new Map(),
     issues: new Map(),
     checks: () => [{ name: "ci", status: "completed", conclusion: "success", output: { title: "ok", summary: "all green", text: null } }],
+    registerAfter: 1,
+    statuses: () => [],
+    reviewsOn: () => [],
+    writers: new Set(),
+    rules: [],
     mergeAnswers: [],
     asyncMerge: true,
     asyncPending: 0,
@@ -295,17 +328,57 @@ export async function startGitHubStub(input: {
       const found = reviewPath;
       const pull = stub.pulls.get(Number(found[1]));
       if (!pull) return answer(response, 404, { message: "Not Found" });
-      return answer(response, 200, found[2] === "reviews" ? pull.reviews.map((review, at) => ({ id: at + 1, ...review })) : pull.comments.map((comment, at) => ({ id: at + 1, ...comment })));
+      const reviews = [...pull.reviews, ...pull.heads.flatMap((sha, nth) => stub.reviewsOn(sha, nth).map((review) => ({ ...review, commit_id: sha })))];
+      return answer(response, 200, found[2] === "reviews" ? reviews.map((review, at) => ({ id: at + 1, ...review })) : pull.comments.map((comment, at) => ({ id: at + 1, ...comment })));
     }
-    const commitPath = /^\/commits\/([0-9a-f]{40})\/(check-runs|status)$/.exec(rest);
+    const commitPath = /^\/commits\/([0-9a-f]{40})\/(check-runs|statuses)$/.exec(rest);
     if (commitPath && method === "GET") {
       const found = commitPath;
       const sha = found[1] as string;
       const pull = [...stub.pulls.values()].find((candidate) => candidate.heads.includes(sha));
-      if (found[2] === "status") return answer(response, 200, { state: "success", sha, total_count: 0, statuses: [] });
-      const checks = pull ? stub.checks(sha, pull.heads.indexOf(sha)) : [];
-      return answer(response, 200, { total_count: checks.length, check_runs: checks.map((check, at) => ({ id: at + 1, head_sha: sha, html_url: `${site}/runs/${at + 1}`, ...check })) });
+      const nth = pull ? pull.heads.indexOf(sha) : -1;
+      if (found[2] === "statuses") {
+        const statuses = pull ? stub.statuses(sha, nth) : [];
+        return answer(
+          response,
+          200,
+          statuses.map((status, at) => ({
+            url: `${stub.api}/repos/${input.owner}/${input.repo}/statuses/${sha}`,
+            avatar_url: null,
+            id: at + 1,
+            node_id: `S${at + 1}`,
+            state: status.state,
+            description: status.description,
+            target_url: null,
+            context: status.context,
+            created_at: new Date(Date.now() - at * 1000).toISOString(),
+            updated_at: new Date(Date.now() - at * 1000).toISOString(),
+            creator: { login: status.creator, id: 100 + at, type: status.creator.endsWith("[bot]") ? "Bot" : "User" },
+          })),
+        );
+      }
+      const reads = (checkReads.get(sha) ?? 0) + 1;
+      checkReads.set(sha, reads);
+      const checks = pull && reads > stub.registerAfter ? stub.checks(sha, nth) : [];
+      return answer(response, 200, {
+        total_count: checks.length,
+        check_runs: checks.map(({ app = ACTIONS_APP, ...check }, at) => ({
+          id: at + 1,
+          head_sha: sha,
+          html_url: `${site}/runs/${at + 1}`,
+          ...check,
+          app: { ...app, node_id: `A${app.id}`, name: app.slug },
+        })),
+      });
     }
+    const permissionPath = /^\/collaborators\/([^/]+)\/permission$/.exec(rest);
+    if (permissionPath && method === "GET") {
+      const login = decodeURIComponent(permissionPath[1] as string);
+      const permission = stub.writers.has(login) ? "write" : "read";
+      return answer(response, 200, { permission, role_name: permission, user: { login, id: 1, type: "User" } });
+    }
+    const rulesPath = /^\/rules\/branches\/([^/]+)$/.exec(rest);
+    if (rulesPath && method === "GET") return answer(response, 200, stub.rules);
     const issuePath = /^\/issues\/(\d+)(\/comments)?$/.exec(rest);
     if (issuePath) {
       const issue = stub.issues.get(Number(issuePath[1]));

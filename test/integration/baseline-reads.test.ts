@@ -13,7 +13,9 @@ import { pytestAvailable, usePythonQueue, writePythonProject } from "../helpers/
  * verdict tree is built from it before the candidate's one full-suite run, rather than found by that run and
  * run again.
  */
-const available = pytestAvailable("the baseline-reads test") && (tracer() !== undefined || (console.warn("skipping the baseline-reads test: strace is not on this machine"), false));
+const traced = tracer() !== undefined;
+if (!traced) console.warn("skipping the baseline-reads test: strace is not on this machine");
+const available = pytestAvailable("the baseline-reads test") && traced;
 const queue = usePythonQueue(afterEach);
 const runDirs: string[] = [];
 afterEach(() => {

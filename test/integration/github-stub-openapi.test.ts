@@ -61,13 +61,29 @@ describe.skipIf(!spec.ok)("the scripted GitHub against GitHub's OpenAPI descript
     expect(await client.openPullFrom("factory/P01", "main")).toMatchObject({ number: created.number });
     await client.updatePull(created.number, { body: "new body" });
     await client.pull(created.number);
-    await client.checkRuns(created.head.sha);
-    await client.statuses(created.head.sha);
+    expect(await client.checkRuns(created.head.sha)).toEqual([]); // the check suite is registered after the first read, as GitHub does after a push
+    expect(await client.checkRuns(created.head.sha)).toEqual([expect.objectContaining({ name: "ci", app: expect.objectContaining({ slug: "github-actions" }) })]);
+    stub.statuses = () => [{ context: "ci", state: "success", description: "ok", creator: "github-actions[bot]" }];
+    expect(await client.statuses(created.head.sha)).toEqual([expect.objectContaining({ context: "ci", creator: expect.objectContaining({ login: "github-actions[bot]" }) })]);
+    stub.writers.add("alice");
+    expect(await client.permission("alice")).toBe("write");
+    expect(await client.permission("mallory")).toBe("read");
     await client.reviews(created.number);
     await client.reviewComments(created.number);
     expect(await client.protection("main")).toEqual({ kind: "none" });
     stub.protection = { url: "u", required_status_checks: { url: "u", strict: true, contexts: ["ci"], contexts_url: "u", checks: [{ context: "ci", app_id: null }] } };
     expect(await client.protection("main")).toMatchObject({ kind: "protected", strict: true });
+    stub.protection = undefined;
+    stub.rules = [
+      {
+        type: "required_status_checks",
+        ruleset_source_type: "Repository",
+        ruleset_source: "acme/w",
+        ruleset_id: 1,
+        parameters: { strict_required_status_checks_policy: true, required_status_checks: [{ context: "ci", integration_id: 15368 }] },
+      },
+    ];
+    expect(await client.protection("main")).toEqual({ kind: "protected", strict: true, contexts: ["ci"], checks: [{ context: "ci", appId: 15368 }], from: ["rulesets"] });
     // A forge without the asynchronous merge (404): the synchronous one, its 405 and 409 answers.
     stub.asyncMerge = false;
     stub.mergeAnswers = [405, 409];

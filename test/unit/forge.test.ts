@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { parseConfig } from "../../src/config/parse.js";
 import { protectionLine } from "../../src/doctor/forge-protection.js";
-import { asyncAnswer, waitFor, type CheckRun, type PullRequest } from "../../src/forge/github.js";
+import { asyncAnswer, protectionOf, waitFor, type CheckRun, type CommitStatus, type PullRequest } from "../../src/forge/github.js";
 import { pullBody } from "../../src/forge/pull-body.js";
-import { judgePull } from "../../src/forge/review-state.js";
+import { fromWriters, judgePull, passedOn } from "../../src/forge/review-state.js";
 
 const HEAD = "a".repeat(40);
 const pull = (extra: Partial<PullRequest> = {}): PullRequest => ({
@@ -17,15 +17,42 @@ const pull = (extra: Partial<PullRequest> = {}): PullRequest => ({
   base: { ref: "main", sha: "b".repeat(40) },
   ...extra,
 });
-const check = (conclusion: string | null, status = "completed"): CheckRun => ({ name: "ci", status, conclusion, output: { title: "t", summary: "expected 4, got 5", text: null } });
+const ACTIONS = { id: 15368, slug: "github-actions" };
+const check = (conclusion: string | null, status = "completed", app = ACTIONS): CheckRun => ({ name: "ci", status, conclusion, output: { title: "t", summary: "expected 4, got 5", text: null }, app });
+const status = (state: CommitStatus["state"], login: string, context = "ci"): CommitStatus => ({ context, state, description: state, creator: { login } });
+const CI = { kind: "listed", checks: [{ context: "ci" }], from: "[forge] required_checks" } as const;
 const judge = (input: Partial<Parameters<typeof judgePull>[0]> = {}) =>
-  judgePull({ pull: pull(), head: HEAD, fork: "b".repeat(40), checks: [check("success")], statuses: [], reviews: [], comments: [], autoMerge: true, ...input });
+  judgePull({ pull: pull(), head: HEAD, fork: "b".repeat(40), checks: [check("success")], statuses: [], reviews: [], comments: [], autoMerge: true, required: CI, ...input });
 
 describe("judgePull", () => {
   it("merges a PR whose checks all passed on the gated head, with auto_merge; leaves it to a person without", () => {
     expect(judge()).toEqual({ kind: "merge" });
     expect(judge({ autoMerge: false })).toMatchObject({ kind: "person" });
-    expect(judge({ checks: [] })).toEqual({ kind: "merge" });
+    expect(judge({ checks: [], required: { kind: "none" } })).toEqual({ kind: "merge" }); // the config says there is no CI
+  });
+
+  it("merges only once every required check has passed on the head: none reported yet (the forge registers them after a push) waits", () => {
+    expect(judge({ checks: [] })).toMatchObject({ kind: "wait", why: expect.stringContaining('waits for the required checks "ci" ([forge] required_checks)') });
+    expect(judge({ checks: [{ ...check("success"), name: "lint" }] })).toMatchObject({ kind: "wait" });
+    expect(judge({ checks: [check("skipped")] })).toEqual({ kind: "merge" });
+    expect(judge({ checks: [], statuses: [status("success", "jenkins")] })).toEqual({ kind: "merge" });
+    // Nothing says which checks: no failing check proves nothing, so a person merges.
+    expect(judge({ required: { kind: "unknown" } })).toMatchObject({ kind: "person", why: expect.stringContaining("[forge] required_checks") });
+    expect(judge({ checks: [], required: { kind: "unknown" } })).toMatchObject({ kind: "person" });
+  });
+
+  it("counts a required check only from the app that must report it, and a status by each poster's newest word", () => {
+    const pinned = { kind: "listed", checks: [{ context: "ci", appId: ACTIONS.id }], from: "main's branch protection" } as const;
+    expect(judge({ required: pinned })).toEqual({ kind: "merge" });
+    expect(judge({ required: pinned, checks: [check("success", "completed", { id: 1, slug: "impostor" })] })).toMatchObject({ kind: "wait" });
+    // A status from the pinned app (recognised by the slug its check runs carry); one from anyone else counts for nothing.
+    expect(passedOn({ context: "ci", app: "github-actions" }, [], [status("success", "github-actions[bot]")])).toBe(true);
+    expect(passedOn({ context: "ci", app: "github-actions" }, [], [status("success", "mallory")])).toBe(false);
+    expect(passedOn({ context: "ci", appId: ACTIONS.id }, [], [status("success", "github-actions[bot]")])).toBe(false);
+    // The CI failed; a newer "success" of the same context from someone else does not hide it.
+    expect(judge({ checks: [], statuses: [status("success", "mallory"), status("failure", "github-actions[bot]")] })).toMatchObject({ kind: "feedback" });
+    // The same poster's newer word does count.
+    expect(judge({ checks: [], statuses: [status("success", "jenkins"), status("failure", "jenkins")] })).toEqual({ kind: "merge" });
   });
 
   it("sends a failed check or a failed status back as feedback, with the check's own words", () => {
@@ -92,10 +119,42 @@ describe("waitFor (a forge answer worth waiting out)", () => {
 });
 
 describe("protectionLine", () => {
-  it("is NOT ARMED without branch protection or without up-to-date-before-merging; armed with it", () => {
+  const protectedBy = (strict: boolean, contexts: string[], from = ["branch protection"]) => ({ kind: "protected", strict, contexts, checks: contexts.map((context) => ({ context })), from }) as const;
+  it("is NOT ARMED without protection, without up-to-date-before-merging, or with it but no required check; armed with both", () => {
     expect(protectionLine("w", "main", { kind: "none" }).notArmed).toContain("main is not protected");
-    expect(protectionLine("w", "main", { kind: "protected", strict: false, contexts: [] }).notArmed).toContain("up to date");
-    expect(protectionLine("w", "main", { kind: "protected", strict: true, contexts: ["ci"] })).toEqual({ what: "w: the forge requires PRs up to date with main and checks ci" });
+    expect(protectionLine("w", "main", protectedBy(false, [])).notArmed).toContain("up to date");
+    expect(protectionLine("w", "main", protectedBy(true, [])).notArmed).toContain('GitHub enforces "up to date" only with a required check');
+    expect(protectionLine("w", "main", protectedBy(true, ["ci"], ["rulesets"]))).toEqual({ what: "w: main's rulesets requires PRs up to date with main and checks ci" });
+  });
+});
+
+describe("protectionOf (branch protection and rulesets as one requirement)", () => {
+  it("joins classic protection's checks (with their apps) and the rulesets' required status checks", () => {
+    expect(protectionOf(undefined, undefined)).toEqual({ kind: "none" });
+    expect(protectionOf(undefined, [{ type: "pull_request", parameters: {} }])).toEqual({ kind: "none" });
+    const classic = { required_status_checks: { strict: false, contexts: ["ci"], checks: [{ context: "ci", app_id: 15368 }] } };
+    const rules = [
+      { type: "required_status_checks", parameters: { strict_required_status_checks_policy: true, required_status_checks: [{ context: "lint" }, { context: "ci", integration_id: 15368 }] } },
+    ];
+    expect(protectionOf(classic, rules)).toEqual({
+      kind: "protected",
+      strict: true,
+      contexts: ["ci", "lint"],
+      checks: [{ context: "ci", appId: 15368 }, { context: "lint" }],
+      from: ["branch protection", "rulesets"],
+    });
+    expect(protectionOf({ required_status_checks: { strict: true, contexts: ["old"] } }, [])).toMatchObject({ checks: [{ context: "old" }], from: ["branch protection"] });
+  });
+});
+
+describe("fromWriters (whose review may become the next prompt)", () => {
+  it("keeps the reviews and comments of users who may write; names the others", () => {
+    const review = (login: string, state = "CHANGES_REQUESTED") => ({ user: { login }, state, body: "do X", commit_id: HEAD });
+    const comment = (login: string) => ({ user: { login }, path: "a.py", line: 1, body: "rm -rf", commit_id: HEAD });
+    const kept = fromWriters([review("alice"), review("mallory"), review("bob", "COMMENTED")], [comment("alice"), comment("eve")], new Set(["alice"]));
+    expect(kept.reviews).toEqual([review("alice")]);
+    expect(kept.comments).toEqual([comment("alice")]);
+    expect(kept.ignored).toEqual(["eve", "mallory"]);
   });
 });
 
@@ -128,6 +187,7 @@ describe("[target] mode and [forge] in the config", () => {
       repo: "acme/w",
       tokenEnv: "GITHUB_TOKEN",
       autoMerge: true,
+      requiredChecks: undefined,
       pollMs: 30_000,
       closeLabel: "factory:close",
     });
@@ -137,5 +197,20 @@ describe("[target] mode and [forge] in the config", () => {
     expect(messages('[target]\nremote = "origin"\nmode = "pull-request"\n[forge]\nkind = "github"\n')).toContain('repo = "acme/widgets"');
     expect(messages('[target]\nremote = "origin"\nmode = "pull-request"\n[forge]\nrepo = "acme/w"\ntoken = "ghp_x"\n')).toContain("never written in the config");
     expect(messages('[target]\nremote = "origin"\nmode = "merge"\n')).toContain('write "push" or "pull-request"');
+  });
+
+  it("reads required_checks: names, a name pinned to its app, [] for no CI; refuses anything else naming the entry", () => {
+    const forge = (text: string) => {
+      const read = parseConfig(`${base}[target]\nremote = "origin"\nmode = "pull-request"\n[forge]\nrepo = "acme/w"\n${text}`);
+      return read.ok ? read.config.forge?.requiredChecks : read.problems.map((problem) => `${problem.key}: ${problem.message}`);
+    };
+    expect(forge('required_checks = ["ci", { name = "test (ubuntu)", app = "github-actions" }]')).toEqual([{ context: "ci" }, { context: "test (ubuntu)", app: "github-actions" }]);
+    expect(forge("required_checks = []")).toEqual([]);
+    expect(forge("")).toBeUndefined();
+    expect(forge('required_checks = "ci"')).toEqual([expect.stringContaining("forge.required_checks: must be an array of check names")]);
+    expect(forge('required_checks = ["ci", 3, { name = "x", app = "Not A Slug" }]')).toEqual([
+      expect.stringMatching(/^forge\.required_checks\[1\]: must be a check's name/),
+      expect.stringMatching(/^forge\.required_checks\[2\]: must be a check's name/),
+    ]);
   });
 });
