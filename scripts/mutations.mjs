@@ -528,6 +528,13 @@ const MUTATIONS = [
     tests: [["test/integration/planted-platform.test.ts", "a new file that yields none never ran"]],
   },
   {
+    guard: "fence at append: a holder's event is refused once its packet was taken over",
+    file: "src/ledger/pg-claims.ts",
+    from: "if (Number(rows[0]?.fence) !== claim.fence) {\n        const why = rows[0] ? `the packet was taken over",
+    to: "if (Number(rows[0]?.fence) !== claim.fence && false) {\n        const why = rows[0] ? `the packet was taken over",
+    tests: [["test/integration/pg-ledger.test.ts", "taken over with another fence"]],
+  },
+  {
     guard: "watch claim: of several workers one looks at a PR at a time",
     file: "src/loop/reviews.ts",
     from: "claimWatch(ctx.ledger, record.id, record.status.head, ctx.claims)",

@@ -179,6 +179,31 @@ describe("PostgreSQL ledger", () => {
     }
   });
 
+  it("refuses, at the append itself, a holder's event once its packet was taken over with another fence: nothing of it is written", async (context) => {
+    if (!pgFixture.available()) return context.skip();
+    const root = mkdtempSync(join(tmpdir(), "factory-pg-fence-"));
+    dirs.push(root);
+    const url = await pgFixture.database();
+    const ledger = await open(url);
+    // A lease long enough that no renewal runs during the test: only the append's own check can see the takeover.
+    const claims = await startWorkerClaims(ledger, { worker: "w1", owner, leaseMs: 600_000 });
+    try {
+      const packet = { id: "A", sha256: "sha-A", file: "packets/A.toml" } as Packet;
+      expect((await claimPacket(root, ledger, packet, owner, claims)).ok).toBe(true);
+      // The holder's own write goes through while its fence is current (the quiet side).
+      const seen = (what: string): EventBody => ({ kind: "outside-change-seen", packet: "A", attempt: 1, changes: [what] });
+      await expect(ledger.append([seen("first")])).resolves.toHaveLength(1);
+      // Another worker took the packet over (its claim ran out there, say): a new fence on the row.
+      await rows(url, "UPDATE factory_claims SET fence = nextval('factory_fence'), worker = 'w2' WHERE packet = 'A'");
+      const before = Number((await rows(url, "SELECT count(*) AS n FROM factory_events"))[0]?.n);
+      await expect(ledger.append([seen("late")])).rejects.toThrow(/taken over with fence \d+; this worker's was \d+/);
+      expect(Number((await rows(url, "SELECT count(*) AS n FROM factory_events"))[0]?.n)).toBe(before);
+      expect(claims.lost("A")).toBe(true);
+    } finally {
+      await claims.stop();
+    }
+  });
+
   it("LISTEN wakes a waiting worker; a listener whose connection the server ends wakes its waiter, listens again, and the next NOTIFY wakes it", async (context) => {
     if (!pgFixture.available()) return context.skip();
     const url = await pgFixture.database();
