@@ -576,7 +576,7 @@ const MUTATIONS = [
     guard: "PR mode: only writers' reviews become the next prompt",
     file: "src/forge/review-state.ts",
     from: "const may = (user: { login: string } | null) => user !== null && writers.has(user.login);",
-    to: "const may = (user: { login: string } | null) => user !== null || writers.has(\"\");",
+    to: 'const may = (user: { login: string } | null) => user !== null || writers.has("");',
     tests: [
       ["test/unit/forge.test.ts", "keeps the reviews and comments of users who may write"],
       ["test/e2e/pull-request.test.ts", "from someone who may not write to the repository"],
