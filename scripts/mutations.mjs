@@ -535,6 +535,13 @@ const MUTATIONS = [
     tests: [["test/integration/pg-ledger.test.ts", "taken over with another fence"]],
   },
   {
+    guard: "one project per database: another project's worker is refused",
+    file: "src/ledger/pg-project.ts",
+    from: "if (why) throw new OtherProjectError(ledger.where, bound, why);",
+    to: "if (why && false) throw new OtherProjectError(ledger.where, bound, why);",
+    tests: [["test/e2e/workers.test.ts", "one project per database"]],
+  },
+  {
     guard: "watch claim: of several workers one looks at a PR at a time",
     file: "src/loop/reviews.ts",
     from: "claimWatch(ctx.ledger, record.id, record.status.head, ctx.claims)",

@@ -3,6 +3,8 @@ import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import { isPgLedger } from "../ledger/open.js";
 import { startWorkerClaims, type WorkerClaims } from "../ledger/pg-claims.js";
+import { OtherProjectError } from "../ledger/project.js";
+import { projectOf } from "../git/project.js";
 import { claimHeld } from "../loop/claim.js";
 import { fetchHeld } from "../git/held-refs.js";
 import { syncWithRemote } from "../merge/target-sync.js";
@@ -159,7 +161,19 @@ async function approveIfStillHeld(input: ApproveOptions & ApprovalInput): Promis
   const shared = workspace.ledger;
   if (!isPgLedger(shared)) return approveLocked(input);
   const owner = { run: `approve-${randomUUID()}`, pid: process.pid, host: hostname() };
-  const claims = await startWorkerClaims(shared, { worker: `approve@${hostname()}:${process.pid}`, owner, leaseMs: input.config.workers.leaseMs });
+  let claims: WorkerClaims;
+  try {
+    claims = await startWorkerClaims(shared, {
+      worker: `approve@${hostname()}:${process.pid}`,
+      owner,
+      leaseMs: input.config.workers.leaseMs,
+      project: await projectOf(workspace.root, workspace.branch, input.config.target.remote),
+    });
+  } catch (error) {
+    if (!(error instanceof OtherProjectError)) throw error;
+    output.err(`factory approve refused: ${error.message}; nothing was approved.`);
+    return EXIT.invalid;
+  }
   try {
     const claim = await claimHeld(shared, id, status.commit, claims);
     if (!claim.ok) {

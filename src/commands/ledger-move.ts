@@ -6,7 +6,10 @@ import { isPgLedger } from "../ledger/open.js";
 import { describeBreak, parseLedger } from "../ledger/store.js";
 import type { Output } from "../log/output.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
-import { refuseAgents } from "./packet-record.js";
+import { personName, refuseAgents } from "./packet-record.js";
+import { projectOf } from "../git/project.js";
+import { bindProject } from "../ledger/pg-project.js";
+import { OtherProjectError } from "../ledger/project.js";
 import { loadHeadOrReport } from "./workspace.js";
 
 /** `factory ledger migrate`: the PostgreSQL ledger's schema created or brought up to date. */
@@ -21,10 +24,13 @@ export async function ledgerMigrate(options: { cwd: string; output: Output }): P
   try {
     const { from, to } = await head.ledger.migrate();
     output.out(from === to ? `${head.ledger.where}: the schema is up to date (version ${to})` : `${head.ledger.where}: migrated the schema from version ${from} to ${to}`);
+    const project = await projectOf(head.root, head.branch, head.config?.target.remote);
+    const { bound } = await bindProject(head.ledger, project, `factory ledger migrate by ${await personName(head.root)}`);
+    if (bound) output.out(`${head.ledger.where}: serves this project from now on (root ${[...project.roots].sort()[0]?.slice(0, 12)}, branch ${project.branch}, remote ${project.remote ?? "none"})`);
     return EXIT.ok;
   } catch (error) {
-    output.err(`factory ledger migrate: ${error instanceof Error ? error.message : String(error)}`);
-    return EXIT.halted;
+    output.err(`factory ledger migrate${error instanceof OtherProjectError ? " refused" : ""}: ${error instanceof Error ? error.message : String(error)}`);
+    return error instanceof OtherProjectError ? EXIT.invalid : EXIT.halted;
   } finally {
     await head.ledger.close();
   }

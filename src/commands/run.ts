@@ -17,6 +17,8 @@ import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import { isPgLedger } from "../ledger/open.js";
 import { startWorkerClaims, type WorkerClaims } from "../ledger/pg-claims.js";
+import { OtherProjectError } from "../ledger/project.js";
+import { projectOf } from "../git/project.js";
 import { maskUrl } from "../ledger/pg-url.js";
 import type { Ledger } from "../ledger/ledger.js";
 import { describeBreak, withLandLock } from "../ledger/store.js";
@@ -182,13 +184,14 @@ export async function run(options: RunOptions): Promise<ExitCode> {
         worker,
         owner,
         leaseMs: config.workers.leaseMs,
+        project: await projectOf(workspace.root, workspace.branch, config.target.remote),
         onLost: (packet, why) => output.err(`notice: ${packet}: worker ${worker} lost its claim (${why}); it stopped the attempt and writes nothing more for it`),
         onUnreachable: (message) =>
           output.err(message ? `notice: the ledger database cannot be reached (${message}); claiming stops, running attempts go on while their leases last` : "notice: the ledger database is back"),
       });
     } catch (error) {
-      output.err(`factory run: ${error instanceof Error ? error.message : String(error)}. Nothing was claimed or spent.`);
-      return EXIT.halted;
+      output.err(`factory run${error instanceof OtherProjectError ? " refused" : ""}: ${error instanceof Error ? error.message : String(error)}. Nothing was claimed or spent.`);
+      return error instanceof OtherProjectError ? EXIT.invalid : EXIT.halted;
     }
     output.err(`worker ${worker}: claims on ${maskUrl(shared.url)}, lease ${Math.round(config.workers.leaseMs / 1000)} s`);
     // A database restart or a network cut: the worker's reads and writes wait for it (said once), bounded.

@@ -1,3 +1,5 @@
+import type { Project } from "../git/project.js";
+import { bindProject } from "./pg-project.js";
 import pg from "pg";
 import { stamp, type EventBody, type LedgerEvent, type Owner } from "./events.js";
 import type { LedgerTransaction } from "./ledger.js";
@@ -94,11 +96,19 @@ interface Held {
  */
 export async function startWorkerClaims(
   ledger: PgLedger,
-  options: { worker: string; owner: Owner; leaseMs: number; onLost?: (packet: string, why: string) => void; onUnreachable?: (message: string | undefined) => void },
+  options: {
+    worker: string;
+    owner: Owner;
+    leaseMs: number;
+    /** The project this worker serves: the database is bound to it, or refuses a worker of another (OtherProjectError) before anything is claimed. */
+    project: Project;
+    onLost?: (packet: string, why: string) => void;
+    onUnreachable?: (message: string | undefined) => void;
+  },
 ): Promise<WorkerClaims> {
   const { worker, owner, leaseMs } = options;
   const lease = `${leaseMs} milliseconds`;
-  await ledger.migrate();
+  await bindProject(ledger, options.project, `worker ${worker} on ${owner.host}`);
   await ledger.query(
     `INSERT INTO factory_workers (name, run, host, pid, lease_until) VALUES ($1, $2, $3, $4, now() + $5::interval)
      ON CONFLICT (name) DO UPDATE SET run = $2, host = $3, pid = $4, started_at = now(), heartbeat_at = now(), lease_until = now() + $5::interval, ended_at = NULL`,

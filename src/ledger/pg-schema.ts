@@ -42,6 +42,15 @@ export const MIGRATIONS: readonly string[] = [
      claimed_at timestamptz NOT NULL DEFAULT now(),
      lease_until timestamptz NOT NULL
    );`,
+  // 2: the one project the database serves (bound by the first `ledger migrate` or worker): another project's workers are refused.
+  `CREATE TABLE factory_project (
+     only_one boolean PRIMARY KEY DEFAULT true CHECK (only_one),
+     root text NOT NULL,
+     branch text NOT NULL,
+     remote text,
+     bound_at timestamptz NOT NULL DEFAULT now(),
+     bound_by text NOT NULL
+   );`,
 ];
 
 export const SCHEMA_LATEST = MIGRATIONS.length;

@@ -382,6 +382,40 @@ describe("several workers on one PostgreSQL ledger", { timeout: 300_000 }, () =>
     execFileSync(process.execPath, ["--test", ...testFilesOf(checkout)], { cwd: checkout, stdio: "pipe" });
   });
 
+  it("one project per database: a worker of another project (or of a fork on another remote) is refused before it claims, naming both; the project's own workers go on", async (context) => {
+    if (!database.available()) return context.skip();
+    const url = await database.database();
+    const script: Script = { P01: { implementer: [honest(1)], reviewer: [reviewer(1)] } };
+    const ours = queueRepo(1, script, '[target]\nremote = "origin"\n');
+    const { clones } = withRemote(ours, 2, context.onTestFinished);
+    const migrated = runCli(["ledger", "migrate"], clones[0] as string, { FACTORY_LEDGER_URL: url });
+    expect(migrated.code, migrated.stderr).toBe(0);
+    expect(migrated.stdout).toMatch(/serves this project from now on \(root [0-9a-f]{12}, branch main, remote \/.*-remote\)/);
+    // Another project (its own history and remote) pointed at the same database.
+    const theirs = queueRepo(1, script, '[target]\nremote = "origin"\n');
+    const other = withRemote(theirs, 1, context.onTestFinished).clones[0] as string;
+    const refused = startWorker({ ...theirs, dir: other }, url, "stranger");
+    const end = await refused.done;
+    expect(end.code).toBe(2);
+    expect(end.out).toMatch(
+      /factory run refused: postgres:\/\/.* serves another project \(bound by factory ledger migrate by .*: root [0-9a-f]{12}, branch main, remote .*-remote\): its history starts at [0-9a-f]{12}, this repository's at [0-9a-f]{12}; its remote is .*-remote, this repository's .*-remote.*Nothing was claimed or spent\./s,
+    );
+    // A fork of ours (the same history) landing on another remote is another project too.
+    const fork = `${ours.dir}-fork.git`;
+    execFileSync("git", ["clone", "--quiet", "--bare", clones[1] as string, fork]);
+    context.onTestFinished(() => rmSync(fork, { recursive: true, force: true }));
+    execFileSync("git", ["remote", "set-url", "origin", fork], { cwd: clones[1] as string });
+    const forked = await startWorker({ ...ours, dir: clones[1] as string }, url, "fork").done;
+    expect(forked.code).toBe(2);
+    expect(forked.out).toMatch(/its remote is .*-remote, this repository's .*-fork/);
+    expect(await events(url)).toEqual([]);
+    // The project's own worker is quiet about it and lands.
+    const own = await startWorker({ ...ours, dir: clones[0] as string }, url, "ours").done;
+    expect(own.code, own.out).toBe(0);
+    expect(own.out).not.toContain("another project");
+    expectOnceEach(await events(url), ["P01"]);
+  });
+
   it("a held packet is approved from another clone: the held attempt is on the remote, the approval lands it there once", async (context) => {
     if (!database.available()) return context.skip();
     const url = await database.database();

@@ -29,6 +29,7 @@ async function open(url?: string): Promise<PgLedger> {
 }
 
 const owner = { run: "r1", pid: 1, host: "h" };
+const project = { roots: ["0".repeat(40)], branch: "main", remote: undefined };
 const life = (packet: string): EventBody[] => packetLife(packet, owner);
 
 async function rows(url: string, text: string, values: unknown[] = []): Promise<Record<string, unknown>[]> {
@@ -159,7 +160,7 @@ describe("PostgreSQL ledger", () => {
     dirs.push(root);
     const url = await pgFixture.database();
     const ledger = await open(url);
-    const claims = await startWorkerClaims(ledger, { worker: "w1", owner, leaseMs: 60_000 });
+    const claims = await startWorkerClaims(ledger, { worker: "w1", owner, leaseMs: 60_000, project });
     try {
       const packet = { id: "A", sha256: "sha-A", file: "packets/A.toml" } as Packet;
       expect((await claimPacket(root, ledger, packet, owner, claims)).ok).toBe(true);
@@ -186,7 +187,7 @@ describe("PostgreSQL ledger", () => {
     const url = await pgFixture.database();
     const ledger = await open(url);
     // A lease long enough that no renewal runs during the test: only the append's own check can see the takeover.
-    const claims = await startWorkerClaims(ledger, { worker: "w1", owner, leaseMs: 600_000 });
+    const claims = await startWorkerClaims(ledger, { worker: "w1", owner, leaseMs: 600_000, project });
     try {
       const packet = { id: "A", sha256: "sha-A", file: "packets/A.toml" } as Packet;
       expect((await claimPacket(root, ledger, packet, owner, claims)).ok).toBe(true);
@@ -207,7 +208,7 @@ describe("PostgreSQL ledger", () => {
   it("LISTEN wakes a waiting worker; a listener whose connection the server ends wakes its waiter, listens again, and the next NOTIFY wakes it", async (context) => {
     if (!pgFixture.available()) return context.skip();
     const url = await pgFixture.database();
-    const claims = await startWorkerClaims(await open(url), { worker: "listener", owner, leaseMs: 60_000 });
+    const claims = await startWorkerClaims(await open(url), { worker: "listener", owner, leaseMs: 60_000, project });
     const never = new AbortController().signal;
     const LONG = 10 * 60_000; // far past the test's own timeout: only a wake-up ends these waits
     const listening = async (): Promise<void> => {
@@ -239,7 +240,7 @@ describe("PostgreSQL ledger", () => {
     const url = await pgFixture.database();
     const [first, second] = await Promise.all([(await open(url)).migrate(), (await open(url)).migrate()]);
     expect([first?.from, second?.from].sort()).toEqual([0, SCHEMA_LATEST]);
-    expect(await rows(url, "SELECT version FROM factory_schema")).toEqual([{ version: SCHEMA_LATEST }]);
+    expect(await rows(url, "SELECT version FROM factory_schema ORDER BY version")).toEqual(Array.from({ length: SCHEMA_LATEST }, (_, at) => ({ version: at + 1 })));
     await rows(url, "INSERT INTO factory_schema (version) VALUES ($1)", [SCHEMA_LATEST + 1]);
     await expect((await open(url)).read()).rejects.toThrow(`the ledger database has schema version ${SCHEMA_LATEST + 1}, newer than this factory's ${SCHEMA_LATEST}`);
   });
