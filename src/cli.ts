@@ -420,6 +420,14 @@ async function main(argv: string[]): Promise<void> {
       process.exitCode = EXIT.halted;
       return;
     }
+    // The shared ledger's database away (past a worker's patience, or at once for a person's command): the environment's, not a bug.
+    if (error instanceof Error && error.name === "LedgerUnreachable") {
+      process.stderr.write(
+        `factory: stopped: ${error.message}. What this command had not recorded yet was not recorded; once the database is back (\`factory doctor\` checks it), run the command again.\n`,
+      );
+      process.exitCode = EXIT.halted;
+      return;
+    }
     process.stderr.write(`factory: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
     process.stderr.write("This is a bug in factory; nothing was merged by this command. Please report it with the output above.\n");
     process.exitCode = EXIT.halted;

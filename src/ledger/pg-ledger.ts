@@ -80,14 +80,28 @@ export function pgLedger(url: string, options: { poolSize?: number } = {}): PgLe
 
   let patienceMs = 0;
   let onWait: ((message: string) => void) | undefined;
+  /**
+   * When the database was first found unreachable, with no call reaching it since: the patience bounds the
+   * outage as a whole, not each call (ten calls waiting in turn would otherwise wait ten times as long).
+   */
+  let outageSince: number | undefined;
+  /** The patience ran out in this outage: every call fails at once until one reaches the database. */
+  let gaveUp = false;
   /** Runs `attempt`, again after a connection failure, with backoff, for as long as the patience allows. */
   const patiently = async <T>(attempt: () => Promise<T>): Promise<T> => {
-    const deadline = Date.now() + patienceMs;
     for (let delay = 250; ; delay = Math.min(delay * 2, 5_000)) {
       try {
-        return await attempt();
+        const result = await attempt();
+        outageSince = undefined;
+        gaveUp = false;
+        return result;
       } catch (error) {
-        if (!(error instanceof LedgerUnreachable) || Date.now() + delay > deadline) throw error;
+        if (!(error instanceof LedgerUnreachable)) throw error;
+        outageSince ??= Date.now();
+        if (gaveUp || Date.now() + delay > outageSince + patienceMs) {
+          gaveUp = patienceMs > 0;
+          throw error.after(Date.now() - outageSince);
+        }
         onWait?.(error.message);
         await new Promise((resolve) => setTimeout(resolve, delay));
       }
@@ -322,9 +336,22 @@ function versionOf(lastId: number, lastHash: string): string {
 
 /** The database could not be reached, or the connection broke: an environment error, never the work's; the message has no password. */
 export class LedgerUnreachable extends Error {
-  constructor(url: string, cause: unknown) {
-    const text = cause instanceof Error ? cause.message : String(cause);
-    super(`the ledger database ${maskUrl(url)} cannot be reached: ${maskSecrets(text, url)}`);
+  override readonly name = "LedgerUnreachable";
+  constructor(
+    private readonly url: string,
+    private readonly cause_: unknown,
+    /** How long it was waited for, when the wait gave up. */
+    readonly waitedMs?: number,
+  ) {
+    const text = cause_ instanceof Error ? cause_.message : String(cause_);
+    const waited =
+      waitedMs === undefined || waitedMs < 1000 ? "" : ` (waited for it ${Math.round(waitedMs / 60_000) >= 1 ? `${Math.round(waitedMs / 60_000)} min` : `${Math.round(waitedMs / 1000)} s`})`;
+    super(`the ledger database ${maskUrl(url)} cannot be reached: ${maskSecrets(text, url)}${waited}`);
+  }
+
+  /** The same failure, after a wait for it that gave up. */
+  after(waitedMs: number): LedgerUnreachable {
+    return waitedMs < 1000 ? this : new LedgerUnreachable(this.url, this.cause_, waitedMs);
   }
 }
 

@@ -78,6 +78,12 @@ describe("moving a ledger between backends", { timeout: 180_000 }, () => {
     expect(away.code).toBe(1);
     expect(away.stdout).toMatch(/^FAIL {2}the ledger: PostgreSQL at postgres:\/\/factory:\*\*\*@127\.0\.0\.1:1\/factory\n {6}the ledger database .* cannot be reached: connect ECONNREFUSED/m);
     expect(away.stdout + away.stderr).not.toContain("hunter2");
+    // status while the database is away says so, exit 1: the environment's fault, not "a bug in factory".
+    const status = runCli(["status"], repo.dir, { FACTORY_LEDGER_URL: "postgres://factory:hunter2-secret@127.0.0.1:1/factory" });
+    expect(status.code).toBe(1);
+    expect(status.stderr).toMatch(/^factory: stopped: the ledger database postgres:\/\/factory:\*\*\*@127\.0\.0\.1:1\/factory cannot be reached: connect ECONNREFUSED .*run the command again\.$/m);
+    expect(status.stderr).not.toContain("internal error");
+    expect(status.stdout + status.stderr).not.toContain("hunter2");
     expect(runCli(["doctor", "--no-guards", "--no-models"], repo.dir).stdout).toMatch(/^ok {4}the ledger: the file \.factory\/state\/ledger\.jsonl/m);
   });
 });

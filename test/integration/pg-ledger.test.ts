@@ -245,6 +245,19 @@ describe("PostgreSQL ledger", () => {
     await expect((await open(url)).read()).rejects.toThrow(`the ledger database has schema version ${SCHEMA_LATEST + 1}, newer than this factory's ${SCHEMA_LATEST}`);
   });
 
+  it("bounds an outage as a whole, not each call: once the patience ran out, the next call gives up at once, saying how long it waited", async () => {
+    const ledger = pgLedger("postgres://factory:hunter2@127.0.0.1:1/factory");
+    opened.push(ledger);
+    const waits: string[] = [];
+    ledger.waitWhenUnreachable(3_000, (message) => waits.push(message));
+    await expect(ledger.read()).rejects.toThrow(/cannot be reached: connect ECONNREFUSED 127\.0\.0\.1:1 \(waited for it \d+ s\)/);
+    const waited = waits.length;
+    expect(waited).toBeGreaterThan(0);
+    // The database is still away: a second call does not start a wait of its own.
+    await expect(ledger.read()).rejects.toThrow(/cannot be reached/);
+    expect(waits).toHaveLength(waited);
+  });
+
   it("says the database cannot be reached without printing its password, and goes on by itself after a restart", async (context) => {
     if (!pgFixture.available()) return context.skip();
     const cluster = pgFixture.cluster();
