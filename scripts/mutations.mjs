@@ -542,6 +542,20 @@ const MUTATIONS = [
     tests: [["test/e2e/workers.test.ts", "one project per database"]],
   },
   {
+    guard: "remote is the authority: a landing removed from the target's history is named",
+    file: "src/git/removed.ts",
+    from: "if (!outside.has(landing.commit)) continue;",
+    to: "if (outside.has(landing.commit) || !outside.has(landing.commit)) continue;",
+    tests: [["test/integration/undone-landing.test.ts", "is never a plain merged"]],
+  },
+  {
+    guard: "remote is the authority: what requires a gone landing is not claimed",
+    file: "src/loop/scheduler.ts",
+    from: '.filter((record) => record.status.state === "merged" && !options.gone?.has(record.id))',
+    to: '.filter((record) => record.status.state === "merged")',
+    tests: [["test/integration/undone-landing.test.ts", "is never a plain merged"]],
+  },
+  {
     guard: "watch claim: of several workers one looks at a PR at a time",
     file: "src/loop/reviews.ts",
     from: "claimWatch(ctx.ledger, record.id, record.status.head, ctx.claims)",

@@ -212,6 +212,16 @@ export function buildProgram(): Command {
     );
 
   program
+    .command("acknowledge")
+    .addHelpText("after", "\nExample:\n  factory acknowledge P01")
+    .description("accept that a merged packet's landing is gone from the target on purpose (reverted, or the history rewritten): no longer warned about")
+    .argument("<id>")
+    .option("--yes", "without typing the id (for a person scripting it)")
+    .action(async (id: string, opts: { yes?: boolean }) =>
+      finish(await (await import("./commands/acknowledge.js")).acknowledge({ cwd, id, output, env: process.env, yes: Boolean(opts.yes), input: process.stdin })),
+    );
+
+  program
     .command("gc")
     .addHelpText("after", "\nExample:\n  factory gc --dry-run")
     .description("remove what the factory no longer needs: merged packets' branches and worktrees, old run directories, logs and cached baselines")

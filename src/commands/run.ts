@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { AgentWaits } from "../loop/rate-limits.js";
 import { writeRunBrief } from "./report.js";
 import { recordLandedVersions } from "../loop/reconcile.js";
-import { describeUndone, undoneLandings } from "../git/undone.js";
+import { goneLandings } from "../loop/gone-landings.js";
 import { recordHeldVersions } from "../loop/held.js";
 import { HELD_REFS } from "../git/held-refs.js";
 import { acquireRunLock } from "../ledger/run-lock.js";
@@ -31,7 +31,7 @@ import type { LedgerState } from "../ledger/fold.js";
 import { preflight } from "../loop/preflight-checks.js";
 import { waitForRepairs } from "../loop/repairs.js";
 import { recoverInFlight } from "../loop/recover.js";
-import { drainQueue } from "../loop/scheduler.js";
+import { drainQueue, heldBehind } from "../loop/scheduler.js";
 import { formatProblem } from "../util/problem.js";
 import { tracer } from "../process/trace.js";
 import { inputProblems } from "../packet/input-lint.js";
@@ -219,10 +219,14 @@ export async function run(options: RunOptions): Promise<ExitCode> {
     for (const id of await withLandLock(workspace.root, () => recordLandedVersions(workspace.root, workspace.ledger, workspace.branch, packets, ledgerState))) {
       progress.emit({ kind: "notice", packet: id, message: `this version is already on ${workspace.branch} (its Factory-Packet trailers say so); recorded as merged, not run again` });
     }
-    // A landing undone on the target since (a person's commit of the index it replaced): said before anything builds on it.
-    const merged = new Set([...(await workspace.ledger.read()).state.packets].filter(([, record]) => record.status.state === "merged").map(([id]) => id));
-    for (const undone of await undoneLandings(workspace.root, workspace.branch, merged)) {
-      progress.emit({ kind: "notice", packet: undone.packet, message: `warning: ${describeUndone(undone, workspace.branch)}` });
+    // A landing the target no longer has (undone by a person's commit, or removed by a force-push or a reset): said
+    // before anything builds on it, and what requires it is not claimed (it could not pass, and would be paid for).
+    const gone = await goneLandings(workspace.root, workspace.tip, workspace.branch, (await workspace.ledger.read()).state);
+    for (const landing of gone) progress.emit({ kind: "notice", packet: landing.packet, message: `warning: ${landing.text}` });
+    const goneIds = new Set(gone.map((landing) => landing.packet));
+    for (const id of heldBehind(packets, goneIds)) {
+      const needs = packets.find((packet) => packet.id === id)?.requires.filter((dependency) => goneIds.has(dependency)) ?? [];
+      progress.emit({ kind: "notice", packet: id, message: `not claimed: it requires ${needs.length > 0 ? needs.join(", ") : "a packet"} whose landing ${workspace.branch} no longer has (above)` });
     }
     for (const id of await recordHeldVersions(workspace.root, workspace.ledger, { packets: async () => packets, state: async () => (await workspace.ledger.read()).state })) {
       progress.emit({ kind: "notice", packet: id, message: `its held attempt, kept in git (${HELD_REFS}${id}), is recorded again: it awaits a person (factory approve ${id})` });
@@ -263,6 +267,7 @@ export async function run(options: RunOptions): Promise<ExitCode> {
       only: options.packet,
       concurrency: options.concurrency ?? config.limits.concurrency,
       keepGoing: options.keepGoing === true || config.limits.onBlock === "continue",
+      gone: goneIds,
     });
     if (end.outcome !== "interrupted") await checkLandedMutants(ctx, { packets, landed: newlyLanded(mergedBefore, await mergedAt()), runMs: Date.now() - began });
     await workspace.ledger.append([{ kind: "run-ended", run: owner.run, outcome: end.outcome, ...(end.reason ? { reason: end.reason } : {}) }]);

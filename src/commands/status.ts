@@ -9,7 +9,7 @@ import type { LedgerView } from "../ledger/ledger.js";
 import type { LedgerEvent } from "../ledger/events.js";
 import { describeSpend, spendByRole } from "../status/spend.js";
 import { assessmentLine } from "../status/show.js";
-import { describeUndone, undoneLandings } from "../git/undone.js";
+import { goneLandings } from "../loop/gone-landings.js";
 import { describeBreak } from "../ledger/store.js";
 import { isPgLedger } from "../ledger/open.js";
 import { readWorkers, type WorkerRow } from "../ledger/pg-workers.js";
@@ -203,9 +203,13 @@ export async function loadBoard<R extends PacketRecord = PacketRecord>(
       return alive;
     },
   });
-  // A landing the target no longer carries (undone by a later commit) is said wherever the board is read.
-  const merged = new Set(board.packets.filter((row) => row.state === "merged").map((row) => row.id));
-  for (const undone of await undoneLandings(workspace.root, workspace.tip, merged)) board.warnings.push(describeUndone(undone, workspace.branch));
+  // A landing the target no longer carries (undone by a later commit, or removed by a rewrite) is said wherever the board is read.
+  for (const gone of await goneLandings(workspace.root, workspace.tip, workspace.branch, ledger as unknown as LedgerState)) {
+    board.warnings.push(gone.text);
+    const row = board.packets.find((candidate) => candidate.id === gone.packet && candidate.commit === gone.commit);
+    if (row)
+      row.note = `its landing ${gone.commit.slice(0, 10)} is no longer on ${workspace.branch}: factory reset ${gone.packet} lands it again, factory acknowledge ${gone.packet} accepts it is gone`;
+  }
   return { ledger, board, warnings: board.warnings, owners, version: ledgerRead.version };
 }
 

@@ -105,6 +105,6 @@ export function describeUndone(undone: UndoneLanding, branch: string): string {
   return (
     `${undone.packet} landed as ${short(undone.commit)}, but ${branch} no longer has it: every file it changed (${files}) is back as it was before it, ` +
     `undone by ${short(undone.by.commit)} ("${undone.by.subject}"). To bring it back: git cherry-pick ${short(undone.commit)} ` +
-    `(or, if ${short(undone.by.commit)} did nothing else, git revert ${short(undone.by.commit)})`
+    `(or, if ${short(undone.by.commit)} did nothing else, git revert ${short(undone.by.commit)}); if it was undone on purpose: factory acknowledge ${undone.packet}`
   );
 }

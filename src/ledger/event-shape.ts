@@ -69,6 +69,7 @@ const SHAPES: Record<EventKind, Record<string, Field>> = {
   blocked: { packet: "string", attempt: "number?", reason: "string", fix: "string?" },
   unblocked: { packet: "string", extraAttempts: "number", by: "string" },
   reset: { packet: "string", by: "string" },
+  "landing-gone-acknowledged": { packet: "string", commit: "string", by: "string" },
 };
 
 /** Pure: what is wrong with an event of a known kind (the first field that does not fit), or undefined. */

@@ -149,7 +149,9 @@ export type EventBody =
   /** fix: what to change when the packet itself is at fault (more attempts or a reset cannot help). */
   | { kind: "blocked"; packet: string; attempt?: number; reason: string; fix?: string }
   | { kind: "unblocked"; packet: string; extraAttempts: number; by: string }
-  | { kind: "reset"; packet: string; by: string };
+  | { kind: "reset"; packet: string; by: string }
+  /** A person says the landing `commit` of the packet is gone from the target on purpose (`factory acknowledge`): no longer warned about. */
+  | { kind: "landing-gone-acknowledged"; packet: string; commit: string; by: string };
 
 export type EventKind = EventBody["kind"];
 
@@ -200,4 +202,5 @@ export const EVENT_KINDS: readonly EventKind[] = [
   "blocked",
   "unblocked",
   "reset",
+  "landing-gone-acknowledged",
 ];

@@ -68,6 +68,8 @@ export interface PacketRecord {
   assessment?: { sha256: string; ruling: string; tier: string; at: string; findings: number };
   /** The newest mutation check of a landed version: mutants made of its changed lines, and how many its tests killed. */
   mutants?: { commit: string; made: number; killed: number; reason?: string };
+  /** A landing of it a person said is gone from the target on purpose (`factory acknowledge`): its commit, and who. */
+  goneAcknowledged?: { commit: string; by: string };
 }
 
 /** A packet's record with every event the ledger holds for it, in order (a full read; see Ledger.history). */
@@ -357,6 +359,10 @@ export function foldInto(state: LedgerState, events: readonly LedgerEvent[], his
         const packet = record(event.packet);
         packet.status = { state: "blocked", reason: event.reason, ...(event.fix ? { fix: event.fix } : {}) };
         packet.reason = event.reason;
+        break;
+      }
+      case "landing-gone-acknowledged": {
+        record(event.packet).goneAcknowledged = { commit: event.commit, by: event.by };
         break;
       }
       case "unblocked": {

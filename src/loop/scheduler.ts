@@ -16,6 +16,8 @@ export interface SchedulerOptions {
   concurrency: number;
   /** A blocked packet holds only its dependents; the rest of the queue runs. */
   keepGoing: boolean;
+  /** Merged packets whose landing the target no longer has: what requires them is not claimed. */
+  gone?: ReadonlySet<string>;
 }
 
 export type RunEnd = { outcome: "drained"; reason?: string } | { outcome: "halted"; reason: string } | { outcome: "interrupted"; reason: string };
@@ -283,7 +285,7 @@ async function pickNext(
   // Running, but not in this process: another worker has it (or had it, until its lease runs out).
   const elsewhere = [...state.packets.values()].some((record) => record.status.state === "running" && !inFlight.has(record.id));
   const byId = new Map(options.packets.map((packet) => [packet.id, packet]));
-  const merged = new Set([...state.packets.values()].filter((record) => record.status.state === "merged").map((record) => record.id));
+  const merged = new Set([...state.packets.values()].filter((record) => record.status.state === "merged" && !options.gone?.has(record.id)).map((record) => record.id));
   for (const placement of orderQueue(options.packets, { done: merged })) {
     if (placement.kind !== "ready") continue;
     const packet = byId.get(placement.id);

@@ -70,6 +70,7 @@ const SAMPLES: Record<EventKind, EventBody> = {
   blocked: { kind: "blocked", packet: "A", attempt: 1, reason: "stuck", fix: "edit" },
   unblocked: { kind: "unblocked", packet: "A", extraAttempts: 1, by: "me" },
   reset: { kind: "reset", packet: "A", by: "me" },
+  "landing-gone-acknowledged": { kind: "landing-gone-acknowledged", packet: "A", commit: "c".repeat(40), by: "me" },
 };
 
 /** A value of another type than the field's (a negative number for a cost). */
