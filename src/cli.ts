@@ -212,6 +212,23 @@ export function buildProgram(): Command {
     );
 
   program
+    .command("pause")
+    .addHelpText("after", "\nExamples:\n  factory pause\n  factory pause --interrupt")
+    .description("stop every worker of this ledger from claiming packets (a person's command); --interrupt also stops running attempts, unspent")
+    .option("--interrupt", "also stop the attempts running now (recorded interrupted: no attempt spent)")
+    .option("--yes", "without typing pause (for a person scripting it)")
+    .action(async (opts: { interrupt?: boolean; yes?: boolean }) =>
+      finish(await (await import("./commands/pause.js")).pause({ cwd, output, env: process.env, interrupt: Boolean(opts.interrupt), yes: Boolean(opts.yes), input: process.stdin })),
+    );
+
+  program
+    .command("resume")
+    .addHelpText("after", "\nExample:\n  factory resume")
+    .description("lift factory pause: workers started after it claim again")
+    .option("--yes", "without typing resume (for a person scripting it)")
+    .action(async (opts: { yes?: boolean }) => finish(await (await import("./commands/pause.js")).resume({ cwd, output, env: process.env, yes: Boolean(opts.yes), input: process.stdin })));
+
+  program
     .command("acknowledge")
     .addHelpText("after", "\nExample:\n  factory acknowledge P01")
     .description("accept that a merged packet's landing is gone from the target on purpose (reverted, or the history rewritten): no longer warned about")

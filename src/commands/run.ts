@@ -24,7 +24,7 @@ import type { Ledger } from "../ledger/ledger.js";
 import { describeBreak, withLandLock } from "../ledger/store.js";
 import { joined, type Output } from "../log/output.js";
 import { createProgress } from "../log/progress.js";
-import { Budget } from "../loop/budget.js";
+import { Budget, FLEET_COST_WINDOW_MS } from "../loop/budget.js";
 import { Interrupted, RUNS_DIR, type RunContext } from "../loop/context.js";
 import { Notifier, type RunCounts } from "../loop/notify.js";
 import type { LedgerState } from "../ledger/fold.js";
@@ -204,7 +204,8 @@ export async function run(options: RunOptions): Promise<ExitCode> {
   await sweepLeftovers(workspace.root); // what a killed run or doctor left: its sandbox directories, its scratch worktrees
   const progress = createProgress(options.output, join(workspace.root, RUNS_DIR, `run-${lock.lock.startedAt.replaceAll(":", "-")}.log`), { json: Boolean(options.json) });
   const started = Date.now();
-  const budget = new Budget(options.maxCost ?? config.limits.maxCostUsd);
+  // On a shared ledger the cap is the fleet's, over a window (a night by default): a restarted worker does not start again at $0.
+  const budget = new Budget(options.maxCost ?? config.limits.maxCostUsd, config.limits.maxCostWindowMs ?? (shared ? FLEET_COST_WINDOW_MS : undefined));
   for (const spend of checked.spends) budget.add(spend.costUsd ?? spend.estimatedUsd);
   try {
     if (lock.tookOverFrom) {

@@ -10,6 +10,9 @@ import type { LedgerEvent } from "../ledger/events.js";
 import { describeSpend, spendByRole } from "../status/spend.js";
 import { assessmentLine } from "../status/show.js";
 import { goneLandings } from "../loop/gone-landings.js";
+import { pausedBy } from "../loop/context.js";
+import { FLEET_COST_WINDOW_MS } from "../loop/budget.js";
+import { spendLine, spendView, type SpendView } from "../status/night-spend.js";
 import { describeBreak } from "../ledger/store.js";
 import { isPgLedger } from "../ledger/open.js";
 import { readWorkers, type WorkerRow } from "../ledger/pg-workers.js";
@@ -73,7 +76,13 @@ export async function status(options: StatusOptions): Promise<ExitCode> {
     const waiting = waitingRuns(state).map((entry) => ({ pid: entry.pid, host: entry.host, ...entry.remoteDown }));
     const flaky = Object.values(state.flaky);
     await output.outPieces(
-      withRunField((await boardJson(head, probe, key)).text, run, { ...(workers ? { workers } : {}), ...(waiting.length ? { remote_waits: waiting } : {}), ...(flaky.length ? { flaky } : {}) }),
+      withRunField((await boardJson(head, probe, key)).text, run, {
+        ...(workers ? { workers } : {}),
+        ...(waiting.length ? { remote_waits: waiting } : {}),
+        ...(flaky.length ? { flaky } : {}),
+        ...(state.paused ? { paused: state.paused } : {}),
+        spend: await nightSpend(head, probe, key, state),
+      }),
     );
     return EXIT.ok;
   }
@@ -88,6 +97,10 @@ export async function status(options: StatusOptions): Promise<ExitCode> {
     );
   }
   for (const waiting of remoteWaits(state)) output.out(paint(output, "yellow", waiting));
+  if (state.paused)
+    output.out(paint(output, "yellow", `${pausedBy(state.paused)}: no worker claims a packet${state.paused.interrupt ? " (running attempts were stopped)" : ""}; factory resume lifts it.`));
+  const spend = await nightSpend(head, probe, key, state);
+  if (spend.spent_usd > 0 || spend.reserved_usd > 0 || spend.queued > 0) output.out(spendLine(spend));
   for (const known of Object.values(state.flaky)) output.out(paint(output, "yellow", flakyText({ ...known })));
   for (const record of state.packets.values()) {
     if (record.status.state === "awaiting_answer")
@@ -147,6 +160,21 @@ async function boardJson(head: WorkspaceHead, probe: QueueProbe, key: KeptKey | 
   const keyed = key !== undefined && version === key.ledger;
   if (key && keyed) writeBoardCache(head.root, "json", key.key, { text, owners, note: undefined });
   return { text: textOf(text), owners, note: undefined, keyed };
+}
+
+/** Spent (over the cap's window on a shared ledger), reserved, and the queued packets' forecast: time-dependent, so never kept with the board. */
+async function nightSpend(head: WorkspaceHead, probe: QueueProbe, key: KeptKey | undefined, state: LedgerState): Promise<SpendView> {
+  const board = JSON.parse((await boardJson(head, probe, key)).text.bytes().toString("utf8")) as Board;
+  const queued = board.packets.filter((row) => row.state === "queued").map((row) => ({ tier: row.tier ?? "", reviewer: row.reviewer ?? "" }));
+  const limits = head.config?.limits;
+  return spendView({
+    state,
+    queued,
+    tiers: head.config?.tiers ?? [],
+    capUsd: limits?.maxCostUsd,
+    windowMs: limits?.maxCostWindowMs ?? (isPgLedger(head.ledger) ? FLEET_COST_WINDOW_MS : undefined),
+    now: Date.now(),
+  });
 }
 
 interface TableView {

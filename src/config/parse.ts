@@ -336,6 +336,7 @@ function readLimits(root: Fields): Limits {
     rateLimitWaitMs: duration("rate_limit_wait", DEFAULT_LIMITS.rateLimitWaitMs),
     rateLimitMaxWaits: fields.number("rate_limit_max_waits", { min: 1, max: 1000, integer: true }) ?? DEFAULT_LIMITS.rateLimitMaxWaits,
     maxCostUsd: fields.number("max_cost_usd", { min: 0 }),
+    maxCostWindowMs: fields.raw("max_cost_window") === undefined ? undefined : duration("max_cost_window", 0) || undefined,
     maxAttempts: fields.number("max_attempts", { min: MIN_ATTEMPTS, max: MAX_ATTEMPTS, integer: true }) ?? DEFAULT_LIMITS.maxAttempts,
     concurrency: fields.number("concurrency", { min: 1, max: 32, integer: true }) ?? DEFAULT_LIMITS.concurrency,
     maxResultSizeBytes: size("max_result_size", DEFAULT_LIMITS.maxResultSizeBytes),

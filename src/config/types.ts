@@ -192,6 +192,8 @@ export interface Limits {
   gateTimeoutMs: number;
   installTimeoutMs: number;
   maxCostUsd: number | undefined;
+  /** `max_cost_window`: the cap covers every worker's spend in the last this-long (ms); unset, a run's own (12h on a shared ledger). */
+  maxCostWindowMs: number | undefined;
   maxAttempts: number;
   concurrency: number;
   /** The longest a rate limit is waited out before the run halts instead. */
@@ -218,6 +220,7 @@ export const DEFAULT_LIMITS: Limits = {
   gateTimeoutMs: 15 * 60_000,
   installTimeoutMs: 15 * 60_000,
   maxCostUsd: undefined,
+  maxCostWindowMs: undefined,
   maxAttempts: 3,
   concurrency: 1,
   rateLimitWaitMs: 30 * 60_000,

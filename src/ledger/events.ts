@@ -62,10 +62,19 @@ export type EventBody =
       files: string[];
       cases?: Record<string, { cases: string[]; files: string[]; removed?: string[]; skipped?: Record<string, string>; seen?: string[] }>;
     }
+  /**
+   * Before an agent call: its reservation (the tier's estimate), so a call that never finishes (its worker
+   * killed) still counts, and the cap is checked against every worker's calls in flight. Settled by the
+   * agent-finished event naming the same `call`; a call left open when its attempt is interrupted is charged
+   * its reservation.
+   */
+  | { kind: "agent-started"; packet: string; attempt: number; role: "implementer" | "reviewer" | "assessor"; tier: string; call: string; reservedUsd: number; run: string }
   | {
       kind: "agent-finished";
       packet: string;
       attempt: number;
+      /** The agent-started event's call this settles. */
+      call?: string;
       /** An assessor's call is about no attempt: attempt 0. */
       role: "implementer" | "reviewer" | "assessor";
       /** The cost counted for a call whose cost is unknown: the tier's estimate_usd. */
@@ -150,6 +159,9 @@ export type EventBody =
   | { kind: "blocked"; packet: string; attempt?: number; reason: string; fix?: string }
   | { kind: "unblocked"; packet: string; extraAttempts: number; by: string }
   | { kind: "reset"; packet: string; by: string }
+  /** `factory pause`: every worker stops claiming (and, with `interrupt`, stops its running attempts, unspent) until `factory resume`. */
+  | { kind: "paused"; by: string; interrupt: boolean }
+  | { kind: "resumed"; by: string }
   /** A person says the landing `commit` of the packet is gone from the target on purpose (`factory acknowledge`): no longer warned about. */
   | { kind: "landing-gone-acknowledged"; packet: string; commit: string; by: string };
 
@@ -203,4 +215,7 @@ export const EVENT_KINDS: readonly EventKind[] = [
   "unblocked",
   "reset",
   "landing-gone-acknowledged",
+  "agent-started",
+  "paused",
+  "resumed",
 ];

@@ -11,7 +11,7 @@ export { SNAPSHOT_FILE };
  * Bump when fold.ts changes what it computes: a snapshot folded by another
  * version of the fold is then ignored and rebuilt, never trusted.
  */
-export const FOLD_VERSION = 3;
+export const FOLD_VERSION = 4;
 /** A read that had to fold at least this many events leaves a snapshot for the next process. */
 export const SNAPSHOT_AFTER_EVENTS = 500;
 
@@ -31,6 +31,10 @@ interface SnapshotFile {
   runs: RunRecord[];
   costUsd: number;
   flaky?: Record<string, KnownFlaky>;
+  openCalls?: LedgerState["openCalls"];
+  spentByHour?: LedgerState["spentByHour"];
+  paused?: LedgerState["paused"];
+  tierCosts?: LedgerState["tierCosts"];
 }
 
 export function snapshotPath(root: string): string {
@@ -248,6 +252,10 @@ async function loadSnapshot(root: string): Promise<Checkpoint | undefined> {
       runs: new Map(value.runs.map((run) => [run.run, run])),
       costUsd: value.costUsd,
       flaky: value.flaky ?? {},
+      openCalls: value.openCalls ?? {},
+      spentByHour: value.spentByHour ?? {},
+      tierCosts: value.tierCosts ?? {},
+      ...(value.paused ? { paused: value.paused } : {}),
     },
   };
 }
@@ -265,6 +273,10 @@ async function saveSnapshot(root: string, checkpoint: Checkpoint): Promise<void>
     runs: [...checkpoint.state.runs.values()],
     costUsd: checkpoint.state.costUsd,
     flaky: checkpoint.state.flaky,
+    openCalls: checkpoint.state.openCalls,
+    spentByHour: checkpoint.state.spentByHour,
+    tierCosts: checkpoint.state.tierCosts,
+    ...(checkpoint.state.paused ? { paused: checkpoint.state.paused } : {}),
   };
   const path = snapshotPath(root);
   // Its own temporary file per write: two reads in one process may both save, and must not write into one file.

@@ -113,6 +113,29 @@ export interface LedgerState<R extends PacketRecord = PacketRecord> {
   costUsd: number;
   /** Paid calls that belong to no packet (model probes, canaries, the planner), in order: only in a full read (`history`). */
   spent?: { ts: string; for: string; usd: number }[];
+  /** Agent calls started and not finished, by call id: each holds its reservation (every worker's, on a shared ledger). */
+  openCalls: Record<string, OpenCall>;
+  /** What was spent (and what lost calls were charged), by the UTC hour it was recorded in ("2026-12-07T06"): the fleet's spend over a window. */
+  spentByHour: Record<string, number>;
+  /** While the fleet is paused (`factory pause`): who paused it, when, and whether running attempts were stopped too. */
+  paused?: { by: string; at: string; interrupt: boolean };
+  /** Agent calls recorded per tier, and what they cost: the averages a forecast of the queue uses. */
+  tierCosts: Record<string, { calls: number; usd: number }>;
+}
+
+/** An agent call in flight (or lost with its worker): what it reserved. */
+export interface OpenCall {
+  packet: string;
+  attempt: number;
+  tier: string;
+  run: string;
+  reservedUsd: number;
+  since: string;
+}
+
+/** Pure: the hour bucket of a timestamp. */
+export function hourOf(ts: string): string {
+  return ts.slice(0, 13);
 }
 
 /** A packet the ledger has no event for: queued, nothing spent. */
@@ -137,7 +160,7 @@ export function emptyRecord(id: string): PacketRecord {
 }
 
 export function emptyState(): LedgerState {
-  return { packets: new Map(), runs: new Map(), costUsd: 0, flaky: {} };
+  return { packets: new Map(), runs: new Map(), costUsd: 0, flaky: {}, openCalls: {}, spentByHour: {}, tierCosts: {} };
 }
 
 /** Pure: the current state of every packet and run, with each packet's events, from the ledger's events in order. */
@@ -159,6 +182,10 @@ export function foldInto(state: LedgerState, events: readonly LedgerEvent[], his
       packets.set(id, found);
     }
     return found;
+  };
+
+  const charge = (ts: string, usd: number): void => {
+    if (usd > 0) state.spentByHour[hourOf(ts)] = (state.spentByHour[hourOf(ts)] ?? 0) + usd;
   };
 
   for (const event of events) {
@@ -190,6 +217,7 @@ export function foldInto(state: LedgerState, events: readonly LedgerEvent[], his
       case "spent": {
         const cost = event.costUsd ?? event.estimatedUsd ?? 0;
         state.costUsd += cost;
+        charge(event.ts, cost);
         if (history) {
           const spent = state.spent ?? [];
           spent.push({ ts: event.ts, for: event.for, usd: cost });
@@ -238,16 +266,41 @@ export function foldInto(state: LedgerState, events: readonly LedgerEvent[], his
         break;
       }
       case "attempt-interrupted": {
+        // A call of the attempt that never finished (its worker killed, its lease run out) cost what it reserved.
+        for (const [call, open] of Object.entries(state.openCalls)) {
+          if (open.packet !== event.packet || open.attempt !== event.attempt) continue;
+          delete state.openCalls[call];
+          record(event.packet).costUsd += open.reservedUsd;
+          state.costUsd += open.reservedUsd;
+          charge(event.ts, open.reservedUsd);
+          const run = runs.get(open.run);
+          if (run) run.costUsd += open.reservedUsd;
+        }
         const packet = record(event.packet);
         packet.status = { state: "queued" };
         packet.attemptsUsed = Math.max(0, packet.attemptsUsed - 1);
         packet.reason = `attempt ${event.attempt} was interrupted: ${event.reason}`;
         break;
       }
+      case "agent-started":
+        state.openCalls[event.call] = { packet: event.packet, attempt: event.attempt, tier: event.tier, run: event.run, reservedUsd: event.reservedUsd, since: event.ts };
+        break;
+      case "paused":
+        state.paused = { by: event.by, at: event.ts, interrupt: event.interrupt };
+        break;
+      case "resumed":
+        delete state.paused;
+        break;
       case "agent-finished": {
         const cost = event.costUsd ?? event.estimatedUsd ?? 0;
+        if (event.call) delete state.openCalls[event.call];
+        if (event.tier && event.outcome !== "rate-limited") {
+          const tier = state.tierCosts[event.tier] ?? { calls: 0, usd: 0 };
+          state.tierCosts[event.tier] = { calls: tier.calls + 1, usd: tier.usd + cost };
+        }
         record(event.packet).costUsd += cost;
         state.costUsd += cost;
+        charge(event.ts, cost);
         const running = record(event.packet).status;
         if (running.state === "running") {
           const run = runs.get(running.owner.run);

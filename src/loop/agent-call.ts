@@ -1,5 +1,5 @@
 import { agentProgramPath } from "../agents/shell-program.js";
-import { createHash } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { copyFileSync, lstatSync, mkdirSync, readFileSync, rmSync, type Stats } from "node:fs";
 import { dirname, join } from "node:path";
 import { parseJsonFile } from "../agents/result.js";
@@ -9,6 +9,7 @@ import { callCeilingUsd, UNKNOWN_COST_ESTIMATE_USD, type Surface, type Tier } fr
 import { formatSize } from "../util/size.js";
 import { BudgetExhausted } from "./budget.js";
 import { checkInterrupted, type RunContext } from "./context.js";
+import { stamp } from "../ledger/events.js";
 import { agentSandboxed } from "../guards/sandbox-policy.js";
 import { sleepUntil } from "../util/sleep.js";
 
@@ -98,8 +99,7 @@ async function runAndRecord(
   call: AgentCall,
   how: { agent: string; model: string; estimateUsd: number; ceilingUsd: number; adapter: AgentAdapter; outputPath: string; repeat: number; program?: string | undefined },
 ): Promise<AgentOutcome> {
-  const exhausted = ctx.budget.exhausted();
-  if (exhausted) throw new BudgetExhausted(exhausted);
+  const reservation = await reserveCall(ctx, { packet: call.packet, attempt: call.attempt, role: call.role, tier: call.tier, reservedUsd: how.estimateUsd });
   ctx.emit({ kind: "step", packet: call.packet, attempt: call.attempt, step: `${call.role}${call.round && !call.fresh ? " (correction)" : ""}`, detail: `${how.agent} ${how.model}` });
   const reported = await how.adapter.run({
     role: call.role,
@@ -136,6 +136,7 @@ async function runAndRecord(
       kind: "agent-finished",
       packet: call.packet,
       attempt: call.attempt,
+      call: reservation,
       role: call.role,
       outcome: outcome.status,
       durationMs: outcome.durationMs,
@@ -247,4 +248,30 @@ export function surfaceCommands(surface: Surface | undefined): string[] {
   const lines = [surface.install, ...surface.gates.flatMap((gate) => [gate.run, gate.fix])].filter((line): line is string => Boolean(line));
   const programs = lines.map((line) => line.trim().split(/\s+/)[0] ?? "").filter((program) => /^[A-Za-z0-9_./-]+$/.test(program));
   return [...new Set(programs)];
+}
+
+/**
+ * Records an agent call's start with its reservation, refusing it
+ * (BudgetExhausted) when the cap is reached: with a fleet window, the check
+ * and the record are one ledger transaction, so workers starting calls at
+ * once see each other's reservations. Returns the call's id, which the
+ * agent-finished event names to settle it.
+ */
+async function reserveCall(ctx: RunContext, call: { packet: string; attempt: number; role: AgentCall["role"]; tier: string; reservedUsd: number }): Promise<string> {
+  const id = randomUUID();
+  const started = stamp({ kind: "agent-started", ...call, call: id, run: ctx.owner.run });
+  if (ctx.budget.windowMs === undefined) {
+    const exhausted = ctx.budget.exhausted();
+    if (exhausted) throw new BudgetExhausted(exhausted);
+    await ctx.ledger.append([started]);
+    return id;
+  }
+  const refused = await ctx.ledger.transaction(async (tx) => {
+    const exhausted = ctx.budget.exhausted((await tx.read()).state);
+    if (exhausted) return exhausted;
+    await tx.append([started]);
+    return undefined;
+  });
+  if (refused) throw new BudgetExhausted(refused);
+  return id;
 }

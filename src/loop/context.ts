@@ -129,6 +129,18 @@ export class Interrupted extends Error {
   }
 }
 
+/** Why running attempts were stopped by `factory pause --interrupt`: the abort reason their signal carries. */
+export class Paused extends Error {
+  constructor(paused: { by: string; at: string }) {
+    super(pausedBy(paused));
+  }
+}
+
+/** Pure: who paused the fleet, and when. */
+export function pausedBy(paused: { by: string; at: string }): string {
+  return `paused by ${paused.by} at ${paused.at}`;
+}
+
 export function checkInterrupted(signal: AbortSignal): void {
   if (signal.aborted) throw new Interrupted();
 }

@@ -17,7 +17,7 @@ import { BudgetExhausted } from "./budget.js";
 import { claimLanding, claimPacket } from "./claim.js";
 import { syncPatiently } from "../merge/target-sync.js";
 import { ClaimLost } from "../ledger/pg-claims.js";
-import { attemptDir, Interrupted, taskBranch, worktreePath, type RunContext } from "./context.js";
+import { attemptDir, Interrupted, Paused, taskBranch, worktreePath, type RunContext } from "./context.js";
 import { continuable, decide, type AttemptDecision, type AttemptEnd } from "./decide.js";
 import { dropHeld, keepHeldAttempt } from "./held.js";
 import { recordedAttempt } from "./recorded-attempt.js";
@@ -112,7 +112,13 @@ async function attemptPacket(runCtx: RunContext, packet: Packet, record: PacketR
     }
     if (ctx.claims?.lost(packet.id)) throw ctx.signal.reason instanceof ClaimLost ? ctx.signal.reason : new ClaimLost(packet.id, "its lease ran out");
     const reason =
-      error instanceof Interrupted ? "the run was interrupted" : error instanceof BudgetExhausted ? error.message : `internal error: ${error instanceof Error ? error.message : String(error)}`;
+      error instanceof Interrupted
+        ? ctx.signal.reason instanceof Paused
+          ? `${ctx.signal.reason.message} (factory pause --interrupt)`
+          : "the run was interrupted"
+        : error instanceof BudgetExhausted
+          ? error.message
+          : `internal error: ${error instanceof Error ? error.message : String(error)}`;
     await ctx.ledger.append([{ kind: "attempt-interrupted", packet: packet.id, attempt, reason, worktree: worktreePath(ctx.root, packet.id) }]);
     if (error instanceof Interrupted || error instanceof BudgetExhausted) return { kind: "interrupted", reason };
     throw error;

@@ -3,7 +3,7 @@ import type { LedgerState, PacketRecord } from "../ledger/fold.js";
 import { describeBreak } from "../ledger/store.js";
 import { orderQueue } from "../packet/graph.js";
 import type { Packet } from "../packet/types.js";
-import type { RunContext } from "./context.js";
+import { Paused, pausedBy, type RunContext } from "./context.js";
 import { sleepUntil } from "../util/sleep.js";
 import { landingQueue } from "../merge/landing-queue.js";
 import { landPending, processPacket, type PacketOutcome } from "./process-packet.js";
@@ -127,12 +127,25 @@ export async function drainQueue(ctx: RunContext, options: SchedulerOptions): Pr
       message: `agent "${agent}" reports a rate limit until ${new Date(until).toISOString()}, further away than rate_limit_wait: its packets wait for a later run; the rest of the queue goes on`,
     });
   let benched: string | undefined; // the run ended with only packets of agents rate-limited past rate_limit_wait left
+  // `factory pause --interrupt` stops the running attempts (recorded interrupted, unspent): they run under this too.
+  const pause = new AbortController();
+  const attemptCtx: RunContext = { ...ctx, signal: AbortSignal.any([ctx.signal, pause.signal]) };
+  const lookForPause = async (): Promise<void> => {
+    const paused = (await ctx.ledger.read()).state.paused;
+    if (!paused) return;
+    halt ??= { outcome: "halted", reason: `${pausedBy(paused)}: nothing more is claimed; factory resume, then start the run again` };
+    if (paused.interrupt && !pause.signal.aborted) pause.abort(new Paused(paused));
+    wake?.();
+  };
+  // While attempts run, a pause is looked for every few seconds (the loop itself looks before each claim).
+  const pauseWatch = setInterval(() => void lookForPause().catch(() => undefined), PAUSE_POLL_MS);
 
   try {
     for (;;) {
       const seen = landingChanges;
       if (!halt && ctx.signal.aborted) halt = { outcome: "interrupted", reason: "interrupted" };
-      const exhausted = ctx.budget.exhausted();
+      if (!halt) await lookForPause();
+      const exhausted = ctx.budget.windowMs === undefined ? ctx.budget.exhausted() : ctx.budget.exhausted((await ctx.ledger.read()).state);
       if (!halt && exhausted) halt = { outcome: "halted", reason: exhausted };
       const canClaim = !halt && !(options.once && attempts >= 1) && working() < options.concurrency;
       let next: Next | undefined;
@@ -172,8 +185,8 @@ export async function drainQueue(ctx: RunContext, options: SchedulerOptions): Pr
         const task = queue
           .add(async () => {
             const outcome = next.record?.pendingLand
-              ? ((await landPending(ctx, next.packet, next.record)) ?? ({ kind: "not-claimed", reason: "nothing to land" } as const))
-              : await processPacket(ctx, next.packet, next.record);
+              ? ((await landPending(attemptCtx, next.packet, next.record)) ?? ({ kind: "not-claimed", reason: "nothing to land" } as const))
+              : await processPacket(attemptCtx, next.packet, next.record);
             await handle(next.packet, outcome);
           })
           .finally(() => {
@@ -217,6 +230,7 @@ export async function drainQueue(ctx: RunContext, options: SchedulerOptions): Pr
     }
   } finally {
     stopWatching();
+    clearInterval(pauseWatch);
   }
   if (halt) return halt;
   if (benched) {
@@ -238,6 +252,9 @@ export async function drainQueue(ctx: RunContext, options: SchedulerOptions): Pr
   }
   return { outcome: "drained" };
 }
+
+/** How often running attempts look for `factory pause --interrupt`. */
+const PAUSE_POLL_MS = 2_000;
 
 /** How often an idle worker looks for claimable work when no notification woke it (a notification can be lost). */
 const WORKER_POLL_MS = 3_000;

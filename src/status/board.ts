@@ -17,6 +17,9 @@ export interface BoardRow {
   max_attempts: number | null;
   cost_usd: number;
   gate: "auto" | "human" | null;
+  /** The tiers of its implementer and reviewer (null for a packet with no file). */
+  tier?: string | null;
+  reviewer?: string | null;
   requires: string[];
   reason: string | null;
   sha256: string | null;
@@ -85,6 +88,8 @@ export function buildBoard(input: BoardInput): Board {
       max_attempts: packet.maxAttempts + (changed && !merged ? 0 : (record?.extraAttempts ?? 0)),
       cost_usd: round(record?.costUsd ?? 0),
       gate: packet.gate,
+      tier: packet.tier,
+      reviewer: packet.reviewer,
       requires: packet.requires,
       reason: changed && !merged ? "the packet file changed; the new version has not run" : (record?.reason ?? null),
       sha256: packet.sha256,

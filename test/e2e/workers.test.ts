@@ -382,6 +382,35 @@ describe("several workers on one PostgreSQL ledger", { timeout: 300_000 }, () =>
     execFileSync(process.execPath, ["--test", ...testFilesOf(checkout)], { cwd: checkout, stdio: "pipe" });
   });
 
+  it("one budget for the fleet: two workers stop at one cap across both, each call reserved as it starts; what each spent is in the ledger", async (context) => {
+    if (!database.available()) return context.skip();
+    const url = await database.database();
+    const count = 6;
+    const script: Script = {};
+    for (let at = 1; at <= count; at++) script[pid(at)] = { implementer: [honest(at, { cost: 0.2 })], reviewer: [{ ...reviewer(at), cost: 0.2 }] };
+    const repo = queueRepo(count, script, "", "", {});
+    // Each call reserves what it costs: the tiers' estimate.
+    repo.write(
+      ".factory/config.toml",
+      repo
+        .read(".factory/config.toml")
+        .replace(/model = "(m-\w+)" \}/g, 'model = "$1", estimate_usd = 0.2 }')
+        .replace("[limits]\n", "[limits]\nmax_cost_usd = 1\n"),
+    );
+    repo.commit("tiers with an estimate");
+    const workersRun = [startWorker(repo, url, "w1"), startWorker(repo, url, "w2")];
+    const ends = await Promise.all(workersRun.map((worker) => worker.done));
+    const all = await events(url);
+    const spent = all.filter((event) => event.kind === "agent-finished").reduce((sum, event) => sum + Number(event.costUsd ?? 0), 0);
+    // Every call started only while spent + reserved was under the cap: together below cap + one call, where
+    // each worker's own count would have let the two spend about twice the cap.
+    expect(spent, ends.map((end) => end.out).join("\n----\n")).toBeGreaterThan(0);
+    expect(spent).toBeLessThan(1.2 + 1e-9);
+    expect(all.filter((event) => event.kind === "agent-started")).toHaveLength(all.filter((event) => event.kind === "agent-finished").length);
+    const halted = ends.filter((end) => /the cost cap of \$1\.00 for the last 12h is reached across every worker/.test(end.out));
+    expect(halted.length, ends.map((end) => end.out).join("\n----\n")).toBeGreaterThan(0);
+  });
+
   it("one project per database: a worker of another project (or of a fork on another remote) is refused before it claims, naming both; the project's own workers go on", async (context) => {
     if (!database.available()) return context.skip();
     const url = await database.database();

@@ -112,8 +112,16 @@ describe("an agent call's record", () => {
     const { ctx } = context(silent, 60_000, 0.3);
     await callAgent(ctx, call(ctx, "P01"));
     expect(ctx.budget.spentUsd).toBeCloseTo(0.3, 10);
-    const [finished] = (await readLedger(ctx.root)).events;
-    expect(finished).toMatchObject({ kind: "agent-finished", costSource: "unknown", estimatedUsd: 0.3, promptSha256: createHash("sha256").update("do it").digest("hex") });
+    const [started, finished] = (await readLedger(ctx.root)).events;
+    // The call's start was recorded first with its reservation (the tier's estimate), and its end settles it.
+    expect(started).toMatchObject({ kind: "agent-started", packet: "P01", reservedUsd: 0.3 });
+    expect(finished).toMatchObject({
+      kind: "agent-finished",
+      call: (started as { call: string }).call,
+      costSource: "unknown",
+      estimatedUsd: 0.3,
+      promptSha256: createHash("sha256").update("do it").digest("hex"),
+    });
     const { ctx: unset } = context(silent, 60_000);
     await callAgent(unset, call(unset, "P01"));
     expect(unset.budget.spentUsd).toBe(1);
@@ -125,7 +133,7 @@ describe("an agent call's record", () => {
       const { ctx, notices } = context(lying, 60_000, 0.5);
       await callAgent(ctx, call(ctx, "P01"));
       expect(ctx.budget.spentUsd).toBeCloseTo(0.5, 10);
-      const [finished] = (await readLedger(ctx.root)).events;
+      const [, finished] = (await readLedger(ctx.root)).events;
       expect(finished).toMatchObject({ kind: "agent-finished", costSource: "unknown", estimatedUsd: 0.5 });
       expect(finished).not.toHaveProperty("costUsd");
       expect(notices).toEqual([expect.stringContaining("not a cost: recorded as suspect, and its tier's estimate is charged")]);
@@ -143,7 +151,7 @@ describe("an agent call's record", () => {
       const { ctx, notices } = context(lying, 60_000, 0.5);
       await callAgent(ctx, call(ctx, "P01"));
       expect(ctx.budget.spentUsd).toBeCloseTo(0.5, 10);
-      const [finished] = (await readLedger(ctx.root)).events;
+      const [, finished] = (await readLedger(ctx.root)).events;
       expect(finished).toMatchObject({ kind: "agent-finished", costSource: "unknown", estimatedUsd: 0.5, suspectCost: String(costUsd) });
       expect(finished).not.toHaveProperty("costUsd");
       expect(notices).toEqual([expect.stringContaining('more than one call on tier "basic" can plausibly cost ($25, max_call_usd): recorded as suspect')]);

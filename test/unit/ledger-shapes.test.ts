@@ -71,6 +71,9 @@ const SAMPLES: Record<EventKind, EventBody> = {
   unblocked: { kind: "unblocked", packet: "A", extraAttempts: 1, by: "me" },
   reset: { kind: "reset", packet: "A", by: "me" },
   "landing-gone-acknowledged": { kind: "landing-gone-acknowledged", packet: "A", commit: "c".repeat(40), by: "me" },
+  "agent-started": { kind: "agent-started", packet: "A", attempt: 1, role: "implementer", tier: "basic", call: "c1", reservedUsd: 0.2, run: "r1" },
+  paused: { kind: "paused", by: "me", interrupt: false },
+  resumed: { kind: "resumed", by: "me" },
 };
 
 /** A value of another type than the field's (a negative number for a cost). */
