@@ -584,6 +584,13 @@ const MUTATIONS = [
     tests: [["test/integration/pause.test.ts", "--interrupt stops an attempt that is running"]],
   },
   {
+    guard: "report --agents: 'complete' said while a gate failed is counted",
+    file: "src/status/agent-report.ts",
+    from: 'if (reported.get(attempt) === "complete") entry.claimed_complete_gate_failed += 1;',
+    to: 'if (reported.get(attempt) === "never") entry.claimed_complete_gate_failed += 1;',
+    tests: [["test/integration/report-agents.test.ts", "a 'complete' said while a gate failed"]],
+  },
+  {
     guard: "watch claim: of several workers one looks at a PR at a time",
     file: "src/loop/reviews.ts",
     from: "claimWatch(ctx.ledger, record.id, record.status.head, ctx.claims)",

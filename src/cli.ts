@@ -328,13 +328,15 @@ export function buildProgram(): Command {
     .option("--since <date>", "everything since this date or time, instead of the last run")
     .option("--html <file>", "also write the brief as a self-contained HTML page (a new file)")
     .option("--json", "print the brief as JSON (the same content as the text)")
-    .addHelpText("after", "\nExamples:\n  factory report\n  factory report --since 2026-11-30 --html brief.html\n  factory report --json")
-    .action(async (opts: { since?: string; html?: string; json?: boolean }) =>
+    .option("--agents", "instead: per agent and model, attempts, merged first time, 'done' said while a gate failed, tamper and scope refusals, questions, cost per merged packet")
+    .addHelpText("after", "\nExamples:\n  factory report\n  factory report --since 2026-11-30 --html brief.html\n  factory report --json\n  factory report --agents")
+    .action(async (opts: { since?: string; html?: string; json?: boolean; agents?: boolean }) =>
       finish(
         await (await import("./commands/report.js")).report({
           cwd,
           output,
           json: Boolean(opts.json),
+          agents: Boolean(opts.agents),
           ...(opts.since !== undefined ? { since: opts.since } : {}),
           ...(opts.html !== undefined ? { html: opts.html } : {}),
         }),

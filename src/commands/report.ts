@@ -7,6 +7,8 @@ import { readFileAt } from "../git/repo.js";
 import type { Output } from "../log/output.js";
 import { attemptDir, RUNS_DIR } from "../loop/context.js";
 import { buildReport, reportHtml, reportText, type HeldDetail, type Report } from "../status/report.js";
+import { agentReport } from "../status/agent-report.js";
+import { renderTable } from "../log/table.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
 import { loadBoard } from "./status.js";
 import { loadWorkspaceOrReport, type Workspace } from "./workspace.js";
@@ -19,6 +21,8 @@ export interface ReportOptions {
   html?: string;
   /** Print the brief as JSON (the same content) instead of text. */
   json?: boolean;
+  /** Instead of the brief: per agent and model, what it claimed against what the factory found. */
+  agents?: boolean;
   output: Output;
 }
 
@@ -42,6 +46,7 @@ export async function report(options: ReportOptions): Promise<ExitCode> {
   }
   const workspace = await loadWorkspaceOrReport(options.cwd, output);
   if (!workspace) return EXIT.invalid;
+  if (options.agents) return agentsReport(workspace, output, Boolean(options.json));
   const brief = await buildBrief(workspace, since);
   if (options.json) output.out(JSON.stringify(brief, null, 2));
   else if (html === undefined) for (const line of reportText(brief)) output.out(line);
@@ -51,6 +56,56 @@ export async function report(options: ReportOptions): Promise<ExitCode> {
     // With --json, stdout is the JSON alone; without it, --html prints only where the page is.
     if (options.json) output.err(said);
     else output.out(said);
+  }
+  return EXIT.ok;
+}
+
+/** `factory report --agents`: which agent to trust, from the ledger (every worker's). */
+async function agentsReport(workspace: Workspace, output: Output, json: boolean): Promise<ExitCode> {
+  const history = await workspace.ledger.history();
+  const tiers = workspace.config?.tiers ?? [];
+  const rows = agentReport([...history.state.packets.values()], (name) => {
+    const tier = tiers.find((candidate) => candidate.name === name);
+    return tier ? { agent: tier.agent, model: tier.model } : undefined;
+  });
+  if (json) {
+    output.out(JSON.stringify({ agents: rows }, null, 2));
+    return EXIT.ok;
+  }
+  if (rows.length === 0) {
+    output.out("No agent has run yet: the ledger records no implementer or reviewer call.");
+    return EXIT.ok;
+  }
+  const usd = (value: number | null): string => (value === null ? "-" : `$${value.toFixed(2)}`);
+  const implementers = rows.filter((row) => row.role === "implementer");
+  const reviewers = rows.filter((row) => row.role === "reviewer");
+  if (implementers.length > 0) {
+    output.out(
+      await renderTable(
+        ["IMPLEMENTER", "MODEL", "ATTEMPTS", "MERGED 1ST", "MERGED", "SAID DONE, GATE FAILED", "TAMPER/SCOPE", "QUESTIONS", "COST", "PER MERGED"],
+        implementers.map((row) => [
+          row.agent,
+          row.model,
+          String(row.attempts),
+          String(row.merged_first_time),
+          String(row.merged),
+          String(row.claimed_complete_gate_failed),
+          String(row.tamper_or_scope),
+          String(row.questions),
+          usd(row.cost_usd),
+          usd(row.cost_per_merged_usd),
+        ]),
+      ),
+    );
+  }
+  if (reviewers.length > 0) {
+    output.out("");
+    output.out(
+      await renderTable(
+        ["REVIEWER", "MODEL", "REVIEWS", "RULINGS OVERRIDDEN", "COST"],
+        reviewers.map((row) => [row.agent, row.model, String(row.attempts), String(row.overridden), usd(row.cost_usd)]),
+      ),
+    );
   }
   return EXIT.ok;
 }

@@ -41,6 +41,7 @@ const SHAPES: Record<EventKind, Record<string, Field>> = {
   "baseline-measured": { packet: "string", commit: "string", passed: "number", failed: "number", cached: "boolean" },
   planted: { ...ATTEMPT, commit: "string", files: "strings", cases: "object?" },
   "agent-started": { ...ATTEMPT, role: "string", tier: "string", call: "string", reservedUsd: "cost", run: "string" },
+  "implementer-reported": { ...ATTEMPT, status: "string", verification: "boolean" },
   paused: { by: "string", interrupt: "boolean" },
   resumed: { by: "string" },
   "agent-finished": {

@@ -159,6 +159,8 @@ export type EventBody =
   | { kind: "blocked"; packet: string; attempt?: number; reason: string; fix?: string }
   | { kind: "unblocked"; packet: string; extraAttempts: number; by: string }
   | { kind: "reset"; packet: string; by: string }
+  /** What the implementer said of its attempt (its result file's status), kept beside the facts the gates found: `report --agents` sets one against the other. */
+  | { kind: "implementer-reported"; packet: string; attempt: number; status: "complete" | "blocked" | "failed" | "question"; verification: boolean }
   /** `factory pause`: every worker stops claiming (and, with `interrupt`, stops its running attempts, unspent) until `factory resume`. */
   | { kind: "paused"; by: string; interrupt: boolean }
   | { kind: "resumed"; by: string }
@@ -216,6 +218,7 @@ export const EVENT_KINDS: readonly EventKind[] = [
   "reset",
   "landing-gone-acknowledged",
   "agent-started",
+  "implementer-reported",
   "paused",
   "resumed",
 ];

@@ -332,6 +332,7 @@ export function foldInto(state: LedgerState, events: readonly LedgerEvent[], his
       case "planted":
       case "gate-finished":
       case "review-recorded":
+      case "implementer-reported":
         break;
       case "decided": {
         const packet = record(event.packet);

@@ -401,6 +401,8 @@ async function implement(
     check = validateResult(result.json, packet.id);
   }
   if (!check.ok) return { end: { kind: "result-contract", errors: check.errors } };
+  const verification = check.result.verification !== undefined && check.result.verification !== null;
+  await ctx.ledger.append([{ kind: "implementer-reported", packet: packet.id, attempt: input.attempt, status: check.result.status, verification }]);
   if (check.result.status === "blocked") return { end: { kind: "implementer-blocked", reason: check.result.blockedReason ?? check.result.summary } };
   if (check.result.status === "question" && check.result.question)
     return { end: { kind: "implementer-question", question: check.result.question.text, suggestions: check.result.question.suggestions } };

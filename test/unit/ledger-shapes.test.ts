@@ -72,6 +72,7 @@ const SAMPLES: Record<EventKind, EventBody> = {
   reset: { kind: "reset", packet: "A", by: "me" },
   "landing-gone-acknowledged": { kind: "landing-gone-acknowledged", packet: "A", commit: "c".repeat(40), by: "me" },
   "agent-started": { kind: "agent-started", packet: "A", attempt: 1, role: "implementer", tier: "basic", call: "c1", reservedUsd: 0.2, run: "r1" },
+  "implementer-reported": { kind: "implementer-reported", packet: "A", attempt: 1, status: "complete", verification: true },
   paused: { kind: "paused", by: "me", interrupt: false },
   resumed: { kind: "resumed", by: "me" },
 };
