@@ -331,7 +331,7 @@ export async function applyLanding(
 /** A lost claim stops the packet's agents and gates at once, as an interrupt stops the run's. */
 function claimedContext(runCtx: RunContext, packet: string): RunContext {
   const lost = runCtx.claims?.signalOf(packet);
-  return lost ? { ...runCtx, signal: AbortSignal.any([runCtx.signal, lost]), runContext: runCtx } : runCtx;
+  return lost ? { ...runCtx, signal: AbortSignal.any([runCtx.signal, lost]), runContext: runCtx.runContext ?? runCtx } : runCtx;
 }
 
 /** Gated work that waited for a clean checkout: land it now, without a new attempt. */

@@ -129,7 +129,8 @@ export async function drainQueue(ctx: RunContext, options: SchedulerOptions): Pr
   let benched: string | undefined; // the run ended with only packets of agents rate-limited past rate_limit_wait left
   // `factory pause --interrupt` stops the running attempts (recorded interrupted, unspent): they run under this too.
   const pause = new AbortController();
-  const attemptCtx: RunContext = { ...ctx, signal: AbortSignal.any([ctx.signal, pause.signal]) };
+  // Its own signal, the run's landing queue (merge/landing-queue.ts keys it by the run's context).
+  const attemptCtx: RunContext = { ...ctx, signal: AbortSignal.any([ctx.signal, pause.signal]), runContext: ctx.runContext ?? ctx };
   const lookForPause = async (): Promise<void> => {
     const paused = (await ctx.ledger.read()).state.paused;
     if (!paused) return;

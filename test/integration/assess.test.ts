@@ -133,7 +133,7 @@ describe("[planning] require_assessment", () => {
     expect(refused.out).toContain('factory run refused: P02 has no assessment, and [planning] require_assessment = "all" asks for a ready one; `factory assess P02` rules on it');
     expect(refused.out).not.toContain("P01 has no assessment");
     const events = await target.events();
-    expect(events.filter((event) => event.kind !== "agent-finished" && event.kind !== "assessed")).toEqual([]); // only the assessment of P01
+    expect(events.filter((event) => event.kind !== "agent-started" && event.kind !== "agent-finished" && event.kind !== "assessed")).toEqual([]); // only the assessment of P01
     const linted = bufferOutput();
     expect(await lint({ cwd: target.dir, ids: [], json: false, output: linted })).toBe(2);
     expect(linted.text()).toContain("packets/P02-triple.toml: P02 has no assessment");
