@@ -96,9 +96,10 @@ export async function approve(options: ApproveOptions): Promise<ExitCode> {
     return EXIT.invalid;
   }
   const branchHead = await resolveCommit(workspace.root, taskBranch(id));
-  if (branchHead !== status.commit)
+  // No task branch here at all is an approval from another clone, not one that was stopped.
+  if (branchHead !== undefined && branchHead !== status.commit)
     output.err(
-      `notice: ${taskBranch(id)} was left at ${branchHead?.slice(0, 10) ?? "nothing"} (a stopped approval or landing); approving the held commit ${status.commit.slice(0, 10)}, re-gated from the start`,
+      `notice: ${taskBranch(id)} was left at ${branchHead.slice(0, 10)} (a stopped approval or landing); approving the held commit ${status.commit.slice(0, 10)}, re-gated from the start`,
     );
 
   // The spec may have moved while the work waited for a person: approving it would land work cut from an old spec.

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { diffText } from "../git/diff.js";
+import { bringHeld } from "../git/held-refs.js";
 import type { Output } from "../log/output.js";
 import { attemptDir } from "../loop/context.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
@@ -26,6 +27,11 @@ export async function diff(options: DiffOptions): Promise<ExitCode> {
   const { workspace, record } = loaded;
   const status = record?.status;
   if (status?.state === "awaiting_human") {
+    const here = await bringHeld(workspace.root, workspace.config?.target.remote, [status.commit]);
+    if (here.missing.length > 0) {
+      output.err(`${id} is held for a person, but its held commit ${status.commit.slice(0, 10)} is not in this clone; ${here.remedy}`);
+      return EXIT.halted;
+    }
     const text = (await diffText(workspace.root, status.fork, status.commit)).trimEnd();
     if (options.json) {
       output.out(JSON.stringify({ schema: 1, packet: id, attempt: status.attempt, state: status.state, source: "held", from: status.fork, to: status.commit, diff: text }, null, 2));

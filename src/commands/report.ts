@@ -4,6 +4,7 @@ import { join, resolve } from "node:path";
 import { shownPath } from "../util/shown-path.js";
 import { diffStat } from "../git/diff.js";
 import { readFileAt } from "../git/repo.js";
+import { bringHeld } from "../git/held-refs.js";
 import type { Output } from "../log/output.js";
 import { attemptDir, RUNS_DIR } from "../loop/context.js";
 import { buildReport, reportHtml, reportText, type HeldDetail, type Report } from "../status/report.js";
@@ -117,9 +118,16 @@ export async function buildBrief(workspace: Workspace, since: string | undefined
   const run = since === undefined ? (runId ? runs.find((candidate) => candidate.run === runId) : runs.at(-1)) : undefined;
   const until = new Date().toISOString();
   const held = new Map<string, HeldDetail>();
-  for (const [id, record] of ledger.packets) {
-    if (record.status.state !== "awaiting_human") continue;
-    held.set(id, await heldDetail(workspace.root, id, record.status, record.events));
+  const awaiting = [...ledger.packets.values()].flatMap((record) => (record.status.state === "awaiting_human" ? [{ record, status: record.status }] : []));
+  // A packet held by another clone's worker: its commit comes from the remote's held refs, fetched when missing.
+  const here = await bringHeld(workspace.root, workspace.config?.target.remote, awaiting.map(({ status }) => status.commit));
+  for (const { record, status } of awaiting) {
+    held.set(
+      record.id,
+      here.missing.includes(status.commit)
+        ? { diffStat: `the held commit ${status.commit.slice(0, 10)} is not in this clone; ${here.remedy}`, snippets: {} }
+        : await heldDetail(workspace.root, record.id, status, record.events),
+    );
   }
   return buildReport({
     board,

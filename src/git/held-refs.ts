@@ -83,3 +83,26 @@ export async function readHeld(root: string): Promise<HeldRecord[]> {
   }
   return held;
 }
+
+/**
+ * Makes sure this clone has the given held commits: when one is missing and
+ * there is a shared remote, the remote's held attempts are fetched (a packet
+ * held by another clone's worker). Returns the commits still missing, with
+ * what to run to bring them.
+ */
+export async function bringHeld(root: string, remote: string | undefined, commits: readonly string[]): Promise<{ missing: string[]; remedy: string }> {
+  const absent = async (): Promise<string[]> => {
+    const missing: string[] = [];
+    for (const commit of commits) if (!(await gitTry(root, ["cat-file", "-e", `${commit}^{commit}`])).ok) missing.push(commit);
+    return missing;
+  };
+  let missing = await absent();
+  if (missing.length > 0 && remote) {
+    await fetchHeld(root, remote);
+    missing = await absent();
+  }
+  const remedy = remote
+    ? `${remote} does not hold it either: run this on the clone that held it, or \`git fetch ${remote} '${HELD_REFS}*:${HELD_REFS}*'\` once it is shared`
+    : `run this on the clone that held it (no [target] remote is configured to fetch it from)`;
+  return { missing, remedy };
+}

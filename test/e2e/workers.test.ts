@@ -451,11 +451,29 @@ describe("several workers on one PostgreSQL ledger", { timeout: 300_000 }, () =>
     const script: Script = {};
     for (let at = 1; at <= 3; at++) script[pid(at)] = { implementer: [honest(at)], reviewer: [reviewer(at)] };
     const repo = queueRepo(3, script, '[target]\nremote = "origin"\n', 'gate = "human"');
-    const { remote, clones } = withRemote(repo, 2, context.onTestFinished);
+    const { remote, clones } = withRemote(repo, 4, context.onTestFinished);
     const worker = startWorker({ ...repo, dir: clones[0] as string }, url, "night");
     const end = await worker.done;
     expect(end.out).toContain("P01 awaits a person: factory approve P01");
-    expect(execFileSync("git", ["for-each-ref", "--format=%(refname)", "refs/factory/held/"], { cwd: remote, encoding: "utf8" }).trim()).toBe("refs/factory/held/P01");
+    const heldRef = execFileSync("git", ["for-each-ref", "--format=%(refname) %(objectname)", "refs/factory/held/"], { cwd: remote, encoding: "utf8" }).trim();
+    expect(heldRef.split(" ")[0]).toBe("refs/factory/held/P01");
+
+    // The diff and the brief on a clone that never ran anything fetch the held attempt from the remote.
+    const diffed = runCli(["diff", "P01"], clones[2] as string, { FACTORY_LEDGER_URL: url });
+    expect([diffed.code, diffed.stderr]).toEqual([0, ""]);
+    expect(diffed.stdout).toContain("+export function double(n) {");
+    // Gone from the remote too: said, with what to do, exit 1 (never git's "bad object").
+    execFileSync("git", ["update-ref", "-d", "refs/factory/held/P01"], { cwd: remote });
+    const lacking = runCli(["diff", "P01"], clones[3] as string, { FACTORY_LEDGER_URL: url });
+    expect(lacking.code).toBe(1);
+    expect(lacking.stderr).toMatch(/P01 is held for a person, but its held commit [0-9a-f]{10} is not in this clone; origin does not hold it either/);
+    const briefLacking = runCli(["report"], clones[3] as string, { FACTORY_LEDGER_URL: url });
+    expect(briefLacking.code, briefLacking.stderr).toBe(0);
+    expect(briefLacking.stdout).toMatch(/the held commit [0-9a-f]{10} is not in this clone/);
+    execFileSync("git", ["update-ref", ...(heldRef.split(" ") as [string, string])], { cwd: remote });
+    const brief = runCli(["report"], clones[1] as string, { FACTORY_LEDGER_URL: url });
+    expect(brief.code, brief.stderr).toBe(0);
+    expect(brief.stdout).toMatch(/src\/double\.js +\| +3 \+\+\+/);
 
     // A person on another machine, in a clone that never ran anything; first while an approval elsewhere holds the packet.
     const other = clones[1] as string;
@@ -470,6 +488,7 @@ describe("several workers on one PostgreSQL ledger", { timeout: 300_000 }, () =>
     const approved = runCli(["approve", "P01", "--yes"], other, { FACTORY_LEDGER_URL: url }, 120_000);
     expect(approved.code, `${approved.stdout}${approved.stderr}`).toBe(0);
     expect(approved.stdout).toMatch(/Approved by .* and merged into main as [0-9a-f]{10}/);
+    expect(approved.stderr).not.toContain("was left at"); // no task branch here: an approval from another clone, not a stopped one
     const landed = execFileSync("git", ["log", "--format=%(trailers:key=Factory-Packet,valueonly)", "main"], { cwd: remote, encoding: "utf8" }).split("\n").filter(Boolean);
     expect(landed.sort()).toEqual(["P01", "P02", "P03"]);
     const trailers = execFileSync("git", ["log", "--format=%(trailers)", "--grep=Factory-Packet: P01", "main"], { cwd: remote, encoding: "utf8" });
