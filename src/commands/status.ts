@@ -14,6 +14,7 @@ import { pausedBy } from "../loop/context.js";
 import { FLEET_COST_WINDOW_MS } from "../loop/budget.js";
 import { spendLine, spendView, type SpendView } from "../status/night-spend.js";
 import { describeBreak } from "../ledger/store.js";
+import { readTargetView, targetViewLine } from "../status/target-view.js";
 import { isPgLedger } from "../ledger/open.js";
 import { readWorkers, type WorkerRow } from "../ledger/pg-workers.js";
 import { readRunLock, isAlive } from "../ledger/run-lock.js";
@@ -72,6 +73,7 @@ export async function status(options: StatusOptions): Promise<ExitCode> {
   const run = lock ? { ...lock, alive: isAlive(lock.pid) } : null;
   const workers = isPgLedger(head.ledger) ? await readWorkers(head.ledger) : undefined;
   const { state } = await head.ledger.read();
+  const view = await readTargetView(head.root, { remote: head.config?.target.remote, branch: head.branch }, state);
   if (options.json) {
     const waiting = waitingRuns(state).map((entry) => ({ pid: entry.pid, host: entry.host, ...entry.remoteDown }));
     const flaky = Object.values(state.flaky);
@@ -82,6 +84,7 @@ export async function status(options: StatusOptions): Promise<ExitCode> {
         ...(flaky.length ? { flaky } : {}),
         ...(state.paused ? { paused: state.paused } : {}),
         spend: await nightSpend(head, probe, key, state),
+        ...(view ? { target_view: view } : {}),
       }),
     );
     return EXIT.ok;
@@ -95,6 +98,10 @@ export async function status(options: StatusOptions): Promise<ExitCode> {
         ? `A run is in progress: pid ${run.pid} on ${run.host}, started ${run.startedAt}.`
         : `A run lock from pid ${run.pid} (no longer running) is left; the next \`factory run\` takes it over.`,
     );
+  }
+  if (view) {
+    const line = targetViewLine(view, Date.now());
+    output.out(line.warn ? paint(output, "yellow", line.text) : line.text);
   }
   for (const waiting of remoteWaits(state)) output.out(paint(output, "yellow", waiting));
   if (state.paused)

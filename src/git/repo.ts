@@ -380,6 +380,14 @@ export function readBlobBytes(cwd: string, shas: readonly string[]): Promise<(Bu
   });
 }
 
+/** Which of `shas` this repository lacks as commits: one `cat-file --batch-check` for all. */
+export async function missingCommits(cwd: string, shas: readonly string[]): Promise<string[]> {
+  if (shas.length === 0) return [];
+  const out = (await gitWithInput(cwd, [...HARDENED, "cat-file", "--batch-check=%(objectname) %(objecttype)"], `${shas.map((sha) => `${sha}^{commit}`).join("\n")}\n`)).toString("utf8");
+  const answers = out.split("\n");
+  return shas.filter((_, at) => !(answers[at] ?? "").endsWith(" commit"));
+}
+
 /** `git <args>` with `input` on stdin; its stdout as bytes, gathered once at the end. */
 function gitWithInput(cwd: string, args: string[], input: string): Promise<Buffer> {
   checkGitFile(cwd);

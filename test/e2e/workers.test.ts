@@ -471,6 +471,14 @@ describe("several workers on one PostgreSQL ledger", { timeout: 300_000 }, () =>
     expect(briefLacking.code, briefLacking.stderr).toBe(0);
     expect(briefLacking.stdout).toMatch(/the held commit [0-9a-f]{10} is not in this clone/);
     execFileSync("git", ["update-ref", ...(heldRef.split(" ") as [string, string])], { cwd: remote });
+    // status says how current its clone's view is: this one never fetched the worker's two landings; the worker's clone has them.
+    const stale = runCli(["status"], clones[1] as string, { FACTORY_LEDGER_URL: url });
+    expect(stale.stdout).toContain("the ledger records 2 landing(s) this clone does not have: `git pull`");
+    const staleJson = JSON.parse(runCli(["status", "--json"], clones[1] as string, { FACTORY_LEDGER_URL: url }).stdout) as { target_view?: { missing_landings: number } };
+    expect(staleJson.target_view?.missing_landings).toBe(2);
+    const current = runCli(["status"], clones[0] as string, { FACTORY_LEDGER_URL: url });
+    expect(current.stdout).toMatch(/This clone's main: last fetched from origin \S.* ago \(/);
+    expect(current.stdout).not.toContain("landing(s) this clone does not have");
     const brief = runCli(["report"], clones[1] as string, { FACTORY_LEDGER_URL: url });
     expect(brief.code, brief.stderr).toBe(0);
     expect(brief.stdout).toMatch(/src\/double\.js +\| +3 \+\+\+/);
