@@ -98,9 +98,7 @@ export async function approve(options: ApproveOptions): Promise<ExitCode> {
   const branchHead = await resolveCommit(workspace.root, taskBranch(id));
   // No task branch here at all is an approval from another clone, not one that was stopped.
   if (branchHead !== undefined && branchHead !== status.commit)
-    output.err(
-      `notice: ${taskBranch(id)} was left at ${branchHead.slice(0, 10)} (a stopped approval or landing); approving the held commit ${status.commit.slice(0, 10)}, re-gated from the start`,
-    );
+    output.err(`notice: ${taskBranch(id)} was left at ${branchHead.slice(0, 10)} (a stopped approval or landing); approving the held commit ${status.commit.slice(0, 10)}, re-gated from the start`);
 
   // The spec may have moved while the work waited for a person: approving it would land work cut from an old spec.
   const drift = await checkSpecDrift(workspace.root, packet, workspace.tip);

@@ -120,7 +120,11 @@ export async function buildBrief(workspace: Workspace, since: string | undefined
   const held = new Map<string, HeldDetail>();
   const awaiting = [...ledger.packets.values()].flatMap((record) => (record.status.state === "awaiting_human" ? [{ record, status: record.status }] : []));
   // A packet held by another clone's worker: its commit comes from the remote's held refs, fetched when missing.
-  const here = await bringHeld(workspace.root, workspace.config?.target.remote, awaiting.map(({ status }) => status.commit));
+  const here = await bringHeld(
+    workspace.root,
+    workspace.config?.target.remote,
+    awaiting.map(({ status }) => status.commit),
+  );
   for (const { record, status } of awaiting) {
     held.set(
       record.id,

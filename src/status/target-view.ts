@@ -30,10 +30,9 @@ export async function readTargetView(root: string, target: { remote?: string | u
 
 /** Pure: the line status prints about the view; `warn` when the view lacks landings the ledger has. */
 export function targetViewLine(view: TargetView, now: number): { text: string; warn: boolean } {
-  const age = view.fetched_at === null ? `never fetched from ${view.remote}` : `last fetched from ${view.remote} ${formatDuration(Math.max(0, now - Date.parse(view.fetched_at)))} ago (${view.fetched_at})`;
+  const age =
+    view.fetched_at === null ? `never fetched from ${view.remote}` : `last fetched from ${view.remote} ${formatDuration(Math.max(0, now - Date.parse(view.fetched_at)))} ago (${view.fetched_at})`;
   const lacking =
-    view.missing_landings > 0
-      ? `; the ledger records ${view.missing_landings} landing(s) this clone does not have: \`git pull\` (or any factory run, which fetches first) brings them`
-      : "";
+    view.missing_landings > 0 ? `; the ledger records ${view.missing_landings} landing(s) this clone does not have: \`git pull\` (or any factory run, which fetches first) brings them` : "";
   return { text: `This clone's ${view.branch}: ${age}${lacking}.`, warn: view.missing_landings > 0 };
 }
