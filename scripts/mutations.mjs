@@ -591,6 +591,20 @@ const MUTATIONS = [
     tests: [["test/integration/report-agents.test.ts", "a 'complete' said while a gate failed"]],
   },
   {
+    guard: "mutation check: once per landing across the fleet",
+    file: "src/commands/run.ts",
+    from: ".filter(({ id, commit }) => ownLandings.get(id) === commit)",
+    to: ".filter(({ id, commit }) => ownLandings.get(id) === commit || true)",
+    tests: [["test/e2e/workers.test.ts", "the mutation check runs once for each landing"]],
+  },
+  {
+    guard: "held attempts: the brief and diff fetch what this clone lacks",
+    file: "src/git/held-refs.ts",
+    from: "  if (missing.length > 0 && remote) {",
+    to: "  if (missing.length > 0 && remote && false) {",
+    tests: [["test/e2e/workers.test.ts", "a held packet is approved from another clone"]],
+  },
+  {
     guard: "watch claim: of several workers one looks at a PR at a time",
     file: "src/loop/reviews.ts",
     from: "claimWatch(ctx.ledger, record.id, record.status.head, ctx.claims)",

@@ -262,6 +262,8 @@ export async function run(options: RunOptions): Promise<ExitCode> {
     const mergedAt = async (): Promise<Map<string, string>> =>
       new Map([...(await workspace.ledger.read()).state.packets].flatMap(([id, record]) => (record.status.state === "merged" ? [[id, record.status.commit] as const] : [])));
     const mergedBefore = await mergedAt();
+    // The ledger is the fleet's: the mutation check measures only this run's own landings, each once across the fleet.
+    const ownLandings = new Map<string, string>();
     const end = await drainQueue(ctx, {
       packets: waitForRepairs(packets, checked.repairing),
       once: options.once,
@@ -269,8 +271,10 @@ export async function run(options: RunOptions): Promise<ExitCode> {
       concurrency: options.concurrency ?? config.limits.concurrency,
       keepGoing: options.keepGoing === true || config.limits.onBlock === "continue",
       gone: goneIds,
+      landed: (id, commit) => ownLandings.set(id, commit),
     });
-    if (end.outcome !== "interrupted") await checkLandedMutants(ctx, { packets, landed: newlyLanded(mergedBefore, await mergedAt()), runMs: Date.now() - began });
+    const landed = newlyLanded(mergedBefore, await mergedAt()).filter(({ id, commit }) => ownLandings.get(id) === commit);
+    if (end.outcome !== "interrupted") await checkLandedMutants(ctx, { packets, landed, runMs: Date.now() - began });
     await workspace.ledger.append([{ kind: "run-ended", run: owner.run, outcome: end.outcome, ...(end.reason ? { reason: end.reason } : {}) }]);
     progress.emit({ kind: "run-end", outcome: end.outcome, ...(end.reason ? { reason: end.reason } : {}), costUsd: budget.spentUsd, elapsedMs: Date.now() - started });
     let brief: string | undefined;

@@ -18,6 +18,8 @@ export interface SchedulerOptions {
   keepGoing: boolean;
   /** Merged packets whose landing the target no longer has: what requires them is not claimed. */
   gone?: ReadonlySet<string>;
+  /** Told of each landing this run made itself (not another worker's), with its commit. */
+  landed?: (id: string, commit: string) => void;
 }
 
 export type RunEnd = { outcome: "drained"; reason?: string } | { outcome: "halted"; reason: string } | { outcome: "interrupted"; reason: string };
@@ -113,6 +115,7 @@ export async function drainQueue(ctx: RunContext, options: SchedulerOptions): Pr
         notClaimed.add(packet.id);
         break;
       case "merged":
+        options.landed?.(packet.id, outcome.commit);
         ctx.notifier?.send({ event: "merged", packet: packet.id, commit: outcome.commit });
         break;
       case "in-review":

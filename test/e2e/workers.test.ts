@@ -511,6 +511,21 @@ describe("several workers on one PostgreSQL ledger", { timeout: 300_000 }, () =>
     expect(`${again.stdout}${again.stderr}`).toMatch(/P01 is merged/);
   });
 
+  it("the mutation check runs once for each landing of the fleet, by the worker that landed it", async (context) => {
+    if (!database.available()) return context.skip();
+    const url = await database.database();
+    const script: Script = {};
+    for (let at = 1; at <= 3; at++) script[pid(at)] = { implementer: [honest(at)], reviewer: [reviewer(at)] };
+    const repo = queueRepo(3, script, '[target]\nremote = "origin"\n[planning]\nmutants = 2\n', "", {});
+    const { clones } = withRemote(repo, 2, context.onTestFinished);
+    const ends = await Promise.all(clones.map((dir, at) => startWorker({ ...repo, dir }, url, `m${at + 1}`).done));
+    for (const end of ends) expect(end.code, end.out).toBe(0);
+    const all = await events(url);
+    expectOnceEach(all, ["P01", "P02", "P03"]);
+    const measured = all.filter((event) => event.kind === "mutants-measured").map((event) => event.packet);
+    expect(measured.sort()).toEqual(["P01", "P02", "P03"]);
+  });
+
   it("two workers landing on the same tip: one push wins; the other fetches, re-gates on the new tip and lands after it", async (context) => {
     if (!database.available()) return context.skip();
     const url = await database.database();
