@@ -591,6 +591,13 @@ const MUTATIONS = [
     tests: [["test/integration/report-agents.test.ts", "a 'complete' said while a gate failed"]],
   },
   {
+    guard: "newer config on the target: said by the running worker",
+    file: "src/loop/config-drift.ts",
+    from: "  if (!from || from === tip) return;",
+    to: "  if (!from || from !== tip) return;",
+    tests: [["test/e2e/workers.test.ts", "a worker says, once, that a newer config reached the target"]],
+  },
+  {
     guard: "mutation check: once per landing across the fleet",
     file: "src/commands/run.ts",
     from: ".filter(({ id, commit }) => ownLandings.get(id) === commit)",

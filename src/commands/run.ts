@@ -258,6 +258,7 @@ export async function run(options: RunOptions): Promise<ExitCode> {
       waits: new AgentWaits(),
       notifier,
       ...(claims ? { claims } : {}),
+      ...(workspace.tip ? { configFrom: workspace.tip } : {}),
     };
     const mergedAt = async (): Promise<Map<string, string>> =>
       new Map([...(await workspace.ledger.read()).state.packets].flatMap(([id, record]) => (record.status.state === "merged" ? [[id, record.status.commit] as const] : [])));

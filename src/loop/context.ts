@@ -34,6 +34,8 @@ export interface RunContext {
   claims?: WorkerClaims;
   /** Set on a packet's own context (the run's, with the packet's claim signal joined in): the run's context itself. */
   runContext?: RunContext;
+  /** The commit whose committed config this run uses (read at its start). */
+  configFrom?: string;
 }
 
 export const RUNS_DIR = ".factory/runs";

@@ -16,6 +16,7 @@ import { runAttempt, type AttemptReport } from "./attempt.js";
 import { BudgetExhausted } from "./budget.js";
 import { claimLanding, claimPacket } from "./claim.js";
 import { syncPatiently } from "../merge/target-sync.js";
+import { noticeNewerConfig } from "./config-drift.js";
 import { ClaimLost } from "../ledger/pg-claims.js";
 import { attemptDir, Interrupted, Paused, taskBranch, worktreePath, type RunContext } from "./context.js";
 import { continuable, decide, type AttemptDecision, type AttemptEnd } from "./decide.js";
@@ -74,6 +75,7 @@ async function attemptPacket(runCtx: RunContext, packet: Packet, record: PacketR
   }
   const tip = await resolveCommit(ctx.root, ctx.branch);
   if (!tip) throw new Error(`the target branch ${ctx.branch} has no commits`);
+  await noticeNewerConfig(ctx, tip);
   // A worker that pushed this version and died before recording it (its claim then ran out, and this worker took
   // it) left the landing on the target, after this run's start-up reconcile looked: its trailer is the record.
   const landedBefore = landedIndex(await landedPackets(ctx.root, tip, { cacheFile: landedCacheFile(ctx.root) }))(packet.id, packet.sha256);

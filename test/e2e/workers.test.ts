@@ -1,7 +1,7 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { worktreesDir } from "../../src/loop/context.js";
+import { worktreePath, worktreesDir } from "../../src/loop/context.js";
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { FACTORY_BIN, runCli } from "../helpers/cli.js";
@@ -90,6 +90,14 @@ function startWorker(repo: LoopRepo, url: string, name: string): Worker {
   child.stderr?.on("data", (chunk) => (out += String(chunk)));
   const done = new Promise<{ code: number | null; signal: string | null; out: string }>((resolve) => child.on("close", (code, signal) => resolve({ code, signal, out })));
   return { child, done, output: () => out };
+}
+
+/** Waits for `test` to hold, looking every 50 ms; fails after 90 s. */
+async function eventually(test: () => boolean, what: string): Promise<void> {
+  for (let waited = 0; !test(); waited += 50) {
+    if (waited > 90_000) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 }
 
 /** The ledger's events, straight from the database. */
@@ -522,8 +530,37 @@ describe("several workers on one PostgreSQL ledger", { timeout: 300_000 }, () =>
     for (const end of ends) expect(end.code, end.out).toBe(0);
     const all = await events(url);
     expectOnceEach(all, ["P01", "P02", "P03"]);
+    for (const end of ends) expect(end.out).not.toContain("config.toml changed on main"); // landings moved main; the config did not change
     const measured = all.filter((event) => event.kind === "mutants-measured").map((event) => event.packet);
     expect(measured.sort()).toEqual(["P01", "P02", "P03"]);
+  });
+
+  it("a worker says, once, that a newer config reached the target while it ran, and keeps its own", async (context) => {
+    if (!database.available()) return context.skip();
+    const url = await database.database();
+    const script: Script = {};
+    for (let at = 1; at <= 3; at++) script[pid(at)] = { implementer: [honest(at)], reviewer: [reviewer(at)] };
+    const repo = queueRepo(3, script, '[target]\nremote = "origin"\n', "", {});
+    const { remote, clones } = withRemote(repo, 2, context.onTestFinished);
+    const [dir, person] = clones as [string, string];
+    // In the worker clone's git directory, which the sandbox shows: P01's implementer holds until it exists.
+    const go = join(dir, ".git", "factory-test-go");
+    repo.setScript({ ...script, P01: { implementer: [{ ...honest(1), run: `touch began && while [ ! -e '${go}' ]; do sleep 0.05; done && rm began` }], reviewer: [reviewer(1)] } });
+    const worker = startWorker({ ...repo, dir }, url, "night");
+    await eventually(() => existsSync(join(worktreePath(dir, "P01"), "began")), "P01's implementer to begin");
+    // A person pushes a changed config while P01's attempt runs.
+    const config = join(person, ".factory", "config.toml");
+    writeFileSync(config, `${readFileSync(config, "utf8")}\n# a newer config\n`);
+    execFileSync("git", ["commit", "--quiet", "-am", "a newer config"], { cwd: person });
+    execFileSync("git", ["push", "--quiet", "origin", "main"], { cwd: person });
+    writeFileSync(go, "");
+    const end = await worker.done;
+    expect(end.code, end.out).toBe(0);
+    const said = end.out.split("\n").filter((line) => line.includes(".factory/config.toml changed on main since this run started"));
+    expect(said, end.out).toHaveLength(1); // P02's and P03's attempts both start on it: said once
+    expect(said[0]).toMatch(/read at [0-9a-f]{10}, now [0-9a-f]{10}\); this run keeps the config it started with: stop it and start it again to use the new one/);
+    expectOnceEach(await events(url), ["P01", "P02", "P03"]);
+    expect(execFileSync("git", ["log", "--format=%s", "main"], { cwd: remote, encoding: "utf8" })).toContain("a newer config");
   });
 
   it("two workers landing on the same tip: one push wins; the other fetches, re-gates on the new tip and lands after it", async (context) => {
