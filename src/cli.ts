@@ -24,9 +24,11 @@ export function buildProgram(): Command {
 
   program
     .command("init")
-    .addHelpText("after", "\nExample:\n  factory init")
+    .addHelpText("after", "\nExamples:\n  factory init\n  factory init --ci github --workers 3")
     .description("write .factory/config.toml (detected surfaces) and make git ignore the state dirs")
-    .action(async () => finish(await (await import("./commands/init.js")).init({ cwd, output })));
+    .option("--ci <forge>", "also write a scheduled workflow that runs the workers there (github)")
+    .option("--workers <n>", "with --ci: how many workers a night runs (default 3)")
+    .action(async (opts: { ci?: string; workers?: string }) => finish(await (await import("./commands/init.js")).init({ cwd, output, ci: opts.ci, workers: opts.workers })));
 
   program
     .command("lint")

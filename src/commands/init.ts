@@ -1,6 +1,8 @@
 import { existsSync, readFileSync } from "node:fs";
 import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
-import { basename, join } from "node:path";
+import { basename, dirname, join } from "node:path";
+import { renderWorkflow, WORKFLOW_PATH } from "../config/github-workflow.js";
+import { parseConfig } from "../config/parse.js";
 import { renderConfig, type DetectedSurface } from "../config/presets.js";
 import { CONFIG_PATH } from "../config/types.js";
 import { currentBranch, findRepoRoot } from "../git/repo.js";
@@ -11,6 +13,10 @@ import { EXIT, type ExitCode } from "./exit-codes.js";
 export interface InitOptions {
   cwd: string;
   output: Output;
+  /** `--ci github`: also write a scheduled workflow that runs the workers there. */
+  ci?: string | undefined;
+  /** `--workers N` with `--ci`: how many workers (jobs) a night runs. */
+  workers?: string | undefined;
 }
 
 export const IGNORED_STATE = [".factory/state/", ".factory/worktrees/", ".factory/runs/", ".factory/holdout/"];
@@ -18,6 +24,11 @@ export const IGNORED_STATE = [".factory/state/", ".factory/worktrees/", ".factor
 /** Writes a commented config with detected surfaces and makes git ignore the state dirs. Never clobbers. */
 export async function init(options: InitOptions): Promise<ExitCode> {
   const { output } = options;
+  const ci = ciRequest(options);
+  if (typeof ci === "string") {
+    output.err(`factory init: ${ci}; nothing was written`);
+    return EXIT.invalid;
+  }
   const root = await findRepoRoot(options.cwd);
   if (!root) {
     output.err(`${options.cwd}: not inside a git repository; run \`git init\` first`);
@@ -34,11 +45,40 @@ export async function init(options: InitOptions): Promise<ExitCode> {
     const found = surfaces.map((surface) => `${surface.name} (${surface.kind}, ${surface.dir})`).join(", ");
     output.out(`Wrote ${CONFIG_PATH}${found ? ` with surfaces: ${found}` : " (no surfaces detected; add them)"}.`);
   }
+  if (ci) await writeWorkflow(root, ci.workers, output);
   const added = await ensureIgnored(root, [...IGNORED_STATE, ...new Set(surfaces.flatMap(cacheRulesOf))]);
   if (added.length) output.out(`Added to .gitignore: ${added.join(" ")}`);
   output.out("Next: edit the config, add packets/<ID>-<slug>.toml, commit both, then `factory lint` and `factory plan`.");
   output.out("Next: factory doctor   # proves your agents, sandbox and gates before the first night");
   return EXIT.ok;
+}
+
+/** Pure: what `--ci`/`--workers` ask for: nothing, the workflow's worker count, or why they are refused. */
+export function ciRequest(options: Pick<InitOptions, "ci" | "workers">): { workers: number } | undefined | string {
+  if (options.ci === undefined) return options.workers === undefined ? undefined : "--workers goes with --ci github";
+  if (options.ci !== "github") return `--ci ${JSON.stringify(options.ci)}: the one CI it writes a workflow for is github`;
+  const workers = options.workers === undefined ? DEFAULT_CI_WORKERS : Number(options.workers);
+  if (!Number.isInteger(workers) || workers < 1 || workers > 20) return `--workers ${JSON.stringify(options.workers)}: a whole number from 1 to 20`;
+  return { workers };
+}
+
+const DEFAULT_CI_WORKERS = 3;
+
+/** Writes the GitHub Actions workflow for the config's agents; never over an existing one. */
+async function writeWorkflow(root: string, workers: number, output: Output): Promise<void> {
+  const file = join(root, WORKFLOW_PATH);
+  if (existsSync(file)) {
+    output.out(`${WORKFLOW_PATH} exists; left as it is.`);
+    return;
+  }
+  const parsed = parseConfig(await readFile(join(root, CONFIG_PATH), "utf8"));
+  const config = parsed.ok ? parsed.config : undefined;
+  const agents = config ? Object.values(config.agents).map((agent) => agent.kind) : [];
+  await mkdir(dirname(file), { recursive: true });
+  await writeFile(file, renderWorkflow({ workers, agents, targetBranch: config?.targetBranch ?? (await currentBranch(root)) ?? "main" }), { flag: "wx" });
+  output.out(
+    `Wrote ${WORKFLOW_PATH}: ${workers} worker(s) a night on GitHub Actions${config ? "" : ` (${CONFIG_PATH} has problems: no agent CLI is installed by it; add yours)`}. Its head says which secrets and variable to set.`,
+  );
 }
 
 /** The toolchains' cache directories, by surface kind: the test runs of every worktree leave them. */
