@@ -173,7 +173,7 @@ export function buildProgram(): Command {
 
   program
     .command("mcp")
-    .addHelpText("after", "\nAdd it to a coding agent's MCP servers (docs/guides/people-and-tools.md), e.g.:\n  claude mcp add factory -- npx factory mcp")
+    .addHelpText("after", "\nAdd it to a coding agent's MCP servers (docs/guides/people-and-tools.md), e.g.:\n  claude mcp add factory -- factory mcp")
     .description("serve the Model Context Protocol over stdio for this repository: status, show, plan, lint, diff, report, draft_packet, cut (never approve, reject, answer, unblock, reset or run)")
     .action(async () => {
       await (await import("./mcp/server.js")).serveMcp(cwd, VERSION);

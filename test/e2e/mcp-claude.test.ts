@@ -1,7 +1,7 @@
-import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { startAnthropicServer } from "../helpers/anthropic-server.js";
@@ -32,22 +32,19 @@ describe.skipIf(!available)("factory mcp with Claude Code", () => {
       () => rmSync(home, { recursive: true, force: true }),
     );
     const target = setUp({ script: {} });
-    const config = join(home, "mcp.json");
-    writeFileSync(config, JSON.stringify({ mcpServers: { factory: { command: process.execPath, args: [FACTORY_BIN, "mcp"] } } }));
-    const args = [
-      "-p",
-      "What is the state of the factory's queue?",
-      "--mcp-config",
-      config,
-      "--strict-mcp-config",
-      "--allowedTools",
-      "mcp__factory__status",
-      "--output-format",
-      "json",
-      "--model",
-      "claude-sonnet-4-5",
-    ];
-    const env = { ...process.env, ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: "sk-test-not-a-key", HOME: home, NO_COLOR: "1" };
+    // The command the guide gives, run as it says: `factory` on the PATH (as `npm link` puts it), `claude mcp add` run
+    // from the repository; then a plain `claude -p` there uses it.
+    const guide = readFileSync(fileURLToPath(new URL("../../docs/guides/people-and-tools.md", import.meta.url)), "utf8");
+    const given = /^(claude mcp add factory -- .+?)\s+#/m.exec(guide)?.[1];
+    expect(given).toBe("claude mcp add factory -- factory mcp");
+    const bin = join(home, "bin");
+    mkdirSync(bin);
+    symlinkSync(FACTORY_BIN, join(bin, "factory"));
+    const path = `${bin}:${dirname(process.execPath)}:${process.env.PATH ?? ""}`;
+    const added = spawnSync(CLAUDE, (given ?? "").split(" ").slice(1), { cwd: target.dir, env: { ...process.env, HOME: home, PATH: path }, encoding: "utf8" });
+    expect(added.status, `${added.stdout}${added.stderr}`).toBe(0);
+    const args = ["-p", "What is the state of the factory's queue?", "--allowedTools", "mcp__factory__status", "--output-format", "json", "--model", "claude-sonnet-4-5"];
+    const env = { ...process.env, ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: "sk-test-not-a-key", HOME: home, NO_COLOR: "1", PATH: path };
     const child = spawn(CLAUDE, args, { cwd: target.dir, env, stdio: ["ignore", "pipe", "pipe"] });
     let out = "";
     child.stdout.on("data", (chunk) => (out += String(chunk)));
