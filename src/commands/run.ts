@@ -137,7 +137,15 @@ export async function run(options: RunOptions): Promise<ExitCode> {
   let checked: Awaited<ReturnType<typeof preflight>>;
   try {
     const worker = isPgLedger(workspace.ledger) ? (options.worker ?? `${hostname()}-${process.pid}`) : undefined;
-    checked = await preflight({ root: workspace.root, config, tip: workspace.tip, packets: open, models: true, baseline: { signal: options.signal, ...(worker ? { worker } : {}) } });
+    checked = await preflight({
+      root: workspace.root,
+      config,
+      tip: workspace.tip,
+      packets: open,
+      models: true,
+      baseline: { signal: options.signal, ...(worker ? { worker } : {}) },
+      say: (step) => output.err(`factory run: ${step} …`),
+    });
   } catch (error) {
     if (!(error instanceof Interrupted)) throw error;
     output.err("factory run: interrupted during the preflight; nothing was claimed or spent.");

@@ -74,10 +74,14 @@ export async function preflight(input: {
   baseline?: { signal: AbortSignal; worker?: string };
   /** Every tier and surface the config names, whether or not a queued packet uses it yet (doctor: before the first packet is committed). */
   everything?: boolean;
+  /** Told before each step that may take a while (the sandbox, an agent CLI, a baseline, the model probes), so a person sees what runs. */
+  say?: (step: string) => void;
 }): Promise<Preflight> {
   const { config, root } = input;
+  const say = input.say ?? (() => undefined);
   const checks: Check[] = [];
   if (config.sandbox.kind === "bwrap") {
+    say("starting the sandbox (bubblewrap) once");
     const sandbox = await checkSandbox(root);
     checks.push({ what: "sandbox (bubblewrap) starts", ...(sandbox.ok ? {} : { problem: `the sandbox cannot start: ${sandbox.reason}; ${SANDBOX_HELP}` }) });
   } else {
@@ -113,6 +117,7 @@ export async function preflight(input: {
     checks.push({ what: `agent "${name}": its program is found`, ...(problem ? { problem } : {}) });
     if (problem || !adapter.version) continue;
     // Found is not enough: a CLI whose install is broken, or that needs another Node, fails only when it starts.
+    say(`asking agent "${name}" for its version`);
     const version = await adapter.version();
     const bin = config.agents[name]?.bin ?? config.agents[name]?.kind ?? name;
     checks.push({
@@ -167,6 +172,7 @@ export async function preflight(input: {
       const worker = input.baseline.worker?.replace(/[^A-Za-z0-9_.-]/g, "_");
       const repairers = input.packets.filter((packet) => packet.surface === surface.name && packet.repairs.length > 0);
       const repairs = [...new Set(repairers.flatMap((packet) => packet.repairs))];
+      say(`measuring surface "${surface.name}" at ${input.tip.slice(0, 10)}: its install and gates at the tip (kept for the packets; cached for the next run)`);
       const measured = await measureBaseline(ctx, { surface, commit: input.tip, runDir: join(root, RUNS_DIR, "preflight", ...(worker ? [`worker-${worker}`] : [])), outside: true, repairs });
       const red = measured.ok ? (measured.red ?? []) : [];
       const by = repairers.filter((packet) => packet.repairs.some((gate) => red.includes(gate))).map((packet) => packet.id);
@@ -186,8 +192,10 @@ export async function preflight(input: {
 
   let spends: ProbeSpend[] = [];
   if (input.models && checks.every((check) => !check.problem)) {
+    say("asking each tier's model for one short answer (a paid probe: the models are named as configured)");
     const models = await checkModels({ root, config, tiers: tiersUsed, adapters });
     spends = models.spends;
+    for (const line of models.answered) checks.push({ what: line });
     for (const refusal of models.refusals) checks.push({ what: "a tier's model answers as configured", problem: refusal });
   }
   return { checks, adapters, spends, repairing };

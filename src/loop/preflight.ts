@@ -17,6 +17,8 @@ export interface ProbeSpend {
 export interface PreflightResult {
   refusals: string[];
   spends: ProbeSpend[];
+  /** A line for each tier whose model answered as configured. */
+  answered: string[];
 }
 
 /**
@@ -28,6 +30,7 @@ export interface PreflightResult {
 export async function checkModels(input: { root: string; config: Config; tiers: ReadonlySet<string>; adapters: ReadonlyMap<string, AgentAdapter> }): Promise<PreflightResult> {
   const refusals: string[] = [];
   const spends: ProbeSpend[] = [];
+  const answered: string[] = [];
   const probed = new Map<string, string | undefined>();
   const dir = join(input.root, RUNS_DIR, "preflight");
   mkdirSync(dir, { recursive: true });
@@ -51,8 +54,9 @@ export async function checkModels(input: { root: string; config: Config; tiers: 
     }
     const refusal = probed.get(key);
     if (refusal) refusals.push(refusal.startsWith("tier") ? refusal : `tier "${tier.name}": ${refusal}`);
+    else answered.push(`tier "${tier.name}": model ${tier.model} (agent ${tier.agent}) answered as configured`);
   }
-  return { refusals, spends };
+  return { refusals, spends, answered };
 }
 
 /**

@@ -8,6 +8,7 @@ import { DOUBLE_JS, DOUBLE_TEST, DOUBLE_TEST_FOR, gateResults, useLoopRepos } fr
 import { assess } from "../../src/commands/assess.js";
 import { cut } from "../../src/commands/cut.js";
 import { bufferOutput } from "../../src/log/output.js";
+import { runCliAsync } from "../helpers/cli.js";
 
 /**
  * The real Claude Code binary (installed from the npm registry as a pinned
@@ -81,6 +82,9 @@ describe.skipIf(!available)("factory run with the real Claude Code", () => {
     const { code, out } = await target.run();
     expect(out).toContain("P01#1 → merged");
     expect(code).toBe(0);
+    // The start-up checks say what they do while they run (issue 57 §3).
+    const said = ['factory run: asking agent "claude" for its version …', 'factory run: measuring surface "app" at ', "factory run: asking each tier's model for one short answer"];
+    for (const step of said) expect(out.indexOf(step), step).toBeGreaterThanOrEqual(0);
     expect(target.read("src/double.js")).toBe(DOUBLE_JS);
     const events = await target.events("P01");
     expect(gateResults(events, 1)).toEqual({ untouched: "pass", scope: "pass", tamper: "pass", syntax: "pass", test: "pass" });
@@ -176,6 +180,15 @@ describe.skipIf(!available)("factory run with the real Claude Code", () => {
     await target.run({ once: true });
     const finished = (await target.events("P01")).find((event) => event.kind === "agent-finished");
     expect(finished).toMatchObject({ role: "implementer", outcome: "agent-error", detail: expect.stringContaining("API 400") });
+  }, 120_000);
+
+  it("doctor prints a line for each tier whose model answered its probe", async () => {
+    const { server, target } = await withClaude({});
+    // Asynchronously: the scripted model server answers from this process.
+    const doctor = await runCliAsync(["doctor", "--no-guards"], target.dir, {}, 120_000);
+    expect(doctor.code, `${doctor.stdout}${doctor.stderr}`).toBe(0);
+    for (const tier of ["basic", "standard", "advanced"]) expect(doctor.stdout).toContain(`tier "${tier}": model ${MODEL} (agent claude) answered as configured`);
+    expect(server.requests.map((request) => request.role)).toEqual(["probe"]); // one probe for the one model the three tiers name
   }, 120_000);
 
   it("refuses to run when another model answers than the tier names, before anything is spent on a packet", async () => {
