@@ -46,7 +46,7 @@ const MUTATIONS = [
     file: "src/loop/verdict-tree.ts",
     from: "const collected = collectedFiles([...baseline.values()].flat(), tipFiles, surface.dir);",
     to: "const collected = collectedFiles([...baseline.values()].flat().slice(0, 0), tipFiles, surface.dir);",
-    tests: [["test/integration/verdict-material.test.ts", "Django-style tests.py whose expected value"]],
+    tests: [["test/integration/verdict-material.test.ts", "a suite only the runner's report names"]],
   },
   {
     guard: "verdict tree: data the tip's tests read is put back",
@@ -531,14 +531,14 @@ const MUTATIONS = [
     guard: "fence at append: a holder's event is refused once its packet was taken over",
     file: "src/ledger/pg-claims.ts",
     from: "if (Number(rows[0]?.fence) !== claim.fence) {\n        const why = rows[0] ? `the packet was taken over",
-    to: "if (Number(rows[0]?.fence) !== claim.fence && false) {\n        const why = rows[0] ? `the packet was taken over",
+    to: "if (Number(rows[0]?.fence) !== claim.fence && rows.length < 0) {\n        const why = rows[0] ? `the packet was taken over",
     tests: [["test/integration/pg-ledger.test.ts", "taken over with another fence"]],
   },
   {
     guard: "one project per database: another project's worker is refused",
     file: "src/ledger/pg-project.ts",
     from: "if (why) throw new OtherProjectError(ledger.where, bound, why);",
-    to: "if (why && false) throw new OtherProjectError(ledger.where, bound, why);",
+    to: "if (why && why.length < 0) throw new OtherProjectError(ledger.where, bound, why);",
     tests: [["test/e2e/workers.test.ts", "one project per database"]],
   },
   {
@@ -559,14 +559,14 @@ const MUTATIONS = [
     guard: "one budget for the fleet: a shared ledger's cap counts every worker's spend",
     file: "src/commands/run.ts",
     from: "config.limits.maxCostWindowMs ?? (shared ? FLEET_COST_WINDOW_MS : undefined)",
-    to: "config.limits.maxCostWindowMs",
+    to: "config.limits.maxCostWindowMs ?? (shared && FLEET_COST_WINDOW_MS < 0 ? FLEET_COST_WINDOW_MS : undefined)",
     tests: [["test/e2e/workers.test.ts", "one budget for the fleet"]],
   },
   {
     guard: "one budget for the fleet: a lost call is charged what it reserved",
     file: "src/ledger/fold.ts",
     from: "if (open.packet !== event.packet || open.attempt !== event.attempt) continue;",
-    to: "if (open.packet !== event.packet || open.attempt !== event.attempt || true) continue;",
+    to: "if (open.packet !== event.packet || open.attempt !== event.attempt || call.length > 0) continue;",
     tests: [["test/unit/fleet-budget.test.ts", "charges the reservation of a call its attempt lost"]],
   },
   {
@@ -608,7 +608,7 @@ const MUTATIONS = [
     guard: "held attempts: the brief and diff fetch what this clone lacks",
     file: "src/git/held-refs.ts",
     from: "  if (missing.length > 0 && remote) {",
-    to: "  if (missing.length > 0 && remote && false) {",
+    to: "  if (missing.length > 0 && remote && remote.length < 0) {",
     tests: [["test/e2e/workers.test.ts", "a held packet is approved from another clone"]],
   },
   {

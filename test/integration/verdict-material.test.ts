@@ -144,6 +144,13 @@ describe.skipIf(!available)("what a test is comes from the runner", () => {
     await blocked(repo, { "pkg/calc.py": OFF_BELOW, "checks/check_calc.py": "from pkg.calc import add\n\n\ndef test_small():\n    assert add(2, 2) == 5\n" }, /edited \(checks\/check_calc\.py\)/);
   });
 
+  it("a suite only the runner's report names (the gate passes pkg/verify_calc.py to pytest), its expected value rewritten: blocked", async () => {
+    const VERIFY = "from pkg.calc import add\n\n\ndef test_small():\n    assert add(2, 2) == 4\n";
+    const files = { "pkg/verify_calc.py": VERIFY, "tests/__init__.py": "", "tests/test_calc.py": "from pkg.calc import add\n\n\ndef test_big():\n    assert add(3, 4) == 7\n" };
+    const repo = target({ files, gate: `${PYTEST_GATE} tests pkg/verify_calc.py` });
+    await blocked(repo, { "pkg/calc.py": OFF_BELOW, "pkg/verify_calc.py": VERIFY.replace("== 4", "== 5") }, /edited \(pkg\/verify_calc\.py\)/);
+  });
+
   it("honest twin: a case added to the Django-style tests.py merges", async () => {
     const repo = target({ files: DJANGO, pytestIni: DJANGO_INI });
     await merged(repo, { "pkg/calc.py": HONEST, "pkg/tests.py": `${DJANGO["pkg/tests.py"]}\n\ndef test_zero():\n    assert add(0, 0) == 0\n` });
