@@ -3,7 +3,7 @@ import { rmSync } from "node:fs";
 import { join, relative } from "node:path";
 import { canaryLine, mutantCanaryLine, type ProofLine } from "../doctor/probes.js";
 import { joined, paint, type Output } from "../log/output.js";
-import { Interrupted, RUNS_DIR } from "../loop/context.js";
+import { factoryHomeWarning, Interrupted, RUNS_DIR } from "../loop/context.js";
 import { proveGuards, type ProofContext } from "../guards/guard-proof.js";
 import { mutantCanary, reviewerCanary, type CanaryResult } from "../guards/reviewer-canary.js";
 import type { AgentAdapter } from "../agents/types.js";
@@ -60,7 +60,7 @@ async function examine(options: DoctorOptions, report: DoctorReport | undefined)
     return EXIT.invalid;
   }
   const { workspace } = load;
-  for (const warning of workspace.warnings) output.err(`warning: ${warning}`);
+  for (const warning of [...workspace.warnings, ...[factoryHomeWarning()].filter((place) => place !== undefined)]) output.err(`warning: ${warning}`);
   await sweepLeftovers(workspace.root); // a killed doctor's or run's scratch worktrees and sandbox directories
   const ledger = await checkLedger(workspace.ledger);
   report?.checks.push({ what: ledger.what, ok: !ledger.problem, problem: ledger.problem ?? null });

@@ -25,7 +25,7 @@ import { describeBreak, withLandLock } from "../ledger/store.js";
 import { joined, type Output } from "../log/output.js";
 import { createProgress } from "../log/progress.js";
 import { Budget, FLEET_COST_WINDOW_MS } from "../loop/budget.js";
-import { Interrupted, RUNS_DIR, type RunContext } from "../loop/context.js";
+import { factoryHomeWarning, Interrupted, RUNS_DIR, type RunContext } from "../loop/context.js";
 import { Notifier, type RunCounts } from "../loop/notify.js";
 import type { LedgerState } from "../ledger/fold.js";
 import { preflight } from "../loop/preflight-checks.js";
@@ -94,7 +94,7 @@ export async function run(options: RunOptions): Promise<ExitCode> {
     output.err("factory run: nothing was run; fix the problems above (`factory lint` lists them).");
     return EXIT.invalid;
   }
-  for (const warning of workspace.warnings) output.err(`warning: ${warning}`);
+  for (const warning of [...workspace.warnings, ...[factoryHomeWarning()].filter((place) => place !== undefined)]) output.err(`warning: ${warning}`);
   const packets = workspace.queue.packets;
   if (options.packet !== undefined && !packets.some((packet) => packet.id === options.packet)) {
     output.err(`factory run: no packet "${options.packet}" on ${workspace.branch}`);

@@ -74,12 +74,26 @@ export function factoryHome(): string {
   let home = homes.get(inCache);
   if (home === undefined) {
     const uid = process.getuid?.();
-    home = (uid === undefined ? undefined : ownDirectory(join(SHARED_TMP, `factory-${uid}`), uid)) ?? inCache;
+    const shared = uid === undefined ? undefined : join(SHARED_TMP, `factory-${uid}`);
+    home = (shared && uid !== undefined ? ownDirectory(shared, uid) : undefined) ?? inCache;
     homes.set(inCache, home);
+    if (shared && home === inCache) fallbacks.set(inCache, fallbackWarning(shared, inCache));
   }
   return home;
 }
 const homes = new Map<string, string>();
+const fallbacks = new Map<string, string>();
+
+/** What to tell a person when the worktrees could not go to `/var/tmp/factory-<uid>` and went under a dot-directory; else undefined. */
+export function factoryHomeWarning(): string | undefined {
+  const home = factoryHome();
+  return fallbacks.get(home);
+}
+
+/** Pure: the warning for worktrees that fell back to a cache path with a dot-directory. */
+export function fallbackWarning(shared: string, inCache: string): string {
+  return `${shared} is not this user's own directory (another user's, a link, or writable by others), so the worktrees go under ${inCache}, whose dot-directory some test runners skip (vitest 0.x finds no test there); remove ${shared}, or set XDG_CACHE_HOME to a path without a dot-directory`;
+}
 
 /** Where a cache path with a dot-directory in it gives way to: a directory kept across reboots. */
 export const SHARED_TMP = "/var/tmp";
