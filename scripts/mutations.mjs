@@ -723,10 +723,10 @@ symlinkSync(join(PROJECT, "node_modules"), join(copy, "node_modules"));
 
 const build = () => execFileSync("npx", ["tsc", "-p", "tsconfig.build.json"], { cwd: copy, stdio: "pipe" });
 const escapeRegExp = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-/** Whether every named test passes against the current build of the copy. */
+/** Whether every named test passes against the current build of the copy (the pattern joined to its option: a name may begin with "--"). */
 function passes(tests) {
   return tests.every(([file, name]) => {
-    const run = spawnSync("npx", ["vitest", "run", file, "-t", escapeRegExp(name)], { cwd: copy, encoding: "utf8", env: { ...process.env, CI: "true", NO_COLOR: "1" } });
+    const run = spawnSync("npx", ["vitest", "run", file, `--testNamePattern=${escapeRegExp(name)}`], { cwd: copy, encoding: "utf8", env: { ...process.env, CI: "true", NO_COLOR: "1" } });
     // A filter that matches nothing, or tests that skip, pass too: they prove nothing, so some test must have passed.
     return run.status === 0 && /Tests\s+\d+ passed/.test(run.stdout);
   });
