@@ -2,7 +2,7 @@
 // packets, an instant agent (a shell one-liner, optionally sleeping) and one
 // gate, and a runner that times the built CLI on it.
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";

@@ -9,7 +9,7 @@
 //   node bench/overhead.mjs [packets=10] [rounds=5]
 import { execFileSync } from "node:child_process";
 import { interpreterFirstOnPath } from "../scripts/python-path.mjs";
-import { BARE_SCRIPT as SCRIPT, BIN, GATE_COMMAND, makeRepo, median, mergedCount, removeRepo, time } from "./lib.mjs";
+import { BIN, GATE_COMMAND, makeRepo, median, mergedCount, removeRepo, BARE_SCRIPT as SCRIPT, time } from "./lib.mjs";
 
 // Both sides run the interpreter itself, not a version manager's shim (which adds 0.3 s to every
 // pytest start here, and the factory starts pytest more often than the script).

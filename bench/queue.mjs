@@ -7,7 +7,7 @@
 // written through the factory's own append so the hash chain holds.
 // Usage: node bench/queue.mjs [--events E] [N ...]
 import { execFileSync, spawnSync } from "node:child_process";
-import { closeSync, mkdtempSync, mkdirSync, openSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";

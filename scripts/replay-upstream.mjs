@@ -13,7 +13,7 @@
 // It prints one line per step (merged, or how it stopped) and whether main equals upstream at the end; it
 // exits 1 when a step did not merge or the trees differ. It needs the built CLI (npm run build).
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";

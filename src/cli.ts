@@ -1,9 +1,9 @@
-import { lowSpace, resourceFault } from "./util/resources.js";
-import { factoryHome } from "./loop/context.js";
+import { resolve } from "node:path";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { EXIT, type ExitCode } from "./commands/exit-codes.js";
 import { processOutput } from "./log/output.js";
-import { resolve } from "node:path";
+import { factoryHome } from "./loop/context.js";
+import { lowSpace, resourceFault } from "./util/resources.js";
 
 /**
  * The commander program. Each action calls one command function; this file

@@ -1,6 +1,6 @@
 import { jsonLines } from "./call-files.js";
-import { resetFromText } from "./usage.js";
 import { type AgentStatus, PROVIDER_FAILED } from "./types.js";
+import { resetFromText } from "./usage.js";
 
 /** What a Claude Code `--output-format stream-json --verbose` run said about itself. */
 export interface ClaudeRun {

@@ -1,13 +1,13 @@
 import type { Agent } from "../config/types.js";
 import { shellQuote } from "../gates/paths.js";
-import { neverStarted } from "./never-started.js";
-import { runCommand, type RunOutcome } from "../process/run.js";
-import { claudeStatus, modelMatches, parseClaudeStream } from "./claude-stream.js";
+import { type RunOutcome, runCommand } from "../process/run.js";
 import { agentSandbox, prepareCallFiles } from "./call-files.js";
+import { claudeStatus, modelMatches, parseClaudeStream } from "./claude-stream.js";
 import { agentEnv } from "./env.js";
+import { neverStarted } from "./never-started.js";
 import { stoppedCall } from "./stopped.js";
-import { cliVersion } from "./version.js";
 import type { AgentAdapter, AgentOutcome, AgentRequest, ProbeResult } from "./types.js";
+import { cliVersion } from "./version.js";
 
 const READ_TOOLS = ["Read", "Glob", "Grep", "LS"];
 const EDIT_TOOLS = ["Edit", "MultiEdit", "Write", "NotebookEdit"];

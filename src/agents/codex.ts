@@ -1,13 +1,13 @@
 import type { Agent } from "../config/types.js";
 import { shellQuote } from "../gates/paths.js";
-import { neverStarted } from "./never-started.js";
 import { runCommand } from "../process/run.js";
-import { codexCost, codexStatus, parseCodexStream } from "./codex-stream.js";
 import { agentSandbox, prepareCallFiles } from "./call-files.js";
+import { codexCost, codexStatus, parseCodexStream } from "./codex-stream.js";
 import { agentEnv } from "./env.js";
+import { neverStarted } from "./never-started.js";
 import { stoppedCall } from "./stopped.js";
-import { cliVersion } from "./version.js";
 import type { AgentAdapter, AgentOutcome, AgentRequest } from "./types.js";
+import { cliVersion } from "./version.js";
 
 /**
  * Codex's own traffic a factory run never needs: it would otherwise fetch a

@@ -1,9 +1,9 @@
 import type { Agent } from "../config/types.js";
 import { runCommand } from "../process/run.js";
-import { neverStarted } from "./never-started.js";
-import { agentProgram } from "./shell-program.js";
 import { agentSandbox, prepareCallFiles } from "./call-files.js";
 import { agentEnv } from "./env.js";
+import { neverStarted } from "./never-started.js";
+import { agentProgram } from "./shell-program.js";
 import type { AgentAdapter, AgentOutcome, AgentRequest } from "./types.js";
 
 /**

@@ -1,5 +1,5 @@
-import { baseEnv } from "../process/run.js";
 import type { Agent } from "../config/types.js";
+import { baseEnv } from "../process/run.js";
 
 /** Provider variables an agent CLI may need: passed through when set, nothing else of the caller's environment is. */
 const PROVIDER_VARIABLES = [

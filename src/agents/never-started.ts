@@ -1,5 +1,5 @@
-import { runCommand, type RunOutcome, type RunRequest } from "../process/run.js";
 import { shellQuote } from "../gates/paths.js";
+import { type RunOutcome, type RunRequest, runCommand } from "../process/run.js";
 import type { AgentOutcome } from "./types.js";
 
 /**

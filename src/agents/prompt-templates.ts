@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { readFileAt } from "../git/repo.js";
-import { ASSESSOR_TEMPLATE, CUT_TEMPLATE, IMPLEMENTER_TEMPLATE, REVIEWER_TEMPLATE, templateProblems, type TemplateSpec } from "./template.js";
+import { ASSESSOR_TEMPLATE, CUT_TEMPLATE, IMPLEMENTER_TEMPLATE, REVIEWER_TEMPLATE, type TemplateSpec, templateProblems } from "./template.js";
 
 /** A prompt template's name: the role it is for, or `cut` (the planner's). */
 export type PromptRole = "implementer" | "reviewer" | "assessor" | "cut";

@@ -1,7 +1,7 @@
 import type { Output } from "../log/output.js";
 import { goneLandings } from "../loop/gone-landings.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
-import { confirmByPerson, loadPacketRecord, personName, refuseAgents, type PersonInput } from "./packet-record.js";
+import { confirmByPerson, loadPacketRecord, type PersonInput, personName, refuseAgents } from "./packet-record.js";
 
 export interface AcknowledgeOptions extends PersonInput {
   cwd: string;

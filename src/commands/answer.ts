@@ -1,10 +1,10 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { whileUnclaimed } from "../loop/claim.js";
 import { stamp } from "../ledger/events.js";
 import type { Output } from "../log/output.js";
+import { whileUnclaimed } from "../loop/claim.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
-import { confirmByPerson, loadPacketRecord, personName, refuseAgents, type PersonInput } from "./packet-record.js";
+import { confirmByPerson, loadPacketRecord, type PersonInput, personName, refuseAgents } from "./packet-record.js";
 
 export interface AnswerOptions extends PersonInput {
   cwd: string;

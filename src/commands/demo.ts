@@ -2,17 +2,17 @@ import { cp, mkdir, mkdtemp, readdir, readFile, writeFile } from "node:fs/promis
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { shellQuote } from "../gates/paths.js";
 import { commitAll, initRepository } from "../git/repo.js";
-import { paint, type Output } from "../log/output.js";
+import { foldLedger, type PacketRecord } from "../ledger/fold.js";
+import { readLedger } from "../ledger/store.js";
+import { type Output, paint } from "../log/output.js";
+import { checkSandbox, SANDBOX_HELP } from "../process/sandbox.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
 import { lint } from "./lint.js";
 import { plan } from "./plan.js";
 import { run } from "./run.js";
 import { status } from "./status.js";
-import { shellQuote } from "../gates/paths.js";
-import { checkSandbox, SANDBOX_HELP } from "../process/sandbox.js";
-import { foldLedger, type PacketRecord } from "../ledger/fold.js";
-import { readLedger } from "../ledger/store.js";
 
 export interface DemoOptions {
   /** Where to create the sample repository; a new temp dir when undefined. */

@@ -1,19 +1,19 @@
-import { sweepLeftovers } from "../loop/leftovers.js";
 import { rmSync } from "node:fs";
 import { join, relative } from "node:path";
-import { canaryLine, mutantCanaryLine, type ProofLine } from "../doctor/probes.js";
-import { joined, paint, type Output } from "../log/output.js";
-import { factoryHomeWarning, Interrupted, RUNS_DIR } from "../loop/context.js";
-import { proveGuards, type ProofContext } from "../guards/guard-proof.js";
-import { mutantCanary, reviewerCanary, type CanaryResult } from "../guards/reviewer-canary.js";
-import type { AgentAdapter } from "../agents/types.js";
 import { adapterFor } from "../agents/index.js";
-import { openPackets } from "./status.js";
-import { preflight } from "../loop/preflight-checks.js";
-import { checkLedger } from "../ledger/open.js";
+import type { AgentAdapter } from "../agents/types.js";
 import { forgeProtectionLine } from "../doctor/forge-protection.js";
+import { canaryLine, mutantCanaryLine, type ProofLine } from "../doctor/probes.js";
+import { type ProofContext, proveGuards } from "../guards/guard-proof.js";
+import { type CanaryResult, mutantCanary, reviewerCanary } from "../guards/reviewer-canary.js";
+import { checkLedger } from "../ledger/open.js";
+import { joined, type Output, paint } from "../log/output.js";
+import { factoryHomeWarning, Interrupted, RUNS_DIR } from "../loop/context.js";
+import { sweepLeftovers } from "../loop/leftovers.js";
+import { preflight } from "../loop/preflight-checks.js";
 import { formatProblem } from "../util/problem.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
+import { openPackets } from "./status.js";
 import { loadWorkspace, type Workspace } from "./workspace.js";
 
 export interface DoctorOptions {

@@ -2,8 +2,8 @@ import { posix, relative, resolve } from "node:path";
 import type { Output } from "../log/output.js";
 import { RUNS_DIR } from "../loop/context.js";
 import { placeProposals, type Verdict, type WrittenFile } from "../planning/cut.js";
-import { EXIT, type ExitCode } from "./exit-codes.js";
 import { existingQueue, loadForCut, printVerdicts, sandboxProblem, specAtTip } from "./cut.js";
+import { EXIT, type ExitCode } from "./exit-codes.js";
 import { packetContext } from "./workspace.js";
 
 export interface DraftOptions {

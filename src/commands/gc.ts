@@ -1,8 +1,8 @@
 import { relative } from "node:path";
+import { HELD_REFS } from "../git/held-refs.js";
 import { acquireRunLock } from "../ledger/run-lock.js";
 import type { Output } from "../log/output.js";
 import { findGarbage, type Garbage, removeGarbage } from "../loop/gc.js";
-import { HELD_REFS } from "../git/held-refs.js";
 import { formatSize } from "../util/size.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
 import { refuseAgents } from "./packet-record.js";

@@ -3,7 +3,7 @@ import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { renderWorkflow, WORKFLOW_PATH } from "../config/github-workflow.js";
 import { parseConfig } from "../config/parse.js";
-import { renderConfig, type DetectedSurface } from "../config/presets.js";
+import { type DetectedSurface, renderConfig } from "../config/presets.js";
 import { CONFIG_PATH } from "../config/types.js";
 import { currentBranch, findRepoRoot } from "../git/repo.js";
 import type { Output } from "../log/output.js";

@@ -1,9 +1,9 @@
 import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
-import { terminalInert } from "../util/inert-text.js";
 import { join } from "node:path";
 import { ForgeError, forgeOf } from "../forge/github.js";
 import { INTAKE_DIR, intakeMarkdown, parseIssueRef, slugOf } from "../forge/intake.js";
 import type { Output } from "../log/output.js";
+import { terminalInert } from "../util/inert-text.js";
 import { formatProblem } from "../util/problem.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
 import { loadWorkspace } from "./workspace.js";

@@ -2,8 +2,8 @@ import { hostname } from "node:os";
 import type { GitResult } from "../git/repo.js";
 import type { Output } from "../log/output.js";
 import { probeQueue, type QueueProbe } from "../packet/load.js";
-import { startEarlyReads, type EarlyReads } from "./early.js";
 import { boardCacheKey } from "../status/board-cache.js";
+import { type EarlyReads, startEarlyReads } from "./early.js";
 import { loadHeadOrReport, packetContext, type WorkspaceHead } from "./workspace.js";
 
 /**

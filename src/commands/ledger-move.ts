@@ -1,15 +1,15 @@
 import { existsSync } from "node:fs";
 import { open, readFile } from "node:fs/promises";
 import { resolve } from "node:path";
+import { projectOf } from "../git/project.js";
 import { foldLedger } from "../ledger/fold.js";
 import { isPgLedger } from "../ledger/open.js";
+import { bindProject } from "../ledger/pg-project.js";
+import { OtherProjectError } from "../ledger/project.js";
 import { describeBreak, parseLedger } from "../ledger/store.js";
 import type { Output } from "../log/output.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
 import { personName, refuseAgents } from "./packet-record.js";
-import { projectOf } from "../git/project.js";
-import { bindProject } from "../ledger/pg-project.js";
-import { OtherProjectError } from "../ledger/project.js";
 import { loadHeadOrReport } from "./workspace.js";
 
 /** `factory ledger migrate`: the PostgreSQL ledger's schema created or brought up to date. */

@@ -1,15 +1,15 @@
+import { currentBranch, listTree, readBlobs } from "../git/repo.js";
 import type { Output } from "../log/output.js";
 import { paint } from "../log/output.js";
-import { currentBranch, listTree, readBlobs } from "../git/repo.js";
 import { pinnedSpec } from "../loop/spec-drift.js";
 import { contentFindings, tipIndex } from "../packet/content-lint.js";
 import { inputProblems } from "../packet/input-lint.js";
 import { PACKETS_DIR } from "../packet/load.js";
 import type { Packet } from "../packet/types.js";
+import { assessmentRefusals } from "../planning/policy.js";
 import { formatProblem, type Problem } from "../util/problem.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
 import { loadWorkspace, type Workspace } from "./workspace.js";
-import { assessmentRefusals } from "../planning/policy.js";
 
 export interface LintOptions {
   cwd: string;

@@ -1,14 +1,14 @@
-import { HELD_REFS } from "../git/held-refs.js";
-import { recordHeldVersions } from "../loop/held.js";
-import { FACTORY_WORKTREES } from "../git/git-file.js";
 import { userInfo } from "node:os";
 import { createInterface } from "node:readline/promises";
+import { FACTORY_WORKTREES } from "../git/git-file.js";
+import { HELD_REFS } from "../git/held-refs.js";
 import { gitUserName } from "../git/repo.js";
-import { AGENT_VARIABLES, agentAncestor } from "../process/ancestry.js";
 import type { PacketHistory } from "../ledger/fold.js";
 import { describeBreak } from "../ledger/store.js";
 import type { Output } from "../log/output.js";
+import { recordHeldVersions } from "../loop/held.js";
 import type { Packet } from "../packet/types.js";
+import { AGENT_VARIABLES, agentAncestor } from "../process/ancestry.js";
 import { loadWorkspaceOrReport, type Workspace } from "./workspace.js";
 
 export interface LoadedPacket {

@@ -1,7 +1,7 @@
 import type { Output } from "../log/output.js";
 import { pausedBy } from "../loop/context.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
-import { confirmByPerson, personName, refuseAgents, type PersonInput } from "./packet-record.js";
+import { confirmByPerson, type PersonInput, personName, refuseAgents } from "./packet-record.js";
 import { loadHeadOrReport } from "./workspace.js";
 
 export interface PauseOptions extends PersonInput {

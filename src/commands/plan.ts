@@ -1,13 +1,13 @@
-import { paint, shown as asShown, type Output } from "../log/output.js";
-import { orderQueue, type Placement } from "../packet/graph.js";
-import { formatProblem } from "../util/problem.js";
-import { EXIT, type ExitCode } from "./exit-codes.js";
 import type { LedgerState } from "../ledger/fold.js";
+import { shown as asShown, type Output, paint } from "../log/output.js";
+import { orderQueue, type Placement } from "../packet/graph.js";
 import { readBoardCache, writeBoardCache } from "../status/board-cache.js";
-import { textOf, type Text } from "../status/kept-text.js";
-import { keptKey, loadProbedOrReport, type Probed } from "./kept.js";
+import { type Text, textOf } from "../status/kept-text.js";
+import { formatProblem } from "../util/problem.js";
 import type { EarlyReads } from "./early.js";
-import { withQueue, type Workspace } from "./workspace.js";
+import { EXIT, type ExitCode } from "./exit-codes.js";
+import { keptKey, loadProbedOrReport, type Probed } from "./kept.js";
+import { type Workspace, withQueue } from "./workspace.js";
 
 export interface PlanOptions {
   cwd: string;

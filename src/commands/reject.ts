@@ -1,10 +1,10 @@
-import { dropHeld } from "../loop/held.js";
-import { whileUnclaimed } from "../loop/claim.js";
 import { stamp } from "../ledger/events.js";
 import { withLandLock } from "../ledger/store.js";
 import type { Output } from "../log/output.js";
+import { whileUnclaimed } from "../loop/claim.js";
+import { dropHeld } from "../loop/held.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
-import { confirmByPerson, loadPacketRecord, personName, refuseAgents, type PersonInput } from "./packet-record.js";
+import { confirmByPerson, loadPacketRecord, type PersonInput, personName, refuseAgents } from "./packet-record.js";
 
 export interface RejectOptions extends PersonInput {
   cwd: string;

@@ -5,7 +5,7 @@ import type { Output } from "../log/output.js";
 import { taskBranch, worktreePath } from "../loop/context.js";
 import { dropHeld } from "../loop/held.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
-import { confirmByPerson, loadPacketRecord, personName, refuseAgents, type PersonInput } from "./packet-record.js";
+import { confirmByPerson, loadPacketRecord, type PersonInput, personName, refuseAgents } from "./packet-record.js";
 
 export interface ResetOptions extends PersonInput {
   cwd: string;

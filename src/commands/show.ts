@@ -1,8 +1,8 @@
-import { blockedNextStep } from "../status/next-step.js";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Output } from "../log/output.js";
 import { attemptDir } from "../loop/context.js";
+import { blockedNextStep } from "../status/next-step.js";
 import { showPacket } from "../status/show.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
 import { loadPacketRecord } from "./packet-record.js";

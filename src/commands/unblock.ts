@@ -1,6 +1,6 @@
 import type { Output } from "../log/output.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
-import { confirmByPerson, loadPacketRecord, personName, refuseAgents, type PersonInput } from "./packet-record.js";
+import { confirmByPerson, loadPacketRecord, type PersonInput, personName, refuseAgents } from "./packet-record.js";
 
 export interface UnblockOptions extends PersonInput {
   cwd: string;

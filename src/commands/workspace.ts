@@ -2,12 +2,12 @@ import { loadConfig, noCommitsProblem } from "../config/load.js";
 import type { Config } from "../config/types.js";
 import { wholeTreeGates } from "../gates/whole-tree.js";
 import { findRepoRoot } from "../git/repo.js";
-import { openLedger } from "../ledger/open.js";
 import type { Ledger } from "../ledger/ledger.js";
+import { openLedger } from "../ledger/open.js";
+import type { Output } from "../log/output.js";
 import { loadQueue, type QueueProbe } from "../packet/load.js";
 import type { PacketSet } from "../packet/rules.js";
 import type { PacketContext } from "../packet/types.js";
-import type { Output } from "../log/output.js";
 import { formatProblem, type Problem } from "../util/problem.js";
 
 /** Everything a command reads before it acts: the repository, its config and its queue. */

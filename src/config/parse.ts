@@ -1,38 +1,38 @@
+import { isPostgresUrl, maskUrl } from "../ledger/pg-url.js";
+import { MAX_ATTEMPTS, MIN_ATTEMPTS } from "../packet/types.js";
 import { didYouMean, Fields, type SourceContext } from "../toml/fields.js";
-import { parseSize } from "../util/size.js";
 import { readToml } from "../toml/read.js";
 import { parseDuration } from "../util/duration.js";
-import { isPostgresUrl, maskUrl } from "../ledger/pg-url.js";
-import { sortProblems, type Problem } from "../util/problem.js";
-import { MAX_ATTEMPTS, MIN_ATTEMPTS } from "../packet/types.js";
+import { type Problem, sortProblems } from "../util/problem.js";
+import { parseSize } from "../util/size.js";
 import {
   AGENT_KINDS,
-  CONFIG_PATH,
-  DEFAULT_LIMITS,
-  DEFAULT_RETENTION,
-  DEFAULT_MERGE_BATCH,
-  DEFAULT_MERGE_MESSAGE,
-  DEFAULT_SANDBOX,
-  DEFAULT_PLANNING,
-  DEFAULT_LEASE_MS,
-  DEFAULT_RERUNS,
-  DEFAULT_FORGE_API,
-  DEFAULT_REMOTE_PATIENCE_MS,
-  DEFAULT_FORGE_POLL_MS,
-  DEFAULT_CLOSE_LABEL,
-  TARGET_MODES,
-  type TargetMode,
-  ASSESSMENT_POLICIES,
-  type Planning,
-  SANDBOX_KINDS,
   type Agent,
   type AgentKind,
+  ASSESSMENT_POLICIES,
+  CONFIG_PATH,
   type Config,
+  DEFAULT_CLOSE_LABEL,
+  DEFAULT_FORGE_API,
+  DEFAULT_FORGE_POLL_MS,
+  DEFAULT_LEASE_MS,
+  DEFAULT_LIMITS,
+  DEFAULT_MERGE_BATCH,
+  DEFAULT_MERGE_MESSAGE,
+  DEFAULT_PLANNING,
+  DEFAULT_REMOTE_PATIENCE_MS,
+  DEFAULT_RERUNS,
+  DEFAULT_RETENTION,
+  DEFAULT_SANDBOX,
   type GateConfig,
-  type RequiredCheck,
   type Limits,
+  type Planning,
+  type RequiredCheck,
+  SANDBOX_KINDS,
   type SandboxConfig,
   type Surface,
+  TARGET_MODES,
+  type TargetMode,
   type Tier,
 } from "./types.js";
 

@@ -1,6 +1,7 @@
 import type { ForgeConfig, RequiredCheck } from "../config/types.js";
 
 export type { RequiredCheck };
+
 import { sleepUntil } from "../util/sleep.js";
 
 /** The parts of GitHub's REST answers the factory reads (the real shapes carry much more). */

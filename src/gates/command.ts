@@ -1,16 +1,16 @@
 import { existsSync, lstatSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { GateConfig, Surface } from "../config/types.js";
-import { baseEnv, describeOutcome, runCommand, type RunOutcome } from "../process/run.js";
+import { baseEnv, describeOutcome, type RunOutcome, runCommand } from "../process/run.js";
 import type { SandboxRequest } from "../process/sandbox.js";
+import { tracedCommand, tracedReads, tracer, untraceable } from "../process/trace.js";
 import { formatDuration } from "../util/duration.js";
 import { formatSize } from "../util/size.js";
-import { normalizeResults, parseJunit, type TestResult } from "./junit.js";
 import { describeFlaky, type RerunVerdict } from "./flaky.js";
-import { checkPlanted, compareWithBaseline, namedBy, type PlantedCases, type PlantedFindings, realCases, type TestComparison } from "./test-compare.js";
+import { normalizeResults, parseJunit, type TestResult } from "./junit.js";
 import { matchesAny, shellQuote } from "./paths.js";
-import { tracedCommand, tracedReads, tracer, untraceable } from "../process/trace.js";
 import { reportDisagreement, runnerSummaries } from "./runner-summary.js";
+import { checkPlanted, compareWithBaseline, namedBy, type PlantedCases, type PlantedFindings, realCases, type TestComparison } from "./test-compare.js";
 import type { Finding, GateReport } from "./types.js";
 
 export interface CommandGateInput {

@@ -1,10 +1,10 @@
 import { existsSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { isAlive } from "../ledger/run-lock.js";
 import { commonGitDir } from "./dirs.js";
 import { gitRun } from "./repo.js";
 import { listWorktrees } from "./worktree.js";
-import { isAlive } from "../ledger/run-lock.js";
 
 /**
  * The lock files git leaves when a git command is killed, that a landing on

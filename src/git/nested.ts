@@ -1,5 +1,5 @@
-import { dirEntries } from "../util/dir-entries.js";
 import { join } from "node:path";
+import { dirEntries } from "../util/dir-entries.js";
 import { gitRun } from "./repo.js";
 import { CACHE_PATTERNS } from "./worktree.js";
 

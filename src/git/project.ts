@@ -1,6 +1,6 @@
 import { resolve } from "node:path";
-import { gitTry, resolveCommit } from "./repo.js";
 import { trackingRef } from "./remote.js";
+import { gitTry, resolveCommit } from "./repo.js";
 
 /**
  * The project a shared ledger serves. A PostgreSQL database records it when

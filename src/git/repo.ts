@@ -1,9 +1,9 @@
-import { readText } from "../util/read-text.js";
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { readFileSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
+import { readText } from "../util/read-text.js";
 import { checkGitFile } from "./git-file.js";
 import { launchGit, ShellUnavailable } from "./launcher.js";
 import { allFullIds, atCommits } from "./memo.js";

@@ -1,11 +1,11 @@
 import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { DEPENDENCY_PATTERNS, recordDependencies, recordedDependencies } from "./dependency-dirs.js";
-import { parseStatusV2 } from "./status.js";
 import { forgetGitDir, gitDirOf } from "./dirs.js";
 import { indexGitlinks, nestedRepositories } from "./nested.js";
 import { closeObjectReader } from "./object-reader.js";
 import { gitRun, gitTry, headOf, orThrow } from "./repo.js";
+import { parseStatusV2 } from "./status.js";
 
 /**
  * Dependency and cache directories (and bytecode): never committed and never

@@ -1,6 +1,6 @@
-import { parsedByPython } from "./python-parse.js";
 import type { FileDiff } from "../gates/diff-parse.js";
 import type { Finding } from "../gates/types.js";
+import { parsedByPython } from "./python-parse.js";
 
 /**
  * Code that knows it is being tested (issue 55 §6): the class of cheat only a reviewer can see, because it

@@ -1,6 +1,6 @@
 import { dirname, posix } from "node:path";
-import type { Change } from "../git/diff.js";
 import { matchesAny } from "../gates/paths.js";
+import type { Change } from "../git/diff.js";
 import { shellWords } from "../process/shell-words.js";
 import { isTestPath } from "./tamper.js";
 

@@ -1,14 +1,14 @@
 import { copyFileSync, lstatSync, mkdirSync, readdirSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import type { Surface } from "../config/types.js";
-import { gitTry } from "../git/repo.js";
-import { reduceToCommit } from "../git/worktree.js";
 import { runCommandGate, TESTS_PLACEHOLDER } from "../gates/command.js";
 import type { TestResult } from "../gates/junit.js";
 import { isFileLevel, namedBy, realCases } from "../gates/test-compare.js";
 import type { GateReport } from "../gates/types.js";
-import type { Packet } from "../packet/types.js";
+import { gitTry } from "../git/repo.js";
+import { reduceToCommit } from "../git/worktree.js";
 import { checkInterrupted, type RunContext } from "../loop/context.js";
+import type { Packet } from "../packet/types.js";
 import { sandboxed } from "./sandbox-policy.js";
 
 /**

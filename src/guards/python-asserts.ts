@@ -1,5 +1,5 @@
-import { parsedByPython } from "./python-parse.js";
 import type { AssertFacts, TestAsserts } from "./assert-facts.js";
+import { parsedByPython } from "./python-parse.js";
 
 /**
  * What Python's own parser says about the assertions of each test function of a file (pytest's `assert`,

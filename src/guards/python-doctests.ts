@@ -1,5 +1,5 @@
-import { parsedByPython } from "./python-parse.js";
 import type { Finding } from "../gates/types.js";
+import { parsedByPython } from "./python-parse.js";
 
 /**
  * Doctests are the team's tests written inside the source (pytest's `--doctest-modules`, issue 55 §2): a

@@ -1,17 +1,17 @@
-import { callOutsideRun } from "../loop/agent-call.js";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { reviewerPrompt } from "../agents/prompt.js";
 import { parseJsonFile } from "../agents/result.js";
 import type { AgentAdapter } from "../agents/types.js";
 import { diffText } from "../git/diff.js";
 import { commitPaths, createWorktree, removeWorktree } from "../git/worktree.js";
-import { mutationSites, sourceOf } from "../planning/mutants.js";
-import type { Packet } from "../packet/types.js";
-import { reviewerPrompt } from "../agents/prompt.js";
-import { validateReview } from "../review/contract.js";
-import { checkInterrupted, worktreesDir, type RunContext } from "../loop/context.js";
+import { callOutsideRun } from "../loop/agent-call.js";
+import { checkInterrupted, type RunContext, worktreesDir } from "../loop/context.js";
 import { plant } from "../loop/prepare.js";
 import { REVIEW_OUTPUT } from "../loop/review.js";
+import type { Packet } from "../packet/types.js";
+import { mutationSites, sourceOf } from "../planning/mutants.js";
+import { validateReview } from "../review/contract.js";
 
 /** One reviewer tier's canary review: what it ruled on a packet with no implementation. */
 export interface CanaryResult {

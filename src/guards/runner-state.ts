@@ -1,9 +1,9 @@
 import { appendFileSync, lstatSync, rmSync } from "node:fs";
 import { basename, join, relative } from "node:path";
-import { restoreTracked, untrackedFiles } from "../git/worktree.js";
-import { steeringPart } from "./runner-steering.js";
 import { dependencyDirs } from "../git/dependency-dirs.js";
+import { restoreTracked, untrackedFiles } from "../git/worktree.js";
 import { dirEntries } from "../util/dir-entries.js";
+import { steeringPart } from "./runner-steering.js";
 
 /**
  * Every tests run of a gated tree starts from the tree as it was committed

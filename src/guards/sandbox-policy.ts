@@ -2,8 +2,8 @@ import { existsSync, mkdirSync, realpathSync } from "node:fs";
 import { homedir } from "node:os";
 import { basename, dirname, isAbsolute, join, relative } from "node:path";
 import { dependencyDirs } from "../git/dependency-dirs.js";
-import { npmInstallOf, type SandboxRequest } from "../process/sandbox.js";
 import { type RunContext, worktreesDir } from "../loop/context.js";
+import { npmInstallOf, type SandboxRequest } from "../process/sandbox.js";
 
 /**
  * The sandbox of one agent call or gate run in a worktree (DESIGN §12): the

@@ -1,8 +1,8 @@
-import type { Change } from "../git/diff.js";
 import { posix } from "node:path";
-import { formatSize } from "../util/size.js";
 import { matchesAny } from "../gates/paths.js";
 import { builtinReport, type Finding, type GateReport } from "../gates/types.js";
+import type { Change } from "../git/diff.js";
+import { formatSize } from "../util/size.js";
 import { automationPart } from "./automation.js";
 import { namesExplicitly } from "./runner-steering.js";
 import { addedSecrets } from "./secrets.js";

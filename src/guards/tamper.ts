@@ -1,12 +1,12 @@
 import { posix } from "node:path";
-import { BINARY_EXTENSIONS } from "../git/binary.js";
-import { type AssertFacts, weakenedAsserts } from "./assert-facts.js";
 import type { FileDiff } from "../gates/diff-parse.js";
 import { matchesAny } from "../gates/paths.js";
 import { CONVENTIONAL_TEST_FILES } from "../gates/test-files.js";
+import { builtinReport, type Finding, type GateReport } from "../gates/types.js";
+import { BINARY_EXTENSIONS } from "../git/binary.js";
+import { type AssertFacts, weakenedAsserts } from "./assert-facts.js";
 import { STDLIB_MODULES, TEST_TOOL_MODULES } from "./python-modules.js";
 import { isPackageTestLine, loadsPluginByName, namesExplicitly, shadowedProjectModule, steeringPart } from "./runner-steering.js";
-import { builtinReport, type Finding, type GateReport } from "../gates/types.js";
 
 /** Whether `path` holds tests by the runners' conventions (the tamper gate's early reading; the runner's own facts are gates/test-files.ts). */
 export function isTestPath(path: string): boolean {

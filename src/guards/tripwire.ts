@@ -1,8 +1,8 @@
-import { HELD_REFS } from "../git/held-refs.js";
 import { createHash } from "node:crypto";
 import { copyFileSync, existsSync, fstatSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, type Stats, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { commonGitDir, gitDirOf } from "../git/dirs.js";
+import { HELD_REFS } from "../git/held-refs.js";
 import { gitReadAside, gitRun, gitTry } from "../git/repo.js";
 import { parseStatusV2 } from "../git/status.js";
 import { checkoutMoves } from "../merge/checkout.js";

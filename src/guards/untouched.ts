@@ -1,6 +1,6 @@
-import type { TreeEntry } from "../git/repo.js";
 import { matchesAny } from "../gates/paths.js";
 import { builtinReport, type Finding, type GateReport } from "../gates/types.js";
+import type { TreeEntry } from "../git/repo.js";
 
 export interface UntouchedInput {
   /** The tree right after planting: the reference. */

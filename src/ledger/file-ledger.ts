@@ -1,9 +1,9 @@
 import { type FileHandle, open, readFile, rename, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { stamp, type EventBody, type LedgerEvent } from "./events.js";
+import { type EventBody, type LedgerEvent, stamp } from "./events.js";
 import { emptyState, foldInto, type KnownFlaky, type LedgerState, type PacketHistory, type PacketRecord, type RunRecord } from "./fold.js";
 import type { Ledger, LedgerView } from "./ledger.js";
-import { chainHash, LEDGER_FILE, LedgerScanner, SCAN_START, SNAPSHOT_FILE, STATE_DIR, type ScanPosition } from "./scan.js";
+import { chainHash, LEDGER_FILE, LedgerScanner, SCAN_START, type ScanPosition, SNAPSHOT_FILE, STATE_DIR } from "./scan.js";
 import { appendUnlocked, ledgerPath, scanFile, withLedgerLock } from "./store.js";
 
 export { SNAPSHOT_FILE };

@@ -1,7 +1,7 @@
 import type { Config } from "../config/types.js";
 import { fileLedger } from "./file-ledger.js";
 import type { Ledger } from "./ledger.js";
-import { pgLedger, type PgLedger } from "./pg-ledger.js";
+import { type PgLedger, pgLedger } from "./pg-ledger.js";
 import { SCHEMA_LATEST } from "./pg-schema.js";
 import { LEDGER_URL_VARIABLE } from "./pg-url.js";
 

@@ -1,9 +1,9 @@
-import type { Project } from "../git/project.js";
-import { bindProject } from "./pg-project.js";
 import pg from "pg";
-import { stamp, type EventBody, type LedgerEvent, type Owner } from "./events.js";
+import type { Project } from "../git/project.js";
+import { type EventBody, type LedgerEvent, type Owner, stamp } from "./events.js";
 import type { LedgerTransaction } from "./ledger.js";
 import type { PgLedger } from "./pg-ledger.js";
+import { bindProject } from "./pg-project.js";
 
 /**
  * A worker's claims on the PostgreSQL ledger (DESIGN §16). A claim is a row

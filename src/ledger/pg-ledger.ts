@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import pg from "pg";
-import { eventPacket, stamp, type EventBody, type LedgerEvent } from "./events.js";
+import { type EventBody, eventPacket, type LedgerEvent, stamp } from "./events.js";
 import { emptyState, foldInto, type LedgerState, type PacketHistory } from "./fold.js";
 import type { Ledger, LedgerTransaction, LedgerView } from "./ledger.js";
 import { LOCK, migrate, NewerSchemaError, schemaState } from "./pg-schema.js";

@@ -1,5 +1,5 @@
-import type { PgLedger } from "./pg-ledger.js";
 import type { Project } from "../git/project.js";
+import type { PgLedger } from "./pg-ledger.js";
 import { type BoundProject, OtherProjectError, otherProject } from "./project.js";
 
 /**

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { shapeProblem } from "./event-shape.js";
-import { EVENT_KINDS, SCHEMA_VERSION, type EventKind, type LedgerEvent } from "./events.js";
+import { EVENT_KINDS, type EventKind, type LedgerEvent, SCHEMA_VERSION } from "./events.js";
 
 export const STATE_DIR = ".factory/state";
 export const LEDGER_FILE = "ledger.jsonl";

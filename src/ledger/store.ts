@@ -1,11 +1,11 @@
-import { link, mkdir, open, rm, unlink, type FileHandle } from "node:fs/promises";
+import { type FileHandle, link, mkdir, open, rm, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import type lockfile from "proper-lockfile";
-import { stamp, type EventBody, type LedgerEvent } from "./events.js";
+import { type EventBody, type LedgerEvent, stamp } from "./events.js";
+import { type ChainBreak, chainHash, LEDGER_FILE, LedgerScanner, LineSplitter, SCAN_START, SNAPSHOT_FILE, STATE_DIR } from "./scan.js";
 import { withStateLockAt } from "./state-lock.js";
-import { chainHash, LedgerScanner, LineSplitter, SCAN_START, SNAPSHOT_FILE, STATE_DIR, LEDGER_FILE, type ChainBreak } from "./scan.js";
 
-export { chainHash, STATE_DIR, LEDGER_FILE, type ChainBreak };
+export { type ChainBreak, chainHash, LEDGER_FILE, STATE_DIR };
 
 export interface LedgerRead {
   events: LedgerEvent[];

@@ -1,7 +1,7 @@
 import { stat } from "node:fs/promises";
 import { eventPacket, type LedgerEvent } from "./events.js";
 import { foldLedger, type PacketStatus } from "./fold.js";
-import { LedgerScanner, SCAN_START, type ChainBreak } from "./scan.js";
+import { type ChainBreak, LedgerScanner, SCAN_START } from "./scan.js";
 import { ledgerPath, scanFile } from "./store.js";
 
 /** The ledger read whole, each event with its line number. */

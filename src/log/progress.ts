@@ -3,7 +3,7 @@ import { dirname } from "node:path";
 import pino, { type Logger } from "pino";
 import { formatDuration } from "../util/duration.js";
 import { createLiveBoard, type InFlight, track } from "./live.js";
-import { paint, type Output } from "./output.js";
+import { type Output, paint } from "./output.js";
 
 /**
  * What a run reports as it goes. The loop emits these; pino writes them as

@@ -1,17 +1,17 @@
-import { agentProgramPath } from "../agents/shell-program.js";
 import { createHash, randomUUID } from "node:crypto";
 import { copyFileSync, lstatSync, mkdirSync, readFileSync, rmSync, type Stats } from "node:fs";
 import { dirname, join } from "node:path";
 import { parseJsonFile } from "../agents/result.js";
+import { agentProgramPath } from "../agents/shell-program.js";
 import { type AgentAdapter, type AgentOutcome, providerFailed, type Role } from "../agents/types.js";
+import { callCeilingUsd, type Surface, type Tier, UNKNOWN_COST_ESTIMATE_USD } from "../config/types.js";
+import { agentSandboxed } from "../guards/sandbox-policy.js";
+import { stamp } from "../ledger/events.js";
 import { lowSpace } from "../util/resources.js";
-import { callCeilingUsd, UNKNOWN_COST_ESTIMATE_USD, type Surface, type Tier } from "../config/types.js";
 import { formatSize } from "../util/size.js";
+import { sleepUntil } from "../util/sleep.js";
 import { BudgetExhausted } from "./budget.js";
 import { checkInterrupted, type RunContext } from "./context.js";
-import { stamp } from "../ledger/events.js";
-import { agentSandboxed } from "../guards/sandbox-policy.js";
-import { sleepUntil } from "../util/sleep.js";
 
 export interface AgentCall {
   /** The planner's call is about no packet: `factory cut` makes it itself. */

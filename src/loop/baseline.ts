@@ -1,17 +1,17 @@
-import { sandboxed } from "../guards/sandbox-policy.js";
 import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { GateConfig, Surface } from "../config/types.js";
-import { gitReadObjects, orThrow, resolveCommit } from "../git/repo.js";
-import { createWorktree, removeWorktree } from "../git/worktree.js";
 import { runCommandGate, TESTS_PLACEHOLDER } from "../gates/command.js";
 import type { TestResult } from "../gates/junit.js";
-import { wholeTreeGates } from "../gates/whole-tree.js";
 import { realCases } from "../gates/test-compare.js";
+import { wholeTreeGates } from "../gates/whole-tree.js";
+import { gitReadObjects, orThrow, resolveCommit } from "../git/repo.js";
+import { createWorktree, removeWorktree } from "../git/worktree.js";
+import { sandboxed } from "../guards/sandbox-policy.js";
 import { STATE_DIR } from "../ledger/store.js";
 import { PACKETS_DIR } from "../packet/load.js";
-import { checkInterrupted, worktreesDir, type RunContext } from "./context.js";
+import { checkInterrupted, type RunContext, worktreesDir } from "./context.js";
 import { installSurface } from "./prepare.js";
 
 /**

@@ -1,11 +1,11 @@
-import { crashPoint } from "../util/crash-point.js";
 import { existsSync } from "node:fs";
-import { stamp, type LedgerEvent, type Owner } from "../ledger/events.js";
+import { type LedgerEvent, type Owner, stamp } from "../ledger/events.js";
+import type { PacketRecord } from "../ledger/fold.js";
 import type { Ledger, LedgerTransaction } from "../ledger/ledger.js";
 import { isPgLedger } from "../ledger/open.js";
 import { recoverExpired, type WorkerClaims } from "../ledger/pg-claims.js";
-import type { PacketRecord } from "../ledger/fold.js";
 import type { Packet } from "../packet/types.js";
+import { crashPoint } from "../util/crash-point.js";
 import { attemptDir } from "./context.js";
 
 export type Claim = { ok: true; attempt: number; fence?: number } | { ok: false; reason: string };

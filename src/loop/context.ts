@@ -2,7 +2,6 @@ import { createHash } from "node:crypto";
 import { lstatSync, mkdirSync, realpathSync } from "node:fs";
 import { homedir } from "node:os";
 import { basename, isAbsolute, join } from "node:path";
-import type { Notifier } from "./notify.js";
 import type { AgentAdapter } from "../agents/types.js";
 import type { Config, Surface } from "../config/types.js";
 import type { Owner } from "../ledger/events.js";
@@ -11,6 +10,7 @@ import type { WorkerClaims } from "../ledger/pg-claims.js";
 import type { Emit } from "../log/progress.js";
 import type { Packet } from "../packet/types.js";
 import type { Budget } from "./budget.js";
+import type { Notifier } from "./notify.js";
 import type { AgentWaits } from "./rate-limits.js";
 
 /** What every step of a run needs; passed explicitly, never global. */

@@ -3,8 +3,8 @@ import type { GateReport } from "../gates/types.js";
 import type { Decision } from "../ledger/events.js";
 import type { GateMode } from "../packet/types.js";
 import type { EffectiveVerdict } from "../review/verdict.js";
-import { unreachable } from "../util/unreachable.js";
 import { formatDuration } from "../util/duration.js";
+import { unreachable } from "../util/unreachable.js";
 import { fingerprintOf } from "./fingerprint.js";
 
 /** How an attempt ended, before the factory decides what follows. */

@@ -3,7 +3,7 @@ import { dirname, join } from "node:path";
 import { removeWorktree } from "../git/worktree.js";
 import { lowSpace, minFreeBytes } from "../util/resources.js";
 import { formatSize } from "../util/size.js";
-import { worktreePath, type RunContext } from "./context.js";
+import { type RunContext, worktreePath } from "./context.js";
 
 /** In an attempt's run directory: the free space of its worktree's filesystem when its implementer started. */
 export const SPACE_BEFORE_AGENT = "space-before-implementer.json";

@@ -1,12 +1,12 @@
+import { posix } from "node:path";
 import type { GateConfig, Surface } from "../config/types.js";
-import type { Change } from "../git/diff.js";
-import { readFileAt } from "../git/repo.js";
-import { checkoutPathsFrom, restoreTracked } from "../git/worktree.js";
 import { runCommandGate } from "../gates/command.js";
 import { matchesAny } from "../gates/paths.js";
 import type { GateReport } from "../gates/types.js";
 import { readsToPutBack, type VerdictTree } from "../gates/verdict-tree.js";
-import { posix } from "node:path";
+import type { Change } from "../git/diff.js";
+import { readFileAt } from "../git/repo.js";
+import { checkoutPathsFrom, restoreTracked } from "../git/worktree.js";
 import { checkFilePaths, executedScripts, namedPaths } from "../guards/check-files.js";
 import { sandboxed } from "../guards/sandbox-policy.js";
 import type { Invariant, Packet } from "../packet/types.js";

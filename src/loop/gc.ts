@@ -1,8 +1,8 @@
 import { readdirSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { dropHeld, HELD_REFS } from "../git/held-refs.js";
 import { gitRun } from "../git/repo.js";
 import { deleteBranch, removeWorktree } from "../git/worktree.js";
-import { dropHeld, HELD_REFS } from "../git/held-refs.js";
 import type { LedgerState } from "../ledger/fold.js";
 import { STATE_DIR } from "../ledger/store.js";
 import { RUNS_DIR, taskBranch, worktreePath } from "./context.js";

@@ -1,4 +1,4 @@
-import { removedLandings, describeRemoved } from "../git/removed.js";
+import { describeRemoved, removedLandings } from "../git/removed.js";
 import { describeUndone, undoneLandings } from "../git/undone.js";
 import type { LedgerState } from "../ledger/fold.js";
 

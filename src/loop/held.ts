@@ -1,5 +1,5 @@
 import { dropHeld, type HeldRecord, keepHeld, readHeld, shareHeld } from "../git/held-refs.js";
-import { eventPacket, type EventBody } from "../ledger/events.js";
+import { type EventBody, eventPacket } from "../ledger/events.js";
 import type { LedgerState } from "../ledger/fold.js";
 import type { Ledger } from "../ledger/ledger.js";
 import type { Packet } from "../packet/types.js";

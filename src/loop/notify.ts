@@ -1,9 +1,9 @@
 import { basename } from "node:path";
 import type { Config } from "../config/types.js";
 import { baseEnv, describeOutcome, runCommand } from "../process/run.js";
+import { openBoardUrl } from "../status/board-url.js";
 import { formatDuration } from "../util/duration.js";
 import { chatInert } from "../util/inert-text.js";
-import { openBoardUrl } from "../status/board-url.js";
 
 /** What a person is told about: a packet that needs them, one that blocked, and the end of a run. */
 export type Notification =

@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { Surface } from "../config/types.js";
 import type { TestResult } from "../gates/junit.js";
-import { describeNoFailingCase, hasCasesOf, hasFailingPlantedCase, isTestFile, plantedCases, type PlantedCases, type PlantedCount } from "../gates/test-compare.js";
+import { describeNoFailingCase, hasCasesOf, hasFailingPlantedCase, isTestFile, type PlantedCases, type PlantedCount, plantedCases } from "../gates/test-compare.js";
 import { objectId } from "../git/repo.js";
 import { allScopeAtTip } from "../packet/content-lint.js";
 import { runTests } from "./baseline.js";

@@ -1,17 +1,17 @@
+import { join } from "node:path";
 import { adapterFor } from "../agents/index.js";
-import { shellProgram } from "../agents/shell-program.js";
 import { PROJECT_PROMPTS_DIR, projectTemplate } from "../agents/prompt-templates.js";
+import { shellProgram } from "../agents/shell-program.js";
 import type { AgentAdapter } from "../agents/types.js";
 import type { Config } from "../config/types.js";
+import { realCases } from "../gates/test-compare.js";
 import { leftGitLocks, lockLeftMessage } from "../git/locks.js";
 import { gitTry, signingProblem, wantsSignedCommits } from "../git/repo.js";
 import type { Packet } from "../packet/types.js";
 import { checkSandbox, SANDBOX_HELP } from "../process/sandbox.js";
-import { checkModels, findProgram, missingAgentPrograms, type ProbeSpend } from "./preflight.js";
-import { join } from "node:path";
-import { realCases } from "../gates/test-compare.js";
 import { hasBaseline, measureBaseline } from "./baseline.js";
 import { RUNS_DIR } from "./context.js";
+import { checkModels, findProgram, missingAgentPrograms, type ProbeSpend } from "./preflight.js";
 import { pinnedSpec } from "./spec-drift.js";
 
 /** One preflight check: what was checked and, when it failed, why and the fix. */

@@ -1,9 +1,9 @@
 import { accessSync, constants, mkdirSync, statSync } from "node:fs";
 import { delimiter, isAbsolute, join } from "node:path";
 import { modelMatches } from "../agents/claude-stream.js";
+import { agentProgram } from "../agents/shell-program.js";
 import type { AgentAdapter } from "../agents/types.js";
 import { type Config, UNKNOWN_COST_ESTIMATE_USD } from "../config/types.js";
-import { agentProgram } from "../agents/shell-program.js";
 import { RUNS_DIR } from "./context.js";
 
 /** One probe call's spend: what it reported, or (unknown) the tier's estimate, never $0. */

@@ -1,17 +1,17 @@
-import { packageCaches } from "./package-caches.js";
-import { sandboxFor } from "../guards/sandbox-policy.js";
 import { appendFileSync, existsSync, lstatSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
+import type { Surface } from "../config/types.js";
+import type { PlantedCases } from "../gates/test-compare.js";
+import { recordDependencies } from "../git/dependency-dirs.js";
 import { headOf, listTree, readBlobBytes } from "../git/repo.js";
 import { commitPaths, createWorktree } from "../git/worktree.js";
-import { recordDependencies } from "../git/dependency-dirs.js";
+import { sandboxFor } from "../guards/sandbox-policy.js";
 import { SUPPLIED_DIR } from "../packet/load.js";
 import type { Packet } from "../packet/types.js";
-import type { Surface } from "../config/types.js";
-import { installKeyOf, restoreInstall, saveInstall } from "./install-cache.js";
 import { baseEnv, describeOutcome, runCommand } from "../process/run.js";
-import type { PlantedCases } from "../gates/test-compare.js";
-import { taskBranch, worktreePath, type RunContext } from "./context.js";
+import { type RunContext, taskBranch, worktreePath } from "./context.js";
+import { installKeyOf, restoreInstall, saveInstall } from "./install-cache.js";
+import { packageCaches } from "./package-caches.js";
 
 /** A fresh worktree on the task branch, at the target tip. */
 export async function prepareWorktree(ctx: RunContext, packet: Packet, tip: string): Promise<string> {

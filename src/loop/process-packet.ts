@@ -1,6 +1,3 @@
-import { crashPoint } from "../util/crash-point.js";
-import { lowSpace, resourceFault } from "../util/resources.js";
-import { filledByAttempt } from "./disk-filled.js";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { resolveCommit, treeOf } from "../git/repo.js";
@@ -8,21 +5,24 @@ import { landedCacheFile, landedIndex, landedPackets } from "../git/trailers.js"
 import { deleteBranch, removeWorktree } from "../git/worktree.js";
 import type { EventBody } from "../ledger/events.js";
 import type { PacketRecord } from "../ledger/fold.js";
+import { ClaimLost } from "../ledger/pg-claims.js";
 import { withLandLock } from "../ledger/store.js";
+import { type LandResult, land, remotePatience } from "../merge/land.js";
 import { type Flight, landingQueue } from "../merge/landing-queue.js";
-import { land, remotePatience, type LandResult } from "../merge/land.js";
+import { syncPatiently } from "../merge/target-sync.js";
 import type { Packet } from "../packet/types.js";
-import { runAttempt, type AttemptReport } from "./attempt.js";
+import { crashPoint } from "../util/crash-point.js";
+import { lowSpace, resourceFault } from "../util/resources.js";
+import { type AttemptReport, runAttempt } from "./attempt.js";
 import { BudgetExhausted } from "./budget.js";
 import { claimLanding, claimPacket } from "./claim.js";
-import { syncPatiently } from "../merge/target-sync.js";
 import { noticeNewerConfig } from "./config-drift.js";
-import { ClaimLost } from "../ledger/pg-claims.js";
-import { attemptDir, Interrupted, Paused, taskBranch, worktreePath, type RunContext } from "./context.js";
-import { continuable, decide, type AttemptDecision, type AttemptEnd } from "./decide.js";
+import { attemptDir, Interrupted, Paused, type RunContext, taskBranch, worktreePath } from "./context.js";
+import { type AttemptDecision, type AttemptEnd, continuable, decide } from "./decide.js";
+import { filledByAttempt } from "./disk-filled.js";
 import { dropHeld, keepHeldAttempt } from "./held.js";
-import { recordedAttempt } from "./recorded-attempt.js";
 import { reportToIssue } from "./issue-report.js";
+import { recordedAttempt } from "./recorded-attempt.js";
 
 export type PacketOutcome =
   | { kind: "merged"; commit: string }

@@ -1,7 +1,7 @@
 import { treeOf } from "../git/repo.js";
+import { landedCacheFile, landedIndex, landedPackets } from "../git/trailers.js";
 import { deleteBranch, removeWorktree } from "../git/worktree.js";
-import { landedIndex, landedCacheFile, landedPackets } from "../git/trailers.js";
-import { eventPacket, type EventBody, stamp } from "../ledger/events.js";
+import { type EventBody, eventPacket, stamp } from "../ledger/events.js";
 import type { LedgerState } from "../ledger/fold.js";
 import type { Ledger } from "../ledger/ledger.js";
 import type { Packet } from "../packet/types.js";

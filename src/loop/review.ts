@@ -1,16 +1,16 @@
 import { correctionPrompt, reviewContract, reviewerPrompt } from "../agents/prompt.js";
 import type { ImplementerResult } from "../agents/result.js";
+import { AGENT_OUTPUTS, matchesAny } from "../gates/paths.js";
+import type { GateReport } from "../gates/types.js";
 import { reviewableDiff } from "../git/diff.js";
 import { gitRun, readFileAt } from "../git/repo.js";
 import { worktreeState } from "../git/worktree.js";
-import { AGENT_OUTPUTS, matchesAny } from "../gates/paths.js";
-import type { GateReport } from "../gates/types.js";
 import type { Packet } from "../packet/types.js";
-import { lineCount, parseEvidence, validateReview, type Review } from "../review/contract.js";
+import { lineCount, parseEvidence, type Review, validateReview } from "../review/contract.js";
 import { effectiveVerdict, rulingCounts } from "../review/verdict.js";
-import { agentCallEnd, type AttemptEnd } from "./decide.js";
 import { callAgent } from "./agent-call.js";
 import type { RunContext } from "./context.js";
+import { type AttemptEnd, agentCallEnd } from "./decide.js";
 
 export const REVIEW_OUTPUT = ".factory/review.json";
 

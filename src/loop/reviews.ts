@@ -1,17 +1,17 @@
-import { reportToIssue } from "./issue-report.js";
-import { gitTry, resolveCommit, treeOf } from "../git/repo.js";
-import { deleteBranch, removeWorktree } from "../git/worktree.js";
+import type { ForgeConfig } from "../config/types.js";
 import { ForgeError, forgeOf, type GitHub, type Permission } from "../forge/github.js";
 import { fromWriters, judgePull, type PullVerdict, type Requirement } from "../forge/review-state.js";
-import type { ForgeConfig } from "../config/types.js";
-import { stamp, type EventBody } from "../ledger/events.js";
-import type { PacketRecord } from "../ledger/fold.js";
 import { fetchTarget } from "../git/remote.js";
-import type { Packet } from "../packet/types.js";
-import { taskBranch, worktreePath, type RunContext } from "./context.js";
-import { dropHeld } from "./held.js";
-import { claimWatch } from "./claim.js";
+import { gitTry, resolveCommit, treeOf } from "../git/repo.js";
+import { deleteBranch, removeWorktree } from "../git/worktree.js";
+import { type EventBody, stamp } from "../ledger/events.js";
+import type { PacketRecord } from "../ledger/fold.js";
 import { ClaimLost } from "../ledger/pg-claims.js";
+import type { Packet } from "../packet/types.js";
+import { claimWatch } from "./claim.js";
+import { type RunContext, taskBranch, worktreePath } from "./context.js";
+import { dropHeld } from "./held.js";
+import { reportToIssue } from "./issue-report.js";
 
 type InReview = Extract<PacketRecord["status"], { state: "in_review" }>;
 

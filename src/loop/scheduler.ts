@@ -1,12 +1,12 @@
 import PQueue from "p-queue";
 import type { LedgerState, PacketRecord } from "../ledger/fold.js";
 import { describeBreak } from "../ledger/store.js";
+import { landingQueue } from "../merge/landing-queue.js";
 import { orderQueue } from "../packet/graph.js";
 import type { Packet } from "../packet/types.js";
-import { Paused, pausedBy, type RunContext } from "./context.js";
 import { sleepUntil } from "../util/sleep.js";
-import { landingQueue } from "../merge/landing-queue.js";
-import { landPending, processPacket, type PacketOutcome } from "./process-packet.js";
+import { Paused, pausedBy, type RunContext } from "./context.js";
+import { landPending, type PacketOutcome, processPacket } from "./process-packet.js";
 import { watchReviews } from "./reviews.js";
 
 export interface SchedulerOptions {

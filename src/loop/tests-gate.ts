@@ -1,11 +1,11 @@
 import type { GateConfig, Surface } from "../config/types.js";
-import type { Change } from "../git/diff.js";
 import { judgeTests, rerunTargets, runCommandGate, TESTS_PLACEHOLDER } from "../gates/command.js";
 import { describePlantedFlips, flakyAsAtBaseline, plantedFlips } from "../gates/flaky.js";
 import type { TestResult } from "../gates/junit.js";
 import { casesOfFiles, checkPlanted, hasCasesOf, outcomesById, type PlantedCases, realCases } from "../gates/test-compare.js";
 import type { GateReport } from "../gates/types.js";
 import { describeVerdictTree, readsToPutBack, type VerdictTree } from "../gates/verdict-tree.js";
+import type { Change } from "../git/diff.js";
 import { sandboxed } from "../guards/sandbox-policy.js";
 import { checkInterrupted, type RunContext } from "./context.js";
 import type { GateRunInput } from "./gates.js";

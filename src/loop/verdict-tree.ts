@@ -1,12 +1,12 @@
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Surface } from "../config/types.js";
-import type { Change } from "../git/diff.js";
-import { listTreeFiles, readFileAt } from "../git/repo.js";
-import { checkoutPathsFrom } from "../git/worktree.js";
 import type { TestResult } from "../gates/junit.js";
 import { collectedFiles, declaredTestPatterns, isCodeFile, isTestByFacts, pytestCollection, pytestConfigFiles, type TestFacts } from "../gates/test-files.js";
 import { isTestSupport, type VerdictTree, verdictTreeOf } from "../gates/verdict-tree.js";
+import type { Change } from "../git/diff.js";
+import { listTreeFiles, readFileAt } from "../git/repo.js";
+import { checkoutPathsFrom } from "../git/worktree.js";
 import type { Packet } from "../packet/types.js";
 
 /**

@@ -1,8 +1,8 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
-import { bufferOutput } from "../log/output.js";
 import { EXIT, type ExitCode } from "../commands/exit-codes.js";
+import { bufferOutput } from "../log/output.js";
 import { refusal, TOOLS } from "./tools.js";
 
 type Args = Record<string, unknown>;

@@ -1,15 +1,15 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Surface } from "../config/types.js";
+import type { TestResult } from "../gates/junit.js";
+import { type GateReport, isGreen } from "../gates/types.js";
 import { gitRun, gitTry, resolveCommit } from "../git/repo.js";
 import { createWorktree, removeWorktree } from "../git/worktree.js";
-import type { TestResult } from "../gates/junit.js";
-import { isGreen, type GateReport } from "../gates/types.js";
 import { measureBaseline } from "../loop/baseline.js";
-import { checkInterrupted, surfaceOf, worktreesDir, type RunContext } from "../loop/context.js";
+import { checkInterrupted, type RunContext, surfaceOf, worktreesDir } from "../loop/context.js";
 import { runGates } from "../loop/gates.js";
-import { recordReruns } from "../loop/reruns.js";
 import { installSurface } from "../loop/prepare.js";
+import { recordReruns } from "../loop/reruns.js";
 import type { LandInput } from "./land.js";
 
 /**

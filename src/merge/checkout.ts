@@ -1,4 +1,3 @@
-import { readText } from "../util/read-text.js";
 import { randomUUID } from "node:crypto";
 import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
@@ -7,6 +6,7 @@ import { gitRun, gitTry, gitTryInTurn, resolveCommit } from "../git/repo.js";
 import { listWorktrees } from "../git/worktree.js";
 import { STATE_DIR, withLandLock } from "../ledger/store.js";
 import { crashPoint } from "../util/crash-point.js";
+import { readText } from "../util/read-text.js";
 
 /**
  * The user's checkout of the target follows a landing: the ref moves by

@@ -1,24 +1,24 @@
-import { finishCheckout, moveBranch } from "./checkout.js";
-import { reachedAgain, syncPatiently, waitForRemote, type RemotePatience } from "./target-sync.js";
-import { openForReview } from "./pull-request.js";
-import { pushLanding } from "../git/remote.js";
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { gitTry, headOf, resolveCommit, signingProblem, treeOf, wantsSignedCommits } from "../git/repo.js";
-import { createWorktree, mergeInWorktree, worktreeStatus } from "../git/worktree.js";
-import type { PlantedCases } from "../gates/test-compare.js";
-import { describeRedOnLanding, redOnLanding } from "../gates/landing-tripwire.js";
-import { checkSpecDrift } from "../loop/spec-drift.js";
-import { landedCacheFile, landedPackets, landedVersion } from "../git/trailers.js";
-import { isGreen, type GateReport } from "../gates/types.js";
 import type { TestResult } from "../gates/junit.js";
+import { describeRedOnLanding, redOnLanding } from "../gates/landing-tripwire.js";
+import type { PlantedCases } from "../gates/test-compare.js";
+import { type GateReport, isGreen } from "../gates/types.js";
+import { pushLanding } from "../git/remote.js";
+import { gitTry, headOf, resolveCommit, signingProblem, treeOf, wantsSignedCommits } from "../git/repo.js";
+import { landedCacheFile, landedPackets, landedVersion } from "../git/trailers.js";
+import { createWorktree, mergeInWorktree, worktreeStatus } from "../git/worktree.js";
 import { measureBaseline, seedBaseline } from "../loop/baseline.js";
-import { surfaceOf, taskBranch, worktreePath, type RunContext } from "../loop/context.js";
+import { type RunContext, surfaceOf, taskBranch, worktreePath } from "../loop/context.js";
 import { BUILTIN_GATES, runGates } from "../loop/gates.js";
 import { recordReruns } from "../loop/reruns.js";
+import { checkSpecDrift } from "../loop/spec-drift.js";
 import type { Packet } from "../packet/types.js";
-import { mergeMessage, type Provenance } from "./message.js";
 import type { CoveredTree } from "./batch.js";
+import { finishCheckout, moveBranch } from "./checkout.js";
+import { mergeMessage, type Provenance } from "./message.js";
+import { openForReview } from "./pull-request.js";
+import { type RemotePatience, reachedAgain, syncPatiently, waitForRemote } from "./target-sync.js";
 
 export type LandResult =
   | { kind: "merged"; commit: string; tree: string }

@@ -1,10 +1,10 @@
 import { resolveCommit } from "../git/repo.js";
-import { crashPoint } from "../util/crash-point.js";
 import { withLandLock } from "../ledger/store.js";
 import { Interrupted, type RunContext } from "../loop/context.js";
 import { BUILTIN_GATES } from "../loop/gates.js";
+import { crashPoint } from "../util/crash-point.js";
 import { type BatchVerdict, gateBatch } from "./batch.js";
-import { land, type LandInput, type LandResult } from "./land.js";
+import { type LandInput, type LandResult, land } from "./land.js";
 
 /** One attempt of the run, from its start to its end (landed or not): `end` says it ended. */
 export interface Flight {

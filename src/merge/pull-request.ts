@@ -1,8 +1,8 @@
-import { gitTry } from "../git/repo.js";
 import { ForgeError, forgeOf } from "../forge/github.js";
 import { pullBody } from "../forge/pull-body.js";
 import type { GateReport } from "../gates/types.js";
-import { taskBranch, type RunContext } from "../loop/context.js";
+import { gitTry } from "../git/repo.js";
+import { type RunContext, taskBranch } from "../loop/context.js";
 import type { Packet } from "../packet/types.js";
 
 export type Opened = { kind: "in-review"; number: number; url: string; branch: string; head: string; tree: string; base: string } | { kind: "environment-error"; reason: string };

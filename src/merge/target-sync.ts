@@ -1,7 +1,7 @@
 import { fetchTarget } from "../git/remote.js";
 import { gitTry, resolveCommit } from "../git/repo.js";
-import { moveBranch } from "./checkout.js";
 import { sleepUntil } from "../util/sleep.js";
+import { moveBranch } from "./checkout.js";
 
 export type Synced = { ok: true; tip: string } | { ok: false; reason: string; unreachable?: true };
 

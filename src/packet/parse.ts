@@ -1,10 +1,10 @@
 import { createHash } from "node:crypto";
 import { posix } from "node:path";
+import { plantedTestFiles } from "../gates/test-compare.js";
 import { Fields, type SourceContext } from "../toml/fields.js";
 import { readToml } from "../toml/read.js";
 import type { Problem } from "../util/problem.js";
 import { normalizePacket } from "./normalize.js";
-import { plantedTestFiles } from "../gates/test-compare.js";
 import type { Packet, PacketContext, PacketSource, SuppliedFile } from "./types.js";
 
 export type PacketParse = { ok: true; packet: Packet } | { ok: false; file: string; problems: Problem[] };

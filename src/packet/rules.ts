@@ -1,5 +1,5 @@
 import { formatKeyPath, locateKey } from "../toml/locate.js";
-import { sortProblems, type Problem } from "../util/problem.js";
+import { type Problem, sortProblems } from "../util/problem.js";
 import { findCycles } from "./graph.js";
 import { parsePacket } from "./parse.js";
 import type { Packet, PacketContext, PacketSource } from "./types.js";

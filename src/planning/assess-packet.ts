@@ -3,13 +3,13 @@ import { join } from "node:path";
 import { correctionPrompt } from "../agents/prompt.js";
 import { readFileAt } from "../git/repo.js";
 import { createWorktree, removeWorktree } from "../git/worktree.js";
-import { lineCount, parseEvidence } from "../review/contract.js";
-import type { Packet } from "../packet/types.js";
 import { callAgent } from "../loop/agent-call.js";
-import { worktreesDir, type RunContext } from "../loop/context.js";
+import { type RunContext, worktreesDir } from "../loop/context.js";
 import { plant } from "../loop/prepare.js";
 import { pinnedSpec } from "../loop/spec-drift.js";
-import { ASSESSMENT_OUTPUT, assessmentContract, assessorPrompt, evidenceProblems, validateAssessment, type Assessment } from "./assessment.js";
+import type { Packet } from "../packet/types.js";
+import { lineCount, parseEvidence } from "../review/contract.js";
+import { ASSESSMENT_OUTPUT, type Assessment, assessmentContract, assessorPrompt, evidenceProblems, validateAssessment } from "./assessment.js";
 
 export type AssessOutcome = { kind: "ruled"; assessment: Assessment } | { kind: "unusable"; problem: string } | { kind: "failed"; problem: string };
 

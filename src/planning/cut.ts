@@ -1,24 +1,24 @@
 import { createHash } from "node:crypto";
 import { existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
 import { dirname, join, posix, relative } from "node:path";
+import { agentProgramPath } from "../agents/shell-program.js";
 import type { AgentAdapter } from "../agents/types.js";
 import type { Agent, Tier } from "../config/types.js";
+import type { TestResult } from "../gates/junit.js";
 import { plantedTestFiles } from "../gates/test-compare.js";
 import { createWorktree, removeWorktree, resetWorktreeTo, restoreWorktree } from "../git/worktree.js";
-import { agentProgramPath } from "../agents/shell-program.js";
+import { loadsPluginByName, steeringPart } from "../guards/runner-steering.js";
 import type { Ledger } from "../ledger/ledger.js";
 import { callOutsideRun } from "../loop/agent-call.js";
 import { hasBaseline, measureBaseline } from "../loop/baseline.js";
-import { checkInterrupted, surfaceOf, worktreesDir, type RunContext } from "../loop/context.js";
+import { checkInterrupted, type RunContext, surfaceOf, worktreesDir } from "../loop/context.js";
 import { checkPlantedTests } from "../loop/planted-check.js";
 import { installSurface, plantFiles } from "../loop/prepare.js";
-import type { Packet, PacketContext, PacketSource, SuppliedFile } from "../packet/types.js";
 import { suppliedByPacket } from "../packet/load.js";
-import type { TestResult } from "../gates/junit.js";
+import type { Packet, PacketContext, PacketSource, SuppliedFile } from "../packet/types.js";
 import { dirEntries } from "../util/dir-entries.js";
-import { loadsPluginByName, steeringPart } from "../guards/runner-steering.js";
-import { judgeProposals } from "./proposals.js";
 import { cutPrompt, PLANNER_OUTPUT } from "./cut-prompt.js";
+import { judgeProposals } from "./proposals.js";
 
 /** One planted file as the planner wrote it: its repository path (under `packets/supplied/<ID>/`), mode and bytes. */
 export interface WrittenFile {

@@ -2,13 +2,13 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { execa } from "execa";
-import { diffText } from "../git/diff.js";
-import { createWorktree, removeWorktree, restoreWorktree } from "../git/worktree.js";
 import { type FileDiff, parseUnifiedDiff } from "../gates/diff-parse.js";
 import { isTestFile, plantedCases, plantedTestFiles } from "../gates/test-compare.js";
+import { diffText } from "../git/diff.js";
+import { createWorktree, removeWorktree, restoreWorktree } from "../git/worktree.js";
 import { HOLDOUT_DIR, holdoutFiles } from "../guards/holdout.js";
 import { hasBaseline, runTests, type TestRun } from "../loop/baseline.js";
-import { checkInterrupted, surfaceOf, worktreesDir, type RunContext } from "../loop/context.js";
+import { checkInterrupted, type RunContext, surfaceOf, worktreesDir } from "../loop/context.js";
 import { installSurface } from "../loop/prepare.js";
 import type { Packet } from "../packet/types.js";
 import { jsMutants, sampleEvenly } from "./mutate-js.js";

@@ -1,12 +1,12 @@
-import { cpSync, existsSync, lstatSync, mkdirSync, statSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { execa } from "execa";
-import { absolutePathsIn } from "./shell-words.js";
+import { dirEntries } from "../util/dir-entries.js";
 import { bwrapArgs, checkoutShown, emptiedDirs, homeKeepDirs, hostSocketFiles, npmInstallOf, SOCKET_DIRS, TEMPORARY_DIRS } from "./bwrap-args.js";
 import { credentialFreeConfig } from "./git-config-view.js";
 import { unixSocketFilter } from "./seccomp.js";
-import { dirEntries } from "../util/dir-entries.js";
+import { absolutePathsIn } from "./shell-words.js";
 
 export { npmInstallOf } from "./bwrap-args.js";
 

@@ -1,4 +1,4 @@
-import { landedIndex, type Landed } from "../git/trailers.js";
+import { type Landed, landedIndex } from "../git/trailers.js";
 import { emptyRecord, type LedgerState, type PacketRecord } from "../ledger/fold.js";
 import type { Packet } from "../packet/types.js";
 import type { Problem } from "../util/problem.js";

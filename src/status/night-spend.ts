@@ -1,4 +1,4 @@
-import { UNKNOWN_COST_ESTIMATE_USD, type Tier } from "../config/types.js";
+import { type Tier, UNKNOWN_COST_ESTIMATE_USD } from "../config/types.js";
 import type { LedgerState } from "../ledger/fold.js";
 import { fleetSpend } from "../loop/budget.js";
 import type { Packet } from "../packet/types.js";

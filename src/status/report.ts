@@ -1,10 +1,10 @@
 import { flakyLine } from "../gates/flaky.js";
-import { blockedNextStep } from "./next-step.js";
 import type { LedgerEvent } from "../ledger/events.js";
 import type { LedgerState, PacketHistory } from "../ledger/fold.js";
-import { type Board, questionLines } from "./board.js";
-import { spendByRole, type RoleSpend } from "./spend.js";
 import { mutantsFlag } from "../loop/mutation-check.js";
+import { type Board, questionLines } from "./board.js";
+import { blockedNextStep } from "./next-step.js";
+import { type RoleSpend, spendByRole } from "./spend.js";
 
 /** What the report shows of a held packet that only git and the run directory know. */
 export interface HeldDetail {

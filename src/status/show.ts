@@ -1,8 +1,8 @@
-import { answerId } from "../merge/message.js";
 import type { LedgerEvent } from "../ledger/events.js";
 import type { PacketHistory, PacketRecord } from "../ledger/fold.js";
-import { describeSpend, spendByRole } from "./spend.js";
 import { mutantsFlag } from "../loop/mutation-check.js";
+import { answerId } from "../merge/message.js";
+import { describeSpend, spendByRole } from "./spend.js";
 
 /** What `factory show ID` reads besides the ledger: the tail of a gate's log in an attempt's run directory. */
 export type GateTail = (attempt: number, gate: string) => string | undefined;

@@ -1,5 +1,5 @@
 import type { Problem } from "../util/problem.js";
-import { formatKeyPath, locateKey, type KeyPath } from "./locate.js";
+import { formatKeyPath, type KeyPath, locateKey } from "./locate.js";
 import type { TomlTable } from "./read.js";
 
 /** Where a table came from, so that every problem can name file, line and key. */

@@ -1,11 +1,11 @@
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
+import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
+import { openBoardUrl } from "../../src/status/board-url.js";
 import { FACTORY_BIN, runCli } from "../helpers/cli.js";
 import { DOUBLE_JS, DOUBLE_TEST_FOR, useLoopRepos } from "../helpers/loop-repo.js";
 import { usePostgres } from "../helpers/postgres.js";
-import { openBoardUrl } from "../../src/status/board-url.js";
-import pg from "pg";
 
 const setUp = useLoopRepos(afterEach);
 const database = usePostgres("the board's PostgreSQL test");

@@ -3,10 +3,10 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { FACTORY_BIN, runCli } from "../helpers/cli.js";
-import { DOUBLE_JS, useLoopRepos } from "../helpers/loop-repo.js";
 import { worktreesDir } from "../../src/loop/context.js";
+import { FACTORY_BIN, runCli } from "../helpers/cli.js";
 import { cloneAsWorker } from "../helpers/git-repo.js";
+import { DOUBLE_JS, useLoopRepos } from "../helpers/loop-repo.js";
 
 /**
  * Checkouts the run cannot work in, refused before anything is claimed with

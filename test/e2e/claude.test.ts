@@ -3,12 +3,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
-import { startAnthropicServer, type AnthropicServer, type ModelScript, type Turn } from "../helpers/anthropic-server.js";
-import { DOUBLE_JS, DOUBLE_TEST, DOUBLE_TEST_FOR, gateResults, useLoopRepos } from "../helpers/loop-repo.js";
 import { assess } from "../../src/commands/assess.js";
 import { cut } from "../../src/commands/cut.js";
 import { bufferOutput } from "../../src/log/output.js";
+import { type AnthropicServer, type ModelScript, startAnthropicServer, type Turn } from "../helpers/anthropic-server.js";
 import { runCliAsync } from "../helpers/cli.js";
+import { DOUBLE_JS, DOUBLE_TEST, DOUBLE_TEST_FOR, gateResults, useLoopRepos } from "../helpers/loop-repo.js";
 
 /**
  * The real Claude Code binary (installed from the npm registry as a pinned

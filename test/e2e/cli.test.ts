@@ -3,8 +3,8 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { makeRepo, type TestRepo } from "../helpers/git-repo.js";
 import { FACTORY_BIN, runCli } from "../helpers/cli.js";
+import { makeRepo, type TestRepo } from "../helpers/git-repo.js";
 import { makeLoopRepo } from "../helpers/loop-repo.js";
 import { MINIMAL_CONFIG, packetToml } from "../helpers/packets.js";
 

@@ -3,8 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
-import { startOpenAIServer, type CodexScript, type CodexTurn } from "../helpers/openai-server.js";
 import { DOUBLE_JS, expectMergedHonestly, HONEST_RESULT, HONEST_REVIEW, useLoopRepos } from "../helpers/loop-repo.js";
+import { type CodexScript, type CodexTurn, startOpenAIServer } from "../helpers/openai-server.js";
 
 /**
  * The real Codex CLI (a pinned devDependency from the npm registry) against a

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
-import { startGeminiServer, type GeminiScript, type GeminiTurn } from "../helpers/gemini-server.js";
+import { type GeminiScript, type GeminiTurn, startGeminiServer } from "../helpers/gemini-server.js";
 import { DOUBLE_JS, expectMergedHonestly, HONEST_RESULT, HONEST_REVIEW, useLoopRepos } from "../helpers/loop-repo.js";
 
 /**

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { runCli } from "../helpers/cli.js";
-import { DOUBLE_JS, useLoopRepos } from "../helpers/loop-repo.js";
 import { type Output, paint, shown } from "../../src/log/output.js";
 import { terminalInert } from "../../src/util/inert-text.js";
+import { runCli } from "../helpers/cli.js";
+import { DOUBLE_JS, useLoopRepos } from "../helpers/loop-repo.js";
 
 /**
  * What a person sees is the factory's (issue 55 §5). On 040a1c9 an implementer's summary reached `run`,

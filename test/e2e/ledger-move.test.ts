@@ -2,8 +2,8 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { runCli } from "../helpers/cli.js";
-import { makeLoopRepo } from "../helpers/loop-repo.js";
 import { removedAfterEach } from "../helpers/git-repo.js";
+import { makeLoopRepo } from "../helpers/loop-repo.js";
 import { usePostgres } from "../helpers/postgres.js";
 
 /** `ledger migrate`, `export` and `import`: a night's ledger moves between the file and PostgreSQL, its chain verified on both sides. */

@@ -2,16 +2,16 @@ import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { worktreesDir } from "../../src/loop/context.js";
-import { readLedger } from "../../src/ledger/store.js";
-import { foldLedger } from "../../src/ledger/fold.js";
-import { FACTORY_BIN, runCliAsync } from "../helpers/cli.js";
-import { startGitHubStub, type GitHubStub } from "../helpers/github-stub.js";
-import { cloneAsWorker } from "../helpers/git-repo.js";
-import { makeLoopRepo, type LoopRepo } from "../helpers/loop-repo.js";
-import { usePostgres } from "../helpers/postgres.js";
 import pg from "pg";
+import { afterEach, describe, expect, it } from "vitest";
+import { foldLedger } from "../../src/ledger/fold.js";
+import { readLedger } from "../../src/ledger/store.js";
+import { worktreesDir } from "../../src/loop/context.js";
+import { FACTORY_BIN, runCliAsync } from "../helpers/cli.js";
+import { cloneAsWorker } from "../helpers/git-repo.js";
+import { type GitHubStub, startGitHubStub } from "../helpers/github-stub.js";
+import { type LoopRepo, makeLoopRepo } from "../helpers/loop-repo.js";
+import { usePostgres } from "../helpers/postgres.js";
 
 /**
  * Pull-request mode through the CLI: a worker in its own clone pushes the

@@ -3,9 +3,9 @@ import { existsSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { worktreesDir } from "../../src/loop/context.js";
 import { foldLedger } from "../../src/ledger/fold.js";
 import { readLedger } from "../../src/ledger/store.js";
+import { worktreesDir } from "../../src/loop/context.js";
 import { FACTORY_BIN, runCli } from "../helpers/cli.js";
 import { cloneAsWorker } from "../helpers/git-repo.js";
 import { makeLoopRepo } from "../helpers/loop-repo.js";

@@ -1,13 +1,13 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { worktreePath, worktreesDir } from "../../src/loop/context.js";
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
+import { worktreePath, worktreesDir } from "../../src/loop/context.js";
 import { FACTORY_BIN, runCli } from "../helpers/cli.js";
-import { DOUBLE_TEST_FOR, makeLoopRepo, testFilesOf, type LoopRepo, type Script } from "../helpers/loop-repo.js";
-import { usePostgres } from "../helpers/postgres.js";
 import { cloneAsWorker, removedAfterEach } from "../helpers/git-repo.js";
+import { DOUBLE_TEST_FOR, type LoopRepo, makeLoopRepo, type Script, testFilesOf } from "../helpers/loop-repo.js";
+import { usePostgres } from "../helpers/postgres.js";
 
 /**
  * Several workers, each a separate `factory run --worker` process, draining

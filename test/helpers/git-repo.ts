@@ -1,8 +1,8 @@
-import { worktreesDir } from "../../src/loop/context.js";
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync, readFileSync, existsSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { worktreesDir } from "../../src/loop/context.js";
 
 /** A throwaway git repository in the OS temp dir: branch main, identity set, signing and gc off. */
 export interface TestRepo {

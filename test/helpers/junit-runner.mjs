@@ -9,8 +9,8 @@
 // The tests about node:test itself (a file that exits early, a file named by
 // its absolute path, one process per file) keep the real `node --test`.
 import { readdirSync, statSync } from "node:fs";
-import test from "node:test";
 import { join, resolve } from "node:path";
+import test from "node:test";
 import { pathToFileURL } from "node:url";
 
 function testFiles(path) {

@@ -1,8 +1,8 @@
-import { expect } from "vitest";
 import { execFileSync } from "node:child_process";
 import { readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { expect } from "vitest";
 import { run } from "../../src/commands/run.js";
 import type { LedgerEvent } from "../../src/ledger/events.js";
 import { foldLedger, type PacketRecord } from "../../src/ledger/fold.js";

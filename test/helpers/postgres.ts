@@ -1,5 +1,5 @@
 import { afterAll, beforeAll } from "vitest";
-import { startCluster, type PostgresCluster } from "../../src/process/postgres-cluster.js";
+import { type PostgresCluster, startCluster } from "../../src/process/postgres-cluster.js";
 
 /**
  * One real PostgreSQL cluster for the calling test file (Debian's package,

@@ -1,4 +1,3 @@
-import { withoutMutants } from "./loop-repo.js";
 import { spawnSync } from "node:child_process";
 import { rmSync, writeFileSync } from "node:fs";
 import { run } from "../../src/commands/run.js";
@@ -6,7 +5,7 @@ import { foldLedger } from "../../src/ledger/fold.js";
 import { readLedger } from "../../src/ledger/store.js";
 import { bufferOutput } from "../../src/log/output.js";
 import type { TestRepo } from "./git-repo.js";
-import { SCRIPTED_AGENT } from "./loop-repo.js";
+import { SCRIPTED_AGENT, withoutMutants } from "./loop-repo.js";
 
 /** Whether real pytest can run here; prints why the caller's tests are skipped when it cannot. */
 export function pytestAvailable(what: string): boolean {

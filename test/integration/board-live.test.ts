@@ -3,8 +3,8 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { LiveLedger } from "../../src/commands/board.js";
-import { appendEvents } from "../../src/ledger/store.js";
 import { loadWorkspace } from "../../src/commands/workspace.js";
+import { appendEvents } from "../../src/ledger/store.js";
 import { DOUBLE_JS, useLoopRepos } from "../helpers/loop-repo.js";
 
 const setUp = useLoopRepos(afterEach);

@@ -3,7 +3,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { runCli } from "../helpers/cli.js";
-import { DOUBLE_JS, DOUBLE_TEST_FOR, useLoopRepos, type LoopRepo } from "../helpers/loop-repo.js";
+import { DOUBLE_JS, DOUBLE_TEST_FOR, type LoopRepo, useLoopRepos } from "../helpers/loop-repo.js";
 
 /**
  * `kill -9` at each step boundary of a run and of `approve` (the factory's

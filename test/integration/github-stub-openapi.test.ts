@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GitHub } from "../../src/forge/github.js";
-import { startGitHubStub, type GitHubStub, type RecordedRequest } from "../helpers/github-stub.js";
+import { type GitHubStub, type RecordedRequest, startGitHubStub } from "../helpers/github-stub.js";
 import { publishedFile } from "../helpers/published.js";
 
 /**

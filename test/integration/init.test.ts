@@ -2,8 +2,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { init, isSrcLayout } from "../../src/commands/init.js";
 import { parseConfig } from "../../src/config/parse.js";
 import { bufferOutput } from "../../src/log/output.js";
-import { makeRepo, type TestRepo } from "../helpers/git-repo.js";
 import { runCli } from "../helpers/cli.js";
+import { makeRepo, type TestRepo } from "../helpers/git-repo.js";
 import { pytestAvailable } from "../helpers/python-queue.js";
 
 let repo: TestRepo;

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { runCliAsync } from "../helpers/cli.js";
 import { type GitHubStub, startGitHubStub } from "../helpers/github-stub.js";
-import { DOUBLE_TEST_FOR, useLoopRepos, type LoopRepo } from "../helpers/loop-repo.js";
+import { DOUBLE_TEST_FOR, type LoopRepo, useLoopRepos } from "../helpers/loop-repo.js";
 
 /**
  * Issue 41 §3: an issue becomes a spec slice (`factory intake`), a packet cut from it lands, and the issue

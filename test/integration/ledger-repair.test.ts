@@ -6,7 +6,7 @@ import { approve } from "../../src/commands/approve.js";
 import { ledgerRepair, ledgerVerify } from "../../src/commands/ledger.js";
 import { status } from "../../src/commands/status.js";
 import { bufferOutput } from "../../src/log/output.js";
-import { DOUBLE_JS, useLoopRepos, type LoopRepo } from "../helpers/loop-repo.js";
+import { DOUBLE_JS, type LoopRepo, useLoopRepos } from "../helpers/loop-repo.js";
 
 const setUp = useLoopRepos(afterEach);
 const honest = { write: { "src/double.js": DOUBLE_JS } };

@@ -1,13 +1,13 @@
-import { afterEach, describe, expect, it } from "vitest";
-import { lint } from "../../src/commands/lint.js";
-import { bufferOutput } from "../../src/log/output.js";
-import { makeRepo, type TestRepo } from "../helpers/git-repo.js";
-import { MINIMAL_CONFIG, packetToml } from "../helpers/packets.js";
 import { mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
 import { setUpSample } from "../../src/commands/demo.js";
-import { makeLoopRepo, type LoopRepo } from "../helpers/loop-repo.js";
+import { lint } from "../../src/commands/lint.js";
+import { bufferOutput } from "../../src/log/output.js";
+import { makeRepo, type TestRepo } from "../helpers/git-repo.js";
+import { type LoopRepo, makeLoopRepo } from "../helpers/loop-repo.js";
+import { MINIMAL_CONFIG, packetToml } from "../helpers/packets.js";
 
 let repo: TestRepo;
 afterEach(() => repo?.cleanup());

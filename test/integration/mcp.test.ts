@@ -4,7 +4,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { FACTORY_BIN, runCli } from "../helpers/cli.js";
-import { DOUBLE_JS, DOUBLE_TEST_FOR, useLoopRepos, type LoopRepo } from "../helpers/loop-repo.js";
+import { DOUBLE_JS, DOUBLE_TEST_FOR, type LoopRepo, useLoopRepos } from "../helpers/loop-repo.js";
 
 /**
  * Issue 41 §2: `factory mcp` serves the repository it runs in over stdio, driven here by the SDK's own client

@@ -1,8 +1,8 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { worktreePath } from "../../src/loop/context.js";
 import { afterEach, describe, expect, it } from "vitest";
+import { worktreePath } from "../../src/loop/context.js";
 import { runCli } from "../helpers/cli.js";
 import { makeRepo, type TestRepo } from "../helpers/git-repo.js";
 import { pytestAvailable, usePythonQueue, writePythonProject } from "../helpers/python-queue.js";

@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { DOUBLE_JS, useLoopRepos } from "../helpers/loop-repo.js";
 import { makeRepo } from "../helpers/git-repo.js";
+import { DOUBLE_JS, useLoopRepos } from "../helpers/loop-repo.js";
 import { pytestAvailable, queueDoublePacket, usePythonQueue, writePythonProject } from "../helpers/python-queue.js";
 
 const setUp = useLoopRepos(afterEach);

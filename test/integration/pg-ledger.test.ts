@@ -1,17 +1,17 @@
 import { mkdtempSync, rmSync } from "node:fs";
-import { packetLife } from "../helpers/ledger-events.js";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { EventBody } from "../../src/ledger/events.js";
 import { fileLedger } from "../../src/ledger/file-ledger.js";
-import { pgLedger, type PgLedger } from "../../src/ledger/pg-ledger.js";
+import { startWorkerClaims } from "../../src/ledger/pg-claims.js";
+import { type PgLedger, pgLedger } from "../../src/ledger/pg-ledger.js";
 import { SCHEMA_LATEST } from "../../src/ledger/pg-schema.js";
 import { describeBreak } from "../../src/ledger/store.js";
 import { claimPacket } from "../../src/loop/claim.js";
-import { startWorkerClaims } from "../../src/ledger/pg-claims.js";
 import type { Packet } from "../../src/packet/types.js";
+import { packetLife } from "../helpers/ledger-events.js";
 import { usePostgres } from "../helpers/postgres.js";
 
 const pgFixture = usePostgres("the PostgreSQL ledger tests");

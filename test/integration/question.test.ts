@@ -3,11 +3,11 @@ import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { loadWorkspace } from "../../src/commands/workspace.js";
 import { foldLedger } from "../../src/ledger/fold.js";
+import { answerId } from "../../src/merge/message.js";
 import { buildBoard } from "../../src/status/board.js";
 import { boardRowsHtml, liveRows } from "../../src/status/board-page.js";
-import { answerId } from "../../src/merge/message.js";
 import { runCli } from "../helpers/cli.js";
-import { DOUBLE_JS, DOUBLE_TEST_FOR, useLoopRepos, type LoopRepo } from "../helpers/loop-repo.js";
+import { DOUBLE_JS, DOUBLE_TEST_FOR, type LoopRepo, useLoopRepos } from "../helpers/loop-repo.js";
 
 /**
  * Issue 41 §1: an implementer may end with one question for a person. The factory records it, spends no

@@ -1,9 +1,9 @@
-import { useTemporaryHome } from "../helpers/temporary-home.js";
 import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, onTestFinished } from "vitest";
 import { DOUBLE_JS, SCRIPTED_AGENT, useLoopRepos } from "../helpers/loop-repo.js";
+import { useTemporaryHome } from "../helpers/temporary-home.js";
 
 /** A command agent as users write it: any shell form, a program by path under HOME; a program that cannot start is the machine's. */
 const setUp = useLoopRepos(afterEach);

@@ -1,23 +1,22 @@
-import { worktreePath } from "../../src/loop/context.js";
 import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { hostname, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { Readable } from "node:stream";
-import { hostname } from "node:os";
 import { afterEach, describe, expect, it } from "vitest";
 import { approve } from "../../src/commands/approve.js";
 import { diff } from "../../src/commands/diff.js";
-import { run } from "../../src/commands/run.js";
 import { reject } from "../../src/commands/reject.js";
 import { reset } from "../../src/commands/reset.js";
+import { run } from "../../src/commands/run.js";
 import { status } from "../../src/commands/status.js";
 import { unblock } from "../../src/commands/unblock.js";
-import { appendEvents } from "../../src/ledger/store.js";
 import { runLockPath } from "../../src/ledger/run-lock.js";
+import { appendEvents } from "../../src/ledger/store.js";
 import { bufferOutput } from "../../src/log/output.js";
+import { worktreePath } from "../../src/loop/context.js";
 import { FACTORY_BIN } from "../helpers/cli.js";
-import { DEFAULT_GATES, DOUBLE_JS, DOUBLE_TEST_FOR, SCRIPTED_AGENT, useLoopRepos, type LoopRepo } from "../helpers/loop-repo.js";
+import { DEFAULT_GATES, DOUBLE_JS, DOUBLE_TEST_FOR, type LoopRepo, SCRIPTED_AGENT, useLoopRepos } from "../helpers/loop-repo.js";
 
 /** A person scripting the command (`--yes`). */
 const person = { yes: true, input: Readable.from([]) };

@@ -1,11 +1,11 @@
-import { useTemporaryHome } from "../helpers/temporary-home.js";
-import { worktreePath } from "../../src/loop/context.js";
 import { execFileSync, spawnSync } from "node:child_process";
 import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { worktreePath } from "../../src/loop/context.js";
 import { runCli } from "../helpers/cli.js";
 import { DOUBLE_JS, gateResults, useLoopRepos } from "../helpers/loop-repo.js";
+import { useTemporaryHome } from "../helpers/temporary-home.js";
 
 /** The factory's git is the factory's: nothing in the repository's git configuration runs inside its own git calls. */
 const setUp = useLoopRepos(afterEach);

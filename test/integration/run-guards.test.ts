@@ -1,6 +1,6 @@
 import { readdirSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
-import { DOUBLE_JS, DOUBLE_TEST, gateResults, useLoopRepos, type LoopRepo } from "../helpers/loop-repo.js";
+import { DOUBLE_JS, DOUBLE_TEST, gateResults, type LoopRepo, useLoopRepos } from "../helpers/loop-repo.js";
 
 const setUp = useLoopRepos(afterEach);
 

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { DOUBLE_JS, useLoopRepos, type LoopRepo } from "../helpers/loop-repo.js";
+import { DOUBLE_JS, type LoopRepo, useLoopRepos } from "../helpers/loop-repo.js";
 
 /**
  * Issue 23: an invariant may carry `check = "command"`. The factory runs it on the gated tree, in the

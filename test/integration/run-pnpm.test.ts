@@ -1,10 +1,10 @@
-import { useTemporaryHome } from "../helpers/temporary-home.js";
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { DOUBLE_JS, NODE_TEST_GATES, useLoopRepos } from "../helpers/loop-repo.js";
+import { useTemporaryHome } from "../helpers/temporary-home.js";
 
 /**
  * A pnpm project, installed the way a user who has used pnpm before has it: pnpm's default store under

@@ -1,9 +1,8 @@
 import { spawn } from "node:child_process";
 import { appendFileSync, chmodSync, closeSync, existsSync, openSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { runCli } from "../helpers/cli.js";
 import { afterEach, describe, expect, it } from "vitest";
-import { FACTORY_BIN } from "../helpers/cli.js";
+import { FACTORY_BIN, runCli } from "../helpers/cli.js";
 import { DOUBLE_JS, type LoopRepo, useLoopRepos } from "../helpers/loop-repo.js";
 
 /**

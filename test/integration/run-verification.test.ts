@@ -1,13 +1,13 @@
-import { worktreesDir } from "../../src/loop/context.js";
 import { spawnSync } from "node:child_process";
-import { afterEach, describe, expect, it } from "vitest";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { Readable } from "node:stream";
+import { afterEach, describe, expect, it } from "vitest";
 import { approve } from "../../src/commands/approve.js";
 import { status } from "../../src/commands/status.js";
 import { bufferOutput } from "../../src/log/output.js";
-import { Readable } from "node:stream";
-import { DOUBLE_JS, gateResults, NODE_TEST_GATES, useLoopRepos, type LoopRepo } from "../helpers/loop-repo.js";
+import { worktreesDir } from "../../src/loop/context.js";
+import { DOUBLE_JS, gateResults, type LoopRepo, NODE_TEST_GATES, useLoopRepos } from "../helpers/loop-repo.js";
 
 /** Every verdict earned, on a node:test project: what lands is what the factory itself checked. */
 const setUp = useLoopRepos(afterEach);

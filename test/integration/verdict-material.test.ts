@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { makeRepo, type TestRepo } from "../helpers/git-repo.js";
-import { PYTEST_GATE, pytestAvailable, usePythonQueue } from "../helpers/python-queue.js";
 import { withoutMutants } from "../helpers/loop-repo.js";
+import { PYTEST_GATE, pytestAvailable, usePythonQueue } from "../helpers/python-queue.js";
 
 /**
  * What the verdict is made of comes from the tip (issue 55 §2): the runner says what a test is, a traced run says

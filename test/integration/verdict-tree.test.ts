@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { makeRepo, type TestRepo } from "../helpers/git-repo.js";
-import { pytestAvailable, usePythonQueue, writePythonProject } from "../helpers/python-queue.js";
 import { DOUBLE_JS, useLoopRepos } from "../helpers/loop-repo.js";
+import { pytestAvailable, usePythonQueue, writePythonProject } from "../helpers/python-queue.js";
 
 /**
  * The verdict tree (issue 55 §1, DESIGN §6): the gates judge exactly the commit that lands. Each cheat here

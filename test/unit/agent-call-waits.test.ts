@@ -5,12 +5,12 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { AgentAdapter, AgentOutcome, AgentRequest } from "../../src/agents/types.js";
 import type { Config } from "../../src/config/types.js";
-import { callAgent, type AgentCall } from "../../src/loop/agent-call.js";
+import { fileLedger } from "../../src/ledger/file-ledger.js";
+import { readLedger } from "../../src/ledger/store.js";
+import { type AgentCall, callAgent } from "../../src/loop/agent-call.js";
 import { Budget } from "../../src/loop/budget.js";
 import type { RunContext } from "../../src/loop/context.js";
 import { AgentWaits } from "../../src/loop/rate-limits.js";
-import { readLedger } from "../../src/ledger/store.js";
-import { fileLedger } from "../../src/ledger/file-ledger.js";
 
 const dirs: string[] = [];
 afterEach(() => {

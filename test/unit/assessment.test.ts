@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
+import type { Packet } from "../../src/packet/types.js";
 import { assessorPrompt, evidenceProblems, validateAssessment } from "../../src/planning/assessment.js";
 import { assessmentRefusals, needsAssessment } from "../../src/planning/policy.js";
-import type { Packet } from "../../src/packet/types.js";
 
 const SPEC = "# Spec\n\nThe parser must reject\nduplicate keys.\n";
 const lines = (path: string): number | undefined => ({ "src/parse.py": 10 })[path];

@@ -1,8 +1,7 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { readdirSync } from "node:fs";
 import { joined } from "../../src/log/output.js";
 import { BOARD_CACHE_FILES, boardCacheKey, readBoardCache, withRunField, writeBoardCache } from "../../src/status/board-cache.js";
 import { textOf } from "../../src/status/kept-text.js";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { cheatSignatures } from "../../src/guards/cheat-signatures.js";
 import { parseUnifiedDiff } from "../../src/gates/diff-parse.js";
+import { cheatSignatures } from "../../src/guards/cheat-signatures.js";
 
 /** A new file's diff, every line added. */
 function added(path: string, text: string): string {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { checkFilePaths, namedPaths, executedScripts } from "../../src/guards/check-files.js";
+import { checkFilePaths, executedScripts, namedPaths } from "../../src/guards/check-files.js";
 
 describe("the files an invariant's check is made of", () => {
   it("are the relative paths its command names, from the surface's directory: a pytest node id's file, never a flag, a module or a placeholder", () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { failingTestBeside, filesRunBy, provenBy, skipMarkerFor } from "../../src/doctor/probes.js";
-import { checkTamper } from "../../src/guards/tamper.js";
 import { parseUnifiedDiff } from "../../src/gates/diff-parse.js";
+import { checkTamper } from "../../src/guards/tamper.js";
 
 describe("doctor's failing test", () => {
   it("is named so the same runner collects it, and imports its test function as the file beside it does", () => {

@@ -1,13 +1,13 @@
 import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { packetLife } from "../helpers/ledger-events.js";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { eventPacket, type EventBody } from "../../src/ledger/events.js";
+import { type EventBody, eventPacket } from "../../src/ledger/events.js";
 import { fileLedger, SNAPSHOT_AFTER_EVENTS, snapshotPath } from "../../src/ledger/file-ledger.js";
 import { foldLedger, type LedgerState } from "../../src/ledger/fold.js";
 import { LedgerScanner, LineSplitter } from "../../src/ledger/scan.js";
 import { appendEvents, ledgerPath, readLedger } from "../../src/ledger/store.js";
+import { packetLife } from "../helpers/ledger-events.js";
 
 let root: string;
 beforeEach(() => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { stamp, type EventBody } from "../../src/ledger/events.js";
+import { type EventBody, stamp } from "../../src/ledger/events.js";
 import { emptyState, foldInto } from "../../src/ledger/fold.js";
 import { Budget, fleetSpend } from "../../src/loop/budget.js";
 import { spendLine, spendView } from "../../src/status/night-spend.js";

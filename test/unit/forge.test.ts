@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { parseConfig } from "../../src/config/parse.js";
 import { protectionLine } from "../../src/doctor/forge-protection.js";
-import { asyncAnswer, protectionOf, waitFor, type CheckRun, type CommitStatus, type PullRequest } from "../../src/forge/github.js";
+import { asyncAnswer, type CheckRun, type CommitStatus, type PullRequest, protectionOf, waitFor } from "../../src/forge/github.js";
 import { pullBody } from "../../src/forge/pull-body.js";
 import { fromWriters, judgePull, passedOn } from "../../src/forge/review-state.js";
 

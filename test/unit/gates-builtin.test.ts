@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { parseSize } from "../../src/util/size.js";
 import { parseUnifiedDiff } from "../../src/gates/diff-parse.js";
 import { checkScope } from "../../src/guards/scope.js";
 import { checkTamper, pytestSectionLines } from "../../src/guards/tamper.js";
 import { checkUntouched } from "../../src/guards/untouched.js";
+import { parseSize } from "../../src/util/size.js";
 
 const entry = (sha: string, mode = "100644") => ({ sha, mode });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { stamp, type EventBody, type LedgerEvent } from "../../src/ledger/events.js";
+import { type EventBody, type LedgerEvent, stamp } from "../../src/ledger/events.js";
 import { foldLedger } from "../../src/ledger/fold.js";
 
 const owner = { run: "r1", pid: 42, host: "h" };

@@ -1,6 +1,6 @@
-import { firstRedPrefix } from "../../src/merge/batch.js";
 import { describe, expect, it } from "vitest";
 import { mergePlantedCases } from "../../src/loop/gates.js";
+import { firstRedPrefix } from "../../src/merge/batch.js";
 import { mayArriveBy, regateEstimate } from "../../src/merge/landing-queue.js";
 
 describe("a merge batch's pure parts", () => {

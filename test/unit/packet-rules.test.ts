@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { parsePacket } from "../../src/packet/parse.js";
 import { unclosedGlob } from "../../src/packet/normalize.js";
+import { parsePacket } from "../../src/packet/parse.js";
 import { validatePackets } from "../../src/packet/rules.js";
 import { CONTEXT, packetToml, SHA } from "../helpers/packets.js";
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { absolutePathsIn } from "../../src/process/shell-words.js";
 import { programMounts } from "../../src/guards/sandbox-policy.js";
-import { notCovered, npmInstallOf } from "../../src/process/sandbox.js";
 import { bwrapArgs, checkoutShown, emptiedDirs } from "../../src/process/bwrap-args.js";
+import { notCovered, npmInstallOf } from "../../src/process/sandbox.js";
+import { absolutePathsIn } from "../../src/process/shell-words.js";
 
 describe("what of an agent program named by path the sandbox shows", () => {
   it("its directory, so a script finds the helpers beside it", () => {

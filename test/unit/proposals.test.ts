@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { judgeProposals } from "../../src/planning/proposals.js";
-import { CONTEXT, SHA, packetToml } from "../helpers/packets.js";
+import { CONTEXT, packetToml, SHA } from "../helpers/packets.js";
 
 const existing = { sources: [{ file: "packets/A01-thing.toml", text: packetToml("A01") }], supplied: new Map() };
 const spec = { path: "docs/SPEC.md", commit: SHA };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { AgentWaits, rateLimitWait } from "../../src/loop/rate-limits.js";
 import { resetFromText } from "../../src/agents/usage.js";
+import { AgentWaits, rateLimitWait } from "../../src/loop/rate-limits.js";
 
 const now = Date.parse("2026-11-30T20:00:00Z");
 const MINUTE = 60_000;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { Packet } from "../../src/packet/types.js";
 import { waitForRepairs } from "../../src/loop/repairs.js";
+import type { Packet } from "../../src/packet/types.js";
 
 const packet = (id: string, surface: string, requires: string[] = [], repairs: string[] = []): Packet => ({ id, surface, requires, repairs }) as unknown as Packet;
 const requiresOf = (packets: Packet[]): Record<string, string[]> => Object.fromEntries(packets.map((one) => [one.id, one.requires]));

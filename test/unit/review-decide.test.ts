@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { validateResult } from "../../src/agents/result.js";
-import { agentCallEnd, decide, type AttemptEnd } from "../../src/loop/decide.js";
-import { parseEvidence, validateReview, type Review } from "../../src/review/contract.js";
+import { type AttemptEnd, agentCallEnd, decide } from "../../src/loop/decide.js";
+import { parseEvidence, type Review, validateReview } from "../../src/review/contract.js";
 import { effectiveVerdict } from "../../src/review/verdict.js";
 
 const invariants = [

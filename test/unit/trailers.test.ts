@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { landedIndex, landedVersion, type Landed } from "../../src/git/trailers.js";
+import { type Landed, landedIndex, landedVersion } from "../../src/git/trailers.js";
 
 describe("landed packet versions", () => {
   it("indexes a history for many lookups with the same answers as one search each: the newest landing of that exact version", () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { describeVerdictTree, isTestSupport, readsToPutBack, verdictTreeOf } from "../../src/gates/verdict-tree.js";
 import { NO_TEST_FACTS } from "../../src/gates/test-files.js";
+import { describeVerdictTree, isTestSupport, readsToPutBack, verdictTreeOf } from "../../src/gates/verdict-tree.js";
 
 const packet = { changedTests: ["tests/test_on_purpose.py"], retiredTests: ["tests/test_gone.py", "tests/test_kept.py::test_x"], deletablePaths: ["tests/old/**"] };
 const tipFiles = ["pkg/__init__.py", "pkg/calc.py", "pkg/tests.py", "data/cases.json", "pkg/table.json", "checks/check_calc.py", "checks/helpers.py", "tests/__init__.py", "tests/test_calc.py"];
