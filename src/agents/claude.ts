@@ -66,6 +66,8 @@ export function claudeAdapter(agent: Agent): AgentAdapter {
       const result = toOutcome(outcome, input.model, input.logFile);
       if (result.status !== "ok" && result.status !== "agent-error") return { ok: false, reason: `${result.status}: ${result.detail ?? ""}` };
       const run = parseClaudeStream("stdout" in outcome ? outcome.stdout : "");
+      // "<synthetic>": Claude Code answered by itself, no model was asked (not logged in, no credit): its own words say why.
+      if (run.models.includes("<synthetic>")) return { ok: false, reason: `Claude Code answered by itself, without asking a model: ${JSON.stringify(run.result?.text ?? "")}` };
       if (run.models.length === 0) return { ok: false, reason: result.detail ?? "it did not say which model answered" };
       return { ok: true, models: run.models, ...(result.costUsd !== undefined ? { costUsd: result.costUsd } : {}) };
     },

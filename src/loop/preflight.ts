@@ -1,6 +1,8 @@
 import { accessSync, constants, mkdirSync, statSync } from "node:fs";
 import { delimiter, isAbsolute, join } from "node:path";
 import { modelMatches } from "../agents/claude-stream.js";
+import { agentEnv } from "../agents/env.js";
+import { providerUnreachable } from "../agents/provider-reach.js";
 import { agentProgram } from "../agents/shell-program.js";
 import type { AgentAdapter } from "../agents/types.js";
 import { type Config, UNKNOWN_COST_ESTIMATE_USD } from "../config/types.js";
@@ -39,7 +41,12 @@ export async function checkModels(input: { root: string; config: Config; tiers: 
     if (!adapter?.probe) continue;
     const key = `${tier.agent}\u0000${tier.model}`;
     if (!probed.has(key)) {
-      const result = await adapter.probe({ model: tier.model, cwd: input.root, logFile: join(dir, `${tier.agent}-${tier.model.replaceAll("/", "_")}.jsonl`), timeoutMs: 120_000 });
+      // A provider that cannot be connected to is said in seconds, in the network's words (the CLI would retry for minutes).
+      const agent = input.config.agents[tier.agent];
+      const unreachable = agent ? await providerUnreachable(agent.kind, agentEnv(agent)) : undefined;
+      const result = unreachable
+        ? ({ ok: false, reason: unreachable } as const)
+        : await adapter.probe({ model: tier.model, cwd: input.root, logFile: join(dir, `${tier.agent}-${tier.model.replaceAll("/", "_")}.jsonl`), timeoutMs: 120_000 });
       if (!result.ok) {
         probed.set(key, `tier "${tier.name}" (agent ${tier.agent}, model ${tier.model}): the preflight call failed: ${result.reason}`);
       } else {

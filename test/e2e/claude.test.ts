@@ -1,4 +1,5 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
+import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -25,7 +26,8 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0)) await cleanup();
 });
 
-async function withClaude(script: ModelScript, options: { maxTurns?: number; idleTimeout?: string; env?: string; config?: string } = {}) {
+/** `baseUrl`: where the agent's provider is (default: the scripted server); null: none and no key (not logged in). */
+async function withClaude(script: ModelScript, options: { maxTurns?: number; idleTimeout?: string; env?: string; config?: string; baseUrl?: string | null } = {}) {
   const server: AnthropicServer = await startAnthropicServer(script);
   const home = mkdtempSync(join(tmpdir(), "factory-claude-home-"));
   cleanups.push(
@@ -40,7 +42,7 @@ async function withClaude(script: ModelScript, options: { maxTurns?: number; idl
 kind = "claude"
 bin = "${CLAUDE}"
 ${options.maxTurns ? `max_turns = ${options.maxTurns}` : ""}
-env = { ANTHROPIC_BASE_URL = "${server.url}", ANTHROPIC_API_KEY = "sk-test-not-a-key", HOME = "${home}"${options.env ? `, ${options.env}` : ""} }
+env = { ${options.baseUrl === null ? "" : `ANTHROPIC_BASE_URL = "${options.baseUrl ?? server.url}", ANTHROPIC_API_KEY = "sk-test-not-a-key", `}HOME = "${home}"${options.env ? `, ${options.env}` : ""} }
 
 [tiers]
 basic = { agent = "claude", model = "${MODEL}" }
@@ -190,6 +192,28 @@ describe.skipIf(!available)("factory run with the real Claude Code", () => {
     for (const tier of ["basic", "standard", "advanced"]) expect(doctor.stdout).toContain(`tier "${tier}": model ${MODEL} (agent claude) answered as configured`);
     expect(server.requests.map((request) => request.role)).toEqual(["probe"]); // one probe for the one model the three tiers name
   }, 120_000);
+
+  it("a provider that refuses the connection is said at once, in the network's words, before anything is spent", async () => {
+    // A port that nothing listens on: Claude Code itself would retry it for minutes, then say "unknown".
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+    const { port } = closed.address() as AddressInfo;
+    await new Promise((resolve) => closed.close(resolve));
+    const { target } = await withClaude({}, { baseUrl: `http://127.0.0.1:${port}` });
+    const { code, out } = await target.run();
+    expect(code).toBe(2);
+    expect(out).toContain(`its provider at http://127.0.0.1:${port} (ANTHROPIC_BASE_URL) cannot be reached: connection refused (connect ECONNREFUSED 127.0.0.1:${port})`);
+    expect(await target.events("P01")).toEqual([]);
+  }, 60_000);
+
+  it("not logged in: the refusal quotes Claude Code's own words, not '<synthetic> answered'", async () => {
+    const { target } = await withClaude({}, { baseUrl: null });
+    const { code, out } = await target.run();
+    expect(code).toBe(2);
+    expect(out).toContain('Claude Code answered by itself, without asking a model: "Not logged in · Please run /login"');
+    expect(out).not.toContain("<synthetic> answered");
+    expect(await target.events("P01")).toEqual([]);
+  }, 60_000);
 
   it("refuses to run when another model answers than the tier names, before anything is spent on a packet", async () => {
     const { target } = await withClaude({ probe: [[{ text: "ready", model: "claude-haiku-4-5" }]], implementer: [implementHonestly] });
