@@ -591,6 +591,13 @@ const MUTATIONS = [
     tests: [["test/integration/report-agents.test.ts", "a 'complete' said while a gate failed"]],
   },
   {
+    guard: "sandbox comparison: what differs is run inside again before a refusal",
+    file: "src/loop/baseline.ts",
+    from: "differ = differ.filter((id) => still.has(id));",
+    to: "differ = differ.filter((id) => still.has(id) || id.length > 0);",
+    tests: [["test/integration/run-sandbox.test.ts", "passes there when run again is no sandbox difference"]],
+  },
+  {
     guard: "newer config on the target: said by the running worker",
     file: "src/loop/config-drift.ts",
     from: "  if (!from || from === tip) return;",

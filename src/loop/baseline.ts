@@ -202,8 +202,8 @@ function measureInScratch(
 
 /**
  * Runs the tests gates of a checkout once more outside the sandbox (the tip's own code, which the team's CI
- * runs as it is), and says which tests pass there but failed in `inside`, with the remedy; undefined when
- * none does, or the sandbox is off.
+ * runs as it is), and says which tests pass there but failed in `inside` and, run inside again, fail there
+ * again, with the remedy; undefined when none does, or the sandbox is off.
  */
 export async function judgedOtherwiseInside(
   ctx: Pick<RunContext, "root" | "config" | "signal">,
@@ -212,7 +212,15 @@ export async function judgedOtherwiseInside(
 ): Promise<string | undefined> {
   if (ctx.config.sandbox.kind === "none") return undefined;
   const unsandboxed = await runTests({ ...ctx, config: { ...ctx.config, sandbox: { ...ctx.config.sandbox, kind: "none" } } }, { ...input, runDir: join(input.runDir, "outside-the-sandbox") });
-  const differ = unsandboxed.ok ? sandboxOnlyFailures(inside, unsandboxed.runs) : [];
+  let differ = unsandboxed.ok ? sandboxOnlyFailures(inside, unsandboxed.runs) : [];
+  if (differ.length === 0 || !unsandboxed.ok) return undefined;
+  // One run each side can disagree by chance (a slow test on a loaded machine): the suite runs inside once more,
+  // and only what fails inside both times while it passed outside is the sandbox's.
+  const again = await runTests(ctx, { ...input, runDir: join(input.runDir, "inside-the-sandbox-again") });
+  if (again.ok) {
+    const still = new Set(sandboxOnlyFailures(again.runs, unsandboxed.runs));
+    differ = differ.filter((id) => still.has(id));
+  }
   if (differ.length === 0) return undefined;
   const named = `${differ.slice(0, 5).join(", ")}${differ.length > 5 ? `, and ${differ.length - 5} more` : ""}`;
   return `the tip's suite judges differently inside the sandbox: ${differ.length} test(s) pass outside the sandbox and fail inside (${named}), so work judged by it would be blamed for the sandbox; allow what they need in [sandbox] (home = [...] for a tool under HOME, network = true on the surface), or leave them out of the gate`;

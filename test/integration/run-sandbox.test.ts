@@ -281,6 +281,21 @@ net.connect(root + "/dev.sock").on("connect", () => { console.log("reached: " + 
     }
   }, 120_000);
 
+  it("honest twin: a tip test that failed inside the sandbox once and passes there when run again is no sandbox difference: the run goes on and merges", async () => {
+    // Slow the first time on a loaded machine, say: here it fails the first time it runs in a checkout, and passes after.
+    const target = setUp({ script: { P01: { implementer: [{ write: { "src/double.js": DOUBLE_JS } }] } } });
+    target.write(
+      "test/once.test.js",
+      `import assert from "node:assert/strict";\nimport { existsSync, writeFileSync } from "node:fs";\nimport test from "node:test";\n\ntest("slow the first time", () => {\n  const done = new URL("../.first-run-done", import.meta.url);\n  if (existsSync(done)) return;\n  writeFileSync(done, "");\n  assert.fail("took too long the first time");\n});\n`,
+    );
+    target.write(".gitignore", `${target.read(".gitignore")}.first-run-done\n`);
+    target.commit("a test that fails the first time it runs in a checkout");
+    const { code, out } = await target.run();
+    expect(out).not.toContain("judges differently inside the sandbox");
+    expect(out).toContain("P01#1 → merged");
+    expect(code).toBe(0);
+  }, 120_000);
+
   it("refuses to run, before claiming anything, when bubblewrap is missing, and names the fix", () => {
     const target = setUp({ script: { P01: { implementer: [{ write: { "src/double.js": DOUBLE_JS } }] } } });
     const bin = mkdtempSync(join(tmpdir(), "factory-nobwrap-"));
