@@ -144,7 +144,7 @@ export async function run(options: RunOptions): Promise<ExitCode> {
       packets: open,
       models: true,
       baseline: { signal: options.signal, ...(worker ? { worker } : {}) },
-      say: (step) => output.err(`factory run: ${step} …`),
+      say: (step) => output.out(`factory run: ${step} …`), // progress, like the run's own lines: stderr under --json
     });
   } catch (error) {
     if (!(error instanceof Interrupted)) throw error;

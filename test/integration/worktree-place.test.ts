@@ -13,8 +13,15 @@ import { makeLoopRepo } from "../helpers/loop-repo.js";
  * someone else's without touching this user's.
  */
 const NOBODY = 65534;
-const root = process.getuid?.() === 0;
-if (!root) console.warn("skipping the worktree place test: it starts factory as another user (nobody), which needs root");
+/** Why factory cannot be started as nobody here, if it cannot: not root, or this Node or checkout is not readable by others. */
+function cannotRunAsNobody(): string | undefined {
+  if (process.getuid?.() !== 0) return "it starts factory as another user (nobody), which needs root";
+  const tried = spawnSync(process.execPath, ["-e", `require("node:fs").accessSync(${JSON.stringify(FACTORY_BIN)})`], { uid: NOBODY, gid: NOBODY, cwd: "/", encoding: "utf8" });
+  if (tried.error || tried.status !== 0) return `user nobody cannot run ${process.execPath} on ${FACTORY_BIN} (${tried.error?.message ?? tried.stderr.trim().split("\n").at(-1)})`;
+  return undefined;
+}
+const unable = cannotRunAsNobody();
+if (unable) console.warn(`skipping the worktree place test: ${unable}`);
 
 const cleanups: (() => void)[] = [];
 afterEach(() => {
@@ -34,7 +41,7 @@ function doctorAsNobody(): string {
   return `${doctor.stdout}${doctor.stderr}`;
 }
 
-describe.skipIf(!root)("the worktrees' place", () => {
+describe.skipIf(unable !== undefined)("the worktrees' place", () => {
   const shared = `/var/tmp/factory-${NOBODY}`;
 
   it("taken by another user: doctor says the worktrees fall back under the dot-directory, and what to do", () => {
