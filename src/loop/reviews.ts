@@ -26,6 +26,8 @@ export interface ReviewWatch {
   /** Why the waiting PRs wait, one line each (said once a run). */
   notes: string[];
   blocked: { id: string; reason: string }[];
+  /** PRs this look recorded merged, with their merge commits: this worker's landings. */
+  merged: { id: string; commit: string }[];
 }
 
 /**
@@ -39,7 +41,7 @@ export interface ReviewWatch {
  * on PostgreSQL, only by the worker whose claim covers that look.
  */
 export async function watchReviews(ctx: RunContext, packets: readonly Packet[]): Promise<ReviewWatch> {
-  const watch: ReviewWatch = { changed: false, waiting: [], person: [], notes: [], blocked: [] };
+  const watch: ReviewWatch = { changed: false, waiting: [], person: [], notes: [], blocked: [], merged: [] };
   const forgeConfig = ctx.config.forge;
   if (ctx.config.target.mode !== "pull-request" || !forgeConfig) return watch;
   const { state } = await ctx.ledger.read();
@@ -145,6 +147,7 @@ async function watchOne(ctx: RunContext, pass: Pass, record: PacketRecord, packe
   const said = blocked?.kind === "blocked" ? blocked.reason : waits?.kind === "merge-blocked" ? waits.reason : undefined;
   ctx.emit({ kind: "outcome", packet: record.id, attempt: status.attempt, outcome, reasons: outcomeReasons(status, verdict, said) });
   const merged = events.find((event) => event.kind === "merged");
+  if (merged?.kind === "merged") watch.merged.push({ id: record.id, commit: merged.commit });
   if (merged?.kind === "merged" && packet) await reportToIssue(ctx, packet, status.attempt, merged.commit);
 }
 

@@ -204,6 +204,7 @@ export async function drainQueue(ctx: RunContext, options: SchedulerOptions): Pr
         // Pull-request mode: with nothing else to do, the open PRs are watched until they move or wait for a person.
         const watch = halt ? undefined : await watchReviews(ctx, options.packets);
         if (watch) {
+          for (const { id, commit } of watch.merged) options.landed?.(id, commit);
           for (const entry of watch.blocked) {
             blocked.push(entry);
             if (!options.keepGoing) halt ??= { outcome: "halted", reason: `${entry.id} is blocked: ${entry.reason}` };

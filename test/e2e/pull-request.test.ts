@@ -44,12 +44,12 @@ interface Setup {
 
 const database = usePostgres("the pull-request test on the PostgreSQL ledger");
 
-async function setup(options: { autoMerge: boolean; attempts?: number; env?: Record<string, string>; intake?: number; required?: string }): Promise<Setup> {
+async function setup(options: { autoMerge: boolean; attempts?: number; env?: Record<string, string>; intake?: number; required?: string; mutants?: number }): Promise<Setup> {
   const parent = mkdtempSync(join(tmpdir(), "factory-pr-"));
   const bare = join(parent, "widgets.git");
   const stub = await startGitHubStub({ bare, owner: "acme", repo: "widgets", token: TOKEN });
   cleanups.push(() => stub.stop());
-  const forge = `[target]\nremote = "origin"\nmode = "pull-request"\n[forge]\nkind = "github"\napi = "${stub.api}"\nrepo = "acme/widgets"\nauto_merge = ${options.autoMerge}\npoll = "100ms"\n${options.required === undefined ? "" : `required_checks = ${options.required}\n`}`;
+  const forge = `[target]\nremote = "origin"\nmode = "pull-request"\n[forge]\nkind = "github"\napi = "${stub.api}"\nrepo = "acme/widgets"\nauto_merge = ${options.autoMerge}\npoll = "100ms"\n${options.required === undefined ? "" : `required_checks = ${options.required}\n`}${options.mutants === undefined ? "" : `[planning]\nmutants = ${options.mutants}\n`}`;
   const script = { P01: { implementer: Array(options.attempts ?? 2).fill(HONEST), reviewer: Array(options.attempts ?? 2).fill(REVIEWER) } };
   const repo = makeLoopRepo({ script, config: forge });
   if (options.intake !== undefined) {
@@ -136,6 +136,16 @@ describe.skipIf(!openssl)("pull-request mode against a scripted GitHub", () => {
     if (record?.status.state === "merged") expect(record.status.commit).toBe(pull?.merge_commit_sha);
     expect(remoteLog(forge.bare)).toContain("P01");
     expect(out).not.toContain(TOKEN);
+  });
+
+  it("a PR the run merged gets the mutation check, once, from the worker that merged it", async () => {
+    const forge = await setup({ autoMerge: true, attempts: 1, required: "[]", mutants: 2 });
+    const { code, out } = await forge.run();
+    expect(code, out).toBe(0);
+    const state = await forge.state();
+    expect(state.packets.get("P01")?.status.state).toBe("merged");
+    const events = (await readLedger(forge.clone)).events;
+    expect(events.filter((event) => event.kind === "mutants-measured").map((event) => (event as { packet: string }).packet)).toEqual(["P01"]);
   });
 
   it("auto_merge prefers GitHub's asynchronous merge: one still running is waited for, then recorded with the forge's merge commit", async () => {
