@@ -612,6 +612,13 @@ const MUTATIONS = [
     tests: [["test/e2e/workers.test.ts", "the mutation check runs once for each landing"]],
   },
   {
+    guard: "mutation check: a PR merge the review watch recorded is the worker's landing",
+    file: "src/loop/scheduler.ts",
+    from: "for (const { id, commit } of watch.merged) options.landed?.(id, commit);",
+    to: "for (const { id, commit } of watch.merged.slice(0, 0)) options.landed?.(id, commit);",
+    tests: [["test/e2e/pull-request.test.ts", "a PR the run merged gets the mutation check"]],
+  },
+  {
     guard: "held attempts: the brief and diff fetch what this clone lacks",
     file: "src/git/held-refs.ts",
     from: "  if (missing.length > 0 && remote) {",
