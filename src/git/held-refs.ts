@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { gitRun, gitTry } from "./repo.js";
+import { gitRun, gitTry, missingCommits } from "./repo.js";
 
 /** Where held work is kept in git: one ref per packet held for a person. */
 export const HELD_REFS = "refs/factory/held/";
@@ -62,7 +62,8 @@ export async function shareHeld(root: string, packet: string, remote: string): P
 
 /** With a shared remote: every held attempt's ref, as the remote has them (an approval on another clone fetches them first). */
 export async function fetchHeld(root: string, remote: string): Promise<string | undefined> {
-  const fetched = await gitTry(root, ["fetch", "--quiet", "--no-tags", remote, `+${HELD_REFS}*:${HELD_REFS}*`]);
+  // --no-write-fetch-head: FETCH_HEAD's time stays that of a fetch of the target (status reads it as this clone's view).
+  const fetched = await gitTry(root, ["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", remote, `+${HELD_REFS}*:${HELD_REFS}*`]);
   return fetched.ok ? undefined : fetched.message.trim().split("\n").slice(-2).join(" / ");
 }
 
@@ -91,18 +92,16 @@ export async function readHeld(root: string): Promise<HeldRecord[]> {
  * what to run to bring them.
  */
 export async function bringHeld(root: string, remote: string | undefined, commits: readonly string[]): Promise<{ missing: string[]; remedy: string }> {
-  const absent = async (): Promise<string[]> => {
-    const missing: string[] = [];
-    for (const commit of commits) if (!(await gitTry(root, ["cat-file", "-e", `${commit}^{commit}`])).ok) missing.push(commit);
-    return missing;
-  };
-  let missing = await absent();
+  let missing = await missingCommits(root, commits);
+  let unfetched: string | undefined;
   if (missing.length > 0 && remote) {
-    await fetchHeld(root, remote);
-    missing = await absent();
+    unfetched = await fetchHeld(root, remote);
+    if (!unfetched) missing = await missingCommits(root, commits);
   }
-  const remedy = remote
-    ? `${remote} does not hold it either: run this on the clone that held it, or \`git fetch ${remote} '${HELD_REFS}*:${HELD_REFS}*'\` once it is shared`
-    : `run this on the clone that held it (no [target] remote is configured to fetch it from)`;
+  const remedy = !remote
+    ? "run this on the clone that held it (no [target] remote is configured to fetch it from)"
+    : unfetched
+      ? `${remote}'s held attempts could not be fetched (${unfetched}); run this again once ${remote} can be reached, or on the clone that held it`
+      : `${remote} does not hold it either: run this on the clone that held it, or \`git fetch ${remote} '${HELD_REFS}*:${HELD_REFS}*'\` once it is shared`;
   return { missing, remedy };
 }

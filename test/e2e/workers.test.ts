@@ -5,6 +5,7 @@ import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { worktreePath, worktreesDir } from "../../src/loop/context.js";
 import { FACTORY_BIN, runCli } from "../helpers/cli.js";
+import { eventually } from "../helpers/eventually.js";
 import { cloneAsWorker, removedAfterEach } from "../helpers/git-repo.js";
 import { DOUBLE_TEST_FOR, type LoopRepo, makeLoopRepo, type Script, testFilesOf } from "../helpers/loop-repo.js";
 import { usePostgres } from "../helpers/postgres.js";
@@ -92,12 +93,11 @@ function startWorker(repo: LoopRepo, url: string, name: string): Worker {
   return { child, done, output: () => out };
 }
 
-/** Waits for `test` to hold, looking every 50 ms; fails after 90 s. */
-async function eventually(test: () => boolean, what: string): Promise<void> {
-  for (let waited = 0; !test(); waited += 50) {
-    if (waited > 90_000) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+/** Packets P01…P0<count>, each implemented honestly and reviewed once. */
+function honestScript(count: number): Script {
+  const script: Script = {};
+  for (let at = 1; at <= count; at++) script[pid(at)] = { implementer: [honest(at)], reviewer: [reviewer(at)] };
+  return script;
 }
 
 /** The ledger's events, straight from the database. */
@@ -456,8 +456,7 @@ describe("several workers on one PostgreSQL ledger", { timeout: 300_000 }, () =>
   it("a held packet is approved from another clone: the held attempt is on the remote, the approval lands it there once", async (context) => {
     if (!database.available()) return context.skip();
     const url = await database.database();
-    const script: Script = {};
-    for (let at = 1; at <= 3; at++) script[pid(at)] = { implementer: [honest(at)], reviewer: [reviewer(at)] };
+    const script = honestScript(3);
     const repo = queueRepo(3, script, '[target]\nremote = "origin"\n', 'gate = "human"');
     const { remote, clones } = withRemote(repo, 4, context.onTestFinished);
     const worker = startWorker({ ...repo, dir: clones[0] as string }, url, "night");
@@ -470,6 +469,8 @@ describe("several workers on one PostgreSQL ledger", { timeout: 300_000 }, () =>
     const diffed = runCli(["diff", "P01"], clones[2] as string, { FACTORY_LEDGER_URL: url });
     expect([diffed.code, diffed.stderr]).toEqual([0, ""]);
     expect(diffed.stdout).toContain("+export function double(n) {");
+    // Fetching held attempts is no fetch of the target: status still says this clone never fetched main.
+    expect(runCli(["status"], clones[2] as string, { FACTORY_LEDGER_URL: url }).stdout).toContain("This clone's main: never fetched from origin");
     // Gone from the remote too: said, with what to do, exit 1 (never git's "bad object").
     execFileSync("git", ["update-ref", "-d", "refs/factory/held/P01"], { cwd: remote });
     const lacking = runCli(["diff", "P01"], clones[3] as string, { FACTORY_LEDGER_URL: url });
@@ -522,8 +523,7 @@ describe("several workers on one PostgreSQL ledger", { timeout: 300_000 }, () =>
   it("the mutation check runs once for each landing of the fleet, by the worker that landed it", async (context) => {
     if (!database.available()) return context.skip();
     const url = await database.database();
-    const script: Script = {};
-    for (let at = 1; at <= 3; at++) script[pid(at)] = { implementer: [honest(at)], reviewer: [reviewer(at)] };
+    const script = honestScript(3);
     const repo = queueRepo(3, script, '[target]\nremote = "origin"\n[planning]\nmutants = 2\n', "", {});
     const { clones } = withRemote(repo, 2, context.onTestFinished);
     const ends = await Promise.all(clones.map((dir, at) => startWorker({ ...repo, dir }, url, `m${at + 1}`).done));
@@ -538,8 +538,7 @@ describe("several workers on one PostgreSQL ledger", { timeout: 300_000 }, () =>
   it("a worker says, once, that a newer config reached the target while it ran, and keeps its own", async (context) => {
     if (!database.available()) return context.skip();
     const url = await database.database();
-    const script: Script = {};
-    for (let at = 1; at <= 3; at++) script[pid(at)] = { implementer: [honest(at)], reviewer: [reviewer(at)] };
+    const script = honestScript(3);
     const repo = queueRepo(3, script, '[target]\nremote = "origin"\n', "", {});
     const { remote, clones } = withRemote(repo, 2, context.onTestFinished);
     const [dir, person] = clones as [string, string];
@@ -566,8 +565,7 @@ describe("several workers on one PostgreSQL ledger", { timeout: 300_000 }, () =>
   it("two workers landing on the same tip: one push wins; the other fetches, re-gates on the new tip and lands after it", async (context) => {
     if (!database.available()) return context.skip();
     const url = await database.database();
-    const script: Script = {};
-    for (let at = 1; at <= 2; at++) script[pid(at)] = { implementer: [honest(at)], reviewer: [reviewer(at)] };
+    const script = honestScript(2);
     const repo = queueRepo(2, script, '[target]\nremote = "origin"\n', "", {});
     const { remote, clones } = withRemote(repo, 3, context.onTestFinished);
     const start = execFileSync("git", ["rev-parse", "main"], { cwd: remote, encoding: "utf8" }).trim();

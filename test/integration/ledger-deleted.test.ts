@@ -2,6 +2,7 @@ import { existsSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { worktreePath } from "../../src/loop/context.js";
+import { eventually } from "../helpers/eventually.js";
 import { DOUBLE_JS, DOUBLE_TEST_FOR, useLoopRepos } from "../helpers/loop-repo.js";
 
 /**
@@ -11,13 +12,6 @@ import { DOUBLE_JS, DOUBLE_TEST_FOR, useLoopRepos } from "../helpers/loop-repo.j
  */
 const setUp = useLoopRepos(afterEach);
 const TRIPLE_JS = "export function triple(n) {\n  return n * 3;\n}\n";
-
-async function until(test: () => boolean, what: string): Promise<void> {
-  for (let waited = 0; !test(); waited += 20) {
-    if (waited > 60_000) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 describe("the state directory deleted during a run", () => {
   it("stops the run before anything more is decided: the packet it landed is never claimed again, and the next run records it from the trailers", async () => {
@@ -32,7 +26,7 @@ describe("the state directory deleted during a run", () => {
     target.commit("a second packet");
 
     const running = target.run();
-    await until(() => existsSync(join(worktreePath(target.dir, "P02"), "started")), "P02's implementer to start");
+    await eventually(() => existsSync(join(worktreePath(target.dir, "P02"), "started")), "P02's implementer to start");
     rmSync(join(target.dir, ".factory", "state"), { recursive: true, force: true }); // a person's rm -rf
     writeFileSync(go, "");
     const { code, out } = await running;

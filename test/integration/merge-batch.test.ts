@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { worktreePath } from "../../src/loop/context.js";
 import { runCli } from "../helpers/cli.js";
+import { eventually } from "../helpers/eventually.js";
 import { makeRepo, type TestRepo } from "../helpers/git-repo.js";
 import { pytestAvailable, usePythonQueue, writePythonProject } from "../helpers/python-queue.js";
 
@@ -42,13 +43,6 @@ def test_slow_only_on_the_second_packets_own_tree():
     if "p02.py" in mods and not mods & {"p01.py", "p03.py", "p04.py"}:
         time.sleep(5)
 `;
-
-async function until(test: () => boolean, what: string): Promise<void> {
-  for (let waited = 0; !test(); waited += 50) {
-    if (waited > 90_000) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 function packet(id: string, spec: string, allowed: readonly string[]): string {
   // The renamer rewrites the team's test of what it renames, on purpose: it says so.
@@ -204,9 +198,9 @@ describe.skipIf(!available)("a merge batch", () => {
       P04: { implementer: [{ write: write(4) }], reviewer: [{ evidence: "pkg/p04.py:2" }] },
     };
     const running = queue.run(target, steps);
-    await until(() => existsSync(join(worktreePath(target.dir, "P03"), "began")), "P03 to begin");
+    await eventually(() => existsSync(join(worktreePath(target.dir, "P03"), "began")), "P03 to begin");
     writeFileSync(go("p03-began"), "");
-    await until(() => existsSync(worktreePath(target.dir, "P04")), "P04 to be claimed");
+    await eventually(() => existsSync(worktreePath(target.dir, "P04")), "P04 to be claimed");
     writeFileSync(go("p04-claimed"), "");
     const { code, state, events } = await running;
     expect(code).toBe(0);
