@@ -715,6 +715,34 @@ const MUTATIONS = [
     to: "while (red.count - (greenest?.count ?? 0) > 2) {",
     tests: [["test/unit/merge-batch.test.ts", "finds the first member that makes the combination red"]],
   },
+  {
+    guard: "fleet landing: another worker's candidate lands only under its live claim",
+    file: "src/ledger/pg-landings.ts",
+    from: "if (row && Number(row.fence) === fence && row.live) return { ok: true };",
+    to: "if (row || fence >= 0) return { ok: true };",
+    tests: [["test/e2e/workers.test.ts", "the fleet's lander never lands a candidate whose worker no longer holds its claim"]],
+  },
+  {
+    guard: "fleet landing: the waiting candidates are gated together",
+    file: "src/merge/fleet-landing.ts",
+    from: "if (!first || size < 2 || waiting.length >= size) return waiting.slice(0, size);",
+    to: "if (!first || size < 2 || waiting.length >= size) return waiting.slice(0, 1);",
+    tests: [["test/e2e/workers.test.ts", "the fleet's landing queue: three workers' candidates wait for one lander"]],
+  },
+  {
+    guard: "fleet landing: a candidate landed at once is not parked",
+    file: "src/merge/fleet-landing.ts",
+    from: "      landing.add(ctx);\n      park(false);",
+    to: "      landing.add(ctx);\n      park(true);",
+    tests: [["test/e2e/workers.test.ts", "one worker on the fleet's landing queue lands each candidate at once"]],
+  },
+  {
+    guard: "tripwire: a tracking ref moved by landings only is the factory's",
+    file: "src/guards/tripwire.ts",
+    from: 'label === TARGET(watched.target) || label.startsWith("ref refs/remotes/")',
+    to: 'label === TARGET(watched.target) || (label.startsWith("ref refs/remotes/") && label.length < 0)',
+    tests: [["test/unit/tripwire.test.ts", "a remote's tracking ref moved by landings only"]],
+  },
 ];
 
 const PROJECT = fileURLToPath(new URL("..", import.meta.url));

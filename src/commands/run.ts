@@ -7,6 +7,7 @@ import type { LedgerState } from "../ledger/fold.js";
 import type { Ledger } from "../ledger/ledger.js";
 import { isPgLedger } from "../ledger/open.js";
 import { startWorkerClaims, type WorkerClaims } from "../ledger/pg-claims.js";
+import { PgLandings } from "../ledger/pg-landings.js";
 import { maskUrl } from "../ledger/pg-url.js";
 import { OtherProjectError } from "../ledger/project.js";
 import { acquireRunLock } from "../ledger/run-lock.js";
@@ -185,6 +186,7 @@ export async function run(options: RunOptions): Promise<ExitCode> {
   }
   const owner = { run: lock.lock.run, pid: lock.lock.pid, host: lock.lock.host };
   let claims: WorkerClaims | undefined;
+  let landings: PgLandings | undefined;
   if (shared) {
     const worker = options.worker ?? `${hostname()}-${owner.run.slice(0, 6)}`;
     try {
@@ -202,6 +204,7 @@ export async function run(options: RunOptions): Promise<ExitCode> {
       return error instanceof OtherProjectError ? EXIT.invalid : EXIT.halted;
     }
     output.err(`worker ${worker}: claims on ${maskUrl(shared.url)}, lease ${Math.round(config.workers.leaseMs / 1000)} s`);
+    landings = new PgLandings(shared, worker, owner.run, config.workers.leaseMs);
     // A database restart or a network cut: the worker's reads and writes wait for it (said once), bounded.
     let waiting = false;
     shared.waitWhenUnreachable(UNREACHABLE_PATIENCE_MS, (message) => {
@@ -266,6 +269,7 @@ export async function run(options: RunOptions): Promise<ExitCode> {
       waits: new AgentWaits(),
       notifier,
       ...(claims ? { claims } : {}),
+      ...(landings ? { landings } : {}),
       ...(workspace.tip ? { configFrom: workspace.tip } : {}),
     };
     const mergedAt = async (): Promise<Map<string, string>> =>

@@ -6,6 +6,9 @@ import { gitRun, gitTry, missingCommits } from "./repo.js";
 /** Where held work is kept in git: one ref per packet held for a person. */
 export const HELD_REFS = "refs/factory/held/";
 
+/** Where a worker's gated attempt waits for the fleet's lander (merge/fleet-landing.ts): one ref per packet. */
+export const LANDING_REFS = "refs/factory/landing/";
+
 /**
  * A held attempt as git keeps it, beside the ledger: what cannot be re-derived
  * from git otherwise (which attempt, which version of the packet, what the

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { copyFileSync, existsSync, fstatSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, type Stats, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { commonGitDir, gitDirOf } from "../git/dirs.js";
-import { HELD_REFS } from "../git/held-refs.js";
+import { HELD_REFS, LANDING_REFS } from "../git/held-refs.js";
 import { gitReadAside, gitRun, gitTry } from "../git/repo.js";
 import { parseStatusV2 } from "../git/status.js";
 import { checkoutMoves } from "../merge/checkout.js";
@@ -66,7 +66,7 @@ export async function fingerprintOutside(watched: Watched): Promise<Fingerprint>
   if (!refs.ok) throw new Error(`git for-each-ref (in ${watched.root}) failed: ${refs.message}`);
   for (const line of refs.out.split("\n").filter(Boolean)) {
     const [name = "", object = ""] = line.split("\0");
-    if (name.startsWith("refs/heads/factory/") || name.startsWith(HELD_REFS)) continue; // the task branches and held work are the factory's to move
+    if (name.startsWith("refs/heads/factory/") || name.startsWith(HELD_REFS) || name.startsWith(LANDING_REFS)) continue; // the task branches, held work and candidates to land are the factory's to move
     fingerprint.set(name === `refs/heads/${watched.target}` ? TARGET(watched.target) : `ref ${name}`, object);
   }
   for (const [label, value] of checkout) fingerprint.set(label, value);
@@ -185,10 +185,13 @@ export function trippedBy(before: Fingerprint, after: Fingerprint): string[] {
  */
 export async function changedOutside(watched: Watched, before: Fingerprint): Promise<{ changes: string[]; after: Fingerprint }> {
   const after = await fingerprintOutside(watched);
-  const label = TARGET(watched.target);
-  const [from, to] = [before.get(label), after.get(label)];
   const compared = new Map(after);
-  if (from && to && from !== to && (await onlyLandings(watched.root, from, to))) compared.set(label, from);
+  // The target, and a remote's tracking refs, moved by landings only (this worker's, or another's fetched): the factory's own moves.
+  const moved = [...after.keys()].filter((label) => label === TARGET(watched.target) || label.startsWith("ref refs/remotes/"));
+  for (const label of moved) {
+    const [from, to] = [before.get(label), after.get(label)];
+    if (from && to && from !== to && (await onlyLandings(watched.root, from, to))) compared.set(label, from);
+  }
   return { changes: trippedBy(before, compared), after };
 }
 

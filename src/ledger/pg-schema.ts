@@ -51,6 +51,29 @@ export const MIGRATIONS: readonly string[] = [
      bound_at timestamptz NOT NULL DEFAULT now(),
      bound_by text NOT NULL
    );`,
+  // 3: the fleet's landing queue: candidates gated and ready to land, and the one lander (a lease) that lands them.
+  `CREATE TABLE factory_landings (
+     id bigserial PRIMARY KEY,
+     packet text NOT NULL,
+     attempt integer NOT NULL,
+     fence bigint NOT NULL,
+     worker text NOT NULL,
+     -- What land() needs, as data (merge/fleet-landing.ts); its commits are on the remote under refs/factory/landing/.
+     candidate jsonb NOT NULL,
+     claimed_at timestamptz NOT NULL,
+     ready_at timestamptz NOT NULL DEFAULT now(),
+     -- The land() result, once the lander has landed it (or found why not): the candidate's worker records it.
+     result jsonb,
+     landed_by text,
+     done_at timestamptz,
+     UNIQUE (packet, attempt)
+   );
+   CREATE TABLE factory_lander (
+     only_one boolean PRIMARY KEY DEFAULT true CHECK (only_one),
+     worker text NOT NULL,
+     run text NOT NULL,
+     lease_until timestamptz NOT NULL
+   );`,
 ];
 
 export const SCHEMA_LATEST = MIGRATIONS.length;

@@ -7,6 +7,7 @@ import type { Config, Surface } from "../config/types.js";
 import type { Owner } from "../ledger/events.js";
 import type { Ledger } from "../ledger/ledger.js";
 import type { WorkerClaims } from "../ledger/pg-claims.js";
+import type { PgLandings } from "../ledger/pg-landings.js";
 import type { Emit } from "../log/progress.js";
 import type { Packet } from "../packet/types.js";
 import type { Budget } from "./budget.js";
@@ -32,6 +33,8 @@ export interface RunContext {
   notifier?: Notifier;
   /** On the PostgreSQL ledger: this worker's leased, fenced claims (ledger/pg-claims.ts). */
   claims?: WorkerClaims;
+  /** On the PostgreSQL ledger: the fleet's landing queue, through which this worker's gated attempts land (merge/fleet-landing.ts). */
+  landings?: PgLandings;
   /** Set on a packet's own context (the run's, with the packet's claim signal joined in): the run's context itself. */
   runContext?: RunContext;
   /** The commit whose committed config this run uses (read at its start). */

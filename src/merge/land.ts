@@ -50,6 +50,10 @@ export interface LandInput {
   covered?: ReadonlyMap<string, CoveredTree>;
   /** The combined tree a merge batch found broken by this packet: bringing its work up to the tip onto exactly that tree fails with those reports, without a re-gate. */
   broken?: { tree: string; reports: GateReport[]; packets: string[] };
+  /** Where the work is checked out: the packet's task worktree unless said (the fleet's lander lands another worker's candidate from a scratch one). */
+  worktree?: string;
+  /** Another worker's claim the landing is made under (the fleet's lander): its fence, and the check that it is still live, right before the push. */
+  claim?: { fence: number; assertCurrent(): Promise<void> };
 }
 
 const MAX_RACES = 5;
@@ -64,7 +68,7 @@ const MAX_RACES = 5;
  * which keeps unrelated uncommitted changes and refuses when it would not.
  */
 export async function land(ctx: RunContext, input: LandInput): Promise<LandResult> {
-  const worktree = worktreePath(ctx.root, input.packet.id);
+  const worktree = input.worktree ?? worktreePath(ctx.root, input.packet.id);
   const finished = await finishCheckout(ctx.root, ctx.branch);
   if (finished) ctx.emit({ kind: "notice", packet: input.packet.id, message: finished });
   let commit = input.commit;
@@ -153,14 +157,15 @@ export async function land(ctx: RunContext, input: LandInput): Promise<LandResul
     if (contradicted) return contradicted;
     const tree = await treeOf(ctx.root, commit);
     // On the PostgreSQL ledger the landing is the claim holder's write too: made only while its fence is current, and it names it.
-    const fence = ctx.claims?.fenceOf(input.packet.id);
+    const fence = input.claim?.fence ?? ctx.claims?.fenceOf(input.packet.id);
     const message = mergeMessage(ctx.config.merge.message, input.packet, { ...input.provenance, gates, ...(fence !== undefined ? { fence } : {}) });
     const signing = await wantsSignedCommits(ctx.root);
     const made = await gitTry(ctx.root, ["commit-tree", ...(signing ? ["-S"] : []), tree, "-p", tip, "-m", message], { identity: true, signed: true });
     // Git refusing the landing's commit (a signing key that stopped working) is the machine's, said in git's words.
     if (!made.ok) return { kind: "environment-error", reason: signing ? signingProblem(made.message) : `git cannot make the landing commit: ${made.message.trim().split("\n").slice(-2).join(" / ")}` };
     const squash = made.out.trim();
-    if (ctx.claims?.fenceOf(input.packet.id) !== undefined || ctx.claims?.lost(input.packet.id)) await ctx.claims.assertHeld(input.packet.id);
+    if (input.claim) await input.claim.assertCurrent();
+    else if (ctx.claims?.fenceOf(input.packet.id) !== undefined || ctx.claims?.lost(input.packet.id)) await ctx.claims.assertHeld(input.packet.id);
     // Pull-request mode: the same gated squash on the same tip, pushed as the packet's branch for the forge to merge.
     if (ctx.config.target.mode === "pull-request") return openForReview(ctx, { packet: input.packet, attempt: input.attempt, squash, tree, base: tip, message, gates });
     if (remote) {

@@ -1,12 +1,16 @@
 import { resolveCommit } from "../git/repo.js";
+import type { PgLandings } from "../ledger/pg-landings.js";
 import { withLandLock } from "../ledger/store.js";
 import { Interrupted, type RunContext } from "../loop/context.js";
-import { BUILTIN_GATES } from "../loop/gates.js";
 import { crashPoint } from "../util/crash-point.js";
 import { type BatchVerdict, gateBatch } from "./batch.js";
+import { landThroughFleet } from "./fleet-landing.js";
+import { mayArriveBy, regateEstimate } from "./gather.js";
 import { type LandInput, type LandResult, land } from "./land.js";
 
 /** One attempt of the run, from its start to its end (landed or not): `end` says it ended. */
+export { mayArriveBy, regateEstimate } from "./gather.js";
+
 export interface Flight {
   readonly started: number;
   /** When it asked to land, once it has. */
@@ -47,6 +51,8 @@ export class LandingQueue {
   private wake: (() => void) | undefined;
   private gathering = false;
   private landingNow = false;
+  /** Attempts waiting in the fleet's landing queue. */
+  private fleetParked = 0;
   private readonly listeners = new Set<() => void>();
 
   constructor(private readonly ctx: RunContext) {}
@@ -74,12 +80,28 @@ export class LandingQueue {
       flight.arrived = Date.now();
       this.quickest = Math.min(this.quickest, flight.arrived - flight.started);
     }
+    if (this.ctx.landings && this.ctx.config.target.mode !== "pull-request") return this.viaFleet(this.ctx.landings, input, apply);
+    return this.here(input, apply);
+  }
+
+  /** Lands it through this run's own queue. */
+  private here<T>(input: LandInput, apply: (landed: LandResult) => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.waiting.push({ input, apply, resolve: resolve as (value: unknown) => void, reject });
       this.changed();
       this.wake?.();
       void this.drain();
     });
+  }
+
+  /** On the PostgreSQL ledger: through the fleet's landing queue, parked (its worker free) until the fleet's lander has landed it. */
+  private async viaFleet<T>(landings: PgLandings, input: LandInput, apply: (landed: LandResult) => Promise<T>): Promise<T> {
+    const landed = await landThroughFleet(this.ctx, landings, input, (parked) => {
+      this.fleetParked += parked ? 1 : -1;
+      this.changed();
+    });
+    if (!landed) return this.here(input, apply);
+    return withLandLock(this.ctx.root, () => apply(landed));
   }
 
   /**
@@ -89,7 +111,7 @@ export class LandingQueue {
    * lands at once is never parked: the next one starts from its landing.
    */
   get parked(): number {
-    return this.gathering || this.landingNow ? this.waiting.length : 0;
+    return (this.gathering || this.landingNow ? this.waiting.length : 0) + this.fleetParked;
   }
 
   /** Calls `listener` whenever the number parked may have changed; returns how to stop. */
@@ -218,16 +240,6 @@ export class LandingQueue {
     }
     for (const settle of settled) settle();
   }
-}
-
-/** Pure: whether one of `flights` that has not asked to land began at least `quickest` ms before `deadline`. */
-export function mayArriveBy(flights: readonly Pick<Flight, "started" | "arrived">[], quickest: number, deadline: number): boolean {
-  return flights.some((flight) => flight.arrived === undefined && flight.started + quickest <= deadline);
-}
-
-/** Pure: about what a re-gate of this landing would take: its command gates' time when it was gated. */
-export function regateEstimate(input: Pick<LandInput, "provenance">): number {
-  return input.provenance.gates.filter((gate) => !BUILTIN_GATES.includes(gate.name)).reduce((sum, gate) => sum + gate.durationMs, 0);
 }
 
 const queues = new WeakMap<RunContext, LandingQueue>();

@@ -22,7 +22,7 @@ describe("moving a ledger between backends", { timeout: 180_000 }, () => {
 
     const migrated = runCli(["ledger", "migrate"], repo.dir, { FACTORY_LEDGER_URL: url });
     expect(migrated.code, migrated.stderr).toBe(0);
-    expect(migrated.stdout).toMatch(/postgres:\/\/factory:\*\*\*@127\.0\.0\.1:\d+\/\w+: migrated the schema from version 0 to 2/);
+    expect(migrated.stdout).toMatch(/postgres:\/\/factory:\*\*\*@127\.0\.0\.1:\d+\/\w+: migrated the schema from version 0 to 3/);
     expect(migrated.stdout + migrated.stderr).not.toContain(database.cluster().password);
     expect(runCli(["ledger", "migrate"], repo.dir, { FACTORY_LEDGER_URL: url }).stdout).toMatch(/the schema is up to date \(version 2\)/);
 
@@ -71,7 +71,7 @@ describe("moving a ledger between backends", { timeout: 180_000 }, () => {
     const repo = newRepo({ script: HONEST });
     const reachable = runCli(["doctor", "--no-guards", "--no-models"], repo.dir, { FACTORY_LEDGER_URL: url });
     expect(reachable.stdout).toMatch(
-      /^ok {4}the ledger: PostgreSQL at postgres:\/\/factory:\*\*\*@127\.0\.0\.1:\d+\/\w+, schema version 0 of 2 \(`factory ledger migrate` or the next run brings it up to date\)$/m,
+      /^ok {4}the ledger: PostgreSQL at postgres:\/\/factory:\*\*\*@127\.0\.0\.1:\d+\/\w+, schema version 0 of 3 \(`factory ledger migrate` or the next run brings it up to date\)$/m,
     );
     expect(reachable.stdout).not.toContain(database.cluster().password);
     const away = runCli(["doctor", "--no-guards", "--no-models"], repo.dir, { FACTORY_LEDGER_URL: "postgres://factory:hunter2-secret@127.0.0.1:1/factory" });

@@ -135,6 +135,16 @@ async function sql(url: string, text: string): Promise<void> {
   }
 }
 
+async function query<T extends pg.QueryResultRow>(url: string, text: string): Promise<T[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query<T>(text)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
 async function untilQuery(url: string, what: string, query: string, ms = 60_000): Promise<void> {
   const deadline = Date.now() + ms;
   for (;;) {
@@ -562,40 +572,125 @@ describe("several workers on one PostgreSQL ledger", { timeout: 300_000 }, () =>
     expect(execFileSync("git", ["log", "--format=%s", "main"], { cwd: remote, encoding: "utf8" })).toContain("a newer config");
   });
 
-  it("two workers landing on the same tip: one push wins; the other fetches, re-gates on the new tip and lands after it", async (context) => {
+  it("a landing racing another push to main on the same tip: the other push wins; the worker fetches, re-gates on the new tip and lands after it", async (context) => {
     if (!database.available()) return context.skip();
     const url = await database.database();
     const script = honestScript(2);
     const repo = queueRepo(2, script, '[target]\nremote = "origin"\n', "", {});
-    const { remote, clones } = withRemote(repo, 3, context.onTestFinished);
+    const { remote, clones } = withRemote(repo, 2, context.onTestFinished);
+    const [dir, person] = clones as [string, string];
     const start = execFileSync("git", ["rev-parse", "main"], { cwd: remote, encoding: "utf8" }).trim();
-    // The remote holds the first two pushes to main until both have arrived: both carry the tip they were gated
-    // against, the same one (neither can have moved it), so the remote's own compare-and-swap lets one through.
+    // The remote holds the first push to main until a second has arrived, which passes at once: both carry the
+    // tip they were made on, the same one, so the remote's own compare-and-swap lets the second through and
+    // refuses the first. (The fleet has one lander at a time: the other push is a person's, or an approve's.)
     writeFileSync(join(remote, "hooks", "pre-receive"), RACE_HOOK, { mode: 0o755 });
-    const runs = clones.slice(0, 2).map((dir, at) => startWorker({ ...repo, dir }, url, `m${at + 1}`));
+    const worker = startWorker({ ...repo, dir }, url, "night");
+    await eventually(() => existsSync(join(remote, "race-1")), "the worker's push held by the remote");
+    writeFileSync(join(person, "NOTES.md"), "a person's note\n");
+    execFileSync("git", ["add", "NOTES.md"], { cwd: person });
+    execFileSync("git", ["commit", "--quiet", "-m", "a person's note"], { cwd: person });
+    execFileSync("git", ["push", "--quiet", "origin", "main"], { cwd: person });
+    const end = await worker.done;
+    expect(end.code, end.out).toBe(0);
+    expect(end.out).toContain("origin/main moved while landing (another worker's push won); fetching and landing again on its new tip");
+    expect(end.out).toMatch(/re-gate: main moved to [0-9a-f]{10}; gating the combined tree/);
+    expectOnceEach(await events(url), ["P01", "P02"]);
+    // One line of history on the remote: the person's commit on the tip both started from, the landings on it.
+    const history = execFileSync("git", ["log", "--format=%P %s", "main"], { cwd: remote, encoding: "utf8" }).trim().split("\n");
+    expect(history[2]).toBe(`${start} a person's note`);
+    expect(execFileSync("git", ["rev-list", "--merges", "--count", "main"], { cwd: remote, encoding: "utf8" }).trim()).toBe("0");
+    execFileSync("git", ["pull", "--quiet", "--ff-only"], { cwd: person });
+    execFileSync(process.execPath, ["--test", ...testFilesOf(person)], { cwd: person, stdio: "pipe" });
+  });
+
+  it("the fleet's landing queue: three workers' candidates wait for one lander, which gates them together once and lands each; meanwhile their workers go on implementing", async (context) => {
+    if (!database.available()) return context.skip();
+    const url = await database.database();
+    const repo = queueRepo(4, honestScript(4), '[target]\nremote = "origin"\n', "", {});
+    const { remote, clones } = withRemote(repo, 3, context.onTestFinished);
+    const migrated = runCli(["ledger", "migrate"], clones[0] as string, { FACTORY_LEDGER_URL: url });
+    expect(migrated.code, migrated.stderr).toBe(0);
+    // The lander's lease is held (as a lander busy with a long batch would hold it): every candidate waits in the queue.
+    await sql(url, "INSERT INTO factory_lander (worker, run, lease_until) VALUES ('busy', 'busy', now() + interval '1 hour')");
+    const runs = clones.map((dir, at) => startWorker({ ...repo, dir }, url, `m${at + 1}`));
+    await untilQuery(url, "three candidates waiting to land", "SELECT 1 FROM factory_landings WHERE done_at IS NULL HAVING count(*) >= 3", 120_000);
+    // A worker whose candidate waits goes back to implementing: the fourth packet is claimed before anything landed.
+    const waiting = await until(url, "the fourth packet claimed while three wait to land", runs[0] as Worker, (all) => all.filter((event) => event.kind === "claimed").length === 4);
+    expect(waiting.filter((event) => event.kind === "merged")).toEqual([]);
+    // Each candidate's commit is on the remote for the lander, under refs/factory/landing/.
+    expect(execFileSync("git", ["for-each-ref", "--format=%(refname)", "refs/factory/landing/"], { cwd: remote, encoding: "utf8" }).split("\n").filter(Boolean).length).toBeGreaterThanOrEqual(3);
+    await sql(url, "DELETE FROM factory_lander");
     const ends = await Promise.all(runs.map((worker) => worker.done));
     for (const end of ends) expect(end.code, end.out).toBe(0);
-    // Both pushes reached the remote, made against the same tip.
-    expect(
-      readdirSync(remote)
-        .filter((entry) => entry.startsWith("race-"))
-        .sort(),
-    ).toEqual(["race-1", "race-2"]);
-    const said = ends.map((end) => end.out);
-    const lost = said.filter((out) => out.includes("origin/main moved while landing (another worker's push won); fetching and landing again on its new tip"));
-    expect(lost, said.join("\n----\n")).toHaveLength(1);
-    expect(lost[0]).toMatch(/re-gate: main moved to [0-9a-f]{10}; gating the combined tree/);
     const all = await events(url);
-    expectOnceEach(all, ["P01", "P02"]);
-    // One line of history on the remote: the winner on the tip both started from, the other on the winner.
-    const history = execFileSync("git", ["log", "--format=%P %(trailers:key=Factory-Packet,valueonly,separator=)", "main"], { cwd: remote, encoding: "utf8" }).trim().split("\n").slice(0, 2);
-    const [second, first] = history.map((line) => line.split(" "));
-    expect(first?.[0]).toBe(start);
-    expect([first?.[1], second?.[1]].sort()).toEqual(["P01", "P02"]);
+    expectOnceEach(all, ["P01", "P02", "P03", "P04"]);
+    // One gating of the three waiting candidates' combination, green, covers them: none of them is re-gated.
+    const batches = all.filter((event) => event.kind === "batch-gated");
+    expect(batches[0]).toMatchObject({ verdict: "green" });
+    const together = (batches[0]?.packets ?? []) as string[];
+    expect(together.length).toBeGreaterThanOrEqual(3);
+    const out = ends.map((end) => end.out).join("\n");
+    expect(out).not.toMatch(/P0[123]#1 re-gate/);
+    // The lander landed other workers' candidates: every candidate of the batch by one worker, each recorded by its own.
+    const rows = await query<{ packet: string; worker: string; landed_by: string; kind: string }>(url, "SELECT packet, worker, landed_by, result->>'kind' AS kind FROM factory_landings ORDER BY id");
+    const batched = rows.filter((row) => together.includes(row.packet));
+    expect(new Set(batched.map((row) => row.landed_by)).size).toBe(1);
+    expect(new Set(batched.map((row) => row.worker)).size).toBeGreaterThan(1);
+    expect(rows.map((row) => row.kind)).toEqual(rows.map(() => "merged"));
+    const claimant = (packet: string, attempt: unknown): unknown => all.find((event) => event.kind === "claimed" && event.packet === packet && event.attempt === attempt)?.worker;
+    for (const row of rows) expect(claimant(row.packet, all.find((event) => event.kind === "merged" && event.packet === row.packet)?.attempt)).toBe(row.worker);
+    // The remote: one line of history, its tests pass; the candidates' refs are gone.
     expect(execFileSync("git", ["rev-list", "--merges", "--count", "main"], { cwd: remote, encoding: "utf8" }).trim()).toBe("0");
-    const checkout = clones[2] as string;
-    execFileSync("git", ["pull", "--quiet", "--ff-only"], { cwd: checkout });
-    execFileSync(process.execPath, ["--test", ...testFilesOf(checkout)], { cwd: checkout, stdio: "pipe" });
+    expect(execFileSync("git", ["for-each-ref", "refs/factory/landing/"], { cwd: remote, encoding: "utf8" }).trim()).toBe("");
+  });
+
+  it("one worker on the fleet's landing queue lands each candidate at once: its next attempt starts from that landing, so nothing is re-gated", async (context) => {
+    if (!database.available()) return context.skip();
+    const url = await database.database();
+    const repo = queueRepo(3, honestScript(3), '[target]\nremote = "origin"\n', "", {});
+    const { clones } = withRemote(repo, 1, context.onTestFinished);
+    const end = await startWorker({ ...repo, dir: clones[0] as string }, url, "solo").done;
+    expect(end.code, end.out).toBe(0);
+    expectOnceEach(await events(url), ["P01", "P02", "P03"]);
+    expect(end.out).not.toContain("re-gate");
+    expect(end.out).not.toContain("a merge batch");
+    const rows = await query<{ packet: string; landed_by: string; kind: string }>(url, "SELECT packet, landed_by, result->>'kind' AS kind FROM factory_landings ORDER BY id");
+    expect(rows).toEqual(["P01", "P02", "P03"].map((packet) => ({ packet, landed_by: "solo", kind: "merged" })));
+  });
+
+  it("the fleet's lander never lands a candidate whose worker no longer holds its claim: its result is the lost claim, and the packet lands once, by the worker that took it over", async (context) => {
+    if (!database.available()) return context.skip();
+    const url = await database.database();
+    const repo = queueRepo(2, { ...honestScript(2), P01: { implementer: [honest(1), honest(1)], reviewer: [reviewer(1), reviewer(1)] } }, '[target]\nremote = "origin"\n', "", {});
+    const { remote, clones } = withRemote(repo, 2, context.onTestFinished);
+    expect(runCli(["ledger", "migrate"], clones[0] as string, { FACTORY_LEDGER_URL: url }).code).toBe(0);
+    await sql(url, "INSERT INTO factory_lander (worker, run, lease_until) VALUES ('busy', 'busy', now() + interval '1 hour')");
+    const stalled = startWorker({ ...repo, dir: clones[0] as string }, url, "stalled");
+    await untilQuery(url, "P01's candidate waiting to land", "SELECT 1 FROM factory_landings WHERE packet = 'P01' AND done_at IS NULL");
+    // Its worker stops (a frozen machine) while the candidate waits; its claim runs out, and another worker starts.
+    const frozen = [stalled.child.pid ?? 0, ...descendants(stalled.child.pid ?? 0)];
+    for (const pid of frozen) tryKill(pid, "SIGSTOP");
+    await sql(url, "DELETE FROM factory_lander");
+    const heir = startWorker({ ...repo, dir: clones[1] as string }, url, "heir");
+    const end = await heir.done;
+    for (const pid of frozen) tryKill(pid, "SIGCONT");
+    expect(end.code, end.out).toBe(0);
+    const stalledEnd = await stalled.done;
+    const all = await events(url);
+    // P01's first candidate was never landed by the heir: its row's result is the lost claim; the heir's own attempt landed it.
+    const rows = await query<{ packet: string; attempt: number; worker: string; kind: string }>(
+      url,
+      "SELECT packet, attempt, worker, result->>'kind' AS kind FROM factory_landings WHERE packet = 'P01' ORDER BY id",
+    );
+    expect(rows[0]).toMatchObject({ attempt: 1, worker: "stalled", kind: "claim-lost" });
+    expect(all.filter((event) => event.kind === "merged" && event.packet === "P01")).toEqual([expect.objectContaining({ attempt: 2 })]);
+    expect(all.find((event) => event.kind === "claimed" && event.packet === "P01" && event.attempt === 2)).toMatchObject({ worker: "heir" });
+    expect(
+      execFileSync("git", ["log", "--format=%(trailers:key=Factory-Packet,valueonly)", "main"], { cwd: remote, encoding: "utf8" })
+        .split("\n")
+        .filter((line) => line === "P01"),
+    ).toHaveLength(1);
+    expect(stalledEnd.out).toMatch(/P01: this worker's claim is lost/);
   });
 
   it("a worker killed between its push and its ledger write: the next run records merged from the remote's trailers, once; nothing lands twice", async (context) => {
@@ -604,7 +699,7 @@ describe("several workers on one PostgreSQL ledger", { timeout: 300_000 }, () =>
     const repo = queueRepo(1, { P01: { implementer: [honest(1)], reviewer: [reviewer(1)] } }, '[target]\nremote = "origin"\n');
     const { remote, clones } = withRemote(repo, 2, context.onTestFinished);
     // Once main has moved on the remote, and before git push has returned to the worker, the worker dies.
-    writeFileSync(join(remote, "hooks", "post-receive"), '#!/bin/sh\nwhile [ ! -s worker.pid ]; do sleep 0.05; done\nkill -9 "$(cat worker.pid)"\n', { mode: 0o755 });
+    writeFileSync(join(remote, "hooks", "post-receive"), KILL_ON_MAIN_HOOK, { mode: 0o755 });
     const doomed = startWorker({ ...repo, dir: clones[0] as string }, url, "doomed");
     writeFileSync(join(remote, "worker.pid"), String(doomed.child.pid));
     const end = await doomed.done;
@@ -632,8 +727,8 @@ describe("several workers on one PostgreSQL ledger", { timeout: 300_000 }, () =>
     const { remote, clones } = withRemote(repo, 2, context.onTestFinished);
     // The push waits until the heir is running (past its start-up reconcile, which finds no trailer); once main
     // has moved, and before git push has returned to the worker, the worker dies.
-    writeFileSync(join(remote, "hooks", "pre-receive"), "#!/bin/sh\nwhile [ ! -e go ]; do sleep 0.05; done\n", { mode: 0o755 });
-    writeFileSync(join(remote, "hooks", "post-receive"), '#!/bin/sh\nwhile [ ! -s worker.pid ]; do sleep 0.05; done\nkill -9 "$(cat worker.pid)"\n', { mode: 0o755 });
+    writeFileSync(join(remote, "hooks", "pre-receive"), "#!/bin/sh\ngrep -q ' refs/heads/main$' || exit 0\nwhile [ ! -e go ]; do sleep 0.05; done\n", { mode: 0o755 });
+    writeFileSync(join(remote, "hooks", "post-receive"), KILL_ON_MAIN_HOOK, { mode: 0o755 });
     const doomed = startWorker({ ...repo, dir: clones[0] as string }, url, "doomed");
     writeFileSync(join(remote, "worker.pid"), String(doomed.child.pid));
     await until(url, "P01 claimed by the doomed worker", doomed, (all) => all.some((event) => event.kind === "claimed" && event.worker === "doomed"));
@@ -657,7 +752,7 @@ describe("several workers on one PostgreSQL ledger", { timeout: 300_000 }, () =>
     const url = await database.database();
     const repo = queueRepo(1, { P01: { implementer: [honest(1)], reviewer: [reviewer(1)] } }, '[target]\nremote = "origin"\n');
     const { remote, clones } = withRemote(repo, 1, context.onTestFinished);
-    writeFileSync(join(remote, "hooks", "pre-receive"), "#!/bin/sh\necho 'main is protected: changes go through review' >&2\nexit 1\n", { mode: 0o755 });
+    writeFileSync(join(remote, "hooks", "pre-receive"), "#!/bin/sh\ngrep -q ' refs/heads/main$' || exit 0\necho 'main is protected: changes go through review' >&2\nexit 1\n", { mode: 0o755 });
     const worker = startWorker({ ...repo, dir: clones[0] as string }, url, "solo");
     const end = await worker.done;
     expect(end.code, end.out).toBe(1); // two environment errors in a row halt the run
@@ -687,6 +782,13 @@ function withRemote(repo: LoopRepo, count: number, onFinished: (hook: () => void
   });
   return { remote, clones };
 }
+
+/** post-receive: once main has moved (a candidate's ref pushed for the fleet's lander is not a landing), the worker dies before git push returns to it. */
+const KILL_ON_MAIN_HOOK = `#!/bin/sh
+grep -q ' refs/heads/main$' || exit 0
+while [ ! -s worker.pid ]; do sleep 0.05; done
+kill -9 "$(cat worker.pid)"
+`;
 
 /** pre-receive: the first two pushes to main wait (bounded) until both have arrived; any later push passes at once. */
 const RACE_HOOK = `#!/bin/sh

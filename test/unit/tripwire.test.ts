@@ -45,6 +45,22 @@ describe("the tripwire on a real repository", () => {
     return { root, worktree: join(base, "wt"), target: "main", home: join(base, "home") };
   }
 
+  it("a remote's tracking ref moved by landings only (the fleet's, fetched) and the fleet's candidate refs are the factory's; a tracking ref moved to anything else is seen", async () => {
+    const watched = repository();
+    const git = (...args: string[]): string => execFileSync("git", ["-C", watched.root, "-c", "user.name=t", "-c", "user.email=t@t", ...args], { encoding: "utf8" }).trim();
+    const start = git("rev-parse", "main");
+    git("update-ref", "refs/remotes/origin/main", start);
+    git("symbolic-ref", "refs/remotes/origin/HEAD", "refs/remotes/origin/main");
+    const before = await fingerprintOutside(watched);
+    const landing = git("commit-tree", `${start}^{tree}`, "-p", start, "-m", "P01: a landing\n\nFactory-Packet: P01");
+    git("update-ref", "refs/remotes/origin/main", landing);
+    git("update-ref", "refs/factory/landing/P02", landing);
+    expect((await changedOutside(watched, before)).changes).toEqual([]);
+    const other = git("commit-tree", `${start}^{tree}`, "-p", landing, "-m", "not a landing");
+    git("update-ref", "refs/remotes/origin/main", other);
+    expect((await changedOutside(watched, before)).changes).toEqual(["ref refs/remotes/origin/HEAD changed", "ref refs/remotes/origin/main changed"]);
+  });
+
   it("sees a hook, a config line, a tag, a shell start-up file and an edit in the checkout; nothing when nothing changed", async () => {
     const watched = repository();
     const before = await fingerprintOutside(watched);
