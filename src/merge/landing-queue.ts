@@ -41,6 +41,10 @@ interface Waiting {
  * the deadline as the run's quickest attempt took from its start to asking
  * to land (an attempt that began a moment ago, where attempts take minutes,
  * would only delay the landing by the whole wait).
+ *
+ * On the PostgreSQL ledger a run's landings go through the fleet's landing
+ * queue instead (merge/fleet-landing.ts): the same batching, across every
+ * worker, with one lander at a time.
  */
 export class LandingQueue {
   private readonly waiting: Waiting[] = [];
