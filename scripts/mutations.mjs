@@ -719,14 +719,14 @@ const MUTATIONS = [
     guard: "fleet landing: another worker's candidate lands only under its live claim",
     file: "src/ledger/pg-landings.ts",
     from: "if (row && Number(row.fence) === fence && row.live) return { ok: true };",
-    to: "if (row || fence >= 0) return { ok: true };",
+    to: "if ((row && Number(row.fence) === fence && row.live) || fence > -1) return { ok: true };",
     tests: [["test/e2e/workers.test.ts", "the fleet's lander never lands a candidate whose worker no longer holds its claim"]],
   },
   {
     guard: "fleet landing: the waiting candidates are gated together",
     file: "src/merge/fleet-landing.ts",
-    from: "if (!first || size < 2 || waiting.length >= size) return waiting.slice(0, size);",
-    to: "if (!first || size < 2 || waiting.length >= size) return waiting.slice(0, 1);",
+    from: "    if (inputs.length > 1) {\n      try {\n        verdict = await gateBatch(",
+    to: "    if (inputs.length > 99) {\n      try {\n        verdict = await gateBatch(",
     tests: [["test/e2e/workers.test.ts", "the fleet's landing queue: three workers' candidates wait for one lander"]],
   },
   {

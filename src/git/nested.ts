@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { dirEntries } from "../util/dir-entries.js";
+import { CACHE_PATTERNS } from "./cache-patterns.js";
 import { gitRun } from "./repo.js";
-import { CACHE_PATTERNS } from "./worktree.js";
 
 /** Whether a directory's name is one of the cache patterns (a name, or `*.suffix`). */
 const isCache = (name: string): boolean => CACHE_PATTERNS.some((pattern) => (pattern.startsWith("*.") ? name.endsWith(pattern.slice(1)) : name === pattern));

@@ -1,17 +1,12 @@
 import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { CACHE_PATTERNS } from "./cache-patterns.js";
 import { DEPENDENCY_PATTERNS, recordDependencies, recordedDependencies } from "./dependency-dirs.js";
 import { forgetGitDir, gitDirOf } from "./dirs.js";
 import { indexGitlinks, nestedRepositories } from "./nested.js";
 import { closeObjectReader } from "./object-reader.js";
 import { gitRun, gitTry, headOf, orThrow } from "./repo.js";
 import { parseStatusV2 } from "./status.js";
-
-/**
- * Dependency and cache directories (and bytecode): never committed and never
- * the agent's work, whatever the repository's .gitignore says.
- */
-export const CACHE_PATTERNS = ["node_modules", ".venv", "venv", "__pycache__", ".pytest_cache", ".ruff_cache", ".mypy_cache", ".tox", ".nox", ".eggs", "*.egg-info", ".cache", "*.pyc"];
 
 export { DEPENDENCY_PATTERNS } from "./dependency-dirs.js";
 

@@ -1,5 +1,5 @@
 import { formatDuration } from "../util/duration.js";
-import type { ProgressEvent } from "./progress.js";
+import type { ProgressEvent } from "./progress-event.js";
 
 /** A packet in flight, as the live lines show it. */
 export interface InFlight {

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { AttemptEnd } from "./decide.js";
+import type { AttemptEnd } from "./attempt-end.js";
 
 /**
  * Pure: a short, stable name for how an attempt failed, from its normalized

@@ -11,7 +11,7 @@ import { checkFilePaths, executedScripts, namedPaths } from "../guards/check-fil
 import { sandboxed } from "../guards/sandbox-policy.js";
 import type { Invariant, Packet } from "../packet/types.js";
 import { checkInterrupted, type RunContext } from "./context.js";
-import { invariantGate } from "./gates.js";
+import { invariantGate } from "./invariant-gate.js";
 import { applyVerdictTree, differs } from "./verdict-tree.js";
 
 export interface AsAtTipRun {

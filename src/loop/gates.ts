@@ -23,56 +23,13 @@ import { sandboxed } from "../guards/sandbox-policy.js";
 import { checkScope } from "../guards/scope.js";
 import { checkTamper, isTestPath, pytestSectionLines } from "../guards/tamper.js";
 import { checkUntouched } from "../guards/untouched.js";
-import type { Packet } from "../packet/types.js";
 import { baseEnv, runCommand } from "../process/run.js";
 import { checkInterrupted, type RunContext } from "./context.js";
 import { runAsAtTip, runInvariantCheck } from "./gate-as-at-tip.js";
+import type { BatchMember, GateRunInput } from "./gate-run-input.js";
 import type { Reruns } from "./reruns.js";
 import { runTestsGate } from "./tests-gate.js";
 import { applyVerdictTree, differs, verdictTreeFor } from "./verdict-tree.js";
-
-export interface GateRunInput {
-  packet: Packet;
-  attempt: number;
-  surface: Surface | undefined;
-  worktree: string;
-  /** The commit right after planting: what untouched, scope and tamper compare against. */
-  plantedCommit: string;
-  planted: readonly string[];
-  /** Per tests gate: the planted cases that must be present and pass. */
-  plantedCases: Readonly<Record<string, PlantedCases>>;
-  /** Nested repositories the attempt made (left out of its commit): the scope gate refuses them. */
-  nested?: readonly string[];
-  baseline: ReadonlyMap<string, TestResult[]>;
-  /** The commit the baseline was measured at: a failing test is run again there, untouched, to tell a flaky one. */
-  tip?: string;
-  /** The surface's whole-tree gates (no {files}, not tests) ran green on the tip this attempt started from. */
-  tipProven?: boolean;
-  /** The tip's files its tests and whole-tree gates read (traced with its baseline); undefined when they were not traced. */
-  tipReads?: readonly string[];
-  runDir: string;
-  /**
-   * For the combined tree after the target moved: the agent's own change was
-   * already judged by the built-in gates (merging does not alter it), so only
-   * the command gates run, with {files} from the agent's change.
-   */
-  combined?: { agentCommit: string; builtins: GateReport[] };
-  /**
-   * The other packets of a merge batch, gated together with this one on the
-   * combined tree (merge/batch.ts): their changes reach `{files}`, and their
-   * planted cases, invariant checks and hidden tests run too.
-   */
-  also?: readonly BatchMember[];
-}
-
-/** A packet gated on a merge batch's combined tree beside the one a gate run is for. */
-export interface BatchMember {
-  packet: Packet;
-  plantedCommit: string;
-  plantedCases: Readonly<Record<string, PlantedCases>>;
-  /** Its gated commit: its change is plantedCommit..agentCommit. */
-  agentCommit: string;
-}
 
 export const BUILTIN_GATES = ["untouched", "scope", "tamper", "changed"];
 
@@ -286,14 +243,6 @@ export function mergePlantedCases(all: readonly Readonly<Record<string, PlantedC
     }
   }
   return merged;
-}
-
-/** The gate name an invariant's check runs under: `invariant-<id>`. */
-export const INVARIANT_GATE_PREFIX = "invariant-";
-
-/** Pure: an invariant's check as a command gate (not a tests gate: its exit status is the ruling). */
-export function invariantGate(id: string, check: string): GateConfig {
-  return { name: `${INVARIANT_GATE_PREFIX}${id}`, run: check, files: undefined, fix: undefined, tests: false, timeoutMs: undefined };
 }
 
 export interface BuiltinInput {

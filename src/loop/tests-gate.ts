@@ -8,7 +8,7 @@ import { describeVerdictTree, readsToPutBack, type VerdictTree } from "../gates/
 import type { Change } from "../git/diff.js";
 import { sandboxed } from "../guards/sandbox-policy.js";
 import { checkInterrupted, type RunContext } from "./context.js";
-import type { GateRunInput } from "./gates.js";
+import type { GateRunInput } from "./gate-run-input.js";
 import { type Reruns, rerunFailing } from "./reruns.js";
 import { applyVerdictTree, differs } from "./verdict-tree.js";
 

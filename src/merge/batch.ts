@@ -10,7 +10,7 @@ import { checkInterrupted, type RunContext, surfaceOf, worktreesDir } from "../l
 import { runGates } from "../loop/gates.js";
 import { installSurface } from "../loop/prepare.js";
 import { recordReruns } from "../loop/reruns.js";
-import type { LandInput } from "./land.js";
+import type { CoveredTree, LandInput } from "./land-input.js";
 
 /**
  * A merge batch (issue 24): several gated attempts waiting to land, combined
@@ -29,14 +29,6 @@ import type { LandInput } from "./land.js";
  * they are gated again without it. No packet is blamed for another's
  * breakage: the culprit's prefix is green without it.
  */
-export interface CoveredTree {
-  reports: GateReport[];
-  /** The tests gates' results: only for the whole combination's tree, the one they ran on. */
-  tests?: ReadonlyMap<string, TestResult[]>;
-  /** The packets of the batch that covered it. */
-  packets: string[];
-}
-
 export interface BatchVerdict {
   covered: Map<string, CoveredTree>;
   green: boolean;

@@ -2,7 +2,6 @@ import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { TestResult } from "../gates/junit.js";
 import { describeRedOnLanding, redOnLanding } from "../gates/landing-tripwire.js";
-import type { PlantedCases } from "../gates/test-compare.js";
 import { type GateReport, isGreen } from "../gates/types.js";
 import { pushLanding } from "../git/remote.js";
 import { gitTry, headOf, resolveCommit, signingProblem, treeOf, wantsSignedCommits } from "../git/repo.js";
@@ -14,11 +13,13 @@ import { BUILTIN_GATES, runGates } from "../loop/gates.js";
 import { recordReruns } from "../loop/reruns.js";
 import { checkSpecDrift } from "../loop/spec-drift.js";
 import type { Packet } from "../packet/types.js";
-import type { CoveredTree } from "./batch.js";
 import { finishCheckout, moveBranch } from "./checkout.js";
-import { mergeMessage, type Provenance } from "./message.js";
+import type { LandInput } from "./land-input.js";
+import { mergeMessage } from "./message.js";
 import { openForReview } from "./pull-request.js";
 import { type RemotePatience, reachedAgain, syncPatiently, waitForRemote } from "./target-sync.js";
+
+export type { LandInput } from "./land-input.js";
 
 export type LandResult =
   | { kind: "merged"; commit: string; tree: string }
@@ -31,30 +32,6 @@ export type LandResult =
   | { kind: "verdict-contradicted"; reason: string }
   /** Pull-request mode: pushed as the packet's branch and a PR opened; it lands when the forge merges it. */
   | { kind: "in-review"; number: number; url: string; branch: string; head: string; tree: string /** The tip the head was built and gated on. */; base: string };
-
-export interface LandInput {
-  packet: Packet;
-  attempt: number;
-  /** The gated commit on the task branch. */
-  commit: string;
-  /** The target tip the attempt started from. */
-  fork: string;
-  planted: readonly string[];
-  plantedCases: Readonly<Record<string, PlantedCases>>;
-  plantedCommit: string;
-  provenance: Provenance;
-  runDir: string;
-  /** The tests gates' per-test results on `commit`: the landing commit's baseline when it lands that exact tree. */
-  tests?: ReadonlyMap<string, TestResult[]>;
-  /** Combined trees a merge batch gated green (merge/batch.ts): bringing the work up to the tip onto one of them needs no re-gate of its own. */
-  covered?: ReadonlyMap<string, CoveredTree>;
-  /** The combined tree a merge batch found broken by this packet: bringing its work up to the tip onto exactly that tree fails with those reports, without a re-gate. */
-  broken?: { tree: string; reports: GateReport[]; packets: string[] };
-  /** Where the work is checked out: the packet's task worktree unless said (the fleet's lander lands another worker's candidate from a scratch one). */
-  worktree?: string;
-  /** Another worker's claim the landing is made under (the fleet's lander): its fence, and the check that it is still live, right before the push. */
-  claim?: { fence: number; assertCurrent(): Promise<void> };
-}
 
 const MAX_RACES = 5;
 
