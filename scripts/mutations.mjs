@@ -350,7 +350,7 @@ const MUTATIONS = [
   },
   {
     guard: "doctor proves lint, format, type and build gates",
-    file: "src/guards/guard-proof.ts",
+    file: "src/doctor/guard-proof.ts",
     from: "const violation = violationFor(gate, endings);",
     to: 'const violation = gate.name === "\\0" ? violationFor(gate, endings) : undefined;',
     tests: [["test/integration/doctor-guards.test.ts", "a lint gate that always passes is NOT ARMED"]],

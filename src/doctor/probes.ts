@@ -1,7 +1,7 @@
 import { posix } from "node:path";
 import type { TestResult } from "../gates/junit.js";
 import type { GateReport } from "../gates/types.js";
-import type { CanaryResult } from "../guards/reviewer-canary.js";
+import type { CanaryResult } from "./reviewer-canary.js";
 
 /**
  * Pure pieces of `factory doctor`'s guard proof: the synthetic violations it

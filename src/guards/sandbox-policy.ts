@@ -1,9 +1,13 @@
 import { existsSync, mkdirSync, realpathSync } from "node:fs";
 import { homedir } from "node:os";
 import { basename, dirname, isAbsolute, join, relative } from "node:path";
+import type { Config } from "../config/types.js";
 import { dependencyDirs } from "../git/dependency-dirs.js";
-import { type RunContext, worktreesDir } from "../loop/context.js";
 import { npmInstallOf, type SandboxRequest } from "../process/sandbox.js";
+import { worktreesDir } from "../util/factory-home.js";
+
+/** What a sandbox is made from: the repository and its config. */
+type Where = { root: string; config: Config };
 
 /**
  * The sandbox of one agent call or gate run in a worktree (DESIGN §12): the
@@ -11,7 +15,7 @@ import { npmInstallOf, type SandboxRequest } from "../process/sandbox.js";
  * when the config chose `[sandbox] kind = "none"`.
  */
 export function sandboxFor(
-  ctx: Pick<RunContext, "root" | "config">,
+  ctx: Where,
   worktree: string,
   options: { network: boolean; writable?: string[]; readable?: string[]; readOnly?: string[]; scratch?: string[]; homeSeed?: readonly string[]; keepHome?: string },
 ): SandboxRequest | undefined {
@@ -47,7 +51,7 @@ export function sandboxFor(
  * installed packages are watched between runs instead
  * (guards/runner-state.ts).
  */
-export function sandboxed(ctx: Pick<RunContext, "root" | "config">, worktree: string, network: boolean): { sandbox?: SandboxRequest } {
+export function sandboxed(ctx: Where, worktree: string, network: boolean): { sandbox?: SandboxRequest } {
   if (ctx.config.sandbox.kind === "none") return {};
   const dependencies = dependencyDirs(worktree).filter((dir) => !RUNNER_MANAGED.includes(basename(dir)));
   const sandbox = sandboxFor(ctx, worktree, { network, readOnly: dependencies, scratch: scratchDirs(dependencies) });
@@ -82,7 +86,7 @@ function scratchDirs(dependencies: readonly string[]): string[] {
  * correction round resumes one), and the dependencies the install produced
  * read-only, so an agent cannot change what the gates will import.
  */
-export function agentSandboxed(ctx: Pick<RunContext, "root" | "config">, worktree: string, home: string, program?: string): { sandbox?: SandboxRequest } {
+export function agentSandboxed(ctx: Where, worktree: string, home: string, program?: string): { sandbox?: SandboxRequest } {
   const readable = program && existsSync(program) ? programMounts(program, homedir(), realpathSync(program)) : [];
   const dependencies = dependencyDirs(worktree);
   const sandbox = sandboxFor(ctx, worktree, { network: true, keepHome: home, readOnly: dependencies, scratch: scratchDirs(dependencies), readable });

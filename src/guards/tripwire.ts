@@ -5,7 +5,7 @@ import { commonGitDir, gitDirOf } from "../git/dirs.js";
 import { HELD_REFS, LANDING_REFS } from "../git/held-refs.js";
 import { gitReadAside, gitRun, gitTry } from "../git/repo.js";
 import { parseStatusV2 } from "../git/status.js";
-import { checkoutMoves } from "../merge/checkout.js";
+import { checkoutMoves } from "../ledger/checkout-moves.js";
 import { HIDDEN_STATE } from "../process/sandbox.js";
 
 /** A description of what is fingerprinted (".git/config", "ref refs/tags/v1", "~/.gitconfig") → a hash of what is there. */

@@ -17,7 +17,7 @@ import { GitFileTampered } from "../git/git-file.js";
 import { nestedRepositories } from "../git/nested.js";
 import { readFileAt } from "../git/repo.js";
 import { carryWork, commitWorktree, discardPaths, restoreWorktree, worktreeStatus } from "../git/worktree.js";
-import { HOLDOUT_DIR, holdoutFiles, holdoutProblem, runHoldout } from "../guards/holdout.js";
+import { HOLDOUT_DIR, holdoutFiles, holdoutProblem } from "../guards/holdout.js";
 import { changedOutside, fingerprintOutside, isUsersOwn, snapshotHooks, undoHookChanges } from "../guards/tripwire.js";
 import type { Packet } from "../packet/types.js";
 import { crashPoint } from "../util/crash-point.js";
@@ -33,6 +33,7 @@ import { checkPlantedTests } from "./planted-check.js";
 import { installSurface, type Planting, plant, prepareWorktree } from "./prepare.js";
 import { recordReruns } from "./reruns.js";
 import { review } from "./review.js";
+import { runHoldout } from "./run-holdout.js";
 import { checkSpecDrift } from "./spec-drift.js";
 
 export const RESULT_OUTPUT = ".factory/result.json";

@@ -14,7 +14,7 @@ import { headOf, listTree, listTreeFiles, readFileAt } from "../git/repo.js";
 import { commitWorktree, reduceToCommit, restoreWorktree } from "../git/worktree.js";
 import { cheatSignatures } from "../guards/cheat-signatures.js";
 import { exportIgnoredReads } from "../guards/export-ignore.js";
-import { holdoutFiles, runHoldout } from "../guards/holdout.js";
+import { holdoutFiles } from "../guards/holdout.js";
 import { isJsFile, jsAssertFacts } from "../guards/js-asserts.js";
 import { pythonAssertFacts } from "../guards/python-asserts.js";
 import { doctestExamples, rewrittenDoctests } from "../guards/python-doctests.js";
@@ -28,6 +28,7 @@ import { checkInterrupted, type RunContext } from "./context.js";
 import { runAsAtTip, runInvariantCheck } from "./gate-as-at-tip.js";
 import type { BatchMember, GateRunInput } from "./gate-run-input.js";
 import type { Reruns } from "./reruns.js";
+import { runHoldout } from "./run-holdout.js";
 import { runTestsGate } from "./tests-gate.js";
 import { applyVerdictTree, differs, verdictTreeFor } from "./verdict-tree.js";
 

@@ -4,7 +4,9 @@ import { dirname, join, resolve } from "node:path";
 import { lockInMessage, lockLeftMessage } from "../git/locks.js";
 import { gitRun, gitTry, gitTryInTurn, resolveCommit } from "../git/repo.js";
 import { listWorktrees } from "../git/worktree.js";
+import { CHECKOUT_MOVES as MOVES, CHECKOUT_NOTE as NOTE } from "../ledger/checkout-moves.js";
 import { STATE_DIR, withLandLock } from "../ledger/store.js";
+
 import { crashPoint } from "../util/crash-point.js";
 import { readText } from "../util/read-text.js";
 
@@ -22,31 +24,6 @@ import { readText } from "../util/read-text.js";
  * is finished (and the lock released) by the next command that lands or
  * reads the board.
  */
-const NOTE = "checkout-forward.json";
-/** Rewritten (a new random token) each time a move of the checkout ends: a reader sees whether one ended while it looked. */
-const MOVES = "checkout-moves";
-
-/**
- * Whether a move of the target's checkout is under way (its note was written
- * in the last 10 s: a move takes well under a second, an older note was left
- * by a move that stopped half-way), and which moves have ended.
- */
-export function checkoutMoves(root: string, now = Date.now()): { moving: boolean; ended: string } {
-  let ended = "";
-  let moving = false;
-  try {
-    ended = readFileSync(join(root, STATE_DIR, MOVES), "utf8");
-  } catch {
-    // no move has ended here yet
-  }
-  try {
-    moving = statSync(join(root, STATE_DIR, NOTE)).mtimeMs > now - 10_000;
-  } catch {
-    // no move under way
-  }
-  return { moving, ended };
-}
-
 function moveEnded(root: string, note: string): void {
   rmSync(note, { force: true });
   writeFileSync(join(root, STATE_DIR, MOVES), randomUUID());

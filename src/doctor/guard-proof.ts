@@ -1,8 +1,6 @@
 import { appendFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, extname, join } from "node:path";
 import type { GateConfig, Surface } from "../config/types.js";
-import { probePathFor, violationFor } from "../doctor/gate-violations.js";
-import { failingTestBeside, filesRunBy, languageOf, PROBE_DIR, type ProofLine, provenBy, skipMarkerFor } from "../doctor/probes.js";
 import { runCommandGate } from "../gates/command.js";
 import type { TestResult } from "../gates/junit.js";
 import { ALWAYS_FORBIDDEN } from "../gates/paths.js";
@@ -11,11 +9,13 @@ import type { GateReport } from "../gates/types.js";
 import { changedPaths } from "../git/diff.js";
 import { listTree } from "../git/repo.js";
 import { commitPaths, commitWorktree, createWorktree, removeWorktree, resetWorktreeTo } from "../git/worktree.js";
+import { sandboxed } from "../guards/sandbox-policy.js";
 import { baselineProblem, judgedOtherwiseInside, runTests } from "../loop/baseline.js";
 import { checkInterrupted, type RunContext, worktreesDir } from "../loop/context.js";
 import { builtinReports } from "../loop/gates.js";
 import { installSurface } from "../loop/prepare.js";
-import { sandboxed } from "./sandbox-policy.js";
+import { probePathFor, violationFor } from "./gate-violations.js";
+import { failingTestBeside, filesRunBy, languageOf, PROBE_DIR, type ProofLine, provenBy, skipMarkerFor } from "./probes.js";
 
 export type ProofContext = Pick<RunContext, "root" | "config" | "signal">;
 
