@@ -1,8 +1,9 @@
-import pg from "pg";
+import type pg from "pg";
 import type { Project } from "../git/project.js";
 import { type EventBody, type LedgerEvent, type Owner, stamp } from "./events.js";
 import type { LedgerTransaction } from "./ledger.js";
 import type { PgLedger } from "./pg-ledger.js";
+import { pgModule } from "./pg-module.js";
 import { bindProject } from "./pg-project.js";
 
 /**
@@ -326,7 +327,7 @@ function notificationListener(url: string): { wait(ms: number, signal: AbortSign
   };
   const connect = async (): Promise<void> => {
     if (client || Date.now() < retryAt) return;
-    const next = new pg.Client({ connectionString: url, application_name: "factory-listen" });
+    const next = new (pgModule().Client)({ connectionString: url, application_name: "factory-listen" });
     next.on("notification", wakeAll);
     next.on("error", () => {
       if (client === next) client = undefined;

@@ -1,8 +1,9 @@
 import { randomUUID } from "node:crypto";
-import pg from "pg";
+import type pg from "pg";
 import { type EventBody, eventPacket, type LedgerEvent, stamp } from "./events.js";
 import { emptyState, foldInto, type LedgerState, type PacketHistory } from "./fold.js";
 import type { Ledger, LedgerTransaction, LedgerView } from "./ledger.js";
+import { pgModule } from "./pg-module.js";
 import { LOCK, migrate, NewerSchemaError, schemaState } from "./pg-schema.js";
 import { maskSecrets, maskUrl } from "./pg-url.js";
 import { chainHash, LedgerScanner, SCAN_START, type ScanPosition } from "./scan.js";
@@ -61,7 +62,7 @@ interface Checkpoint {
  * judged). The same scanner as the file's checks every line.
  */
 export function pgLedger(url: string, options: { poolSize?: number } = {}): PgLedger {
-  const pool = new pg.Pool({
+  const pool = new (pgModule().Pool)({
     connectionString: url,
     max: options.poolSize ?? 4,
     // A command's process may end while the pool still has idle connections.

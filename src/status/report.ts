@@ -1,8 +1,8 @@
-import { flakyLine } from "../gates/flaky.js";
 import type { LedgerEvent } from "../ledger/events.js";
 import type { LedgerState, PacketHistory } from "../ledger/fold.js";
-import { mutantsFlag } from "../loop/mutation-check.js";
+import { mutantsFlag } from "../loop/mutation-verdict.js";
 import { type Board, questionLines } from "./board.js";
+import { type FlakyRow, flakyText } from "./flaky-text.js";
 import { blockedNextStep } from "./next-step.js";
 import { type RoleSpend, spendByRole } from "./spend.js";
 
@@ -59,7 +59,7 @@ export interface Report {
   questions: { id: string; goal: string; attempt: number; question: string; suggestions: string[] }[];
   notAttempted: { id: string; goal: string; why: string }[];
   /** Tests known flaky at the tip (left out of the verdicts that met them) until a rerun finds them steady. */
-  flaky: { test: string; gate: string; failed: number; runs: number; packet: string; at: string }[];
+  flaky: (FlakyRow & { at: string })[];
   /** The newest `factory assess` ruling made in the window, per packet; `current`: on the packet's version at the tip. */
   assessed: { id: string; goal: string; ruling: string; tier: string; current: boolean; findings: { claim: string; quote?: string; where?: string }[] }[];
   spend: RoleSpend[];
@@ -382,11 +382,6 @@ ${report.assessed.length ? section("Assessed", report.assessed.length, assessed)
 <section><h2>Spend</h2>${spend}</section>
 </body></html>
 `;
-}
-
-/** "flaky at the tip: ID, 2 of 3 runs failed (gate pytest, found gating P0002): left out of its verdict; rerun until steady". */
-export function flakyText(row: Pick<Report["flaky"][number], "test" | "gate" | "failed" | "runs" | "packet">): string {
-  return `${flakyLine(row.test, row.failed, row.runs)} (gate ${row.gate}, found gating ${row.packet}): left out of the verdict of a packet it fails in, until a rerun finds it steady`;
 }
 
 function minutes(ms: number): string {

@@ -1,6 +1,6 @@
 import type { LedgerEvent } from "../ledger/events.js";
 import type { PacketHistory, PacketRecord } from "../ledger/fold.js";
-import { mutantsFlag } from "../loop/mutation-check.js";
+import { mutantsFlag } from "../loop/mutation-verdict.js";
 import { answerId } from "../merge/message.js";
 import { describeSpend, spendByRole } from "./spend.js";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { mutantsFlag, newlyLanded } from "../../src/loop/mutation-check.js";
+import { mutantsFlag, newlyLanded } from "../../src/loop/mutation-verdict.js";
 import { jsMutants, maskNonCode, sampleEvenly } from "../../src/planning/mutate-js.js";
 
 const SOURCE = [
