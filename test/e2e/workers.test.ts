@@ -644,6 +644,37 @@ describe("several workers on one PostgreSQL ledger", { timeout: 300_000 }, () =>
     expect(execFileSync("git", ["for-each-ref", "refs/factory/landing/"], { cwd: remote, encoding: "utf8" }).trim()).toBe("");
   });
 
+  it("the fleet's lander bisects a red batch: the candidates before the culprit land, the culprit is sent back with the combination's failure and no re-gate of its own", async (context) => {
+    if (!database.available()) return context.skip();
+    const url = await database.database();
+    const script = { ...honestScript(3), P03: { implementer: [honest(3), honest(3), honest(3)], reviewer: [reviewer(3), reviewer(3), reviewer(3)] } };
+    const repo = queueRepo(3, script, '[target]\nremote = "origin"\n', "", {});
+    // P03's planted test also says P01's file is not there: right on the tip, red on any combination with P01.
+    repo.write(
+      "packets/supplied/P03/test/f3.test.js",
+      `${DOUBLE_TEST_FOR("f3", 2, 6)}\nimport { existsSync } from "node:fs";\ntest("f3 stands alone", () => {\n  assert.equal(existsSync(new URL("../src/double.js", import.meta.url)), false);\n});\n`,
+    );
+    repo.commit("P03 stands alone");
+    const { remote, clones } = withRemote(repo, 1, context.onTestFinished);
+    expect(runCli(["ledger", "migrate"], clones[0] as string, { FACTORY_LEDGER_URL: url }).code).toBe(0);
+    await sql(url, "INSERT INTO factory_lander (worker, run, lease_until) VALUES ('busy', 'busy', now() + interval '1 hour')");
+    const worker = startWorker({ ...repo, dir: clones[0] as string }, url, "solo");
+    // One worker: its three candidates queue in its order (each parked, it goes on to the next).
+    await untilQuery(url, "three candidates waiting to land", "SELECT 1 FROM factory_landings WHERE done_at IS NULL HAVING count(*) = 3", 120_000);
+    await sql(url, "DELETE FROM factory_lander");
+    const end = await worker.done;
+    expect(end.out).toContain("the merge batch is red from P03 on: P01, P02 without it are green");
+    const all = await events(url);
+    const batches = all.filter((event) => event.kind === "batch-gated").map((event) => `${(event.packets as string[]).join("+")} ${event.verdict}`);
+    expect(batches.slice(0, 3)).toEqual(["P01+P02+P03 red", "P01 green", "P01+P02 green"]);
+    for (const id of ["P01", "P02"]) expect(all.filter((event) => event.kind === "merged" && event.packet === id)).toHaveLength(1);
+    expect(all.filter((event) => event.kind === "merged" && event.packet === "P03")).toEqual([]);
+    const rows = await query<{ packet: string; attempt: number; kind: string }>(url, "SELECT packet, attempt, result->>'kind' AS kind FROM factory_landings WHERE packet = 'P03' ORDER BY id");
+    expect(rows[0]).toEqual({ packet: "P03", attempt: 1, kind: "regate-failed" });
+    expect(end.out).not.toMatch(/P03#1 re-gate/);
+    expect(execFileSync("git", ["log", "--format=%(trailers:key=Factory-Packet,valueonly)", "main"], { cwd: remote, encoding: "utf8" }).split("\n").filter(Boolean).sort()).toEqual(["P01", "P02"]);
+  });
+
   it("one worker on the fleet's landing queue lands each candidate at once: its next attempt starts from that landing, so nothing is re-gated", async (context) => {
     if (!database.available()) return context.skip();
     const url = await database.database();
