@@ -75,7 +75,8 @@ async function writeWorkflow(root: string, workers: number, output: Output): Pro
   const config = parsed.ok ? parsed.config : undefined;
   const agents = config ? Object.values(config.agents).map((agent) => agent.kind) : [];
   await mkdir(dirname(file), { recursive: true });
-  await writeFile(file, renderWorkflow({ workers, agents, targetBranch: config?.targetBranch ?? (await currentBranch(root)) ?? "main" }), { flag: "wx" });
+  const pullRequests = config?.target.mode === "pull-request" ? { tokenEnv: config.forge?.tokenEnv ?? "GITHUB_TOKEN" } : undefined;
+  await writeFile(file, renderWorkflow({ workers, agents, targetBranch: config?.targetBranch ?? (await currentBranch(root)) ?? "main", ...(pullRequests ? { pullRequests } : {}) }), { flag: "wx" });
   output.out(
     `Wrote ${WORKFLOW_PATH}: ${workers} worker(s) a night on GitHub Actions${config ? "" : ` (${CONFIG_PATH} has problems: no agent CLI is installed by it; add yours)`}. Its head says which secrets and variable to set.`,
   );

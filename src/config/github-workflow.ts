@@ -16,6 +16,20 @@ export interface WorkflowInput {
   /** The agent kinds the config uses (command agents bring their own program). */
   agents: readonly AgentKind[];
   targetBranch: string;
+  /**
+   * `[target] mode = "pull-request"`: the workers open pull requests through the forge's API with the token in
+   * this environment variable (`[forge] token_env`).
+   */
+  pullRequests?: { tokenEnv: string };
+}
+
+/**
+ * Pure: the secret a token variable is set from. GitHub refuses secret names that start with GITHUB_, and the
+ * job's own GITHUB_TOKEN will not do: a pull request it opens starts no workflow, so the required checks the
+ * factory waits for before it merges would never run.
+ */
+export function tokenSecret(tokenEnv: string): string {
+  return tokenEnv.startsWith("GITHUB_") ? `FACTORY_${tokenEnv}` : tokenEnv;
 }
 
 /**
@@ -30,12 +44,23 @@ export function renderWorkflow(input: WorkflowInput): string {
     return cli ? [cli] : [];
   });
   const workers = Array.from({ length: input.workers }, (_, at) => at + 1);
-  const keys = clis.map((cli) => `      ${cli.key}: \${{ secrets.${cli.key} }}`);
+  const pr = input.pullRequests;
+  const keys = [
+    ...clis.map((cli) => `      ${cli.key}: \${{ secrets.${cli.key} }}`),
+    ...(pr ? [`      ${pr.tokenEnv}: \${{ secrets.${tokenSecret(pr.tokenEnv)} }} # opens and merges the pull requests`] : []),
+  ];
   return `# Written by \`factory init --ci github\`: a night of factory workers on GitHub Actions.
 # Each job is one worker; all of them drain one queue through the PostgreSQL ledger
 # (docs/guides/several-machines.md). Before the first night:
 #   - repository secret FACTORY_LEDGER_URL: postgres://user:password@host:5432/db, reachable from the runners
-${clis.map((cli) => `#   - repository secret ${cli.key}: the key ${cli.pkg} uses`).join("\n")}${clis.length ? "\n" : ""}#   - repository variable FACTORY_PACKAGE: what \`npm install -g\` installs factory from (a git URL or a tarball)
+${clis.map((cli) => `#   - repository secret ${cli.key}: the key ${cli.pkg} uses`).join("\n")}${clis.length ? "\n" : ""}${
+  pr
+    ? `#   - repository secret ${tokenSecret(pr.tokenEnv)}: a token (a fine-grained personal token or a GitHub App's) that may push branches,
+#     open and merge pull requests and read checks; not the job's own GITHUB_TOKEN: a pull request it opens starts
+#     no workflow, so the required checks the factory waits for would never run
+`
+    : ""
+}#   - repository variable FACTORY_PACKAGE: what \`npm install -g\` installs factory from (a git URL or a tarball)
 #   - [target] remote = "origin" in .factory/config.toml, committed and pushed with the packets
 name: factory
 
@@ -50,8 +75,16 @@ concurrency:
   cancel-in-progress: false
 
 permissions:
-  contents: write # the workers push their landings to ${input.targetBranch}
-
+${
+  pr
+    ? `  contents: write # the workers push the packets' branches
+  pull-requests: write # and open their pull requests (the token in ${pr.tokenEnv} merges them once the checks pass)
+  checks: read
+  statuses: read
+`
+    : `  contents: write # the workers push their landings to ${input.targetBranch}
+`
+}
 jobs:
   worker:
     runs-on: ubuntu-24.04

@@ -1,4 +1,4 @@
-import { existsSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -58,6 +58,41 @@ describe("factory init --ci github", () => {
     expect(workflow).toContain('npm install -g "$FACTORY_PACKAGE" @openai/codex\n');
     expect(workflow).toContain(`OPENAI_API_KEY: \${{ secrets.OPENAI_API_KEY }}`);
     expect(workflow).not.toContain("ANTHROPIC_API_KEY");
+  });
+
+  it("in pull-request mode: the permissions to open pull requests and read checks, and the forge's token from a secret that is not the job's own", async () => {
+    repo = makeRepo();
+    const config = (tokenEnv?: string): string =>
+      `target_branch = "main"\n\n[target]\nremote = "origin"\nmode = "pull-request"\n\n[forge]\nkind = "github"\nrepo = "acme/widgets"\n${tokenEnv ? `token_env = "${tokenEnv}"\n` : ""}\n[agents.claude]\nkind = "claude"\n\n[tiers]\nbasic = { agent = "claude", model = "haiku" }\n`;
+    repo.write(".factory/config.toml", config());
+    const made = runCli(["init", "--ci", "github"], repo.dir);
+    expect(made.code, made.stderr).toBe(0);
+    const workflow = repo.read(WORKFLOW_PATH);
+    expect(await actionlint(workflow, WORKFLOW_PATH)).toEqual([]);
+    expect(workflow).toMatch(/permissions:\n {2}contents: write[^\n]*\n {2}pull-requests: write[^\n]*\n {2}checks: read\n {2}statuses: read\n/);
+    // GitHub refuses secret names starting with GITHUB_, and a PR opened with the job's own token starts no CI.
+    expect(workflow).toContain(`GITHUB_TOKEN: \${{ secrets.FACTORY_GITHUB_TOKEN }}`);
+    expect(workflow).toContain("repository secret FACTORY_GITHUB_TOKEN");
+    expect(workflow).toContain("a pull request it opens starts\n#     no workflow");
+    // A token variable of the config's own is set from the secret of that name.
+    rmSync(join(repo.dir, WORKFLOW_PATH));
+    repo.write(".factory/config.toml", config("WIDGETS_BOT_TOKEN"));
+    expect(runCli(["init", "--ci", "github"], repo.dir).code).toBe(0);
+    const own = repo.read(WORKFLOW_PATH);
+    expect(await actionlint(own, WORKFLOW_PATH)).toEqual([]);
+    expect(own).toContain(`WIDGETS_BOT_TOKEN: \${{ secrets.WIDGETS_BOT_TOKEN }}`);
+    // Push mode (the default) asks for no more than pushing.
+    rmSync(join(repo.dir, WORKFLOW_PATH));
+    repo.write(
+      ".factory/config.toml",
+      config()
+        .replace('mode = "pull-request"\n', "")
+        .replace(/\[forge\][^[]*/, ""),
+    );
+    expect(runCli(["init", "--ci", "github"], repo.dir).code).toBe(0);
+    const pushing = repo.read(WORKFLOW_PATH);
+    expect(pushing).not.toContain("pull-requests: write");
+    expect(pushing).not.toContain("GITHUB_TOKEN");
   });
 
   it("refuses what it cannot write, exit 2, writing nothing", () => {
