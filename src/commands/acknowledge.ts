@@ -1,14 +1,8 @@
-import type { Output } from "../log/output.js";
 import { goneLandings } from "../loop/gone-landings.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
-import { confirmByPerson, loadPacketRecord, type PersonInput, personName, refuseAgents } from "./packet-record.js";
+import { confirmByPerson, type PersonCommand, personName, personPreamble } from "./packet-record.js";
 
-export interface AcknowledgeOptions extends PersonInput {
-  cwd: string;
-  id: string;
-  output: Output;
-  env: NodeJS.ProcessEnv;
-}
+export type AcknowledgeOptions = PersonCommand;
 
 /**
  * A person says a merged packet's landing is gone from the target on purpose
@@ -18,20 +12,17 @@ export interface AcknowledgeOptions extends PersonInput {
  */
 export async function acknowledge(options: AcknowledgeOptions): Promise<ExitCode> {
   const { output, id } = options;
-  const refusal = refuseAgents(options.cwd, options.env);
-  if (refusal) {
-    output.err(`factory acknowledge refused: ${refusal}.`);
-    return EXIT.invalid;
-  }
-  const loaded = await loadPacketRecord(options.cwd, id, output);
-  if (!loaded) return EXIT.invalid;
-  const { workspace } = loaded;
-  const gone = (await goneLandings(workspace.root, workspace.tip, workspace.branch, (await workspace.ledger.read()).state)).find((landing) => landing.packet === id);
-  if (!gone) {
-    const state = loaded.record?.status.state ?? "queued";
-    output.err(state === "merged" ? `${id}'s landing is on ${workspace.branch}; there is nothing to acknowledge` : `${id} is ${state}, not merged; there is nothing to acknowledge`);
-    return EXIT.invalid;
-  }
+  let gone: { commit: string } | undefined;
+  const start = await personPreamble("acknowledge", options, {
+    state: async ({ workspace, record }) => {
+      gone = (await goneLandings(workspace.root, workspace.tip, workspace.branch, (await workspace.ledger.read()).state)).find((landing) => landing.packet === id);
+      if (gone) return undefined;
+      const state = record?.status.state ?? "queued";
+      return state === "merged" ? `${id}'s landing is on ${workspace.branch}; there is nothing to acknowledge` : `${id} is ${state}, not merged; there is nothing to acknowledge`;
+    },
+  });
+  if (!start.ok || !gone) return start.ok ? EXIT.invalid : start.code;
+  const { workspace } = start.loaded;
   if (!(await confirmByPerson("acknowledge", id, `accept that its landing ${gone.commit.slice(0, 10)} is gone from ${workspace.branch}`, options, output))) return EXIT.invalid;
   const by = await personName(workspace.root);
   await workspace.ledger.append([{ kind: "landing-gone-acknowledged", packet: id, commit: gone.commit, by }]);

@@ -1,19 +1,14 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { stamp } from "../ledger/events.js";
-import type { Output } from "../log/output.js";
 import { whileUnclaimed } from "../loop/claim.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
-import { confirmByPerson, loadPacketRecord, type PersonInput, personName, refuseAgents } from "./packet-record.js";
+import { confirmByPerson, type PersonCommand, personName, personPreamble } from "./packet-record.js";
 
-export interface AnswerOptions extends PersonInput {
-  cwd: string;
-  id: string;
+export interface AnswerOptions extends PersonCommand {
   /** The answer as typed on the command line, or undefined when it comes from `file`. */
   text: string | undefined;
   file: string | undefined;
-  output: Output;
-  env: NodeJS.ProcessEnv;
 }
 
 /** An answer is text in the next brief: a few paragraphs at most. */
@@ -27,28 +22,22 @@ export const MAX_ANSWER_CHARS = 8000;
  */
 export async function answer(options: AnswerOptions): Promise<ExitCode> {
   const { output, id } = options;
-  const refusal = refuseAgents(options.cwd, options.env);
-  if (refusal) {
-    output.err(`factory answer refused: ${refusal}.`);
-    return EXIT.invalid;
-  }
   const text = readAnswer(options);
-  if (!text.ok) {
-    output.err(`factory answer: ${text.problem}; nothing was recorded.`);
-    return EXIT.invalid;
-  }
-  const loaded = await loadPacketRecord(options.cwd, id, output);
-  if (!loaded) return EXIT.invalid;
+  const start = await personPreamble("answer", options, {
+    args: () => (text.ok ? undefined : `factory answer: ${text.problem}; nothing was recorded.`),
+    state: ({ packet, record }) => {
+      const state = record?.status.state ?? "queued";
+      if (state !== "awaiting_answer") return `${id} is ${state}, not awaiting_answer; only a packet whose implementer asked a question can be answered`;
+      if (!packet || packet.sha256 !== record?.sha256)
+        return `${id}: the packet file changed since its implementer asked; the question was about the old version and the next run starts the new one over. Nothing was recorded.`;
+      return undefined;
+    },
+  });
+  if (!start.ok || !text.ok) return start.ok ? EXIT.invalid : start.code;
+  const { loaded } = start;
   const status = loaded.record?.status;
-  if (status?.state !== "awaiting_answer") {
-    output.err(`${id} is ${status?.state ?? "queued"}, not awaiting_answer; only a packet whose implementer asked a question can be answered`);
-    return EXIT.invalid;
-  }
   const sha256 = loaded.record?.sha256;
-  if (!loaded.packet || loaded.packet.sha256 !== sha256) {
-    output.err(`${id}: the packet file changed since its implementer asked; the question was about the old version and the next run starts the new one over. Nothing was recorded.`);
-    return EXIT.invalid;
-  }
+  if (status?.state !== "awaiting_answer" || sha256 === undefined) return EXIT.invalid; // checked above
   output.out(`${id} asks: ${status.question}`);
   if (!(await confirmByPerson("answer", id, "record your answer", options, output))) return EXIT.invalid;
   const by = await personName(loaded.workspace.root);

@@ -14,7 +14,6 @@ import { isPgLedger } from "../ledger/open.js";
 import { startWorkerClaims, type WorkerClaims } from "../ledger/pg-claims.js";
 import { OtherProjectError } from "../ledger/project.js";
 import { withLandLock } from "../ledger/store.js";
-import type { Output } from "../log/output.js";
 import { createProgress } from "../log/progress.js";
 import { Budget } from "../loop/budget.js";
 import { claimHeld } from "../loop/claim.js";
@@ -30,16 +29,12 @@ import { land } from "../merge/land.js";
 import { syncWithRemote } from "../merge/target-sync.js";
 import type { Packet } from "../packet/types.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
-import { confirmByPerson, loadPacketRecord, type PersonInput, personName, refuseAgents } from "./packet-record.js";
+import { confirmByPerson, type PersonCommand, personName, personPreamble } from "./packet-record.js";
 import { implementerClaims } from "./report.js";
 import { loadHead, type Workspace } from "./workspace.js";
 
-export interface ApproveOptions extends PersonInput {
-  cwd: string;
-  id: string;
-  output: Output;
+export interface ApproveOptions extends PersonCommand {
   signal: AbortSignal;
-  env: NodeJS.ProcessEnv;
 }
 
 /**
@@ -49,25 +44,24 @@ export interface ApproveOptions extends PersonInput {
  */
 export async function approve(options: ApproveOptions): Promise<ExitCode> {
   const { output, id } = options;
-  const refusal = refuseAgents(options.cwd, options.env);
-  if (refusal) {
-    output.err(`factory approve refused: ${refusal}.`);
-    return EXIT.invalid;
-  }
-  // With a shared remote, any clone approves: the target and the held attempts are the remote's, fetched first.
-  const head = await loadHead(options.cwd);
-  const remote = head.ok ? head.head.config?.target.remote : undefined;
-  if (head.ok && remote) {
-    const synced = await syncWithRemote(head.head.root, remote, head.head.branch);
-    if (!synced.ok) {
-      output.err(`factory approve: ${synced.reason}; nothing was approved.`);
-      return EXIT.halted;
-    }
-    const unfetched = await fetchHeld(head.head.root, remote);
-    if (unfetched) output.err(`notice: the held attempts on ${remote} could not be fetched (${unfetched}); approving from what this clone has`);
-  }
-  const loaded = await loadPacketRecord(options.cwd, id, output);
-  if (!loaded) return EXIT.invalid;
+  const start = await personPreamble("approve", options, {
+    // With a shared remote, any clone approves: the target and the held attempts are the remote's, fetched first.
+    before: async () => {
+      const head = await loadHead(options.cwd);
+      const remote = head.ok ? head.head.config?.target.remote : undefined;
+      if (!head.ok || !remote) return undefined;
+      const synced = await syncWithRemote(head.head.root, remote, head.head.branch);
+      if (!synced.ok) {
+        output.err(`factory approve: ${synced.reason}; nothing was approved.`);
+        return EXIT.halted;
+      }
+      const unfetched = await fetchHeld(head.head.root, remote);
+      if (unfetched) output.err(`notice: the held attempts on ${remote} could not be fetched (${unfetched}); approving from what this clone has`);
+      return undefined;
+    },
+  });
+  if (!start.ok) return start.code;
+  const { loaded } = start;
   const { workspace, packet, record } = loaded;
   const finished = await finishLeftCheckout(workspace.root, workspace.branch);
   if (finished) output.err(`notice: ${finished}`);

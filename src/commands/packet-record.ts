@@ -9,6 +9,7 @@ import type { Output } from "../log/output.js";
 import { recordHeldVersions } from "../loop/held.js";
 import type { Packet } from "../packet/types.js";
 import { AGENT_VARIABLES, agentAncestor } from "../process/ancestry.js";
+import { EXIT, type ExitCode } from "./exit-codes.js";
 import { loadWorkspaceOrReport, type Workspace } from "./workspace.js";
 
 export interface LoadedPacket {
@@ -44,6 +45,55 @@ export async function loadPacketRecord(cwd: string, id: string, output: Output):
     return undefined;
   }
   return { workspace, packet, record };
+}
+
+/** What every person's command is given. */
+export interface PersonCommand extends PersonInput {
+  cwd: string;
+  id: string;
+  output: Output;
+  env: NodeJS.ProcessEnv;
+}
+
+/**
+ * The start every person's command shares (approve, reject, reset, unblock,
+ * answer): a command run by an agent is refused; its own arguments are
+ * checked (`args`: the whole message of a problem); what must happen before
+ * the packet is read is done (`before`: approve fetches the remote's target);
+ * the packet and its record are loaded; its state is checked (`state`: why
+ * this command cannot act on it). Each refusal is said once and changes
+ * nothing: exit 2, unless `before` says otherwise.
+ */
+export async function personPreamble(
+  command: string,
+  options: PersonCommand,
+  steps: {
+    args?: () => string | undefined;
+    before?: () => Promise<ExitCode | undefined>;
+    state?: (loaded: LoadedPacket) => string | undefined | Promise<string | undefined>;
+  } = {},
+): Promise<{ ok: true; loaded: LoadedPacket } | { ok: false; code: ExitCode }> {
+  const { output } = options;
+  const refusal = refuseAgents(options.cwd, options.env);
+  if (refusal) {
+    output.err(`factory ${command} refused: ${refusal}.`);
+    return { ok: false, code: EXIT.invalid };
+  }
+  const problem = steps.args?.();
+  if (problem) {
+    output.err(problem);
+    return { ok: false, code: EXIT.invalid };
+  }
+  const stopped = await steps.before?.();
+  if (stopped !== undefined) return { ok: false, code: stopped };
+  const loaded = await loadPacketRecord(options.cwd, options.id, output);
+  if (!loaded) return { ok: false, code: EXIT.invalid };
+  const refused = await steps.state?.(loaded);
+  if (refused) {
+    output.err(refused);
+    return { ok: false, code: EXIT.invalid };
+  }
+  return { ok: true, loaded };
 }
 
 /**

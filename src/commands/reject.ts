@@ -1,38 +1,26 @@
 import { stamp } from "../ledger/events.js";
 import { withLandLock } from "../ledger/store.js";
-import type { Output } from "../log/output.js";
 import { whileUnclaimed } from "../loop/claim.js";
 import { dropHeld } from "../loop/held.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
-import { confirmByPerson, loadPacketRecord, type PersonInput, personName, refuseAgents } from "./packet-record.js";
+import { confirmByPerson, type PersonCommand, personName, personPreamble } from "./packet-record.js";
 
-export interface RejectOptions extends PersonInput {
-  cwd: string;
-  id: string;
+export interface RejectOptions extends PersonCommand {
   reason: string;
-  output: Output;
-  env: NodeJS.ProcessEnv;
 }
 
 /** Sends a held packet back; the reason becomes the next attempt's feedback. */
 export async function reject(options: RejectOptions): Promise<ExitCode> {
   const { output, id } = options;
-  const refusal = refuseAgents(options.cwd, options.env);
-  if (refusal) {
-    output.err(`factory reject refused: ${refusal}.`);
-    return EXIT.invalid;
-  }
-  if (options.reason.trim() === "") {
-    output.err('factory reject needs --reason "…": it is the feedback for the next attempt');
-    return EXIT.invalid;
-  }
-  const loaded = await loadPacketRecord(options.cwd, id, output);
-  if (!loaded) return EXIT.invalid;
-  const state = loaded.record?.status.state ?? "queued";
-  if (state !== "awaiting_human") {
-    output.err(`${id} is ${state}, not awaiting_human; only a held packet can be rejected`);
-    return EXIT.invalid;
-  }
+  const start = await personPreamble("reject", options, {
+    args: () => (options.reason.trim() === "" ? 'factory reject needs --reason "…": it is the feedback for the next attempt' : undefined),
+    state: ({ record }) => {
+      const state = record?.status.state ?? "queued";
+      return state === "awaiting_human" ? undefined : `${id} is ${state}, not awaiting_human; only a held packet can be rejected`;
+    },
+  });
+  if (!start.ok) return start.code;
+  const { loaded } = start;
   if (!(await confirmByPerson("reject", id, "send it back", options, output))) return EXIT.invalid;
   const by = await personName(loaded.workspace.root);
   const root = loaded.workspace.root;

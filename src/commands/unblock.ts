@@ -1,34 +1,22 @@
-import type { Output } from "../log/output.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
-import { confirmByPerson, loadPacketRecord, type PersonInput, personName, refuseAgents } from "./packet-record.js";
+import { confirmByPerson, type PersonCommand, personName, personPreamble } from "./packet-record.js";
 
-export interface UnblockOptions extends PersonInput {
-  cwd: string;
-  id: string;
+export interface UnblockOptions extends PersonCommand {
   attempts: number;
-  output: Output;
-  env: NodeJS.ProcessEnv;
 }
 
 /** Gives a blocked packet more attempts, keeping its history. */
 export async function unblock(options: UnblockOptions): Promise<ExitCode> {
   const { output, id } = options;
-  const refusal = refuseAgents(options.cwd, options.env);
-  if (refusal) {
-    output.err(`factory unblock refused: ${refusal}.`);
-    return EXIT.invalid;
-  }
-  if (!Number.isInteger(options.attempts) || options.attempts < 1 || options.attempts > 10) {
-    output.err(`--attempts must be a whole number from 1 to 10, not ${options.attempts}`);
-    return EXIT.invalid;
-  }
-  const loaded = await loadPacketRecord(options.cwd, id, output);
-  if (!loaded) return EXIT.invalid;
-  const state = loaded.record?.status.state ?? "queued";
-  if (state !== "blocked") {
-    output.err(`${id} is ${state}, not blocked`);
-    return EXIT.invalid;
-  }
+  const start = await personPreamble("unblock", options, {
+    args: () => (!Number.isInteger(options.attempts) || options.attempts < 1 || options.attempts > 10 ? `--attempts must be a whole number from 1 to 10, not ${options.attempts}` : undefined),
+    state: ({ record }) => {
+      const state = record?.status.state ?? "queued";
+      return state === "blocked" ? undefined : `${id} is ${state}, not blocked`;
+    },
+  });
+  if (!start.ok) return start.code;
+  const { loaded } = start;
   if (!(await confirmByPerson("unblock", id, "give it more attempts", options, output))) return EXIT.invalid;
   const root = loaded.workspace.root;
   const by = await personName(root);

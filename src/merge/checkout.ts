@@ -173,5 +173,27 @@ export async function moveBranch(root: string, branch: string, from: string, to:
     const lock = lockInMessage(swapped.message);
     return lock ? { kind: "dirty", reason: lockLeftMessage(lock) } : { kind: "raced" };
   }
-  return moveWithCheckout(root, { branch, checkout: checkout.path, from, to });
+  return oneMoveAtATime(root, () => moveWithCheckout(root, { branch, checkout: checkout.path, from, to }));
+}
+
+/** Moves of a checkout under way in this process, by repository: each holds the checkout's index lock while it moves. */
+const moving = new Map<string, Promise<unknown>>();
+
+/**
+ * Runs moves of one repository's checkout one after another within this process: the fleet's lander
+ * following the remote while another attempt of the same worker starts from it would otherwise meet the
+ * other's index lock and take it for one a killed git left.
+ */
+function oneMoveAtATime<T>(root: string, move: () => Promise<T>): Promise<T> {
+  const before = moving.get(root) ?? Promise.resolve();
+  const run = before.then(move, move);
+  const settled = run.then(
+    () => undefined,
+    () => undefined,
+  );
+  moving.set(root, settled);
+  void settled.then(() => {
+    if (moving.get(root) === settled) moving.delete(root);
+  });
+  return run;
 }

@@ -580,10 +580,11 @@ describe("several workers on one PostgreSQL ledger", { timeout: 300_000 }, () =>
     const { remote, clones } = withRemote(repo, 2, context.onTestFinished);
     const [dir, person] = clones as [string, string];
     const start = execFileSync("git", ["rev-parse", "main"], { cwd: remote, encoding: "utf8" }).trim();
-    // The remote holds the first push to main until a second has arrived, which passes at once: both carry the
-    // tip they were made on, the same one, so the remote's own compare-and-swap lets the second through and
-    // refuses the first. (The fleet has one lander at a time: the other push is a person's, or an approve's.)
+    // The remote holds the first push to main until a second has updated main: both carry the tip they were made
+    // on, the same one, so the remote's own compare-and-swap then refuses the first. (The fleet has one lander at
+    // a time: the other push is a person's, or an approve's.)
     writeFileSync(join(remote, "hooks", "pre-receive"), RACE_HOOK, { mode: 0o755 });
+    writeFileSync(join(remote, "hooks", "post-receive"), RACE_DONE_HOOK, { mode: 0o755 });
     const worker = startWorker({ ...repo, dir }, url, "night");
     await eventually(() => existsSync(join(remote, "race-1")), "the worker's push held by the remote");
     writeFileSync(join(person, "NOTES.md"), "a person's note\n");
@@ -821,15 +822,21 @@ while [ ! -s worker.pid ]; do sleep 0.05; done
 kill -9 "$(cat worker.pid)"
 `;
 
-/** pre-receive: the first two pushes to main wait (bounded) until both have arrived; any later push passes at once. */
+/**
+ * pre-receive: the first push to main waits (bounded) until another push to main has updated it (the
+ * post-receive below says so); any later push passes at once. The first push then finds main moved.
+ */
 const RACE_HOOK = `#!/bin/sh
 grep -q ' refs/heads/main$' || exit 0
-for slot in 1 2; do
-  if mkdir "race-$slot" 2>/dev/null; then
-    waited=0
-    while [ ! -d race-2 ] && [ "$waited" -lt 1200 ]; do sleep 0.1; waited=$((waited + 1)); done
-    exit 0
-  fi
-done
+if mkdir race-1 2>/dev/null; then
+  waited=0
+  while [ ! -e race-done ] && [ "$waited" -lt 1200 ]; do sleep 0.1; waited=$((waited + 1)); done
+fi
+exit 0
+`;
+
+/** post-receive: main was updated by a push. */
+const RACE_DONE_HOOK = `#!/bin/sh
+grep -q ' refs/heads/main$' && touch race-done
 exit 0
 `;
