@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { lockInMessage, lockLeftMessage } from "../git/locks.js";
-import { gitRun, gitTry, gitTryInTurn, resolveCommit } from "../git/repo.js";
+import { gitRun, gitTry, gitTryInTurn, resolveCommit, serialize } from "../git/repo.js";
 import { listWorktrees } from "../git/worktree.js";
 import { CHECKOUT_MOVES as MOVES, CHECKOUT_NOTE as NOTE } from "../ledger/checkout-moves.js";
 import { STATE_DIR, withLandLock } from "../ledger/store.js";
@@ -176,24 +176,12 @@ export async function moveBranch(root: string, branch: string, from: string, to:
   return oneMoveAtATime(root, () => moveWithCheckout(root, { branch, checkout: checkout.path, from, to }));
 }
 
-/** Moves of a checkout under way in this process, by repository: each holds the checkout's index lock while it moves. */
-const moving = new Map<string, Promise<unknown>>();
-
 /**
  * Runs moves of one repository's checkout one after another within this process: the fleet's lander
  * following the remote while another attempt of the same worker starts from it would otherwise meet the
- * other's index lock and take it for one a killed git left.
+ * other's index lock and take it for one a killed git left. (A key of its own: the git writes inside a move
+ * are serialized by the repository's root.)
  */
 function oneMoveAtATime<T>(root: string, move: () => Promise<T>): Promise<T> {
-  const before = moving.get(root) ?? Promise.resolve();
-  const run = before.then(move, move);
-  const settled = run.then(
-    () => undefined,
-    () => undefined,
-  );
-  moving.set(root, settled);
-  void settled.then(() => {
-    if (moving.get(root) === settled) moving.delete(root);
-  });
-  return run;
+  return serialize(join(root, STATE_DIR, "checkout-move"), move);
 }
