@@ -3,9 +3,8 @@ import { shellQuote } from "../gates/paths.js";
 import { type RunOutcome, runCommand } from "../process/run.js";
 import { agentSandbox, prepareCallFiles } from "./call-files.js";
 import { claudeStatus, modelMatches, parseClaudeStream } from "./claude-stream.js";
+import { type CallBase, callAgentCli, callEnd, type RanOutcome, readCall } from "./cli-call.js";
 import { agentEnv } from "./env.js";
-import { neverStarted } from "./never-started.js";
-import { stoppedCall } from "./stopped.js";
 import type { AgentAdapter, AgentOutcome, AgentRequest, ProbeResult } from "./types.js";
 import { cliVersion } from "./version.js";
 
@@ -40,17 +39,7 @@ export function claudeAdapter(agent: Agent): AgentAdapter {
     async run(request: AgentRequest): Promise<AgentOutcome> {
       const { rawPath } = prepareCallFiles(request, "stream.jsonl");
       const where = { cwd: request.worktree, env: agentEnv(agent, QUIET), ...agentSandbox(request, { homeSeed: HOME_SEED }) };
-      const outcome = await runCommand({
-        command: [bin, ...claudeArgs(agent, request)].map(shellQuote).join(" "),
-        ...where,
-        input: request.prompt,
-        timeoutMs: request.timeoutMs,
-        idleTimeoutMs: request.idleTimeoutMs,
-        logFile: rawPath,
-        ...(request.signal ? { signal: request.signal } : {}),
-      });
-      const missing = await neverStarted(outcome, bin, where);
-      return missing ? { rawPath, durationMs: outcome.durationMs, costSource: "unknown", ...missing } : toOutcome(outcome, request.model, rawPath);
+      return callAgentCli(request, { bin, args: claudeArgs(agent, request), where, rawPath, read: (outcome, base) => readClaude(outcome, request.model, base) });
     },
     version: () => cliVersion(bin, agent),
     async probe(input): Promise<ProbeResult> {
@@ -75,10 +64,15 @@ export function claudeAdapter(agent: Agent): AgentAdapter {
 }
 
 function toOutcome(outcome: RunOutcome, configured: string, rawPath: string): AgentOutcome {
-  const base = { rawPath, durationMs: outcome.durationMs, costSource: "unknown" as const };
-  if (outcome.kind === "spawn-error") return { ...base, status: "crashed", detail: outcome.message };
+  return readCall(outcome, rawPath, (ran, base) => readClaude(ran, configured, base));
+}
+
+/** Pure: what a Claude Code call that ran said: its usage as it reported it, and how it ended (with the API retries it waited out). */
+function readClaude(outcome: RanOutcome, configured: string, base: CallBase): AgentOutcome {
   const run = parseClaudeStream(outcome.stdout);
   const reported = {
+    ...base,
+    costSource: "unknown" as "unknown" | "reported",
     ...(run.sessionId ? { sessionId: run.sessionId } : {}),
     ...(run.models.length ? { model: run.models.join(",") } : {}),
     ...(run.result?.costUsd !== undefined ? { costUsd: run.result.costUsd, costSource: "reported" as const } : {}),
@@ -87,20 +81,10 @@ function toOutcome(outcome: RunOutcome, configured: string, rawPath: string): Ag
       ? { tokens: { input: run.result?.inputTokens ?? 0, output: run.result?.outputTokens ?? 0, cached: run.result?.cachedTokens ?? 0 } }
       : {}),
   };
-  if (outcome.kind !== "exited") return { ...base, ...reported, ...stoppedCall(outcome) };
-  const status = claudeStatus(run);
-  if (!status) return { ...base, ...reported, status: "crashed", detail: `exited ${outcome.code} without a result: ${outcome.tail.split("\n").slice(-3).join(" | ")}` };
+  const status = outcome.kind === "exited" ? claudeStatus(run) : undefined;
+  const end = callEnd(outcome, status, { ran: run.models, configured, matches: modelMatches });
+  if (!status || end.status !== status.status) return { ...reported, ...end };
   const waited = run.retries.reduce((sum, retry) => sum + retry.delayMs, 0);
   const retries = run.retries.length ? `; Claude Code retried the API ${run.retries.length}x (${run.retries.map((r) => r.status ?? "?").join(",")}), waiting ${Math.round(waited / 1000)}s` : "";
-  const foreign = run.models.filter((model) => !modelMatches(configured, model));
-  if (status.status === "ok" && foreign.length > 0) {
-    return { ...base, ...reported, status: "agent-error", detail: `ran model ${foreign.join(", ")}, but the tier is configured with ${configured}` };
-  }
-  return {
-    ...base,
-    ...reported,
-    status: status.status,
-    ...(status.detail || retries ? { detail: `${status.detail ?? "ok"}${retries}` } : {}),
-    ...(status.resetsAt ? { resetsAt: status.resetsAt } : {}),
-  };
+  return { ...reported, ...end, ...(status.detail || retries ? { detail: `${status.detail ?? "ok"}${retries}` } : {}) };
 }

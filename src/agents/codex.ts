@@ -1,11 +1,8 @@
 import type { Agent } from "../config/types.js";
-import { shellQuote } from "../gates/paths.js";
-import { runCommand } from "../process/run.js";
 import { agentSandbox, prepareCallFiles } from "./call-files.js";
+import { callAgentCli, callEnd } from "./cli-call.js";
 import { codexCost, codexStatus, parseCodexStream } from "./codex-stream.js";
 import { agentEnv } from "./env.js";
-import { neverStarted } from "./never-started.js";
-import { stoppedCall } from "./stopped.js";
 import type { AgentAdapter, AgentOutcome, AgentRequest } from "./types.js";
 import { cliVersion } from "./version.js";
 
@@ -39,33 +36,25 @@ export function codexAdapter(agent: Agent): AgentAdapter {
     async run(request: AgentRequest): Promise<AgentOutcome> {
       const { rawPath } = prepareCallFiles(request, "events.jsonl");
       const where = { cwd: request.worktree, env: agentEnv(agent), ...agentSandbox(request, { homeSeed: HOME_SEED }) };
-      const outcome = await runCommand({
-        command: [bin, ...codexArgs(agent, request)].map(shellQuote).join(" "),
-        ...where,
-        input: request.prompt,
-        timeoutMs: request.timeoutMs,
-        idleTimeoutMs: request.idleTimeoutMs,
-        logFile: rawPath,
-        ...(request.signal ? { signal: request.signal } : {}),
+      return callAgentCli(request, {
+        bin,
+        args: codexArgs(agent, request),
+        where,
+        rawPath,
+        read: (outcome, base) => {
+          const run = parseCodexStream(outcome.stdout);
+          const cost = codexCost(agent, request.model, run);
+          const reported = {
+            ...base,
+            ...(run.threadId ? { sessionId: run.threadId } : {}),
+            ...(cost !== undefined ? { costUsd: cost, costSource: "computed" as const } : { costSource: "unknown" as const }),
+            model: request.model, // codex exec --json does not say which model answered
+            turns: run.turns,
+            tokens: { input: run.inputTokens, output: run.outputTokens, cached: run.cachedInputTokens },
+          };
+          return { ...reported, ...callEnd(outcome, codexStatus(run), undefined, "a completed turn") };
+        },
       });
-      const base = { rawPath, durationMs: outcome.durationMs };
-      const missing = await neverStarted(outcome, bin, where);
-      if (missing) return { ...base, costSource: "unknown", ...missing };
-      if (outcome.kind === "spawn-error") return { ...base, costSource: "unknown", status: "crashed", detail: outcome.message };
-      const run = parseCodexStream(outcome.stdout);
-      const cost = codexCost(agent, request.model, run);
-      const reported = {
-        ...base,
-        ...(run.threadId ? { sessionId: run.threadId } : {}),
-        ...(cost !== undefined ? { costUsd: cost, costSource: "computed" as const } : { costSource: "unknown" as const }),
-        model: request.model, // codex exec --json does not say which model answered
-        turns: run.turns,
-        tokens: { input: run.inputTokens, output: run.outputTokens, cached: run.cachedInputTokens },
-      };
-      if (outcome.kind !== "exited") return { ...reported, ...stoppedCall(outcome) };
-      const status = codexStatus(run);
-      if (!status) return { ...reported, status: "crashed", detail: `exited ${outcome.code} without a completed turn: ${outcome.tail.split("\n").slice(-2).join(" | ")}` };
-      return { ...reported, status: status.status, ...(status.detail ? { detail: status.detail } : {}), ...(status.resetsAt ? { resetsAt: status.resetsAt } : {}) };
     },
   };
 }

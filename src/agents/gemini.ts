@@ -5,10 +5,9 @@ import { shellQuote } from "../gates/paths.js";
 import { type RunOutcome, runCommand } from "../process/run.js";
 import { agentSandbox, prepareCallFiles } from "./call-files.js";
 import { modelMatches } from "./claude-stream.js";
+import { type CallBase, callAgentCli, callEnd, type RanOutcome, readCall } from "./cli-call.js";
 import { agentEnv } from "./env.js";
 import { geminiStatus, parseGeminiStream } from "./gemini-stream.js";
-import { neverStarted } from "./never-started.js";
-import { stoppedCall } from "./stopped.js";
 import type { AgentAdapter, AgentOutcome, AgentRequest, ProbeResult } from "./types.js";
 import { tokenCost } from "./usage.js";
 import { cliVersion } from "./version.js";
@@ -75,17 +74,7 @@ export function geminiAdapter(agent: Agent): AgentAdapter {
         env: { ...NO_RELAUNCH, ...agentEnv(agent, { GEMINI_CLI_SYSTEM_SETTINGS_PATH: settingsFile }) },
         ...agentSandbox(request, { homeSeed: HOME_SEED, readable: [policyFile, settingsFile] }),
       };
-      const outcome = await runCommand({
-        command: [bin, ...geminiArgs(agent, request, policyFile)].map(shellQuote).join(" "),
-        ...where,
-        input: request.prompt,
-        timeoutMs: request.timeoutMs,
-        idleTimeoutMs: request.idleTimeoutMs,
-        logFile: rawPath,
-        ...(request.signal ? { signal: request.signal } : {}),
-      });
-      const missing = await neverStarted(outcome, bin, where);
-      return missing ? { rawPath, durationMs: outcome.durationMs, costSource: "unknown", ...missing } : toOutcome(agent, outcome, request.model, rawPath);
+      return callAgentCli(request, { bin, args: geminiArgs(agent, request, policyFile), where, rawPath, read: (outcome, base) => readGemini(agent, outcome, request.model, base) });
     },
     async probe(input): Promise<ProbeResult> {
       const policyFile = join(input.logFile.replace(/[^/]*$/, ""), "gemini-probe-policy.toml");
@@ -108,8 +97,11 @@ export function geminiAdapter(agent: Agent): AgentAdapter {
 }
 
 function toOutcome(agent: Agent, outcome: RunOutcome, configured: string, rawPath: string): AgentOutcome {
-  const base = { rawPath, durationMs: outcome.durationMs };
-  if (outcome.kind === "spawn-error") return { ...base, costSource: "unknown", status: "crashed", detail: outcome.message };
+  return readCall(outcome, rawPath, (ran, base) => readGemini(agent, ran, configured, base));
+}
+
+/** Pure: what a Gemini CLI call that ran said: its usage from the stream, and how it ended. */
+function readGemini(agent: Agent, outcome: RanOutcome, configured: string, base: CallBase): AgentOutcome {
   const run = parseGeminiStream(outcome.stdout);
   const tokens = { input: run.inputTokens, output: run.outputTokens, cached: run.cachedTokens };
   const cost = tokenCost(agent, configured, tokens);
@@ -121,14 +113,7 @@ function toOutcome(agent: Agent, outcome: RunOutcome, configured: string, rawPat
     turns: run.turns,
     tokens,
   };
-  if (outcome.kind !== "exited") return { ...reported, ...stoppedCall(outcome) };
-  const policyError = /Policy file error[^\n]*\n[^\n]*/.exec(outcome.stderr);
+  const policyError = outcome.kind === "exited" ? /Policy file error[^\n]*\n[^\n]*/.exec(outcome.stderr) : null;
   if (policyError) return { ...reported, status: "agent-error", detail: `the CLI refused the factory's tool policy: ${policyError[0].replace(/\s+/g, " ")}` };
-  const status = geminiStatus(run, outcome.stderr);
-  if (!status) return { ...reported, status: "crashed", detail: `exited ${outcome.code} without a result: ${outcome.tail.split("\n").slice(-3).join(" | ")}` };
-  const foreign = run.models.filter((model) => !modelMatches(configured, model));
-  if (status.status === "ok" && foreign.length > 0) {
-    return { ...reported, status: "agent-error", detail: `ran model ${foreign.join(", ")}, but the tier is configured with ${configured}` };
-  }
-  return { ...reported, status: status.status, ...(status.detail ? { detail: status.detail } : {}), ...(status.resetsAt ? { resetsAt: status.resetsAt } : {}) };
+  return { ...reported, ...callEnd(outcome, geminiStatus(run, outcome.stderr), { ran: run.models, configured, matches: modelMatches }) };
 }
