@@ -10,22 +10,13 @@ import { execFileSync, spawn } from "node:child_process";
 import { appendFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { BIN, makeRepo, removeRepo } from "./lib.mjs";
-
-const dist = (path) => import(new URL(`../dist/${path}`, import.meta.url).href);
-const { startCluster } = await dist("process/postgres-cluster.js");
+import { BIN, benchCluster, makeRepo, removeRepo } from "./lib.mjs";
 
 const packets = Number(process.argv[2] ?? 9);
 const sleep = Number(process.argv[3] ?? 20);
 const many = Number(process.argv[4] ?? 3);
 
-const started = await startCluster();
-if (!started.ok) {
-  console.log(`PostgreSQL could not start: ${started.reason}`);
-  process.exit(1);
-}
-const cluster = started.cluster;
-let databases = 0;
+const { cluster, database } = await benchCluster();
 
 const slowTest = { "tests/test_slow.py": "import time\n\ndef test_slow():\n    time.sleep(1)\n" };
 const git = (cwd, ...args) => execFileSync("git", args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
@@ -34,7 +25,7 @@ console.log(`landings per minute: ${packets} independent packets, agent calls wa
 let one;
 try {
   for (const count of [1, many]) {
-    const url = await cluster.createDatabase(`fleet_${++databases}`);
+    const url = await database();
     const source = makeRepo({ gate: "pytest-named", packets, sleep, extraFiles: slowTest });
     appendFileSync(join(source, ".factory/config.toml"), '[target]\nremote = "origin"\n');
     git(source, "commit", "-qam", "the shared remote");

@@ -142,3 +142,15 @@ export function mergedCount(dir) {
 }
 
 export const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+
+/** A throwaway PostgreSQL cluster for a bench (the process ends, saying why, when it cannot start), and a fresh database of it per call of `database`. */
+export async function benchCluster() {
+  const { startCluster } = await import(new URL("../dist/process/postgres-cluster.js", import.meta.url).href);
+  const started = await startCluster();
+  if (!started.ok) {
+    console.log(`PostgreSQL could not start: ${started.reason}`);
+    process.exit(1);
+  }
+  let databases = 0;
+  return { cluster: started.cluster, database: () => started.cluster.createDatabase(`bench_${++databases}`) };
+}

@@ -12,10 +12,9 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { BIN, makeRepo, mergedCount, removeRepo } from "./lib.mjs";
+import { BIN, benchCluster, makeRepo, mergedCount, removeRepo } from "./lib.mjs";
 
 const dist = (path) => import(new URL(`../dist/${path}`, import.meta.url).href);
-const { startCluster } = await dist("process/postgres-cluster.js");
 const { pgLedger } = await dist("ledger/pg-ledger.js");
 const { fileLedger } = await dist("ledger/file-ledger.js");
 const { startWorkerClaims } = await dist("ledger/pg-claims.js");
@@ -25,14 +24,7 @@ const packets = Number(process.argv[2] ?? 12);
 const sleep = Number(process.argv[3] ?? 2);
 const claims = Number(process.argv[4] ?? 200);
 
-const started = await startCluster();
-if (!started.ok) {
-  console.log(`PostgreSQL could not start: ${started.reason}`);
-  process.exit(1);
-}
-const cluster = started.cluster;
-let databases = 0;
-const newDatabase = () => cluster.createDatabase(`bench_${++databases}`);
+const { cluster, database: newDatabase } = await benchCluster();
 
 try {
   console.log(`claims per second (${claims} packets, each claimed once):`);
