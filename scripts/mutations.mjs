@@ -193,14 +193,14 @@ const MUTATIONS = [
   },
   {
     guard: "worktrees: never in a shared directory another user controls",
-    file: "src/loop/context.ts",
+    file: "src/util/factory-home.ts",
     from: "return stat.isDirectory() && stat.uid === uid && (stat.mode & 0o022) === 0 ? dir : undefined;",
     to: "return stat.isDirectory() && uid >= 0 ? dir : undefined;",
     tests: [["test/unit/own-directory.test.ts", "is refused when a link is there"]],
   },
   {
     guard: "worktrees: never under a dot-directory a runner excludes",
-    file: "src/loop/context.ts",
+    file: "src/util/factory-home.ts",
     from: "if (!hasDotDirectory(inCache)) return inCache;",
     to: "if (inCache) return inCache;",
     tests: [["test/integration/worktree-path-runners.test.ts", "puts worktrees where no directory starts with a dot"]],
@@ -242,9 +242,9 @@ const MUTATIONS = [
   },
   {
     guard: "questions: only a person answers",
-    file: "src/commands/answer.ts",
+    file: "src/commands/packet-record.ts",
     from: "const refusal = refuseAgents(options.cwd, options.env);",
-    to: "const refusal = refuseAgents(options.cwd, options.env) ? undefined : undefined;",
+    to: 'const refusal = command === "answer" ? undefined : refuseAgents(options.cwd, options.env);',
     tests: [["test/integration/question.test.ts", "is recorded with no attempt spent"]],
   },
   {
@@ -322,9 +322,9 @@ const MUTATIONS = [
   },
   {
     guard: "the team's versions of edited test files judge the candidate",
-    file: "src/loop/gates.ts",
-    from: "if (tipJudged.length > 0) {",
-    to: "if (tipJudged.length < 0) {",
+    file: "src/loop/gate-as-at-tip.ts",
+    from: "if (paths.length > 0) await checkoutPathsFrom(run.worktree, run.from, paths);",
+    to: "if (paths.length < 0) await checkoutPathsFrom(run.worktree, run.from, paths);",
     tests: [["test/integration/run-tip-tests.test.ts", "is blocked; nothing lands"]],
   },
   {
@@ -343,9 +343,9 @@ const MUTATIONS = [
   },
   {
     guard: "an invariant's check runs with its own files as the tip has them",
-    file: "src/loop/gates.ts",
-    from: "if (fromTip.length > 0) await checkoutPathsFrom(input.worktree, member.plantedCommit, fromTip);",
-    to: "if (fromTip.length < 0) await checkoutPathsFrom(input.worktree, member.plantedCommit, fromTip);",
+    file: "src/loop/gate-as-at-tip.ts",
+    from: "if (paths.length > 0) await checkoutPathsFrom(run.worktree, run.from, paths);",
+    to: "if (paths.length < 0) await checkoutPathsFrom(run.worktree, run.from, paths);",
     tests: [["test/integration/run-invariant-checks.test.ts", "is still violated: the check runs as the tip has it"]],
   },
   {
@@ -365,8 +365,8 @@ const MUTATIONS = [
   {
     guard: "a landing undone by a later commit is named",
     file: "src/git/undone.ts",
-    from: "if (by) found.push(",
-    to: "if (by && found.length < 0) found.push(",
+    from: "if (by && by.packets.length === 0) found.push(",
+    to: "if (by && by.packets.length < 0) found.push(",
     tests: [["test/integration/undone-landing.test.ts", "is named by status"]],
   },
   {
@@ -406,14 +406,14 @@ const MUTATIONS = [
   },
   {
     guard: "planted tests must fail before the work",
-    file: "src/loop/attempt.ts",
-    from: "if (!hasFailingPlantedCase(counts)) return",
-    to: "if (!hasFailingPlantedCase(counts) && counts.length < 0) return",
+    file: "src/loop/planted-check.ts",
+    from: "if (!hasFailingPlantedCase(counts)) {",
+    to: "if (!hasFailingPlantedCase(counts) && counts.length < 0) {",
     tests: [["test/integration/run-guards.test.ts", "defective packet: planted tests that pass before any implementation"]],
   },
   {
     guard: "hidden holdout tests",
-    file: "src/loop/gates.ts",
+    file: "src/loop/attempt.ts",
     from: "const hidden = surface ? holdoutFiles(ctx.root, packet.id) : [];",
     to: "const hidden = surface ? holdoutFiles(ctx.root, packet.id).slice(0, 0) : [];",
     tests: [["test/integration/run-holdout.test.ts", "refuse code special-cased to the planted input"]],
@@ -442,8 +442,8 @@ const MUTATIONS = [
   {
     guard: "merge re-gate: against the tip's own baseline",
     file: "src/merge/land.ts",
-    from: "await measureBaseline(ctx, { surface, commit: tip, runDir })",
-    to: "await measureBaseline(ctx, { surface, commit: updated.commit, runDir })",
+    from: "await measureBaseline(ctx, { surface, commit: tip, runDir, repairs: input.packet.repairs })",
+    to: "await measureBaseline(ctx, { surface, commit: updated.commit, runDir, repairs: input.packet.repairs })",
     tests: [["test/integration/run-verification.test.ts", "the merge re-check"]],
   },
   {
@@ -494,8 +494,8 @@ const MUTATIONS = [
   {
     guard: "a full disk is the machine's, not the work's",
     file: "src/loop/process-packet.ts",
-    from: "if (low) return stoppedByMachine(",
-    to: "if (low && low.length < 0) return stoppedByMachine(",
+    from: "    if (low) {\n      const filled = await filledByAttempt(ctx, packet.id, runDir);",
+    to: "    if (low && low.length < 0) {\n      const filled = await filledByAttempt(ctx, packet.id, runDir);",
     tests: [["test/integration/disk-full.test.ts", "under the worktrees is the machine's fault"]],
   },
   {
@@ -508,8 +508,8 @@ const MUTATIONS = [
   {
     guard: "sandbox: a private /tmp",
     file: "src/process/sandbox.ts",
-    from: "const candidates = [...TEMPORARY_DIRS, tmpdir(), ...(request.network ? [] : SOCKET_DIRS)].filter(isRealDirectory);",
-    to: "const candidates = [...TEMPORARY_DIRS, tmpdir(), ...(request.network ? [] : SOCKET_DIRS)].filter(isRealDirectory).filter((dir) => !TEMPORARY_DIRS.includes(dir) && dir !== tmpdir());",
+    from: "const candidates = [...TEMPORARY_DIRS, tmpdir(), ...SOCKET_DIRS].filter(isRealDirectory);",
+    to: "const candidates = [...TEMPORARY_DIRS, tmpdir(), ...SOCKET_DIRS].filter(isRealDirectory).filter((dir) => !TEMPORARY_DIRS.includes(dir) && dir !== tmpdir());",
     tests: [["test/integration/run-sandbox.test.ts", "private /tmp"]],
   },
   {
@@ -683,7 +683,7 @@ const MUTATIONS = [
   {
     guard: "planted files: every case passes after the work",
     file: "src/gates/test-compare.ts",
-    from: 'if (outcome === "passed" || outcome === before.get(result.id)) continue;',
+    from: 'if (outcome === "passed" || (outcome === before.get(result.id) && !result.expectedFailure)) continue;',
     to: "if (outcome !== undefined) continue;",
     tests: [["test/integration/run-pytest-planted-collection.test.ts", "blocks work that passes one planted case"]],
   },
