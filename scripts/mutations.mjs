@@ -322,9 +322,9 @@ const MUTATIONS = [
   },
   {
     guard: "the team's versions of edited test files judge the candidate",
-    file: "src/loop/gate-as-at-tip.ts",
-    from: "if (paths.length > 0) await checkoutPathsFrom(run.worktree, run.from, paths);",
-    to: "if (paths.length < 0) await checkoutPathsFrom(run.worktree, run.from, paths);",
+    file: "src/gates/verdict-tree.ts",
+    from: "    const why = judges(path);\n    if (!why) continue;",
+    to: '    const why = judges(path);\n    if (!why || why === "test") continue;',
     tests: [["test/integration/run-tip-tests.test.ts", "is blocked; nothing lands"]],
   },
   {
