@@ -122,27 +122,7 @@ export function checkTamper(input: TamperInput): GateReport {
     // A new test module can switch off or fake nothing but itself: skipping it when an optional
     // dependency is missing, or a fixture local to it, is honest. In conftest.py it reaches every test.
     const ownModule = file.isNew && !/(^|\/)conftest\.py$/.test(file.path);
-    for (const added of file.added) {
-      for (const [pattern, message] of SKIP_MARKERS) {
-        if (ownModule && /\bpytest\.importorskip\s*\(/.test(added.text) && !/\bpytest\.(skip|xfail)\s*\(/.test(added.text)) continue;
-        if (pattern.test(added.text)) findings.push({ file: file.path, line: added.line, message });
-      }
-      if (TAUTOLOGIES.some((pattern) => pattern.test(added.text))) {
-        findings.push({ file: file.path, line: added.line, message: "adds an assertion that cannot fail" });
-      }
-      for (const [pattern, message] of FAKE_SETUP) {
-        if (ownModule && message === "adds an autouse fixture") continue;
-        if (pattern.test(added.text)) findings.push({ file: file.path, line: added.line, message });
-      }
-      // A plugin named here loads for the whole session, from anywhere on the path (a module under src/ too).
-      if (loadsPluginByName(added.text) && !named) {
-        findings.push({
-          file: file.path,
-          line: added.line,
-          message: "loads a pytest plugin by name (pytest_plugins), which can change how every test runs; allowed only where allowed_paths names this file",
-        });
-      }
-    }
+    findings.push(...addedLineFindings(file, ownModule, named));
     if (file.isNew) continue;
     // A file the packet lets the agent delete goes with its tests.
     if (file.isDeleted && matchesAny(file.oldPath, input.deletable ?? [])) continue;
@@ -175,6 +155,33 @@ export function checkTamper(input: TamperInput): GateReport {
   }
   findings.push(...(input.more ?? []));
   return builtinReport("tamper", findings, "no test was weakened");
+}
+
+/** Pure: what the lines a change added to a test file switch off, fake or make unable to fail. */
+function addedLineFindings(file: TamperInput["files"][number], ownModule: boolean, named: boolean): Finding[] {
+  const findings: Finding[] = [];
+  for (const added of file.added) {
+    for (const [pattern, message] of SKIP_MARKERS) {
+      if (ownModule && /\bpytest\.importorskip\s*\(/.test(added.text) && !/\bpytest\.(skip|xfail)\s*\(/.test(added.text)) continue;
+      if (pattern.test(added.text)) findings.push({ file: file.path, line: added.line, message });
+    }
+    if (TAUTOLOGIES.some((pattern) => pattern.test(added.text))) {
+      findings.push({ file: file.path, line: added.line, message: "adds an assertion that cannot fail" });
+    }
+    for (const [pattern, message] of FAKE_SETUP) {
+      if (ownModule && message === "adds an autouse fixture") continue;
+      if (pattern.test(added.text)) findings.push({ file: file.path, line: added.line, message });
+    }
+    // A plugin named here loads for the whole session, from anywhere on the path (a module under src/ too).
+    if (loadsPluginByName(added.text) && !named) {
+      findings.push({
+        file: file.path,
+        line: added.line,
+        message: "loads a pytest plugin by name (pytest_plugins), which can change how every test runs; allowed only where allowed_paths names this file",
+      });
+    }
+  }
+  return findings;
 }
 
 /**

@@ -106,24 +106,7 @@ async function attemptPacket(runCtx: RunContext, packet: Packet, record: PacketR
       ...(lastWork ? { continueFrom: lastWork } : {}),
     });
   } catch (error) {
-    const fault = resourceFault(error);
-    if (fault) {
-      const filled = await filledByAttempt(ctx, packet.id, runDir);
-      if (filled) return recordBlock(ctx, packet, attempt, filled);
-      return stoppedByMachine(ctx, packet.id, attempt, `${fault} (${error instanceof Error ? error.message.split("\n")[0] : String(error)})`);
-    }
-    if (ctx.claims?.lost(packet.id)) throw ctx.signal.reason instanceof ClaimLost ? ctx.signal.reason : new ClaimLost(packet.id, "its lease ran out");
-    const reason =
-      error instanceof Interrupted
-        ? ctx.signal.reason instanceof Paused
-          ? `${ctx.signal.reason.message} (factory pause --interrupt)`
-          : "the run was interrupted"
-        : error instanceof BudgetExhausted
-          ? error.message
-          : `internal error: ${error instanceof Error ? error.message : String(error)}`;
-    await ctx.ledger.append([{ kind: "attempt-interrupted", packet: packet.id, attempt, reason, worktree: worktreePath(ctx.root, packet.id) }]);
-    if (error instanceof Interrupted || error instanceof BudgetExhausted) return { kind: "interrupted", reason };
-    throw error;
+    return attemptStopped(ctx, { packet, attempt, runDir }, error);
   }
 
   const earlierFingerprints = sameVersion ? record?.fingerprints : undefined;
@@ -164,6 +147,33 @@ async function attemptPacket(runCtx: RunContext, packet: Packet, record: PacketR
     (landed) => applyLanding(ctx, { packet, attempt, landed, report, attemptsUsed: attemptsBefore + 1, maxAttempts, earlierFingerprints }),
     flight,
   );
+}
+
+/**
+ * An attempt that threw before it ended: the machine ran out (a disk the attempt itself filled blocks it), the
+ * claim was lost (nothing more is written), or it was interrupted, over budget or broken: recorded as
+ * interrupted, not spent; anything but an interrupt or the budget is thrown on.
+ */
+async function attemptStopped(ctx: RunContext, at: { packet: Packet; attempt: number; runDir: string }, error: unknown): Promise<PacketOutcome> {
+  const { packet, attempt, runDir } = at;
+  const fault = resourceFault(error);
+  if (fault) {
+    const filled = await filledByAttempt(ctx, packet.id, runDir);
+    if (filled) return recordBlock(ctx, packet, attempt, filled);
+    return stoppedByMachine(ctx, packet.id, attempt, `${fault} (${error instanceof Error ? error.message.split("\n")[0] : String(error)})`);
+  }
+  if (ctx.claims?.lost(packet.id)) throw ctx.signal.reason instanceof ClaimLost ? ctx.signal.reason : new ClaimLost(packet.id, "its lease ran out");
+  const reason =
+    error instanceof Interrupted
+      ? ctx.signal.reason instanceof Paused
+        ? `${ctx.signal.reason.message} (factory pause --interrupt)`
+        : "the run was interrupted"
+      : error instanceof BudgetExhausted
+        ? error.message
+        : `internal error: ${error instanceof Error ? error.message : String(error)}`;
+  await ctx.ledger.append([{ kind: "attempt-interrupted", packet: packet.id, attempt, reason, worktree: worktreePath(ctx.root, packet.id) }]);
+  if (error instanceof Interrupted || error instanceof BudgetExhausted) return { kind: "interrupted", reason };
+  throw error;
 }
 
 /** The implementer's question, recorded for a person: the packet waits for `factory answer`; the queue goes on. */

@@ -67,63 +67,10 @@ export async function land(ctx: RunContext, input: LandInput): Promise<LandResul
     // it lands as it is, with no question to git. Anywhere else, the work is brought up to the tip first.
     const onTip = (tip === input.fork && commit === input.commit) || (await gitTry(ctx.root, ["merge-base", "--is-ancestor", tip, commit])).ok;
     if (!onTip) {
-      const updated = await bringUpToDate(ctx, { ...input, worktree, commit, tip });
-      if (updated.kind !== "ok") return updated;
-      const combined = updated.treeChanged ? await treeOf(ctx.root, updated.commit) : undefined;
-      const batched = combined ? input.covered?.get(combined) : undefined;
-      if (combined && combined === input.broken?.tree) {
-        ctx.emit({
-          kind: "step",
-          packet: input.packet.id,
-          attempt: input.attempt,
-          step: "batched",
-          detail: `its combination with ${ctx.branch} at ${tip.slice(0, 10)} is the one the merge batch (${input.broken.packets.join(", ")}) found red`,
-        });
-        return { kind: "regate-failed", reports: input.broken.reports };
-      }
-      if (batched) {
-        ctx.emit({
-          kind: "step",
-          packet: input.packet.id,
-          attempt: input.attempt,
-          step: "batched",
-          detail: `its combination with ${ctx.branch} at ${tip.slice(0, 10)} was gated with ${batched.packets.join(", ")}`,
-        });
-        gates = [...input.provenance.gates.filter((gate) => BUILTIN_GATES.includes(gate.name)), ...batched.reports];
-        commit = updated.commit;
-        tests = batched.tests;
-      } else if (updated.treeChanged) {
-        ctx.emit({ kind: "step", packet: input.packet.id, attempt: input.attempt, step: "re-gate", detail: `${ctx.branch} moved to ${tip.slice(0, 10)}; gating the combined tree` });
-        // Its own directory, so the first gating's reports and logs are never overwritten.
-        const runDir = join(input.runDir, `regate-${tip.slice(0, 10)}`);
-        mkdirSync(runDir, { recursive: true });
-        const surface = surfaceOf(ctx.config, input.packet);
-        // The tip's own baseline, never the combined tree's: what the combination breaks must show as a regression.
-        const baseline = surface?.gates.some((gate) => gate.tests)
-          ? await measureBaseline(ctx, { surface, commit: tip, runDir, repairs: input.packet.repairs })
-          : { ok: true as const, results: new Map(), cached: true };
-        if (!baseline.ok) return { kind: "environment-error", reason: `baseline at ${tip.slice(0, 10)}: ${baseline.reason}` };
-        const regated = await runGates(ctx, {
-          packet: input.packet,
-          attempt: input.attempt,
-          surface,
-          worktree,
-          plantedCommit: input.plantedCommit,
-          planted: input.planted,
-          plantedCases: input.plantedCases,
-          baseline: baseline.results,
-          tip,
-          runDir,
-          combined: { agentCommit: input.commit, builtins: input.provenance.gates.filter((gate) => BUILTIN_GATES.includes(gate.name)) },
-        });
-        await recordReruns(ctx, input.packet.id, input.attempt, regated.reruns);
-        if (!isGreen(regated.reports)) return { kind: "regate-failed", reports: regated.reports };
-        gates = regated.reports;
-        commit = regated.commit;
-        tests = regated.tests;
-      } else {
-        commit = updated.commit;
-      }
+      const caught = await catchUp(ctx, { ...input, worktree, commit, tip });
+      if (caught.kind !== "caught-up") return caught;
+      commit = caught.commit;
+      if (caught.judged) ({ gates, tests } = caught.judged);
     }
     const drift = await checkSpecDrift(ctx.root, input.packet, tip);
     if (drift) return { kind: "spec-drift", reason: drift };
@@ -186,6 +133,71 @@ export async function land(ctx: RunContext, input: LandInput): Promise<LandResul
       ? `${remote}/${ctx.branch} kept moving while landing (${MAX_RACES} tries, each push lost to another); the gated work lands on the next try, unspent`
       : `${ctx.branch} kept moving while landing (${MAX_RACES} tries), moved by something other than the factory`,
   };
+}
+
+/** Gated work brought up to a tip that moved, and what judges it there: a merge batch's gating or a re-gate; none when the move left its tree as gated. */
+type CaughtUp = { kind: "caught-up"; commit: string; judged?: { gates: readonly GateReport[]; tests: ReadonlyMap<string, TestResult[]> | undefined } };
+
+/**
+ * The work merged with the tip in its worktree: a combination a merge batch gated green lands with the batch's
+ * reports, the one a batch found red fails with them, any other changed tree is re-gated against the tip's
+ * own baseline (what the combination breaks shows as a regression).
+ */
+async function catchUp(ctx: RunContext, input: LandInput & { worktree: string; commit: string; tip: string }): Promise<CaughtUp | LandResult> {
+  const { tip, worktree } = input;
+  const updated = await bringUpToDate(ctx, input);
+  if (updated.kind !== "ok") return updated;
+  const combined = updated.treeChanged ? await treeOf(ctx.root, updated.commit) : undefined;
+  const batched = combined ? input.covered?.get(combined) : undefined;
+  if (combined && combined === input.broken?.tree) {
+    ctx.emit({
+      kind: "step",
+      packet: input.packet.id,
+      attempt: input.attempt,
+      step: "batched",
+      detail: `its combination with ${ctx.branch} at ${tip.slice(0, 10)} is the one the merge batch (${input.broken.packets.join(", ")}) found red`,
+    });
+    return { kind: "regate-failed", reports: input.broken.reports };
+  }
+  if (batched) {
+    ctx.emit({
+      kind: "step",
+      packet: input.packet.id,
+      attempt: input.attempt,
+      step: "batched",
+      detail: `its combination with ${ctx.branch} at ${tip.slice(0, 10)} was gated with ${batched.packets.join(", ")}`,
+    });
+    const gates = [...input.provenance.gates.filter((gate) => BUILTIN_GATES.includes(gate.name)), ...batched.reports];
+    return { kind: "caught-up", commit: updated.commit, judged: { gates, tests: batched.tests } };
+  } else if (updated.treeChanged) {
+    ctx.emit({ kind: "step", packet: input.packet.id, attempt: input.attempt, step: "re-gate", detail: `${ctx.branch} moved to ${tip.slice(0, 10)}; gating the combined tree` });
+    // Its own directory, so the first gating's reports and logs are never overwritten.
+    const runDir = join(input.runDir, `regate-${tip.slice(0, 10)}`);
+    mkdirSync(runDir, { recursive: true });
+    const surface = surfaceOf(ctx.config, input.packet);
+    // The tip's own baseline, never the combined tree's: what the combination breaks must show as a regression.
+    const baseline = surface?.gates.some((gate) => gate.tests)
+      ? await measureBaseline(ctx, { surface, commit: tip, runDir, repairs: input.packet.repairs })
+      : { ok: true as const, results: new Map(), cached: true };
+    if (!baseline.ok) return { kind: "environment-error", reason: `baseline at ${tip.slice(0, 10)}: ${baseline.reason}` };
+    const regated = await runGates(ctx, {
+      packet: input.packet,
+      attempt: input.attempt,
+      surface,
+      worktree,
+      plantedCommit: input.plantedCommit,
+      planted: input.planted,
+      plantedCases: input.plantedCases,
+      baseline: baseline.results,
+      tip,
+      runDir,
+      combined: { agentCommit: input.commit, builtins: input.provenance.gates.filter((gate) => BUILTIN_GATES.includes(gate.name)) },
+    });
+    await recordReruns(ctx, input.packet.id, input.attempt, regated.reruns);
+    if (!isGreen(regated.reports)) return { kind: "regate-failed", reports: regated.reports };
+    return { kind: "caught-up", commit: regated.commit, judged: { gates: regated.reports, tests: regated.tests } };
+  }
+  return { kind: "caught-up", commit: updated.commit };
 }
 
 /**

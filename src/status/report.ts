@@ -123,17 +123,7 @@ export function buildReport(input: ReportInput): Report {
     const status = record?.status;
     if (status?.state === "merged") {
       const tests = testCounts(events);
-      const measured = events.findLast((event) => event.kind === "mutants-measured" && event.commit === status.commit);
-      const mutants =
-        measured?.kind === "mutants-measured"
-          ? {
-              made: measured.made,
-              killed: measured.killed,
-              ...(measured.reason ? { reason: measured.reason } : {}),
-              ...(mutantsFlag(measured) ? { flag: mutantsFlag(measured) } : {}),
-              ...(measured.unrun ? { unrun: measured.unrun } : {}),
-            }
-          : undefined;
+      const mutants = mutantsOf(events, status.commit);
       report.merged.push({ id: row.id, goal, commit: status.commit, attempts: record?.attemptsUsed ?? 0, costUsd, wallMs, ...(tests ? { tests } : {}), ...(mutants ? { mutants } : {}) });
     } else if (status?.state === "awaiting_human") {
       const reviewed = [...events].reverse().find((event) => event.kind === "review-recorded" && event.attempt === status.attempt);
@@ -181,6 +171,20 @@ export function buildReport(input: ReportInput): Report {
   report.otherSpend = [...other].map(([what, usd]) => ({ for: what, usd }));
   report.totalUsd = [...report.spend, ...report.otherSpend].reduce((sum, spend) => sum + spend.usd, 0);
   return report;
+}
+
+/** Pure: what the mutation check measured of a landed commit, as the brief shows it; undefined when it was not measured. */
+function mutantsOf(events: readonly LedgerEvent[], commit: string) {
+  const measured = events.findLast((event) => event.kind === "mutants-measured" && event.commit === commit);
+  if (measured?.kind !== "mutants-measured") return undefined;
+  const flag = mutantsFlag(measured);
+  return {
+    made: measured.made,
+    killed: measured.killed,
+    ...(measured.reason ? { reason: measured.reason } : {}),
+    ...(flag ? { flag } : {}),
+    ...(measured.unrun ? { unrun: measured.unrun } : {}),
+  };
 }
 
 function notAttemptedWhy(state: string, reason: string | null, requires: readonly string[], board: Board): string {
