@@ -213,7 +213,7 @@ function isRealDirectory(path: string): boolean {
 }
 
 /** Whether bubblewrap is installed and can build a sandbox here; the reason when not. */
-export async function checkSandbox(root: string): Promise<{ ok: true } | { ok: false; reason: string }> {
+export async function checkSandbox(root: string, again = true): Promise<{ ok: true } | { ok: false; reason: string }> {
   const opened = openSandbox({ root, writable: [], network: false }, "true", root, { PATH: process.env.PATH, HOME: homedir() });
   try {
     const result = await execa(opened.file, opened.args, { env: opened.env, extendEnv: false, reject: false, timeout: 30_000, stdin: "ignore" });
@@ -225,6 +225,9 @@ export async function checkSandbox(root: string): Promise<{ ok: true } | { ok: f
         reason: missing ? "bubblewrap (bwrap) is not installed, or not on PATH" : `bwrap could not start (${String((result as { code?: string }).code ?? result.shortMessage ?? "").slice(0, 120)})`,
       };
     }
+    // A host socket the plan covered went away before bwrap started (its server closed): a fresh plan no longer names it.
+    const gone = /(?:Can't mkdir parents for|Can't create file at) (\S+?):/.exec(String(result.stderr ?? ""))?.[1];
+    if (result.exitCode !== 0 && again && gone !== undefined && !existsSync(gone)) return await checkSandbox(root, false);
     if (result.exitCode !== 0)
       return {
         ok: false,
