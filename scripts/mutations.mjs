@@ -323,8 +323,8 @@ const MUTATIONS = [
   {
     guard: "the team's versions of edited test files judge the candidate",
     file: "src/gates/verdict-tree.ts",
-    from: "    const why = judges(path);\n    if (!why) continue;",
-    to: '    const why = judges(path);\n    if (!why || why === "test") continue;',
+    from: "    tree.putBack.push({ path, why });",
+    to: '    if (why !== "test") tree.putBack.push({ path, why });',
     tests: [["test/integration/run-tip-tests.test.ts", "is blocked; nothing lands"]],
   },
   {
