@@ -29,114 +29,16 @@ export function jsAssertFacts(path: string, text: string | undefined): AssertFac
   const kind = /\.tsx$/.test(path) ? ts.ScriptKind.TSX : /\.[cm]?ts$/.test(path) ? ts.ScriptKind.TS : /\.jsx$/.test(path) ? ts.ScriptKind.JSX : ts.ScriptKind.JS;
   const file = ts.createSourceFile(path, text, ts.ScriptTarget.Latest, true, kind);
   if ((file as unknown as { parseDiagnostics?: unknown[] }).parseDiagnostics?.length) return undefined;
+  return testsOf(ts, file);
+}
+
+/** Each `test`/`it` call of the file, keyed by its `describe` titles and its own, with its body's facts. */
+function testsOf(ts: typeof TS, file: TS.SourceFile): Map<string, TestAsserts> {
   const tests = new Map<string, TestAsserts>();
-  const lineOf = (node: TS.Node): number => file.getLineAndCharacterOfPosition(node.getStart(file)).line + 1;
-
-  const calleeName = (expression: TS.Expression): string => {
-    if (ts.isIdentifier(expression)) return expression.text;
-    if (ts.isPropertyAccessExpression(expression)) return `${calleeName(expression.expression)}.${expression.name.text}`;
-    if (ts.isCallExpression(expression)) return `${calleeName(expression.expression)}()`;
-    return "";
-  };
-  /** The assertion call of a statement, if it is one: `expect(x).toBe(y)`, `assert.equal(…)`, `await expect(p).rejects…`. */
-  const assertion = (statement: TS.Statement): TS.CallExpression | undefined => {
-    if (!ts.isExpressionStatement(statement)) return undefined;
-    let expression = statement.expression;
-    if (ts.isAwaitExpression(expression)) expression = expression.expression;
-    if (!ts.isCallExpression(expression)) return undefined;
-    const name = calleeName(expression.expression);
-    return /^(expect\(\)|assert\b|t\.assert\b|expect\.|chai\.expect\(\))/.test(name) || /(^|\.)(should)\b/.test(name) ? expression : undefined;
-  };
-  /** `expect(<literal>)…`, `assert(<literal>)`, `assert.ok(<literal>)`: nothing of the code under test is asserted. */
-  const constant = (call: TS.CallExpression): boolean => {
-    let inner: TS.Expression = call;
-    while (ts.isCallExpression(inner) || ts.isPropertyAccessExpression(inner)) {
-      if (ts.isCallExpression(inner) && ts.isIdentifier(inner.expression) && /^(expect|assert)$/.test(inner.expression.text)) break;
-      if (
-        ts.isCallExpression(inner) &&
-        ts.isPropertyAccessExpression(inner.expression) &&
-        ts.isIdentifier(inner.expression.expression) &&
-        inner.expression.expression.text === "assert" &&
-        inner.expression.name.text === "ok"
-      )
-        break;
-      inner = ts.isCallExpression(inner) ? inner.expression : inner.expression;
-    }
-    if (!ts.isCallExpression(inner)) return false;
-    const first = inner.arguments[0];
-    return first !== undefined && (ts.isLiteralExpression(first) || first.kind === ts.SyntaxKind.TrueKeyword || ts.isArrayLiteralExpression(first) || ts.isObjectLiteralExpression(first));
-  };
-  /** Whether a statement of `kind` lies inside `node`, not counting nested functions (their returns and throws are theirs). */
-  const holds = (node: TS.Node, kind: (inner: TS.Node) => boolean): boolean => {
-    let found = false;
-    const walk = (inner: TS.Node): void => {
-      if (found || ts.isFunctionLike(inner)) return;
-      if (kind(inner)) found = true;
-      else ts.forEachChild(inner, walk);
-    };
-    ts.forEachChild(node, walk);
-    return found;
-  };
-  const leaves = (node: TS.Node): boolean => holds(node, ts.isReturnStatement);
-  const rethrows = (clause: TS.CatchClause): boolean => holds(clause, ts.isThrowStatement);
-
-  const facts = (body: TS.Node, line: number): TestAsserts => {
-    const out: TestAsserts = { line, plain: 0, conditional: 0, swallowed: [], constant: [] };
-    const visit = (statements: readonly TS.Statement[], conditional: boolean, swallowed: boolean): void => {
-      let under = conditional;
-      for (const statement of statements) {
-        one(statement, under, swallowed);
-        if ((ts.isIfStatement(statement) || ts.isIterationStatement(statement, false) || ts.isTryStatement(statement) || ts.isSwitchStatement(statement)) && leaves(statement)) under = true;
-      }
-    };
-    const block = (node: TS.Statement | undefined, conditional: boolean, swallowed: boolean): void => {
-      if (!node) return;
-      visit(ts.isBlock(node) ? node.statements : [node], conditional, swallowed);
-    };
-    const one = (statement: TS.Statement, conditional: boolean, swallowed: boolean): void => {
-      const call = assertion(statement);
-      if (call) {
-        if (constant(call)) out.constant.push(lineOf(statement));
-        if (swallowed) out.swallowed.push(lineOf(statement));
-        if (conditional || swallowed) out.conditional++;
-        else out.plain++;
-        return;
-      }
-      if (ts.isIfStatement(statement)) {
-        block(statement.thenStatement, true, swallowed);
-        block(statement.elseStatement, true, swallowed);
-      } else if (ts.isIterationStatement(statement, false)) {
-        block(statement.statement, true, swallowed);
-      } else if (ts.isTryStatement(statement)) {
-        const swallows = statement.catchClause !== undefined && !rethrows(statement.catchClause);
-        visit(statement.tryBlock.statements, conditional, swallowed || swallows);
-        if (statement.catchClause) visit(statement.catchClause.block.statements, true, swallowed);
-        if (statement.finallyBlock) visit(statement.finallyBlock.statements, conditional, swallowed);
-      } else if (ts.isBlock(statement)) {
-        visit(statement.statements, conditional, swallowed);
-      } else if (ts.isSwitchStatement(statement)) {
-        for (const clause of statement.caseBlock.clauses) visit(clause.statements, true, swallowed);
-      } else {
-        // A callback inside the test (forEach, a timer, a promise's then) may never run: its assertions are conditional.
-        const walk = (inner: TS.Node): void => {
-          if (ts.isFunctionLike(inner) && "body" in inner && inner.body) {
-            const fnBody = inner.body as TS.Node;
-            if (ts.isBlock(fnBody)) visit(fnBody.statements, true, swallowed);
-            return;
-          }
-          ts.forEachChild(inner, walk);
-        };
-        ts.forEachChild(statement, walk);
-      }
-    };
-    if (ts.isBlock(body)) visit(body.statements, false, false);
-    return out;
-  };
-
   const titles: string[] = [];
   const walk = (node: TS.Node): void => {
     if (ts.isCallExpression(node)) {
-      const name = calleeName(node.expression).replace(/\.(only|concurrent|sequential)$/, "");
+      const name = calleeName(ts, node.expression).replace(/\.(only|concurrent|sequential)$/, "");
       const [title, second, third] = node.arguments;
       const fn = [second, third].find((argument) => argument !== undefined && (ts.isArrowFunction(argument) || ts.isFunctionExpression(argument))) as
         | TS.ArrowFunction
@@ -151,7 +53,7 @@ export function jsAssertFacts(path: string, text: string | undefined): AssertFac
       }
       if (text !== undefined && fn && /^(test|it|t\.test)$/.test(name)) {
         const key = [...titles, text].join(" > ");
-        tests.set(tests.has(key) ? `${key} #${tests.size}` : key, facts(fn.body, lineOf(node)));
+        tests.set(tests.has(key) ? `${key} #${tests.size}` : key, bodyFacts(ts, file, fn.body, lineOf(file, node)));
         return;
       }
     }
@@ -159,4 +61,112 @@ export function jsAssertFacts(path: string, text: string | undefined): AssertFac
   };
   walk(file);
   return tests;
+}
+
+function lineOf(file: TS.SourceFile, node: TS.Node): number {
+  return file.getLineAndCharacterOfPosition(node.getStart(file)).line + 1;
+}
+
+function calleeName(ts: typeof TS, expression: TS.Expression): string {
+  if (ts.isIdentifier(expression)) return expression.text;
+  if (ts.isPropertyAccessExpression(expression)) return `${calleeName(ts, expression.expression)}.${expression.name.text}`;
+  if (ts.isCallExpression(expression)) return `${calleeName(ts, expression.expression)}()`;
+  return "";
+}
+
+/** The assertion call of a statement, if it is one: `expect(x).toBe(y)`, `assert.equal(…)`, `await expect(p).rejects…`. */
+function assertion(ts: typeof TS, statement: TS.Statement): TS.CallExpression | undefined {
+  if (!ts.isExpressionStatement(statement)) return undefined;
+  let expression = statement.expression;
+  if (ts.isAwaitExpression(expression)) expression = expression.expression;
+  if (!ts.isCallExpression(expression)) return undefined;
+  const name = calleeName(ts, expression.expression);
+  return /^(expect\(\)|assert\b|t\.assert\b|expect\.|chai\.expect\(\))/.test(name) || /(^|\.)(should)\b/.test(name) ? expression : undefined;
+}
+
+/** `expect(<literal>)…`, `assert(<literal>)`, `assert.ok(<literal>)`: nothing of the code under test is asserted. */
+function constant(ts: typeof TS, call: TS.CallExpression): boolean {
+  let inner: TS.Expression = call;
+  while (ts.isCallExpression(inner) || ts.isPropertyAccessExpression(inner)) {
+    if (ts.isCallExpression(inner) && ts.isIdentifier(inner.expression) && /^(expect|assert)$/.test(inner.expression.text)) break;
+    if (
+      ts.isCallExpression(inner) &&
+      ts.isPropertyAccessExpression(inner.expression) &&
+      ts.isIdentifier(inner.expression.expression) &&
+      inner.expression.expression.text === "assert" &&
+      inner.expression.name.text === "ok"
+    )
+      break;
+    inner = ts.isCallExpression(inner) ? inner.expression : inner.expression;
+  }
+  if (!ts.isCallExpression(inner)) return false;
+  const first = inner.arguments[0];
+  return first !== undefined && (ts.isLiteralExpression(first) || first.kind === ts.SyntaxKind.TrueKeyword || ts.isArrayLiteralExpression(first) || ts.isObjectLiteralExpression(first));
+}
+
+/** Whether a statement of `kind` lies inside `node`, not counting nested functions (their returns and throws are theirs). */
+function holds(ts: typeof TS, node: TS.Node, kind: (inner: TS.Node) => boolean): boolean {
+  let found = false;
+  const walk = (inner: TS.Node): void => {
+    if (found || ts.isFunctionLike(inner)) return;
+    if (kind(inner)) found = true;
+    else ts.forEachChild(inner, walk);
+  };
+  ts.forEachChild(node, walk);
+  return found;
+}
+
+/** The assertions of one test's body: plain, conditional (under a branch, a loop, a callback or after an early return), swallowed by a catch, or of a constant. */
+function bodyFacts(ts: typeof TS, file: TS.SourceFile, body: TS.Node, line: number): TestAsserts {
+  const out: TestAsserts = { line, plain: 0, conditional: 0, swallowed: [], constant: [] };
+  const leaves = (node: TS.Node): boolean => holds(ts, node, ts.isReturnStatement);
+  const visit = (statements: readonly TS.Statement[], conditional: boolean, swallowed: boolean): void => {
+    let under = conditional;
+    for (const statement of statements) {
+      one(statement, under, swallowed);
+      if ((ts.isIfStatement(statement) || ts.isIterationStatement(statement, false) || ts.isTryStatement(statement) || ts.isSwitchStatement(statement)) && leaves(statement)) under = true;
+    }
+  };
+  const block = (node: TS.Statement | undefined, conditional: boolean, swallowed: boolean): void => {
+    if (!node) return;
+    visit(ts.isBlock(node) ? node.statements : [node], conditional, swallowed);
+  };
+  const one = (statement: TS.Statement, conditional: boolean, swallowed: boolean): void => {
+    const call = assertion(ts, statement);
+    if (call) {
+      if (constant(ts, call)) out.constant.push(lineOf(file, statement));
+      if (swallowed) out.swallowed.push(lineOf(file, statement));
+      if (conditional || swallowed) out.conditional++;
+      else out.plain++;
+      return;
+    }
+    if (ts.isIfStatement(statement)) {
+      block(statement.thenStatement, true, swallowed);
+      block(statement.elseStatement, true, swallowed);
+    } else if (ts.isIterationStatement(statement, false)) {
+      block(statement.statement, true, swallowed);
+    } else if (ts.isTryStatement(statement)) {
+      const swallows = statement.catchClause !== undefined && !holds(ts, statement.catchClause, ts.isThrowStatement);
+      visit(statement.tryBlock.statements, conditional, swallowed || swallows);
+      if (statement.catchClause) visit(statement.catchClause.block.statements, true, swallowed);
+      if (statement.finallyBlock) visit(statement.finallyBlock.statements, conditional, swallowed);
+    } else if (ts.isBlock(statement)) {
+      visit(statement.statements, conditional, swallowed);
+    } else if (ts.isSwitchStatement(statement)) {
+      for (const clause of statement.caseBlock.clauses) visit(clause.statements, true, swallowed);
+    } else {
+      // A callback inside the test (forEach, a timer, a promise's then) may never run: its assertions are conditional.
+      const walk = (inner: TS.Node): void => {
+        if (ts.isFunctionLike(inner) && "body" in inner && inner.body) {
+          const fnBody = inner.body as TS.Node;
+          if (ts.isBlock(fnBody)) visit(fnBody.statements, true, swallowed);
+          return;
+        }
+        ts.forEachChild(inner, walk);
+      };
+      ts.forEachChild(statement, walk);
+    }
+  };
+  if (ts.isBlock(body)) visit(body.statements, false, false);
+  return out;
 }
