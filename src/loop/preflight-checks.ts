@@ -50,6 +50,12 @@ export function commandProgram(line: string): string | undefined {
   return program;
 }
 
+/** What a shallow clone is told: what it lacks, and the command that fetches it. */
+export const SHALLOW_PROBLEM =
+  "this checkout is a shallow clone (git clone --depth): it lacks the commits packets are pinned to (spec_commit) and the target's history the landings are read from; fetch the whole history with `git fetch --unshallow`, then run again (the packets need no change)";
+
+type PreflightInput = Parameters<typeof preflight>[0];
+
 /**
  * Everything `run` checks before anything is claimed or spent (`doctor`
  * prints it): the sandbox starts, each agent the queue uses has an adapter
@@ -57,10 +63,6 @@ export function commandProgram(line: string): string | undefined {
  * install and gate programs are on PATH, and (unless told not to) each
  * tier's model answers as configured.
  */
-/** What a shallow clone is told: what it lacks, and the command that fetches it. */
-export const SHALLOW_PROBLEM =
-  "this checkout is a shallow clone (git clone --depth): it lacks the commits packets are pinned to (spec_commit) and the target's history the landings are read from; fetch the whole history with `git fetch --unshallow`, then run again (the packets need no change)";
-
 export async function preflight(input: {
   root: string;
   config: Config;
@@ -77,8 +79,32 @@ export async function preflight(input: {
   /** Told before each step that may take a while (the sandbox, an agent CLI, a baseline, the model probes), so a person sees what runs. */
   say?: (step: string) => void;
 }): Promise<Preflight> {
-  const { config, root } = input;
   const say = input.say ?? (() => undefined);
+  const checks: Check[] = [];
+  checks.push(...(await repositoryChecks(input, say)));
+  const tiersUsed = new Set(input.everything ? input.config.tiers.map((tier) => tier.name) : input.packets.flatMap((packet) => [packet.tier, packet.reviewer]));
+  const adapters = adaptersFor(input.config, tiersUsed, checks);
+  checks.push(...(await agentProgramChecks(input, adapters, say)));
+  const surfacesUsed = new Set(input.everything ? input.config.surfaces.map((surface) => surface.name) : input.packets.map((packet) => packet.surface));
+  checks.push(...(await surfaceChecks(input, surfacesUsed)));
+  checks.push(...(await historyChecks(input)));
+  const repairing: Repairing[] = [];
+  if (input.baseline && checks.every((check) => !check.problem)) checks.push(...(await baselineChecks(input, input.baseline, surfacesUsed, repairing, say)));
+  checks.push(...(await templateChecks(input)));
+  let spends: ProbeSpend[] = [];
+  if (input.models && checks.every((check) => !check.problem)) {
+    say("asking each tier's model for one short answer (a paid probe: the models are named as configured)");
+    const models = await checkModels({ root: input.root, config: input.config, tiers: tiersUsed, adapters });
+    spends = models.spends;
+    for (const line of models.answered) checks.push({ what: line });
+    for (const refusal of models.refusals) checks.push({ what: "a tier's model answers as configured", problem: refusal });
+  }
+  return { checks, adapters, spends, repairing };
+}
+
+/** The sandbox starts; no git lock is left; a commit signs here when the user's configuration says it must. */
+async function repositoryChecks(input: PreflightInput, say: (step: string) => void): Promise<Check[]> {
+  const { config, root } = input;
   const checks: Check[] = [];
   if (config.sandbox.kind === "bwrap") {
     say("starting the sandbox (bubblewrap) once");
@@ -101,9 +127,12 @@ export async function preflight(input: {
       ...(signed.ok ? {} : { problem: signingProblem(signed.message) }),
     });
   }
+  return checks;
+}
 
+/** The adapter of each agent the used tiers name; an agent with none is a check that failed. */
+function adaptersFor(config: Config, tiersUsed: ReadonlySet<string | undefined>, checks: Check[]): Map<string, AgentAdapter> {
   const adapters = new Map<string, AgentAdapter>();
-  const tiersUsed = new Set(input.everything ? config.tiers.map((tier) => tier.name) : input.packets.flatMap((packet) => [packet.tier, packet.reviewer]));
   for (const tier of config.tiers.filter((candidate) => tiersUsed.has(candidate.name))) {
     const agent = config.agents[tier.agent];
     if (!agent || adapters.has(agent.name)) continue;
@@ -111,6 +140,13 @@ export async function preflight(input: {
     if (lookup.ok) adapters.set(agent.name, lookup.adapter);
     else checks.push({ what: `agent "${agent.name}" has an adapter`, problem: `.factory/config.toml: ${lookup.reason}` });
   }
+  return adapters;
+}
+
+/** Each agent's program is found and answers `--version`. */
+async function agentProgramChecks(input: PreflightInput, adapters: ReadonlyMap<string, AgentAdapter>, say: (step: string) => void): Promise<Check[]> {
+  const { config, root } = input;
+  const checks: Check[] = [];
   const missingAgents = missingAgentPrograms({ config, agents: new Set(adapters.keys()), path: process.env.PATH, root });
   for (const [name, adapter] of adapters) {
     const problem = missingAgents.find((refusal) => refusal.startsWith(`agent "${name}"`));
@@ -125,8 +161,13 @@ export async function preflight(input: {
       ...(version ? {} : { problem: `agent "${name}": \`${bin} --version\` did not answer, so the CLI does not start here; reinstall it, or fix [agents.${name}] bin in .factory/config.toml` }),
     });
   }
+  return checks;
+}
 
-  const surfacesUsed = new Set(input.everything ? config.surfaces.map((surface) => surface.name) : input.packets.map((packet) => packet.surface));
+/** Each used surface's directory exists at the tip, and its install's and gates' programs are on PATH. */
+async function surfaceChecks(input: PreflightInput, surfacesUsed: ReadonlySet<string | undefined>): Promise<Check[]> {
+  const { config, root } = input;
+  const checks: Check[] = [];
   for (const surface of config.surfaces.filter((candidate) => surfacesUsed.has(candidate.name))) {
     if (surface.dir !== ".") {
       const type = await gitTry(root, ["cat-file", "-t", `${input.tip}:${surface.dir}`]);
@@ -155,48 +196,57 @@ export async function preflight(input: {
       });
     }
   }
+  return checks;
+}
 
+/** The checkout has its whole history, and each packet's pinned spec resolves in it. */
+async function historyChecks(input: PreflightInput): Promise<Check[]> {
   // A shallow clone lacks the commits packets are pinned to and the history the landing reads trailers in: one line, not one per packet.
-  const shallowAnswer = await gitTry(root, ["rev-parse", "--is-shallow-repository"]);
+  const shallowAnswer = await gitTry(input.root, ["rev-parse", "--is-shallow-repository"]);
   const shallow = shallowAnswer.ok && shallowAnswer.out.trim() === "true";
-  checks.push({ what: "the checkout has its whole history (not a shallow clone)", ...(shallow ? { problem: SHALLOW_PROBLEM } : {}) });
+  const checks: Check[] = [{ what: "the checkout has its whole history (not a shallow clone)", ...(shallow ? { problem: SHALLOW_PROBLEM } : {}) }];
   for (const packet of shallow ? [] : input.packets) {
-    const spec = await pinnedSpec(root, packet);
+    const spec = await pinnedSpec(input.root, packet);
     checks.push({ what: `packet ${packet.id}: spec_commit and spec_path resolve`, ...(spec.ok ? {} : { problem: `${packet.file}: ${spec.problem}` }) });
   }
+  return checks;
+}
 
-  const repairing: Repairing[] = [];
-  if (input.baseline && checks.every((check) => !check.problem)) {
-    const ctx = { root, config, signal: input.baseline.signal };
-    for (const surface of config.surfaces.filter((candidate) => surfacesUsed.has(candidate.name) && hasBaseline(candidate))) {
-      const worker = input.baseline.worker?.replace(/[^A-Za-z0-9_.-]/g, "_");
-      const repairers = input.packets.filter((packet) => packet.surface === surface.name && packet.repairs.length > 0);
-      const repairs = [...new Set(repairers.flatMap((packet) => packet.repairs))];
-      say(`measuring surface "${surface.name}" at ${input.tip.slice(0, 10)}: its install and gates at the tip (kept for the packets; cached for the next run)`);
-      const measured = await measureBaseline(ctx, { surface, commit: input.tip, runDir: join(root, RUNS_DIR, "preflight", ...(worker ? [`worker-${worker}`] : [])), outside: true, repairs });
-      const red = measured.ok ? (measured.red ?? []) : [];
-      const by = repairers.filter((packet) => packet.repairs.some((gate) => red.includes(gate))).map((packet) => packet.id);
-      if (red.length > 0) repairing.push({ surface: surface.name, gates: red, packets: by });
-      checks.push({
-        what: `surface "${surface.name}": the gates run at the tip (the tests gates' suite, and every whole-tree gate green${red.length ? `; red: ${red.map((gate) => `"${gate}"`).join(", ")}, which ${by.join(", ")} repair${by.length === 1 ? "s" : ""}` : ""})${measured.ok ? ` (${[...measured.results.values()].reduce((sum, results) => sum + realCases(results).length, 0)} test cases${measured.cached ? ", cached" : ""})` : ""}`,
-        ...(measured.ok ? {} : { problem: `surface "${surface.name}": the baseline at ${input.tip.slice(0, 10)} fails: ${measured.reason}` }),
-      });
-    }
+/** Each used surface's gates at the tip (cached for the packets); whole-tree gates red there that queued packets repair go to `repairing`. */
+async function baselineChecks(
+  input: PreflightInput,
+  baseline: NonNullable<PreflightInput["baseline"]>,
+  surfacesUsed: ReadonlySet<string | undefined>,
+  repairing: Repairing[],
+  say: (step: string) => void,
+): Promise<Check[]> {
+  const { config, root } = input;
+  const checks: Check[] = [];
+  const ctx = { root, config, signal: baseline.signal };
+  for (const surface of config.surfaces.filter((candidate) => surfacesUsed.has(candidate.name) && hasBaseline(candidate))) {
+    const worker = baseline.worker?.replace(/[^A-Za-z0-9_.-]/g, "_");
+    const repairers = input.packets.filter((packet) => packet.surface === surface.name && packet.repairs.length > 0);
+    const repairs = [...new Set(repairers.flatMap((packet) => packet.repairs))];
+    say(`measuring surface "${surface.name}" at ${input.tip.slice(0, 10)}: its install and gates at the tip (kept for the packets; cached for the next run)`);
+    const measured = await measureBaseline(ctx, { surface, commit: input.tip, runDir: join(root, RUNS_DIR, "preflight", ...(worker ? [`worker-${worker}`] : [])), outside: true, repairs });
+    const red = measured.ok ? (measured.red ?? []) : [];
+    const by = repairers.filter((packet) => packet.repairs.some((gate) => red.includes(gate))).map((packet) => packet.id);
+    if (red.length > 0) repairing.push({ surface: surface.name, gates: red, packets: by });
+    checks.push({
+      what: `surface "${surface.name}": the gates run at the tip (the tests gates' suite, and every whole-tree gate green${red.length ? `; red: ${red.map((gate) => `"${gate}"`).join(", ")}, which ${by.join(", ")} repair${by.length === 1 ? "s" : ""}` : ""})${measured.ok ? ` (${[...measured.results.values()].reduce((sum, results) => sum + realCases(results).length, 0)} test cases${measured.cached ? ", cached" : ""})` : ""}`,
+      ...(measured.ok ? {} : { problem: `surface "${surface.name}": the baseline at ${input.tip.slice(0, 10)} fails: ${measured.reason}` }),
+    });
   }
+  return checks;
+}
 
+/** The project's own prompt templates, where it has them, fill. */
+async function templateChecks(input: PreflightInput): Promise<Check[]> {
+  const checks: Check[] = [];
   for (const role of ["implementer", "reviewer"] as const) {
-    const template = await projectTemplate(root, input.tip, role);
+    const template = await projectTemplate(input.root, input.tip, role);
     if (!template.ok) checks.push({ what: `the project's ${role} prompt template`, problem: template.problem });
     else if (template.template !== undefined) checks.push({ what: `the project's ${role} prompt template (${PROJECT_PROMPTS_DIR}/${role}.md) fills` });
   }
-
-  let spends: ProbeSpend[] = [];
-  if (input.models && checks.every((check) => !check.problem)) {
-    say("asking each tier's model for one short answer (a paid probe: the models are named as configured)");
-    const models = await checkModels({ root, config, tiers: tiersUsed, adapters });
-    spends = models.spends;
-    for (const line of models.answered) checks.push({ what: line });
-    for (const refusal of models.refusals) checks.push({ what: "a tier's model answers as configured", problem: refusal });
-  }
-  return { checks, adapters, spends, repairing };
+  return checks;
 }
