@@ -9,7 +9,8 @@ import { AGENT_OUTPUTS, ALWAYS_FORBIDDEN, matchesAny, shellQuote } from "../gate
 import type { PlantedCases } from "../gates/test-compare.js";
 import { collectedFiles, isCodeFile, isDoctestModule, isTestByFacts, NO_TEST_FACTS, type TestFacts } from "../gates/test-files.js";
 import type { Finding, GateReport } from "../gates/types.js";
-import { changedPaths, diffText } from "../git/diff.js";
+import type { VerdictTree } from "../gates/verdict-tree.js";
+import { type Change, changedPaths, diffText } from "../git/diff.js";
 import { headOf, listTree, listTreeFiles, readFileAt } from "../git/repo.js";
 import { commitWorktree, reduceToCommit, restoreWorktree } from "../git/worktree.js";
 import { cheatSignatures } from "../guards/cheat-signatures.js";
@@ -49,13 +50,48 @@ export interface GateRun {
 /**
  * Runs every gate, in order, all of them: fixers first (each fix committed on
  * its own, no attempt spent), then untouched, scope, tamper, and the
- * configured command gates.
+ * configured command gates; then the invariants' checks, the hidden tests,
+ * and what the runs did to the installed packages.
  */
 export async function runGates(ctx: RunContext, input: GateRunInput): Promise<GateRun> {
-  const { packet, surface } = input;
-  const forbidden = [...ALWAYS_FORBIDDEN, ...packet.forbiddenPaths];
+  const forbidden = [...ALWAYS_FORBIDDEN, ...input.packet.forbiddenPaths];
   await reduceToCommit(input.worktree);
-  if (surface && !input.combined) await applyFixes(ctx, input, forbidden);
+  if (input.surface && !input.combined) await applyFixes(ctx, input, forbidden);
+  const scene = await gateScene(input);
+  const reports: GateReport[] = [...(input.combined ? input.combined.builtins : await builtins(ctx, input, scene, forbidden))];
+  const runner = freshener(input.worktree, input.runDir);
+  const configured = await configuredGates(ctx, input, scene, runner);
+  reports.push(...configured.reports);
+  reports.push(...(await invariantChecks(ctx, input, scene, runner)));
+  reports.push(...(await hiddenTests(ctx, input, scene, runner)));
+  if (configured.testsRan) await runner.freshen(); // what the last run changed among the installed packages counts too
+  const dependencyChanged = runner.dependencyChanged();
+  if (dependencyChanged) reports.push(dependenciesReport(dependencyChanged));
+  for (const report of reports.slice(input.combined?.builtins.length ?? 0)) {
+    ctx.emit({ kind: "gate", packet: input.packet.id, attempt: input.attempt, gate: report.name, status: report.status, summary: report.summary, durationMs: report.durationMs });
+  }
+  writeFileSync(join(input.runDir, `gates-${scene.commit.slice(0, 12)}.json`), JSON.stringify(reports, null, 2));
+  return { reports, commit: scene.commit, tests: configured.tests, reruns: configured.reruns, ...(configured.defective ? { defective: configured.defective } : {}) };
+}
+
+/** What every gate of one run is judged on: the commit, its changes (and a batch's members'), the verdict tree. */
+interface GateScene {
+  commit: string;
+  changes: Change[];
+  verdict: Awaited<ReturnType<typeof verdictTreeFor>> | undefined;
+  tree: VerdictTree | undefined;
+  isTest: (path: string) => boolean;
+  members: BatchMember[];
+  memberChanges: Change[][];
+  /** Paths the change (every member's) adds or modifies: a {files} gate's files. */
+  changed: string[];
+  /** Tests that go away with the change: retired by the packet's word, or in a deletable file the change deleted. */
+  takenAway: string[];
+  plantedCases: Readonly<Record<string, PlantedCases>>;
+}
+
+async function gateScene(input: GateRunInput): Promise<GateScene> {
+  const { packet, surface } = input;
   const commit = await headOf(input.worktree);
   const changes = await changedPaths(input.worktree, input.plantedCommit, input.combined?.agentCommit ?? commit);
   // The team's and the planted tests judge the verdict tree: the tip's material, the change's source (loop/verdict-tree.ts).
@@ -63,26 +99,7 @@ export async function runGates(ctx: RunContext, input: GateRunInput): Promise<Ga
     surface && !input.combined && !input.also?.length
       ? await verdictTreeFor({ worktree: input.worktree, from: input.plantedCommit, surface, changes, baseline: input.baseline, tipReads: input.tipReads, packet, planted: input.planted })
       : undefined;
-  const tree = verdict?.tree;
   const isTest = (path: string): boolean => isTestByFacts(verdict?.facts ?? NO_TEST_FACTS, path);
-  const reports: GateReport[] = [];
-  if (input.combined) reports.push(...input.combined.builtins);
-  else
-    reports.push(
-      ...(await builtinReports({
-        ...input,
-        commit,
-        changes,
-        allowed: packet.allowedPaths,
-        deletable: packet.deletablePaths,
-        retired: packet.retiredTests,
-        forbidden,
-        maxFileSize: ctx.config.limits.maxFileSizeBytes,
-        isTest,
-        changedTests: packet.changedTests,
-        ...(verdict?.facts.doctestModules ? { doctests: doctestsAtTip(verdict.facts, input.baseline, (surface as Surface).dir) } : {}),
-      })),
-    );
   const members: BatchMember[] = [{ packet, plantedCommit: input.plantedCommit, plantedCases: input.plantedCases, agentCommit: input.combined?.agentCommit ?? commit }, ...(input.also ?? [])];
   const memberChanges = [changes, ...(await Promise.all((input.also ?? []).map((member) => changedPaths(input.worktree, member.plantedCommit, member.agentCommit))))];
   const changed = [
@@ -99,32 +116,74 @@ export async function runGates(ctx: RunContext, input: GateRunInput): Promise<Ga
     ...(memberChanges[index] ?? []).filter((change) => change.kind === "deleted" && matchesAny(change.path, member.packet.deletablePaths)).map((change) => change.path),
   ]);
   const plantedCases = input.also?.length ? mergePlantedCases(members.map((member) => member.plantedCases)) : input.plantedCases;
-  const tests = new Map<string, TestResult[]>();
-  const reruns: Reruns[] = [];
-  let defective: string | undefined;
-  // Each tests run, and every gate after one, starts from the committed tree: nothing a run left steers the next.
-  const runner = runnerState(input.worktree, join(input.runDir, "runner-state.log"));
-  let dependencyChanged: string | undefined;
-  const state = {
+  return { commit, changes, verdict, tree: verdict?.tree, isTest, members, memberChanges, changed, takenAway, plantedCases };
+}
+
+/** The built-in gates (untouched, scope, tamper, changed) on the attempt's own change. */
+async function builtins(ctx: RunContext, input: GateRunInput, scene: GateScene, forbidden: string[]): Promise<GateReport[]> {
+  const { packet, surface } = input;
+  const { verdict } = scene;
+  return builtinReports({
+    ...input,
+    commit: scene.commit,
+    changes: scene.changes,
+    allowed: packet.allowedPaths,
+    deletable: packet.deletablePaths,
+    retired: packet.retiredTests,
+    forbidden,
+    maxFileSize: ctx.config.limits.maxFileSizeBytes,
+    isTest: scene.isTest,
+    changedTests: packet.changedTests,
+    ...(verdict?.facts.doctestModules ? { doctests: doctestsAtTip(verdict.facts, input.baseline, (surface as Surface).dir) } : {}),
+  });
+}
+
+/** Each tests run, and every gate after one, starts from the committed tree: nothing a run left steers the next. */
+interface Freshener {
+  freshen(): Promise<void>;
+  /** The first installed package a run changed, if one did. */
+  dependencyChanged(): string | undefined;
+}
+
+function freshener(worktree: string, runDir: string): Freshener {
+  const runner = runnerState(worktree, join(runDir, "runner-state.log"));
+  let changed: string | undefined;
+  return {
     async freshen(): Promise<void> {
       const fresh = await runner.freshen();
-      dependencyChanged ??= fresh.dependencyChanged;
+      changed ??= fresh.dependencyChanged;
     },
+    dependencyChanged: () => changed,
   };
-  let testsRan = false;
+}
+
+interface ConfiguredRun {
+  reports: GateReport[];
+  tests: Map<string, TestResult[]>;
+  reruns: Reruns[];
+  defective: string | undefined;
+  testsRan: boolean;
+}
+
+/** The surface's configured gates, in order: tests gates, whole-tree gates as the tip has them, {files} gates against the files before the change. */
+async function configuredGates(ctx: RunContext, input: GateRunInput, scene: GateScene, runner: Freshener): Promise<ConfiguredRun> {
+  const { packet, surface } = input;
+  const { changed, changes, takenAway, plantedCases, tree, isTest } = scene;
+  const out: ConfiguredRun = { reports: [], tests: new Map(), reruns: [], defective: undefined, testsRan: false };
+  const reports = out.reports;
   let seedable = true;
   for (const gate of surface?.gates ?? []) {
     if (gate.tests) {
-      testsRan = true;
-      const ran = await runTestsGate(ctx, input, { gate, changed, changes, takenAway, plantedCases, tree, freshen: () => state.freshen() });
+      out.testsRan = true;
+      const ran = await runTestsGate(ctx, input, { gate, changed, changes, takenAway, plantedCases, tree, freshen: () => runner.freshen() });
       reports.push(...ran.reports);
-      if (ran.reruns) reruns.push(ran.reruns);
-      if (ran.results) tests.set(gate.name, ran.results);
+      if (ran.reruns) out.reruns.push(ran.reruns);
+      if (ran.results) out.tests.set(gate.name, ran.results);
       else seedable = false;
-      defective ??= ran.defective;
+      out.defective ??= ran.defective;
       continue;
     }
-    if (testsRan) await state.freshen();
+    if (out.testsRan) await runner.freshen();
     if (!gate.run.includes("{files}") && !input.combined && !input.also?.length) {
       // A whole-tree gate's own script is the team's: it runs as the tip has it.
       const whole = await runAsAtTip(ctx, {
@@ -167,10 +226,18 @@ export async function runGates(ctx: RunContext, input: GateRunInput): Promise<Ga
     else if (judgedByFile && report.hung) reports.push(await hangAgainstBefore(ctx, input, gate, changed, report));
     else reports.push(report);
   }
-  if (!seedable) tests.clear(); // the verdict ran on material the landing does not hold: the next tip measures its own baseline
-  // An invariant with a check is ruled by the factory: its command runs like a gate on the same tree, with its
-  // own files (the script, the data beside it, the team's tests) as the tip has them.
-  const checks = surface ? members.flatMap((member, index) => member.packet.invariants.map((invariant) => ({ invariant, member, changes: memberChanges[index] ?? [] }))) : [];
+  if (!seedable) out.tests.clear(); // the verdict ran on material the landing does not hold: the next tip measures its own baseline
+  return out;
+}
+
+/**
+ * An invariant with a check is ruled by the factory: its command runs like a gate on the same tree, with its
+ * own files (the script, the data beside it, the team's tests) as the tip has them.
+ */
+async function invariantChecks(ctx: RunContext, input: GateRunInput, scene: GateScene, runner: Freshener): Promise<GateReport[]> {
+  const { packet, surface } = input;
+  const reports: GateReport[] = [];
+  const checks = surface ? scene.members.flatMap((member, index) => member.packet.invariants.map((invariant) => ({ invariant, member, changes: scene.memberChanges[index] ?? [] }))) : [];
   for (const { invariant, member, changes: its } of checks) {
     if (!invariant.check) continue;
     const check = { invariant: { ...invariant, check: invariant.check }, packet: member.packet, surface: surface as Surface, worktree: input.worktree, runDir: input.runDir };
@@ -181,37 +248,40 @@ export async function runGates(ctx: RunContext, input: GateRunInput): Promise<Ga
         from: member.plantedCommit,
         changes: its,
         planted: itsPlanted,
-        changed,
-        tree: member.packet === packet ? tree : undefined,
-        isTest,
-        before: () => state.freshen(),
+        changed: scene.changed,
+        tree: member.packet === packet ? scene.tree : undefined,
+        isTest: scene.isTest,
+        before: () => runner.freshen(),
       }),
     );
   }
-  // The packet's hidden tests, last: copied into the verdict tree, run, and removed again.
-  for (const member of surface ? members : []) {
+  return reports;
+}
+
+/** The packet's hidden tests, last: copied into the verdict tree, run, and removed again. */
+async function hiddenTests(ctx: RunContext, input: GateRunInput, scene: GateScene, runner: Freshener): Promise<GateReport[]> {
+  const { surface } = input;
+  const { tree } = scene;
+  const reports: GateReport[] = [];
+  for (const member of surface ? scene.members : []) {
     const hidden = holdoutFiles(ctx.root, member.packet.id);
     if (hidden.length === 0) continue;
-    await state.freshen();
+    await runner.freshen();
     if (differs(tree)) await applyVerdictTree(input.worktree, input.plantedCommit, tree);
     const { report } = await runHoldout(ctx, { packet: member.packet, worktree: input.worktree, surface: surface as Surface, runDir: input.runDir, files: hidden });
     reports.push(input.also?.length ? { ...report, name: `holdout ${member.packet.id}` } : report);
   }
-  if (testsRan) await state.freshen(); // what the last run changed among the installed packages counts too
-  if (dependencyChanged) {
-    reports.push({
-      name: "dependencies",
-      status: "fail",
-      summary: `the code run by the gates changed the installed packages (${dependencyChanged}): a later run would load it`,
-      findings: [{ file: dependencyChanged, message: "changed by a gate run; the install made it otherwise" }],
-      durationMs: 0,
-    });
-  }
-  for (const report of reports.slice(input.combined?.builtins.length ?? 0)) {
-    ctx.emit({ kind: "gate", packet: packet.id, attempt: input.attempt, gate: report.name, status: report.status, summary: report.summary, durationMs: report.durationMs });
-  }
-  writeFileSync(join(input.runDir, `gates-${commit.slice(0, 12)}.json`), JSON.stringify(reports, null, 2));
-  return { reports, commit, tests, reruns, ...(defective ? { defective } : {}) };
+  return reports;
+}
+
+function dependenciesReport(dependencyChanged: string): GateReport {
+  return {
+    name: "dependencies",
+    status: "fail",
+    summary: `the code run by the gates changed the installed packages (${dependencyChanged}): a later run would load it`,
+    findings: [{ file: dependencyChanged, message: "changed by a gate run; the install made it otherwise" }],
+    durationMs: 0,
+  };
 }
 
 /** Pure: the modules whose doctests the runner collected at the tip, and per module the docstrings (qualified names) whose doctest failed there. */
