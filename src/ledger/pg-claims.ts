@@ -91,187 +91,226 @@ interface Held {
   controller: AbortController;
 }
 
+interface ClaimsOptions {
+  worker: string;
+  owner: Owner;
+  leaseMs: number;
+  /** The project this worker serves: the database is bound to it, or refuses a worker of another (OtherProjectError) before anything is claimed. */
+  project: Project;
+  onLost?: (packet: string, why: string) => void;
+  onUnreachable?: (message: string | undefined) => void;
+}
+
+type Renewal = { lost: string[]; unreachable?: string };
+
 /**
  * Registers the worker (a heartbeat row), installs the fence check on every
  * append of `ledger`, and starts renewing. `onLost` hears of each claim lost.
  */
-export async function startWorkerClaims(
-  ledger: PgLedger,
-  options: {
-    worker: string;
-    owner: Owner;
-    leaseMs: number;
-    /** The project this worker serves: the database is bound to it, or refuses a worker of another (OtherProjectError) before anything is claimed. */
-    project: Project;
-    onLost?: (packet: string, why: string) => void;
-    onUnreachable?: (message: string | undefined) => void;
-  },
-): Promise<WorkerClaims> {
+export async function startWorkerClaims(ledger: PgLedger, options: ClaimsOptions): Promise<WorkerClaims> {
   const { worker, owner, leaseMs } = options;
-  const lease = `${leaseMs} milliseconds`;
   await bindProject(ledger, options.project, `worker ${worker} on ${owner.host}`);
   await ledger.query(
     `INSERT INTO factory_workers (name, run, host, pid, lease_until) VALUES ($1, $2, $3, $4, now() + $5::interval)
      ON CONFLICT (name) DO UPDATE SET run = $2, host = $3, pid = $4, started_at = now(), heartbeat_at = now(), lease_until = now() + $5::interval, ended_at = NULL`,
-    [worker, owner.run, owner.host, owner.pid, lease],
+    [worker, owner.run, owner.host, owner.pid, `${leaseMs} milliseconds`],
   );
-  const held = new Map<string, Held>();
+  return new PgWorkerClaims(ledger, options);
+}
+
+class PgWorkerClaims implements WorkerClaims {
+  readonly worker: string;
+  readonly leaseMs: number;
+  private readonly lease: string;
+  private readonly held = new Map<string, Held>();
   /** Packets whose claim this worker lost, and the attempt it was for: that attempt's writes are refused from here on. */
-  const lostPackets = new Map<string, number>();
-  // The last renewal that reached the database, on this process's clock: past it by a lease, every claim is presumed lost.
-  let renewedAt = Date.now();
-  let unreachableSince: number | undefined;
+  private readonly lostPackets = new Map<string, number>();
+  /** The last renewal that reached the database, on this process's clock: past it by a lease, every claim is presumed lost. */
+  private renewedAt = Date.now();
+  private unreachableSince: number | undefined;
+  private renewing: Promise<unknown> = Promise.resolve();
+  private readonly timer: ReturnType<typeof setInterval>;
+  private readonly listener: ReturnType<typeof notificationListener>;
 
-  const lose = (packet: string, why: string): void => {
-    const claim = held.get(packet);
+  constructor(
+    private readonly ledger: PgLedger,
+    private readonly options: ClaimsOptions,
+  ) {
+    this.worker = options.worker;
+    this.leaseMs = options.leaseMs;
+    this.lease = `${options.leaseMs} milliseconds`;
+    ledger.guards.push(this.guard);
+    this.timer = setInterval(
+      () => {
+        this.renewing = this.renewing.then(this.renewNow, this.renewNow);
+      },
+      Math.max(1_000, Math.floor(options.leaseMs / 3)),
+    );
+    this.timer.unref();
+    this.listener = notificationListener(ledger.url);
+  }
+
+  recover(): Promise<string[]> {
+    return this.ledger.locked((client, tx) => recoverExpired(client, tx));
+  }
+
+  waitForWork(ms: number, signal: AbortSignal): Promise<void> {
+    return this.listener.wait(ms, signal);
+  }
+
+  async claim(client: pg.ClientBase, packet: string, attempt: number): Promise<number | undefined> {
+    const { rows } = await client.query<{ fence: string }>("SELECT nextval('factory_fence') AS fence");
+    const fence = Number(rows[0]?.fence);
+    // Expired rows were deleted just before (recoverExpired): a row still there is someone's live claim.
+    const inserted = await client.query(
+      `INSERT INTO factory_claims (packet, attempt, fence, worker, run, lease_until) VALUES ($1, $2, $3, $4, $5, now() + $6::interval)
+       ON CONFLICT (packet) DO NOTHING`,
+      [packet, attempt, fence, this.worker, this.options.owner.run, this.lease],
+    );
+    if (inserted.rowCount === 0) return undefined;
+    const previous = this.held.get(packet);
+    previous?.controller.abort(new ClaimLost(packet, "claimed again"));
+    this.held.set(packet, { fence, attempt, controller: new AbortController() });
+    this.lostPackets.delete(packet);
+    return fence;
+  }
+
+  async holder(client: pg.ClientBase, packet: string): Promise<{ worker: string; fence: number } | undefined> {
+    const { rows } = await client.query<{ worker: string; fence: string }>("SELECT worker, fence FROM factory_claims WHERE packet = $1 AND lease_until > now()", [packet]);
+    return rows[0] ? { worker: rows[0].worker, fence: Number(rows[0].fence) } : undefined;
+  }
+
+  async release(packet: string): Promise<void> {
+    const claim = this.held.get(packet);
     if (!claim) return;
-    held.delete(packet);
-    lostPackets.set(packet, claim.attempt);
-    claim.controller.abort(new ClaimLost(packet, why));
-    options.onLost?.(packet, why);
-  };
+    this.held.delete(packet);
+    try {
+      await this.ledger.queryOnce("DELETE FROM factory_claims WHERE packet = $1 AND fence = $2", [packet, claim.fence]);
+    } catch {
+      // unreachable: the lease runs out by itself
+    }
+  }
 
-  const guard = async (client: pg.ClientBase, events: readonly LedgerEvent[]): Promise<(() => void) | undefined> => {
-    // Recovery's record of an expired claim is a takeover write, anyone's to make: this worker's own lost claim included.
-    // A lost claim refuses only its own attempt's writes: a later attempt's (another worker's PR, watched here) are not the lost holder's.
-    const holderWrite = (event: LedgerEvent): boolean => {
-      if (event.kind === "claimed" || !("packet" in event) || RECOVERED.has(event)) return false;
-      const packet = (event as { packet: string }).packet;
-      if (held.has(packet)) return true;
-      const lostAttempt = lostPackets.get(packet);
-      return lostAttempt !== undefined && (event as { attempt?: number }).attempt === lostAttempt;
-    };
-    const checked = [...new Set(events.filter(holderWrite).map((event) => (event as { packet: string }).packet))];
+  fenceOf(packet: string): number | undefined {
+    return this.held.get(packet)?.fence;
+  }
+
+  signalOf(packet: string): AbortSignal | undefined {
+    return this.held.get(packet)?.controller.signal;
+  }
+
+  lost(packet: string): boolean {
+    return this.lostPackets.has(packet);
+  }
+
+  async assertHeld(packet: string): Promise<void> {
+    const claim = this.held.get(packet);
+    if (!claim) throw new ClaimLost(packet, "it was lost earlier in this run");
+    const { rows } = await this.ledger.query<{ fence: string; live: boolean }>("SELECT fence, lease_until > now() AS live FROM factory_claims WHERE packet = $1", [packet]);
+    if (Number(rows[0]?.fence) !== claim.fence || !rows[0]?.live) {
+      const why = rows[0] ? (rows[0].live ? `taken over with fence ${rows[0].fence}` : "its lease ran out") : "its claim is gone";
+      this.lose(packet, why);
+      throw new ClaimLost(packet, why);
+    }
+  }
+
+  renew(): Promise<Renewal> {
+    this.renewing = this.renewing.then(this.renewNow, this.renewNow);
+    return this.renewing as Promise<Renewal>;
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    await this.listener.close();
+    await this.renewing.catch(() => undefined);
+    const index = this.ledger.guards.indexOf(this.guard);
+    if (index >= 0) this.ledger.guards.splice(index, 1);
+    const { worker, owner } = this.options;
+    try {
+      await this.ledger.query("DELETE FROM factory_claims WHERE worker = $1 AND run = $2", [worker, owner.run]);
+      await this.ledger.query("UPDATE factory_workers SET ended_at = now(), heartbeat_at = now() WHERE name = $1 AND run = $2", [worker, owner.run]);
+    } catch {
+      // unreachable: the leases run out by themselves
+    }
+  }
+
+  private lose(packet: string, why: string): void {
+    const claim = this.held.get(packet);
+    if (!claim) return;
+    this.held.delete(packet);
+    this.lostPackets.set(packet, claim.attempt);
+    claim.controller.abort(new ClaimLost(packet, why));
+    this.options.onLost?.(packet, why);
+  }
+
+  /**
+   * Recovery's record of an expired claim is a takeover write, anyone's to make: this worker's own lost claim included.
+   * A lost claim refuses only its own attempt's writes: a later attempt's (another worker's PR, watched here) are not the lost holder's.
+   */
+  private holderWrite(event: LedgerEvent): boolean {
+    if (event.kind === "claimed" || !("packet" in event) || RECOVERED.has(event)) return false;
+    const packet = (event as { packet: string }).packet;
+    if (this.held.has(packet)) return true;
+    const lostAttempt = this.lostPackets.get(packet);
+    return lostAttempt !== undefined && (event as { attempt?: number }).attempt === lostAttempt;
+  }
+
+  /** The fence check on every append (in its transaction); an event that ends an attempt deletes its claim row there. */
+  private readonly guard = async (client: pg.ClientBase, events: readonly LedgerEvent[]): Promise<(() => void) | undefined> => {
+    const checked = [...new Set(events.filter((event) => this.holderWrite(event)).map((event) => (event as { packet: string }).packet))];
     if (checked.length === 0) return undefined;
     for (const packet of checked) {
-      const claim = held.get(packet);
+      const claim = this.held.get(packet);
       if (!claim) throw new ClaimLost(packet, "it was lost earlier in this run");
       const { rows } = await client.query<{ fence: string }>("SELECT fence FROM factory_claims WHERE packet = $1 FOR UPDATE", [packet]);
       if (Number(rows[0]?.fence) !== claim.fence) {
         const why = rows[0] ? `the packet was taken over with fence ${rows[0].fence}; this worker's was ${claim.fence}` : `its claim (fence ${claim.fence}) ran out and was removed`;
-        lose(packet, why);
+        this.lose(packet, why);
         throw new ClaimLost(packet, why);
       }
     }
     const ended = [...new Set(events.filter((event) => endsClaim(event) && checked.includes((event as { packet: string }).packet)).map((event) => (event as { packet: string }).packet))];
-    for (const packet of ended) await client.query("DELETE FROM factory_claims WHERE packet = $1 AND fence = $2", [packet, held.get(packet)?.fence]);
+    for (const packet of ended) await client.query("DELETE FROM factory_claims WHERE packet = $1 AND fence = $2", [packet, this.held.get(packet)?.fence]);
     // After the commit: the attempt is over, its claim given back; later events of the packet are anyone's.
     return ended.length > 0
       ? () => {
-          for (const packet of ended) held.delete(packet);
+          for (const packet of ended) this.held.delete(packet);
         }
       : undefined;
   };
-  ledger.guards.push(guard);
 
-  const renew = async (): Promise<{ lost: string[]; unreachable?: string }> => {
+  /** One renewal of every lease held, and of the worker's heartbeat. */
+  private readonly renewNow = async (): Promise<Renewal> => {
+    const { held } = this;
     const packets = [...held.keys()];
     const fences = packets.map((packet) => held.get(packet)?.fence ?? 0);
     try {
-      const { rows } = await ledger.queryOnce<{ packet: string }>(
+      const { rows } = await this.ledger.queryOnce<{ packet: string }>(
         `UPDATE factory_claims SET lease_until = now() + $2::interval
          FROM unnest($3::text[], $4::bigint[]) AS mine(packet, fence)
          WHERE factory_claims.worker = $1 AND factory_claims.packet = mine.packet AND factory_claims.fence = mine.fence
          RETURNING factory_claims.packet`,
-        [worker, lease, packets, fences],
+        [this.worker, this.lease, packets, fences],
       );
-      await ledger.queryOnce("UPDATE factory_workers SET heartbeat_at = now(), lease_until = now() + $2::interval WHERE name = $1", [worker, lease]);
-      renewedAt = Date.now();
-      if (unreachableSince !== undefined) options.onUnreachable?.(undefined);
-      unreachableSince = undefined;
+      await this.ledger.queryOnce("UPDATE factory_workers SET heartbeat_at = now(), lease_until = now() + $2::interval WHERE name = $1", [this.worker, this.lease]);
+      this.renewedAt = Date.now();
+      if (this.unreachableSince !== undefined) this.options.onUnreachable?.(undefined);
+      this.unreachableSince = undefined;
       const renewed = new Set(rows.map((row) => row.packet));
       const lost = packets.filter((packet) => held.has(packet) && !renewed.has(packet));
-      for (const packet of lost) lose(packet, "a renewal found its claim gone or taken over (its lease ran out while this worker was away)");
+      for (const packet of lost) this.lose(packet, "a renewal found its claim gone or taken over (its lease ran out while this worker was away)");
       return { lost };
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
-      if (unreachableSince === undefined) {
-        unreachableSince = Date.now();
-        options.onUnreachable?.(message);
+      if (this.unreachableSince === undefined) {
+        this.unreachableSince = Date.now();
+        this.options.onUnreachable?.(message);
       }
       // Agents go on only while the lease could still be good on the server; past it, another worker may have the packet.
-      const lost = Date.now() - renewedAt >= leaseMs ? [...held.keys()] : [];
-      for (const packet of lost) lose(packet, `the ledger database was unreachable for longer than the lease (${message})`);
+      const lost = Date.now() - this.renewedAt >= this.leaseMs ? [...held.keys()] : [];
+      for (const packet of lost) this.lose(packet, `the ledger database was unreachable for longer than the lease (${message})`);
       return { lost, unreachable: message };
     }
-  };
-
-  let renewing: Promise<unknown> = Promise.resolve();
-  const timer = setInterval(
-    () => {
-      renewing = renewing.then(renew, renew);
-    },
-    Math.max(1_000, Math.floor(leaseMs / 3)),
-  );
-  timer.unref();
-
-  const listener = notificationListener(ledger.url);
-
-  return {
-    worker,
-    leaseMs,
-    recover: () => ledger.locked((client, tx) => recoverExpired(client, tx)),
-    waitForWork: (ms, signal) => listener.wait(ms, signal),
-    async claim(client, packet, attempt) {
-      const { rows } = await client.query<{ fence: string }>("SELECT nextval('factory_fence') AS fence");
-      const fence = Number(rows[0]?.fence);
-      // Expired rows were deleted just before (recoverExpired): a row still there is someone's live claim.
-      const inserted = await client.query(
-        `INSERT INTO factory_claims (packet, attempt, fence, worker, run, lease_until) VALUES ($1, $2, $3, $4, $5, now() + $6::interval)
-         ON CONFLICT (packet) DO NOTHING`,
-        [packet, attempt, fence, worker, owner.run, lease],
-      );
-      if (inserted.rowCount === 0) return undefined;
-      const previous = held.get(packet);
-      previous?.controller.abort(new ClaimLost(packet, "claimed again"));
-      held.set(packet, { fence, attempt, controller: new AbortController() });
-      lostPackets.delete(packet);
-      return fence;
-    },
-    async holder(client, packet) {
-      const { rows } = await client.query<{ worker: string; fence: string }>("SELECT worker, fence FROM factory_claims WHERE packet = $1 AND lease_until > now()", [packet]);
-      return rows[0] ? { worker: rows[0].worker, fence: Number(rows[0].fence) } : undefined;
-    },
-    async release(packet) {
-      const claim = held.get(packet);
-      if (!claim) return;
-      held.delete(packet);
-      try {
-        await ledger.queryOnce("DELETE FROM factory_claims WHERE packet = $1 AND fence = $2", [packet, claim.fence]);
-      } catch {
-        // unreachable: the lease runs out by itself
-      }
-    },
-    fenceOf: (packet) => held.get(packet)?.fence,
-    signalOf: (packet) => held.get(packet)?.controller.signal,
-    lost: (packet) => lostPackets.has(packet),
-    async assertHeld(packet) {
-      const claim = held.get(packet);
-      if (!claim) throw new ClaimLost(packet, "it was lost earlier in this run");
-      const { rows } = await ledger.query<{ fence: string; live: boolean }>("SELECT fence, lease_until > now() AS live FROM factory_claims WHERE packet = $1", [packet]);
-      if (Number(rows[0]?.fence) !== claim.fence || !rows[0]?.live) {
-        const why = rows[0] ? (rows[0].live ? `taken over with fence ${rows[0].fence}` : "its lease ran out") : "its claim is gone";
-        lose(packet, why);
-        throw new ClaimLost(packet, why);
-      }
-    },
-    renew: () => {
-      renewing = renewing.then(renew, renew);
-      return renewing as Promise<{ lost: string[]; unreachable?: string }>;
-    },
-    async stop() {
-      clearInterval(timer);
-      await listener.close();
-      await renewing.catch(() => undefined);
-      const index = ledger.guards.indexOf(guard);
-      if (index >= 0) ledger.guards.splice(index, 1);
-      try {
-        await ledger.query("DELETE FROM factory_claims WHERE worker = $1 AND run = $2", [worker, owner.run]);
-        await ledger.query("UPDATE factory_workers SET ended_at = now(), heartbeat_at = now() WHERE name = $1 AND run = $2", [worker, owner.run]);
-      } catch {
-        // unreachable: the leases run out by themselves
-      }
-    },
   };
 }
 

@@ -62,100 +62,138 @@ interface Checkpoint {
  * judged). The same scanner as the file's checks every line.
  */
 export function pgLedger(url: string, options: { poolSize?: number } = {}): PgLedger {
-  const pool = new (pgModule().Pool)({
-    connectionString: url,
-    max: options.poolSize ?? 4,
-    // A command's process may end while the pool still has idle connections.
-    allowExitOnIdle: true,
-    connectionTimeoutMillis: 10_000,
-    application_name: "factory",
-  });
-  // An idle connection the server dropped (a restart) must not crash the process: the next query reconnects.
-  pool.on("error", () => undefined);
-  // So must a connection dropped while checked out between two queries: no listener of the pool's is on it then,
-  // and an unheard 'error' would end the process. The query that next uses it fails, and withClient discards it.
-  pool.on("connect", (client) => client.on("error", () => undefined));
-  let memory: Checkpoint | undefined;
-  let migrated: Promise<{ from: number; to: number }> | undefined;
-  const guards: AppendGuard[] = [];
+  const db = new PgEvents(url, options.poolSize ?? 4);
+  const locked = <T>(action: (client: pg.ClientBase, tx: LedgerTransaction, committed: (() => void)[]) => Promise<T>): Promise<T> => db.locked(action);
+  return {
+    url,
+    guards: db.guards,
+    where: maskUrl(url),
+    append: (bodies) => db.append(bodies),
+    waitWhenUnreachable: (ms, listener) => db.waitWhenUnreachable(ms, listener),
+    read: () => db.patiently(() => db.withClient((client) => db.readWith(client))),
+    verify: () => db.patiently(() => db.withClient((client) => db.verifyWith(client))),
+    history: () => db.patiently(() => db.historyOnce()),
+    version: () => db.patiently(() => db.versionOnce()),
+    transaction: (action) => locked((_client, tx) => action(tx)),
+    lines: () => db.lines(),
+    importLines: (lines) => db.importLines(lines),
+    locked,
+    query: (text, values) => db.patiently(() => db.withClient((client) => client.query(text, values))),
+    queryOnce: (text, values) => db.withClient((client) => client.query(text, values)),
+    migrate: () => db.ensureSchema(),
+    close: () => db.close(),
+  };
+}
 
-  let patienceMs = 0;
-  let onWait: ((message: string) => void) | undefined;
+/** The pool, the fold's checkpoint and the patience of one PostgreSQL ledger: what `pgLedger`'s methods share. */
+class PgEvents {
+  readonly guards: AppendGuard[] = [];
+  private readonly pool: pg.Pool;
+  private memory: Checkpoint | undefined;
+  private migrated: Promise<{ from: number; to: number }> | undefined;
+  private patienceMs = 0;
+  private onWait: ((message: string) => void) | undefined;
   /**
    * When the database was first found unreachable, with no call reaching it since: the patience bounds the
    * outage as a whole, not each call (ten calls waiting in turn would otherwise wait ten times as long).
    */
-  let outageSince: number | undefined;
+  private outageSince: number | undefined;
   /** The patience ran out in this outage: every call fails at once until one reaches the database. */
-  let gaveUp = false;
+  private gaveUp = false;
+
+  constructor(
+    private readonly url: string,
+    poolSize: number,
+  ) {
+    this.pool = new (pgModule().Pool)({
+      connectionString: url,
+      max: poolSize,
+      // A command's process may end while the pool still has idle connections.
+      allowExitOnIdle: true,
+      connectionTimeoutMillis: 10_000,
+      application_name: "factory",
+    });
+    // An idle connection the server dropped (a restart) must not crash the process: the next query reconnects.
+    this.pool.on("error", () => undefined);
+    // So must a connection dropped while checked out between two queries: no listener of the pool's is on it then,
+    // and an unheard 'error' would end the process. The query that next uses it fails, and withClient discards it.
+    this.pool.on("connect", (client) => client.on("error", () => undefined));
+  }
+
+  waitWhenUnreachable(ms: number, listener: ((message: string) => void) | undefined): void {
+    this.patienceMs = ms;
+    this.onWait = listener;
+  }
+
   /** Runs `attempt`, again after a connection failure, with backoff, for as long as the patience allows. */
-  const patiently = async <T>(attempt: () => Promise<T>): Promise<T> => {
+  async patiently<T>(attempt: () => Promise<T>): Promise<T> {
     for (let delay = 250; ; delay = Math.min(delay * 2, 5_000)) {
       try {
         const result = await attempt();
-        outageSince = undefined;
-        gaveUp = false;
+        this.outageSince = undefined;
+        this.gaveUp = false;
         return result;
       } catch (error) {
         if (!(error instanceof LedgerUnreachable)) throw error;
-        outageSince ??= Date.now();
-        if (gaveUp || Date.now() + delay > outageSince + patienceMs) {
-          gaveUp = patienceMs > 0;
-          throw error.after(Date.now() - outageSince);
+        this.outageSince ??= Date.now();
+        if (this.gaveUp || Date.now() + delay > this.outageSince + this.patienceMs) {
+          this.gaveUp = this.patienceMs > 0;
+          throw error.after(Date.now() - this.outageSince);
         }
-        onWait?.(error.message);
+        this.onWait?.(error.message);
         await new Promise((resolve) => setTimeout(resolve, delay));
       }
     }
-  };
+  }
 
-  const withClient = async <T>(action: (client: pg.PoolClient) => Promise<T>): Promise<T> => {
+  async withClient<T>(action: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     let client: pg.PoolClient;
     try {
-      client = await pool.connect();
+      client = await this.pool.connect();
     } catch (error) {
-      throw new LedgerUnreachable(url, error);
+      throw new LedgerUnreachable(this.url, error);
     }
     let broken = false;
     try {
       return await action(client);
     } catch (error) {
       broken = isConnectionError(error);
-      if (broken) throw new LedgerUnreachable(url, error);
+      if (broken) throw new LedgerUnreachable(this.url, error);
       throw error;
     } finally {
       client.release(broken);
     }
-  };
+  }
 
-  const ensureSchema = (): Promise<{ from: number; to: number }> => {
-    migrated ??= withClient((client) => migrate(client)).catch((error) => {
-      migrated = undefined;
+  ensureSchema(): Promise<{ from: number; to: number }> {
+    this.migrated ??= this.withClient((client) => migrate(client)).catch((error) => {
+      this.migrated = undefined;
       throw error;
     });
-    return migrated;
-  };
+    return this.migrated;
+  }
 
   /** Whether the schema is there to read; a database never written is an empty ledger. */
-  const readable = async (client: pg.ClientBase): Promise<boolean> => {
+  private async readable(client: pg.ClientBase): Promise<boolean> {
     const schema = await schemaState(client);
     if (schema.kind === "newer") throw new NewerSchemaError(schema.version);
     return schema.kind !== "absent" && schema.version > 0;
-  };
+  }
 
-  const readWith = async (client: pg.ClientBase, trustMemory = true): Promise<LedgerView> => {
-    if (!(await readable(client))) {
-      memory = undefined;
+  /** The fold, going on from the checkpoint (when `trustMemory` and its last event still hashes the same), else from the start. */
+  async readWith(client: pg.ClientBase, trustMemory = true): Promise<LedgerView> {
+    if (!(await this.readable(client))) {
+      this.memory = undefined;
       return { state: emptyState(), warnings: [], version: "0:" };
     }
-    let base = trustMemory ? memory : undefined;
+    let base = trustMemory ? this.memory : undefined;
     const from = base?.lastId ?? 0;
     const { rows } = await client.query<{ id: string; line: string; hash: string }>("SELECT id, line, hash FROM factory_events WHERE id >= $1 ORDER BY id", [Math.max(1, from)]);
     let start = 0;
     if (base && from > 0) {
       // The event the fold ended on must still be there, unchanged: else the ledger was rewound or rewritten.
       if (rows[0] && Number(rows[0].id) === from && rows[0].hash === base.position.lastHash && chainHash(rows[0].line) === rows[0].hash) start = 1;
-      else return readWith(client, false);
+      else return this.readWith(client, false);
     }
     base ??= { lastId: 0, position: SCAN_START, state: emptyState(), warnings: [] };
     const events: LedgerEvent[] = [];
@@ -173,15 +211,21 @@ export function pgLedger(url: string, options: { poolSize?: number } = {}): PgLe
     const state = events.length > 0 ? foldInto(structuredClone(base.state), events) : base.state;
     const warnings = scanner.warnings.length > 0 ? [...base.warnings, ...scanner.warnings] : base.warnings;
     const position = scanner.complete;
-    memory = { lastId, position, state, warnings };
+    this.memory = { lastId, position, state, warnings };
     const broken = position.broken;
     return { state, warnings, ...(broken ? { broken } : {}), version: versionOf(lastId, position.lastHash) };
-  };
+  }
+
+  /** The fold from the start, forgetting the checkpoint. */
+  verifyWith(client: pg.ClientBase): Promise<LedgerView> {
+    this.memory = undefined;
+    return this.readWith(client, false);
+  }
 
   /** Appends in the caller's transaction; `committed` collects what the guards do once it commits. */
-  const appendWith = async (client: pg.ClientBase, events: readonly LedgerEvent[], committed: (() => void)[], batch: string = randomUUID()): Promise<void> => {
+  private async appendWith(client: pg.ClientBase, events: readonly LedgerEvent[], committed: (() => void)[], batch: string = randomUUID()): Promise<void> {
     if (events.length === 0) return;
-    for (const guard of guards) {
+    for (const guard of this.guards) {
       const after = await guard(client, events);
       if (after) committed.push(after);
     }
@@ -213,22 +257,35 @@ export function pgLedger(url: string, options: { poolSize?: number } = {}): PgLe
     ]);
     // A wake-up for idle workers: new events may have made a packet claimable (never relied on: they poll too).
     await client.query("SELECT pg_notify('factory_ledger', $1)", [String(id)]);
-  };
+  }
 
-  const lockedOnce = async <T>(action: (client: pg.ClientBase, tx: LedgerTransaction, committed: (() => void)[]) => Promise<T>): Promise<T> => {
-    await ensureSchema();
-    return withClient(async (client) => {
+  async append(bodies: readonly EventBody[]): Promise<LedgerEvent[]> {
+    const events = bodies.map((body) => stamp(body));
+    const batch = randomUUID();
+    let tried = false;
+    await this.patiently(async () => {
+      // A try whose COMMIT may have gone through before the connection broke: its events are there, or none are.
+      if (tried && (await this.withClient((client) => client.query("SELECT 1 FROM factory_events WHERE batch = $1 LIMIT 1", [batch]))).rows.length > 0) return;
+      tried = true;
+      await this.lockedOnce((client, _tx, committed) => this.appendWith(client, events, committed, batch));
+    });
+    return events;
+  }
+
+  private async lockedOnce<T>(action: (client: pg.ClientBase, tx: LedgerTransaction, committed: (() => void)[]) => Promise<T>): Promise<T> {
+    await this.ensureSchema();
+    return this.withClient(async (client) => {
       await client.query("BEGIN");
       try {
         await client.query("SELECT pg_advisory_xact_lock($1)", [LOCK.ledger]);
-        const before = memory;
+        const before = this.memory;
         const committed: (() => void)[] = [];
-        const tx: LedgerTransaction = { read: () => readWith(client), append: (events) => appendWith(client, events, committed) };
+        const tx: LedgerTransaction = { read: () => this.readWith(client), append: (events) => this.appendWith(client, events, committed) };
         let result: T;
         try {
           result = await action(client, tx, committed);
         } catch (error) {
-          memory = before; // what was read inside a transaction rolled back was never there
+          this.memory = before; // what was read inside a transaction rolled back was never there
           throw error;
         }
         await client.query("COMMIT");
@@ -239,11 +296,16 @@ export function pgLedger(url: string, options: { poolSize?: number } = {}): PgLe
         throw error;
       }
     });
-  };
+  }
 
-  const historyOnce = (): Promise<LedgerView<PacketHistory>> =>
-    withClient(async (client): Promise<LedgerView<PacketHistory>> => {
-      if (!(await readable(client))) return { state: emptyState() as LedgerState<PacketHistory>, warnings: [] };
+  /** A transaction cut off by a lost connection was rolled back (or, if its COMMIT got through, its effects are read back). */
+  locked<T>(action: (client: pg.ClientBase, tx: LedgerTransaction, committed: (() => void)[]) => Promise<T>): Promise<T> {
+    return this.patiently(() => this.lockedOnce(action));
+  }
+
+  historyOnce(): Promise<LedgerView<PacketHistory>> {
+    return this.withClient(async (client): Promise<LedgerView<PacketHistory>> => {
+      if (!(await this.readable(client))) return { state: emptyState() as LedgerState<PacketHistory>, warnings: [] };
       const events: LedgerEvent[] = [];
       const scanner = new LedgerScanner(SCAN_START, (event) => events.push(event), eventLine);
       const { rows } = await client.query<{ id: string; line: string }>("SELECT id, line FROM factory_events ORDER BY id");
@@ -252,78 +314,47 @@ export function pgLedger(url: string, options: { poolSize?: number } = {}): PgLe
       const broken = scanner.at.broken;
       return { state, warnings: scanner.warnings, ...(broken ? { broken } : {}) };
     });
+  }
 
-  // A transaction cut off by a lost connection was rolled back (or, if its COMMIT got through, its effects are read back).
-  const locked = <T>(action: (client: pg.ClientBase, tx: LedgerTransaction, committed: (() => void)[]) => Promise<T>): Promise<T> => patiently(() => lockedOnce(action));
+  versionOnce(): Promise<string> {
+    return this.withClient(async (client) => {
+      if (!(await this.readable(client))) return "0:";
+      const { rows } = await client.query<{ id: string; hash: string }>("SELECT id, hash FROM factory_events ORDER BY id DESC LIMIT 1");
+      return versionOf(Number(rows[0]?.id ?? 0), rows[0]?.hash ?? "");
+    });
+  }
 
-  return {
-    url,
-    guards,
-    async append(bodies: readonly EventBody[]): Promise<LedgerEvent[]> {
-      const events = bodies.map((body) => stamp(body));
-      const batch = randomUUID();
-      let tried = false;
-      await patiently(async () => {
-        // A try whose COMMIT may have gone through before the connection broke: its events are there, or none are.
-        if (tried && (await withClient((client) => client.query("SELECT 1 FROM factory_events WHERE batch = $1 LIMIT 1", [batch]))).rows.length > 0) return;
-        tried = true;
-        await lockedOnce((client, _tx, committed) => appendWith(client, events, committed, batch));
+  lines(): Promise<string[]> {
+    return this.withClient(async (client) => {
+      if (!(await this.readable(client))) return [];
+      return (await client.query<{ line: string }>("SELECT line FROM factory_events ORDER BY id")).rows.map((row) => row.line);
+    });
+  }
+
+  importLines(lines: readonly string[]): Promise<{ ok: true } | { ok: false; reason: string }> {
+    return this.locked(async (client) => {
+      const { rows } = await client.query<{ count: string }>("SELECT count(*) AS count FROM factory_events");
+      if (Number(rows[0]?.count) > 0) return { ok: false as const, reason: `the ledger database ${maskUrl(this.url)} already holds ${rows[0]?.count} event(s); import only into an empty ledger` };
+      const prevs = lines.map((line, at) => {
+        const link = (JSON.parse(line) as { prev?: unknown }).prev;
+        // Lines written before the chain existed carry no link: each gets a placeholder of its own.
+        return typeof link === "string" ? link : `unchained:${at + 1}`;
       });
-      return events;
-    },
-    waitWhenUnreachable(ms, listener) {
-      patienceMs = ms;
-      onWait = listener;
-    },
-    read: () => patiently(() => withClient((client) => readWith(client))),
-    verify: () =>
-      patiently(() =>
-        withClient((client) => {
-          memory = undefined;
-          return readWith(client, false);
-        }),
-      ),
-    history: () => patiently(() => historyOnce()),
-    version: () =>
-      patiently(() =>
-        withClient(async (client) => {
-          if (!(await readable(client))) return "0:";
-          const { rows } = await client.query<{ id: string; hash: string }>("SELECT id, hash FROM factory_events ORDER BY id DESC LIMIT 1");
-          return versionOf(Number(rows[0]?.id ?? 0), rows[0]?.hash ?? "");
-        }),
-      ),
-    transaction: (action) => locked((_client, tx) => action(tx)),
-    where: maskUrl(url),
-    lines: () =>
-      withClient(async (client) => {
-        if (!(await readable(client))) return [];
-        return (await client.query<{ line: string }>("SELECT line FROM factory_events ORDER BY id")).rows.map((row) => row.line);
-      }),
-    importLines: (lines) =>
-      locked(async (client) => {
-        const { rows } = await client.query<{ count: string }>("SELECT count(*) AS count FROM factory_events");
-        if (Number(rows[0]?.count) > 0) return { ok: false as const, reason: `the ledger database ${maskUrl(url)} already holds ${rows[0]?.count} event(s); import only into an empty ledger` };
-        const prevs = lines.map((line, at) => {
-          const link = (JSON.parse(line) as { prev?: unknown }).prev;
-          // Lines written before the chain existed carry no link: each gets a placeholder of its own.
-          return typeof link === "string" ? link : `unchained:${at + 1}`;
-        });
-        await client.query("INSERT INTO factory_events (id, line, hash, prev, packet) SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[])", [
-          lines.map((_, at) => at + 1),
-          lines,
-          lines.map((line) => chainHash(line)),
-          prevs,
-          lines.map((line) => packetOf(line)),
-        ]);
-        memory = undefined;
-        return { ok: true as const };
-      }),
-    locked,
-    query: (text, values) => patiently(() => withClient((client) => client.query(text, values))),
-    queryOnce: (text, values) => withClient((client) => client.query(text, values)),
-    migrate: ensureSchema,
-    close: () => pool.end(),
-  };
+      await client.query("INSERT INTO factory_events (id, line, hash, prev, packet) SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[])", [
+        lines.map((_, at) => at + 1),
+        lines,
+        lines.map((line) => chainHash(line)),
+        prevs,
+        lines.map((line) => packetOf(line)),
+      ]);
+      this.memory = undefined;
+      return { ok: true as const };
+    });
+  }
+
+  close(): Promise<void> {
+    return this.pool.end();
+  }
 }
 
 function packetOf(line: string): string | null {
