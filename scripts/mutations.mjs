@@ -572,15 +572,15 @@ const MUTATIONS = [
   {
     guard: "pause: no packet is claimed while the fleet is paused",
     file: "src/loop/scheduler.ts",
-    from: "      if (!halt) await lookForPause();",
-    to: "      if (!halt && false) await lookForPause();",
+    from: "    if (!this.halt) await this.lookForPause();",
+    to: "    if (!this.halt && false) await this.lookForPause();",
     tests: [["test/integration/pause.test.ts", "a run started while paused claims nothing"]],
   },
   {
     guard: "pause --interrupt: running attempts stop, unspent",
     file: "src/loop/scheduler.ts",
-    from: "if (paused.interrupt && !pause.signal.aborted) pause.abort(new Paused(paused));",
-    to: "if (paused.interrupt && pause.signal.aborted) pause.abort(new Paused(paused));",
+    from: "if (paused.interrupt && !this.pause.signal.aborted) this.pause.abort(new Paused(paused));",
+    to: "if (paused.interrupt && this.pause.signal.aborted) this.pause.abort(new Paused(paused));",
     tests: [["test/integration/pause.test.ts", "--interrupt stops an attempt that is running"]],
   },
   {

@@ -36,52 +36,222 @@ export type RunEnd = { outcome: "drained"; reason?: string } | { outcome: "halte
  * At most `[merge] batch` attempts are parked so, beyond `concurrency`.
  */
 export async function drainQueue(ctx: RunContext, options: SchedulerOptions): Promise<RunEnd> {
-  const landings = landingQueue(ctx);
-  const slack = Math.max(1, ctx.config.merge.batch);
-  const queue = new PQueue({ concurrency: options.concurrency + slack });
-  const working = (): number => inFlight.size - Math.min(landings.parked, slack);
-  let landingChanges = 0;
-  let wake: (() => void) | undefined;
-  const stopWatching = landings.onChange(() => {
-    landingChanges++;
-    wake?.();
-  });
-  const inFlight = new Set<string>();
-  const tried = new Set<string>(); // merge-blocked this run: not picked again
-  const notClaimed = new Set<string>(); // another worker had it: not picked again until the ledger changed
-  const running = new Set<Promise<void>>();
-  let halt: RunEnd | undefined;
-  let environmentErrors = 0;
-  let attempts = 0;
-  const blocked: { id: string; reason: string }[] = [];
-  let lastBlock: string | undefined; // the last packet's block, in the order outcomes arrive
-  const waits = ctx.waits;
+  return new Drain(ctx, options).run();
+}
 
-  /** A rate limit is the agent's: the agent a packet's limited call ran on, and how long it now waits. */
-  const limitAgent = (packet: Packet, limited: { role: "implementer" | "reviewer"; resetsAt?: string }) => {
-    const agent = agentOf(ctx, limited.role === "implementer" ? packet.tier : packet.reviewer);
-    return { agent, wait: waits.limit(agent, limited.resetsAt, Date.now(), ctx.config.limits.rateLimitWaitMs, ctx.config.limits.rateLimitMaxWaits) };
-  };
-  const handle = async (packet: Packet, outcome: PacketOutcome): Promise<void> => {
-    if (outcome.kind !== "retry") environmentErrors = 0;
-    if (!(outcome.kind === "retry" && outcome.rateLimited)) for (const agent of agentsOf(ctx, packet)) waits.clear(agent);
-    if (outcome.kind === "merged" || outcome.kind === "held") lastBlock = undefined;
-    switch (outcome.kind) {
-      case "blocked": {
-        blocked.push({ id: packet.id, reason: outcome.reason });
-        if (outcome.rateLimited) {
-          const { agent, wait } = limitAgent(packet, outcome.rateLimited);
-          if (!("halt" in wait) && wait.beyond) benchNotice(packet.id, agent, wait.until);
-        }
-        // A packet at fault itself says nothing about the machine: it never counts toward two blocks in a row.
-        const same = outcome.packetFault ? undefined : blockKey(outcome.reason);
-        if (!options.keepGoing || outcome.alarm) halt ??= { outcome: "halted", reason: `${packet.id} is blocked: ${outcome.reason}` };
-        else if (same !== undefined && lastBlock === same)
-          halt ??= { outcome: "halted", reason: `two packets in a row blocked for the same reason (the machine or the spec, not the work): ${packet.id}: ${outcome.reason}` };
-        lastBlock = same;
-        ctx.notifier?.send({ event: "blocked", packet: packet.id, reason: outcome.reason });
+/** What one turn of the loop found to do: start an attempt, look again, stop, or nothing to claim. */
+type Turn = { start: Next } | "again" | "stop" | undefined;
+
+/** One drain of the queue: what its turns share (what runs, what was tried, why it stops). */
+class Drain {
+  private readonly landings: ReturnType<typeof landingQueue>;
+  private readonly slack: number;
+  private readonly queue: PQueue;
+  private landingChanges = 0;
+  private wake: (() => void) | undefined;
+  private readonly inFlight = new Set<string>();
+  private readonly tried = new Set<string>(); // merge-blocked this run: not picked again
+  private readonly notClaimed = new Set<string>(); // another worker had it: not picked again until the ledger changed
+  private readonly running = new Set<Promise<void>>();
+  private halt: RunEnd | undefined;
+  private environmentErrors = 0;
+  private attempts = 0;
+  private readonly blocked: { id: string; reason: string }[] = [];
+  private lastBlock: string | undefined; // the last packet's block, in the order outcomes arrive
+  private readonly told = new Set<string>(); // PRs said once to wait for a person
+  private benched: string | undefined; // the run ended with only packets of agents rate-limited past rate_limit_wait left
+  /** `factory pause --interrupt` stops the running attempts (recorded interrupted, unspent): they run under this too. */
+  private readonly pause = new AbortController();
+  /** The attempts' context: its own signal, the run's landing queue (merge/landing-queue.ts keys it by the run's context). */
+  private readonly attemptCtx: RunContext;
+
+  constructor(
+    private readonly ctx: RunContext,
+    private readonly options: SchedulerOptions,
+  ) {
+    this.landings = landingQueue(ctx);
+    this.slack = Math.max(1, ctx.config.merge.batch);
+    this.queue = new PQueue({ concurrency: options.concurrency + this.slack });
+    this.attemptCtx = { ...ctx, signal: AbortSignal.any([ctx.signal, this.pause.signal]), runContext: ctx.runContext ?? ctx };
+  }
+
+  async run(): Promise<RunEnd> {
+    const stopWatching = this.landings.onChange(() => {
+      this.landingChanges++;
+      this.wake?.();
+    });
+    // While attempts run, a pause is looked for every few seconds (the loop itself looks before each claim).
+    const pauseWatch = setInterval(() => void this.lookForPause().catch(() => undefined), PAUSE_POLL_MS);
+    try {
+      await this.turns();
+    } finally {
+      stopWatching();
+      clearInterval(pauseWatch);
+    }
+    return this.end();
+  }
+
+  /** Attempts running in this process, not counting those parked in the landing queue. */
+  private working(): number {
+    return this.inFlight.size - Math.min(this.landings.parked, this.slack);
+  }
+
+  private async turns(): Promise<void> {
+    for (;;) {
+      const seen = this.landingChanges;
+      await this.lookForHalts();
+      const turn = !this.halt && !(this.options.once && this.attempts >= 1) && this.working() < this.options.concurrency ? await this.claimTurn() : undefined;
+      if (turn === "again") continue;
+      if (turn === "stop") break;
+      if (turn) {
+        this.start(turn.start);
+        continue;
+      }
+      if (this.running.size === 0) {
+        if (await this.watchPullRequests()) continue;
         break;
       }
+      if (this.landingChanges !== seen) continue; // an attempt began or ended waiting to land meanwhile: a worker may be free
+      await this.waitForAnEnd();
+    }
+  }
+
+  /** An interrupt, a pause, the spend cap. */
+  private async lookForHalts(): Promise<void> {
+    const { ctx } = this;
+    if (!this.halt && ctx.signal.aborted) this.halt = { outcome: "interrupted", reason: "interrupted" };
+    if (!this.halt) await this.lookForPause();
+    const exhausted = ctx.budget.windowMs === undefined ? ctx.budget.exhausted() : ctx.budget.exhausted((await ctx.ledger.read()).state);
+    if (!this.halt && exhausted) this.halt = { outcome: "halted", reason: exhausted };
+  }
+
+  private async lookForPause(): Promise<void> {
+    const paused = (await this.ctx.ledger.read()).state.paused;
+    if (!paused) return;
+    this.halt ??= { outcome: "halted", reason: `${pausedBy(paused)}: nothing more is claimed; factory resume, then start the run again` };
+    if (paused.interrupt && !this.pause.signal.aborted) this.pause.abort(new Paused(paused));
+    this.wake?.();
+  }
+
+  /** The next packet to start, or a wait: for other workers, or for a rate limit to end. */
+  private async claimTurn(): Promise<Turn> {
+    const { ctx, options, waits } = this;
+    const read = await ctx.ledger.read();
+    const broken = describeBreak(read);
+    if (broken) {
+      // Something other than the factory wrote the ledger during this run: nothing more is decided on it.
+      this.halt ??= { outcome: "halted", reason: broken };
+      return "again";
+    }
+    const picked = await pickNext(ctx, options, read.state, this.inFlight, new Set([...this.tried, ...this.notClaimed]), (packet) =>
+      agentsOf(ctx, packet).some((agent) => waits.waiting(agent, Date.now())),
+    );
+    if (picked.next) return { start: picked.next };
+    if (this.running.size === 0 && ctx.claims && picked.elsewhere && !options.once) {
+      // Several workers: what is left runs on others. Their leases may run out (a worker died), and their
+      // landings may free what depends on them: wait for a wake-up or the poll, then look again.
+      await ctx.claims.waitForWork(WORKER_POLL_MS, ctx.signal);
+      await ctx.claims.recover();
+      this.notClaimed.clear();
+      return "again";
+    }
+    if (picked.waiting && this.running.size === 0) {
+      const far = waits.beyond(Date.now(), ctx.config.limits.rateLimitWaitMs);
+      if (far.length > 0 && (waits.nextEnd(Date.now()) ?? 0) - Date.now() > ctx.config.limits.rateLimitWaitMs) {
+        // Every wait left is longer than a run sits out: what is left runs on a later run.
+        this.benched = far.map((entry) => `agent "${entry.agent}" is rate-limited until ${new Date(entry.until).toISOString()}`).join("; ");
+        return "stop";
+      }
+      // Only packets whose agent waits out a rate limit are left: sleep until the first wait ends.
+      await sleepUntil(waits.nextEnd(Date.now()) ?? Date.now(), ctx.signal);
+      return "again";
+    }
+    return undefined;
+  }
+
+  private get waits(): RunContext["waits"] {
+    return this.ctx.waits;
+  }
+
+  private start(next: Next): void {
+    this.inFlight.add(next.packet.id);
+    this.attempts++;
+    const task = this.queue
+      .add(async () => {
+        const outcome = next.record?.pendingLand
+          ? ((await landPending(this.attemptCtx, next.packet, next.record)) ?? ({ kind: "not-claimed", reason: "nothing to land" } as const))
+          : await processPacket(this.attemptCtx, next.packet, next.record);
+        await this.handle(next.packet, outcome);
+      })
+      .finally(() => {
+        this.inFlight.delete(next.packet.id);
+        this.running.delete(task);
+      });
+    this.running.add(task);
+  }
+
+  /** Pull-request mode: with nothing else to do, the open PRs are watched until they move or wait for a person. Whether to look again. */
+  private async watchPullRequests(): Promise<boolean> {
+    const { ctx, options } = this;
+    const watch = this.halt ? undefined : await watchReviews(ctx, options.packets);
+    if (!watch) return false;
+    for (const { id, commit } of watch.merged) options.landed?.(id, commit);
+    for (const entry of watch.blocked) {
+      this.blocked.push(entry);
+      if (!options.keepGoing) this.halt ??= { outcome: "halted", reason: `${entry.id} is blocked: ${entry.reason}` };
+      ctx.notifier?.send({ event: "blocked", packet: entry.id, reason: entry.reason });
+    }
+    for (const line of [...watch.person, ...watch.notes].filter((entry) => !this.told.has(entry))) {
+      this.told.add(line);
+      ctx.emit({ kind: "notice", message: line });
+    }
+    if (watch.changed) {
+      this.notClaimed.clear();
+      return true;
+    }
+    if (watch.waiting.length > 0 && !ctx.signal.aborted) {
+      await sleepUntil(Date.now() + (ctx.config.forge?.pollMs ?? 30_000), ctx.signal);
+      return true;
+    }
+    return false;
+  }
+
+  /** Until an attempt ends, the landing queue changes, a pause is found, or (several workers) the ledger may have freed a packet. */
+  private async waitForAnEnd(): Promise<void> {
+    const { ctx } = this;
+    const stopPoll = new AbortController();
+    // Several workers: a landing elsewhere may free a packet for a worker of this one that is idle.
+    const polled = ctx.claims && this.working() < this.options.concurrency ? [ctx.claims.waitForWork(WORKER_POLL_MS, AbortSignal.any([ctx.signal, stopPoll.signal]))] : [];
+    await Promise.race([...this.running, ...polled, new Promise<void>((resolve) => (this.wake = resolve))]);
+    stopPoll.abort();
+    this.wake = undefined;
+  }
+
+  /** A rate limit is the agent's: the agent a packet's limited call ran on, and how long it now waits. */
+  private limitAgent(packet: Packet, limited: { role: "implementer" | "reviewer"; resetsAt?: string }) {
+    const { ctx } = this;
+    const agent = agentOf(ctx, limited.role === "implementer" ? packet.tier : packet.reviewer);
+    return { agent, wait: this.waits.limit(agent, limited.resetsAt, Date.now(), ctx.config.limits.rateLimitWaitMs, ctx.config.limits.rateLimitMaxWaits) };
+  }
+
+  private benchNotice(packet: string, agent: string, until: number): void {
+    this.ctx.emit({
+      kind: "notice",
+      packet,
+      message: `agent "${agent}" reports a rate limit until ${new Date(until).toISOString()}, further away than rate_limit_wait: its packets wait for a later run; the rest of the queue goes on`,
+    });
+  }
+
+  /** What an attempt's outcome means for the run: a halt, a wait, a notice. */
+  private async handle(packet: Packet, outcome: PacketOutcome): Promise<void> {
+    const { ctx, options } = this;
+    if (outcome.kind !== "retry") this.environmentErrors = 0;
+    if (!(outcome.kind === "retry" && outcome.rateLimited)) for (const agent of agentsOf(ctx, packet)) this.waits.clear(agent);
+    if (outcome.kind === "merged" || outcome.kind === "held") this.lastBlock = undefined;
+    switch (outcome.kind) {
+      case "blocked":
+        this.onBlocked(packet, outcome);
+        break;
       case "held":
         ctx.notifier?.send({ event: "awaiting_human", packet: packet.id });
         break;
@@ -89,30 +259,16 @@ export async function drainQueue(ctx: RunContext, options: SchedulerOptions): Pr
         ctx.notifier?.send({ event: "question", packet: packet.id, question: outcome.question, suggestions: outcome.suggestions });
         break;
       case "retry":
-        environmentErrors = outcome.environment ? environmentErrors + 1 : 0;
-        if (environmentErrors >= 2) halt ??= { outcome: "halted", reason: "two environment errors in a row: the machine is broken, not the work (see the gate and install logs)" };
-        if (outcome.rateLimited) {
-          const { agent, wait } = limitAgent(packet, outcome.rateLimited);
-          if ("halt" in wait) halt ??= { outcome: "halted", reason: wait.halt };
-          else if (wait.beyond) benchNotice(packet.id, agent, wait.until);
-          else {
-            const source = outcome.rateLimited.resetsAt ? "the reset it reported" : "backing off";
-            ctx.emit({
-              kind: "notice",
-              packet: packet.id,
-              message: `rate-limited: agent "${agent}" waits until ${new Date(wait.until).toISOString()} (${source}; no attempt spent); every packet on it waits too`,
-            });
-          }
-        }
+        this.onRetry(packet, outcome);
         break;
       case "interrupted":
-        halt ??= ctx.signal.aborted ? { outcome: "interrupted", reason: outcome.reason } : { outcome: "halted", reason: outcome.reason };
+        this.halt ??= ctx.signal.aborted ? { outcome: "interrupted", reason: outcome.reason } : { outcome: "halted", reason: outcome.reason };
         break;
       case "merge-blocked":
-        tried.add(packet.id);
+        this.tried.add(packet.id);
         break;
       case "not-claimed":
-        notClaimed.add(packet.id);
+        this.notClaimed.add(packet.id);
         break;
       case "merged":
         options.landed?.(packet.id, outcome.commit);
@@ -121,141 +277,63 @@ export async function drainQueue(ctx: RunContext, options: SchedulerOptions): Pr
       case "in-review":
         break;
     }
-  };
-  const told = new Set<string>(); // PRs said once to wait for a person
-  const benchNotice = (packet: string, agent: string, until: number): void =>
-    ctx.emit({
-      kind: "notice",
-      packet,
-      message: `agent "${agent}" reports a rate limit until ${new Date(until).toISOString()}, further away than rate_limit_wait: its packets wait for a later run; the rest of the queue goes on`,
-    });
-  let benched: string | undefined; // the run ended with only packets of agents rate-limited past rate_limit_wait left
-  // `factory pause --interrupt` stops the running attempts (recorded interrupted, unspent): they run under this too.
-  const pause = new AbortController();
-  // Its own signal, the run's landing queue (merge/landing-queue.ts keys it by the run's context).
-  const attemptCtx: RunContext = { ...ctx, signal: AbortSignal.any([ctx.signal, pause.signal]), runContext: ctx.runContext ?? ctx };
-  const lookForPause = async (): Promise<void> => {
-    const paused = (await ctx.ledger.read()).state.paused;
-    if (!paused) return;
-    halt ??= { outcome: "halted", reason: `${pausedBy(paused)}: nothing more is claimed; factory resume, then start the run again` };
-    if (paused.interrupt && !pause.signal.aborted) pause.abort(new Paused(paused));
-    wake?.();
-  };
-  // While attempts run, a pause is looked for every few seconds (the loop itself looks before each claim).
-  const pauseWatch = setInterval(() => void lookForPause().catch(() => undefined), PAUSE_POLL_MS);
+  }
 
-  try {
-    for (;;) {
-      const seen = landingChanges;
-      if (!halt && ctx.signal.aborted) halt = { outcome: "interrupted", reason: "interrupted" };
-      if (!halt) await lookForPause();
-      const exhausted = ctx.budget.windowMs === undefined ? ctx.budget.exhausted() : ctx.budget.exhausted((await ctx.ledger.read()).state);
-      if (!halt && exhausted) halt = { outcome: "halted", reason: exhausted };
-      const canClaim = !halt && !(options.once && attempts >= 1) && working() < options.concurrency;
-      let next: Next | undefined;
-      if (canClaim) {
-        const read = await ctx.ledger.read();
-        const broken = describeBreak(read);
-        if (broken) {
-          // Something other than the factory wrote the ledger during this run: nothing more is decided on it.
-          halt ??= { outcome: "halted", reason: broken };
-          continue;
-        }
-        const picked = await pickNext(ctx, options, read.state, inFlight, new Set([...tried, ...notClaimed]), (packet) => agentsOf(ctx, packet).some((agent) => waits.waiting(agent, Date.now())));
-        next = picked.next;
-        if (!next && running.size === 0 && ctx.claims && picked.elsewhere && !options.once) {
-          // Several workers: what is left runs on others. Their leases may run out (a worker died), and their
-          // landings may free what depends on them: wait for a wake-up or the poll, then look again.
-          await ctx.claims.waitForWork(WORKER_POLL_MS, ctx.signal);
-          await ctx.claims.recover();
-          notClaimed.clear();
-          continue;
-        }
-        if (!next && picked.waiting && running.size === 0) {
-          const far = waits.beyond(Date.now(), ctx.config.limits.rateLimitWaitMs);
-          if (far.length > 0 && (waits.nextEnd(Date.now()) ?? 0) - Date.now() > ctx.config.limits.rateLimitWaitMs) {
-            // Every wait left is longer than a run sits out: what is left runs on a later run.
-            benched = far.map((entry) => `agent "${entry.agent}" is rate-limited until ${new Date(entry.until).toISOString()}`).join("; ");
-            break;
-          }
-          // Only packets whose agent waits out a rate limit are left: sleep until the first wait ends.
-          await sleepUntil(waits.nextEnd(Date.now()) ?? Date.now(), ctx.signal);
-          continue;
-        }
-      }
-      if (next) {
-        inFlight.add(next.packet.id);
-        attempts++;
-        const task = queue
-          .add(async () => {
-            const outcome = next.record?.pendingLand
-              ? ((await landPending(attemptCtx, next.packet, next.record)) ?? ({ kind: "not-claimed", reason: "nothing to land" } as const))
-              : await processPacket(attemptCtx, next.packet, next.record);
-            await handle(next.packet, outcome);
-          })
-          .finally(() => {
-            inFlight.delete(next.packet.id);
-            running.delete(task);
-          });
-        running.add(task);
-        continue;
-      }
-      if (running.size === 0) {
-        // Pull-request mode: with nothing else to do, the open PRs are watched until they move or wait for a person.
-        const watch = halt ? undefined : await watchReviews(ctx, options.packets);
-        if (watch) {
-          for (const { id, commit } of watch.merged) options.landed?.(id, commit);
-          for (const entry of watch.blocked) {
-            blocked.push(entry);
-            if (!options.keepGoing) halt ??= { outcome: "halted", reason: `${entry.id} is blocked: ${entry.reason}` };
-            ctx.notifier?.send({ event: "blocked", packet: entry.id, reason: entry.reason });
-          }
-          for (const line of [...watch.person, ...watch.notes].filter((entry) => !told.has(entry))) {
-            told.add(line);
-            ctx.emit({ kind: "notice", message: line });
-          }
-          if (watch.changed) {
-            notClaimed.clear();
-            continue;
-          }
-          if (watch.waiting.length > 0 && !ctx.signal.aborted) {
-            await sleepUntil(Date.now() + (ctx.config.forge?.pollMs ?? 30_000), ctx.signal);
-            continue;
-          }
-        }
-        break;
-      }
-      if (landingChanges !== seen) continue; // an attempt began or ended waiting to land meanwhile: a worker may be free
-      const stopPoll = new AbortController();
-      // Several workers: a landing elsewhere may free a packet for a worker of this one that is idle.
-      const polled = ctx.claims && working() < options.concurrency ? [ctx.claims.waitForWork(WORKER_POLL_MS, AbortSignal.any([ctx.signal, stopPoll.signal]))] : [];
-      await Promise.race([...running, ...polled, new Promise<void>((resolve) => (wake = resolve))]);
-      stopPoll.abort();
-      wake = undefined;
+  private onBlocked(packet: Packet, outcome: Extract<PacketOutcome, { kind: "blocked" }>): void {
+    this.blocked.push({ id: packet.id, reason: outcome.reason });
+    if (outcome.rateLimited) {
+      const { agent, wait } = this.limitAgent(packet, outcome.rateLimited);
+      if (!("halt" in wait) && wait.beyond) this.benchNotice(packet.id, agent, wait.until);
     }
-  } finally {
-    stopWatching();
-    clearInterval(pauseWatch);
+    // A packet at fault itself says nothing about the machine: it never counts toward two blocks in a row.
+    const same = outcome.packetFault ? undefined : blockKey(outcome.reason);
+    if (!this.options.keepGoing || outcome.alarm) this.halt ??= { outcome: "halted", reason: `${packet.id} is blocked: ${outcome.reason}` };
+    else if (same !== undefined && this.lastBlock === same)
+      this.halt ??= { outcome: "halted", reason: `two packets in a row blocked for the same reason (the machine or the spec, not the work): ${packet.id}: ${outcome.reason}` };
+    this.lastBlock = same;
+    this.ctx.notifier?.send({ event: "blocked", packet: packet.id, reason: outcome.reason });
   }
-  if (halt) return halt;
-  if (benched) {
-    // The packets left to run (queued, not merged, held or blocked) whose agent waits.
-    const { state } = await ctx.ledger.read();
-    const left = (id: string): boolean => (state.packets.get(id)?.status.state ?? "queued") === "queued";
-    const waiting = options.packets.filter((packet) => left(packet.id) && agentsOf(ctx, packet).some((agent) => waits.waiting(agent, Date.now())));
-    return {
-      outcome: "halted",
-      reason: `the rest of the queue ran; ${benched}, further away than rate_limit_wait: ${waiting.map((packet) => packet.id).join(", ") || "its packets"} wait for a run after that${blocked.length ? `; blocked: ${blocked.map((entry) => entry.id).join(", ")}` : ""}`,
-    };
+
+  private onRetry(packet: Packet, outcome: Extract<PacketOutcome, { kind: "retry" }>): void {
+    this.environmentErrors = outcome.environment ? this.environmentErrors + 1 : 0;
+    if (this.environmentErrors >= 2) this.halt ??= { outcome: "halted", reason: "two environment errors in a row: the machine is broken, not the work (see the gate and install logs)" };
+    if (!outcome.rateLimited) return;
+    const { agent, wait } = this.limitAgent(packet, outcome.rateLimited);
+    if ("halt" in wait) this.halt ??= { outcome: "halted", reason: wait.halt };
+    else if (wait.beyond) this.benchNotice(packet.id, agent, wait.until);
+    else {
+      const source = outcome.rateLimited.resetsAt ? "the reset it reported" : "backing off";
+      this.ctx.emit({
+        kind: "notice",
+        packet: packet.id,
+        message: `rate-limited: agent "${agent}" waits until ${new Date(wait.until).toISOString()} (${source}; no attempt spent); every packet on it waits too`,
+      });
+    }
   }
-  if (blocked.length > 0) {
-    const held = heldBehind(options.packets, new Set(blocked.map((entry) => entry.id)));
-    return {
-      outcome: "halted",
-      reason: `the rest of the queue ran; blocked: ${blocked.map((entry) => entry.id).join(", ")}${held.length ? `; waiting on them: ${held.join(", ")}` : ""}`,
-    };
+
+  /** How the run ended: its halt, the rate limits it left to a later run, or the packets it blocked. */
+  private async end(): Promise<RunEnd> {
+    const { ctx, options, blocked } = this;
+    if (this.halt) return this.halt;
+    if (this.benched) {
+      // The packets left to run (queued, not merged, held or blocked) whose agent waits.
+      const { state } = await ctx.ledger.read();
+      const left = (id: string): boolean => (state.packets.get(id)?.status.state ?? "queued") === "queued";
+      const waiting = options.packets.filter((packet) => left(packet.id) && agentsOf(ctx, packet).some((agent) => this.waits.waiting(agent, Date.now())));
+      return {
+        outcome: "halted",
+        reason: `the rest of the queue ran; ${this.benched}, further away than rate_limit_wait: ${waiting.map((packet) => packet.id).join(", ") || "its packets"} wait for a run after that${blocked.length ? `; blocked: ${blocked.map((entry) => entry.id).join(", ")}` : ""}`,
+      };
+    }
+    if (blocked.length > 0) {
+      const held = heldBehind(options.packets, new Set(blocked.map((entry) => entry.id)));
+      return {
+        outcome: "halted",
+        reason: `the rest of the queue ran; blocked: ${blocked.map((entry) => entry.id).join(", ")}${held.length ? `; waiting on them: ${held.join(", ")}` : ""}`,
+      };
+    }
+    return { outcome: "drained" };
   }
-  return { outcome: "drained" };
 }
 
 /** How often running attempts look for `factory pause --interrupt`. */
