@@ -421,8 +421,8 @@ const MUTATIONS = [
   {
     guard: "spec drift",
     file: "src/loop/attempt.ts",
-    from: 'if (drift) return { ...base, end: { kind: "spec-drift", reason: drift } };',
-    to: 'if (drift && !drift) return { ...base, end: { kind: "spec-drift", reason: drift } };',
+    from: 'if (drift) return { kind: "spec-drift", reason: drift };',
+    to: 'if (drift && !drift) return { kind: "spec-drift", reason: drift };',
     tests: [["test/integration/run-guards.test.ts", "spec drift: a spec changed since the packet was cut"]],
   },
   {
