@@ -558,8 +558,8 @@ const MUTATIONS = [
   {
     guard: "one budget for the fleet: a shared ledger's cap counts every worker's spend",
     file: "src/commands/run.ts",
-    from: "config.limits.maxCostWindowMs ?? (shared ? FLEET_COST_WINDOW_MS : undefined)",
-    to: "config.limits.maxCostWindowMs ?? (shared && FLEET_COST_WINDOW_MS < 0 ? FLEET_COST_WINDOW_MS : undefined)",
+    from: "config.limits.maxCostWindowMs ?? (fleet.shared ? FLEET_COST_WINDOW_MS : undefined)",
+    to: "config.limits.maxCostWindowMs ?? (fleet.shared && FLEET_COST_WINDOW_MS < 0 ? FLEET_COST_WINDOW_MS : undefined)",
     tests: [["test/e2e/workers.test.ts", "one budget for the fleet"]],
   },
   {
