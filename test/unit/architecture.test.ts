@@ -65,4 +65,23 @@ describe("how src/ is built", () => {
     expect(upward.sort()).toEqual([...UPWARD_KNOWN].sort());
     expect(UPWARD_KNOWN.length).toBeLessThanOrEqual(4);
   });
+
+  it("no function of src/ is over 100 lines: a long one is split into the steps it performs", () => {
+    const long: string[] = [];
+    for (const file of sourceFiles(SRC)) {
+      const parsed = ts.createSourceFile(file, readFileSync(file, "utf8"), ts.ScriptTarget.Latest, true);
+      const visit = (node: ts.Node): void => {
+        if (ts.isFunctionDeclaration(node) || ts.isMethodDeclaration(node) || ts.isArrowFunction(node) || ts.isFunctionExpression(node) || ts.isConstructorDeclaration(node)) {
+          const lines = parsed.getLineAndCharacterOfPosition(node.getEnd()).line - parsed.getLineAndCharacterOfPosition(node.getStart()).line + 1;
+          if (lines > MAX_FUNCTION_LINES) long.push(`${relative(SRC, file)}:${parsed.getLineAndCharacterOfPosition(node.getStart()).line + 1} (${lines} lines)`);
+        }
+        ts.forEachChild(node, visit);
+      };
+      visit(parsed);
+    }
+    expect(long).toEqual([]);
+  });
 });
+
+/** Issue 58: a function longer than this is read as one block; its steps want names. */
+const MAX_FUNCTION_LINES = 100;
