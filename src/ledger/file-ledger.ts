@@ -1,3 +1,5 @@
+import { createHash } from "node:crypto";
+import { createReadStream } from "node:fs";
 import { type FileHandle, open, readFile, rename, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type EventBody, type LedgerEvent, stamp } from "./events.js";
@@ -35,6 +37,12 @@ interface SnapshotFile {
   spentByHour?: LedgerState["spentByHour"];
   paused?: LedgerState["paused"];
   tierCosts?: LedgerState["tierCosts"];
+  /**
+   * sha256 of the ledger's bytes before `position.offset`: a line edited in place before the snapshot's last one
+   * (its chain broken, but not where the snapshot looks) makes the snapshot untrusted, and the fold from the start
+   * finds the break.
+   */
+  prefixSha256?: string;
 }
 
 export function snapshotPath(root: string): string {
@@ -44,8 +52,8 @@ export function snapshotPath(root: string): string {
 /**
  * The ledger as an append-only JSONL file under `.factory/state/`, read as a
  * stream and folded incrementally: a process remembers how far it has
- * folded, and a snapshot beside the file (state, byte offset, and the hash of
- * the last line it covers, which the chain ties to everything before it)
+ * folded, and a snapshot beside the file (state, byte offset, the hash of
+ * the last line it covers and the sha256 of every byte before its offset)
  * lets a new process start there. A snapshot or memory that no longer
  * matches the file (the bytes at its offset hash differently, the file is
  * shorter) is dropped and the file folded from the start.
@@ -74,7 +82,7 @@ export function fileLedger(root: string): Ledger {
     if (memory && memory.position.offset > 0 && !base) noteLost("deleted, replaced or cut short");
     if (!base && trustSnapshot) {
       const saved = await loadSnapshot(root);
-      base = saved && (await matches(path, saved.position, size)) ? saved : undefined;
+      base = saved && (await matches(path, saved.position, size)) && (await prefixSha256(path, saved.position.offset)) === saved.prefixSha256 ? saved : undefined;
     }
     base ??= { position: SCAN_START, state: emptyState(), warnings: [] };
     const { checkpoint, folded, torn } = await foldTail(path, base);
@@ -231,7 +239,14 @@ async function matches(path: string, position: ScanPosition, size: number): Prom
   }
 }
 
-async function loadSnapshot(root: string): Promise<Checkpoint | undefined> {
+/** sha256 of a file's first `length` bytes, read as a stream. */
+async function prefixSha256(path: string, length: number): Promise<string> {
+  const hash = createHash("sha256");
+  if (length > 0) for await (const chunk of createReadStream(path, { start: 0, end: length - 1 })) hash.update(chunk as Buffer);
+  return hash.digest("hex");
+}
+
+async function loadSnapshot(root: string): Promise<(Checkpoint & { prefixSha256: string | undefined }) | undefined> {
   let value: SnapshotFile;
   try {
     const handle = await open(snapshotPath(root), "r");
@@ -246,6 +261,7 @@ async function loadSnapshot(root: string): Promise<Checkpoint | undefined> {
   if (value?.format !== "factory-ledger-snapshot" || value.fold !== FOLD_VERSION || typeof value.position?.offset !== "number") return undefined;
   return {
     position: value.position,
+    prefixSha256: value.prefixSha256,
     warnings: value.warnings,
     state: {
       packets: new Map(value.packets.map((record) => [record.id, record])),
@@ -277,6 +293,7 @@ async function saveSnapshot(root: string, checkpoint: Checkpoint): Promise<void>
     spentByHour: checkpoint.state.spentByHour,
     tierCosts: checkpoint.state.tierCosts,
     ...(checkpoint.state.paused ? { paused: checkpoint.state.paused } : {}),
+    prefixSha256: await prefixSha256(ledgerPath(root), checkpoint.position.offset),
   };
   const path = snapshotPath(root);
   // Its own temporary file per write: two reads in one process may both save, and must not write into one file.

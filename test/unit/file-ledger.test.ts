@@ -114,6 +114,29 @@ describe("file ledger", () => {
     expect((await fileLedger(root).read()).state.packets.get("P0")?.status.state).toBe("merged"); // the snapshot was rewritten
   });
 
+  it("does not trust a snapshot once a line before its point was edited in place: a new reader finds the broken chain (issue 57 §5)", async () => {
+    await appendEvents(root, Array.from({ length: PACKETS }, (_, at) => life(`P${at}`)).flat());
+    expect((await fileLedger(root).read()).broken).toBeUndefined();
+    expect(existsSync(snapshotPath(root))).toBe(true);
+    // The same length, so every offset the snapshot knows still holds: only the bytes before its last line differ.
+    const lines = readFileSync(ledgerPath(root), "utf8").trimEnd().split("\n");
+    lines[8] = (lines[8] as string).replace('"costUsd":0.25', '"costUsd":0.01');
+    writeFileSync(ledgerPath(root), `${lines.join("\n")}\n`);
+    const view = await fileLedger(root).read();
+    expect(view.broken).toMatchObject({ line: 10 });
+    // Honest twin: appends after the snapshot leave it trusted (a value planted in it comes back).
+    rmSync(ledgerPath(root));
+    rmSync(snapshotPath(root));
+    await appendEvents(root, Array.from({ length: PACKETS }, (_, at) => life(`P${at}`)).flat());
+    await fileLedger(root).read();
+    const snapshot = JSON.parse(readFileSync(snapshotPath(root), "utf8"));
+    writeFileSync(snapshotPath(root), JSON.stringify({ ...snapshot, costUsd: 1234 }));
+    await appendEvents(root, life("Z"));
+    const after = await fileLedger(root).read();
+    expect(after.broken).toBeUndefined();
+    expect(after.state.costUsd).toBeCloseTo(1234.25);
+  });
+
   it("reports an edit after the remembered point as a broken chain", async () => {
     const ledger = fileLedger(root);
     await ledger.append(life("A"));
