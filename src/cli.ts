@@ -3,7 +3,7 @@ import { type ActionContext, COMMANDS, type CommandSpec, GROUPS, VERSION } from 
 import { EXIT } from "./commands/exit-codes.js";
 import { processOutput } from "./log/output.js";
 import { factoryHome } from "./loop/context.js";
-import { lowSpace, resourceFault } from "./util/resources.js";
+import { lowSpace, resourceFault, resourceLine } from "./util/resources.js";
 
 /**
  * The commander program, declared from the table of commands (cli-commands.ts). Each action calls one command
@@ -93,9 +93,7 @@ async function main(argv: string[]): Promise<void> {
     const fault = resourceFault(error) ?? lowSpaceNote();
     if (fault) {
       // The machine's, not a bug: a disk full, a quota, open files, memory.
-      process.stderr.write(
-        `factory: stopped: ${fault} (${error instanceof Error ? error.message.split("\n")[0] : String(error)}). Nothing was merged by this command; free it, then run the command again.\n`,
-      );
+      process.stderr.write(`factory: stopped: ${fault} (${resourceLine(error)}). Nothing was merged by this command; free it, then run the command again.\n`);
       process.exitCode = EXIT.halted;
       return;
     }

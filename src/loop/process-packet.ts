@@ -1,5 +1,6 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { commonGitDir } from "../git/dirs.js";
 import { resolveCommit, treeOf } from "../git/repo.js";
 import { landedCacheFile, landedIndex, landedPackets } from "../git/trailers.js";
 import { deleteBranch, removeWorktree } from "../git/worktree.js";
@@ -12,7 +13,7 @@ import { type Flight, landingQueue } from "../merge/landing-queue.js";
 import { syncPatiently } from "../merge/target-sync.js";
 import type { Packet } from "../packet/types.js";
 import { crashPoint } from "../util/crash-point.js";
-import { lowSpace, resourceFault } from "../util/resources.js";
+import { lowSpace, resourceFault, resourceLine } from "../util/resources.js";
 import { type AttemptReport, runAttempt } from "./attempt.js";
 import { BudgetExhausted } from "./budget.js";
 import { claimLanding, claimPacket } from "./claim.js";
@@ -160,7 +161,11 @@ async function attemptStopped(ctx: RunContext, at: { packet: Packet; attempt: nu
   if (fault) {
     const filled = await filledByAttempt(ctx, packet.id, runDir);
     if (filled) return recordBlock(ctx, packet, attempt, filled);
-    return stoppedByMachine(ctx, packet.id, attempt, `${fault} (${error instanceof Error ? error.message.split("\n")[0] : String(error)})`);
+    // Named by the filesystem that is full (the worktrees', the checkout's, or the repository's object store) and by git's own line.
+    const objects = join(await commonGitDir(ctx.root).catch(() => join(ctx.root, ".git")), "objects");
+    const low = lowSpace([worktreePath(ctx.root, packet.id), runDir, ctx.root, objects]);
+    const line = resourceLine(error);
+    return stoppedByMachine(ctx, packet.id, attempt, `${fault}${low && !line.includes(low) ? `: ${low}` : ""} (${line})`);
   }
   if (ctx.claims?.lost(packet.id)) throw ctx.signal.reason instanceof ClaimLost ? ctx.signal.reason : new ClaimLost(packet.id, "its lease ran out");
   const reason =

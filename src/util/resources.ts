@@ -42,6 +42,18 @@ export function resourceFault(error: unknown): string | undefined {
 }
 
 /**
+ * Pure: the line of an error that says what ran out, as the program that failed said it (`fatal: unable to
+ * write loose object file: No space left on device`), not the command line it ran; else the error's first line.
+ */
+export function resourceLine(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const lines = message.split("\n");
+  const line = lines.find((candidate) => MESSAGES.some(([pattern]) => pattern.test(candidate))) ?? lines[0] ?? "";
+  const said = line.search(/\b(?:fatal|error): /);
+  return (said > 0 ? line.slice(said) : line).trim();
+}
+
+/**
  * The first of `paths` whose filesystem has less than MIN_FREE_BYTES free for
  * this user, said as a person can act on it; undefined when every one has
  * room (or cannot be asked).

@@ -85,4 +85,25 @@ describe.skipIf(!canMountTmpfs())("a full disk", () => {
     expect(events.filter((event) => event.kind === "agent-finished")).toEqual([]);
     expect((await target.record("P01"))?.attemptsUsed ?? 0).toBe(0);
   });
+
+  it("a full filesystem under .git/objects is named, with git's own line about it, not git's command line (issue 57 §5)", async () => {
+    const target = setUp({ script: { P01: { implementer: [{ write: { "src/double.js": DOUBLE_JS } }] } } });
+    const objects = join(target.dir, ".git", "objects");
+    const saved = mkdtempSync(join(tmpdir(), "factory-test-objects-"));
+    try {
+      // The repository's object store on its own 1 MB tmpfs, its objects copied in, then filled by someone else's file.
+      const mount = `cp -a '${objects}/.' '${saved}/' && mount -t tmpfs -o size=1m tmpfs '${objects}' && cp -a '${saved}/.' '${objects}/' && (head -c 2000000 /dev/zero > '${objects}/someone-else.bin' || true)`;
+      const command = `exec '${process.execPath}' '${FACTORY_BIN}' run`;
+      const env = { ...process.env, NO_COLOR: "1", XDG_CACHE_HOME: cache };
+      const result = spawnSync("unshare", ["-rm", "sh", "-c", `${mount} && ${command}`], { cwd: target.dir, env, encoding: "utf8", timeout: 120_000 });
+      const out = `${result.stdout}${result.stderr}`;
+      expect(out).toContain(`the machine ran out: no space left on the device: the filesystem holding ${objects} has 0 B free`);
+      expect(out).toContain("(fatal: unable to write loose object file: No space left on device)");
+      expect(out).not.toContain("git commit --quiet"); // the command line (its message, its pathspec) is not what a person acts on
+      expect(out).not.toContain("internal error");
+      expect(result.status).toBe(1);
+    } finally {
+      rmSync(saved, { recursive: true, force: true });
+    }
+  });
 });
