@@ -145,8 +145,8 @@ export async function buildBrief(workspace: Workspace, since: string | undefined
 }
 
 /** Writes the brief of a run under .factory/runs/ (text and HTML) and returns the HTML's path. */
-export async function writeRunBrief(workspace: Workspace, runId: string): Promise<string> {
-  const brief = await buildBrief(workspace, undefined, runId);
+export async function writeRunBrief(workspace: Workspace, runId: string, since?: string): Promise<string> {
+  const brief = await buildBrief(workspace, since, runId);
   const stem = join(workspace.root, RUNS_DIR, `report-${runId}`);
   writeFileSync(`${stem}.txt`, terminalInert(`${reportText(brief).join("\n")}\n`)); // a file a person reads: agent text inert
   writeFileSync(`${stem}.html`, reportHtml(brief));

@@ -3,7 +3,7 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { HELD_REFS } from "../git/held-refs.js";
 import { projectOf } from "../git/project.js";
-import type { LedgerState } from "../ledger/fold.js";
+import type { LedgerState, RunRecord } from "../ledger/fold.js";
 import type { Ledger } from "../ledger/ledger.js";
 import { isPgLedger } from "../ledger/open.js";
 import { startWorkerClaims, type WorkerClaims } from "../ledger/pg-claims.js";
@@ -85,6 +85,9 @@ export async function run(options: RunOptions): Promise<ExitCode> {
   const budget = new Budget(options.maxCost ?? config.limits.maxCostUsd, config.limits.maxCostWindowMs ?? (fleet.shared ? FLEET_COST_WINDOW_MS : undefined));
   for (const spend of checked.spends) budget.add(spend.costUsd ?? spend.estimatedUsd);
   try {
+    // The run before this one, killed (the file ledger's run lock is this run's now): its landings' mutation check and its brief are this run's to do.
+    const killed = fleet.shared ? undefined : await killedRunBefore(workspace.ledger);
+    const unmeasured = killed ? await unmeasuredLandings(workspace.ledger, killed.startedAt) : [];
     const gone = await recoverAndRecord(ready, fleet, checked, budget, options, progress.emit);
     const notifier = new Notifier(workspace.root, config.notify);
     const ctx: RunContext = {
@@ -115,11 +118,15 @@ export async function run(options: RunOptions): Promise<ExitCode> {
       gone,
       landed: (id, commit) => ownLandings.set(id, commit),
     });
-    const landed = newlyLanded(mergedBefore, await mergedAt(workspace.ledger)).filter(({ id, commit }) => ownLandings.get(id) === commit);
+    const mergedNow = await mergedAt(workspace.ledger);
+    const landed = [
+      ...unmeasured.filter(({ id, commit }) => mergedNow.get(id) === commit && !ownLandings.has(id)),
+      ...newlyLanded(mergedBefore, mergedNow).filter(({ id, commit }) => ownLandings.get(id) === commit),
+    ];
     if (end.outcome !== "interrupted") await checkLandedMutants(ctx, { packets: ready.packets, landed, runMs: Date.now() - began });
     await workspace.ledger.append([{ kind: "run-ended", run: fleet.owner.run, outcome: end.outcome, ...(end.reason ? { reason: end.reason } : {}) }]);
     progress.emit({ kind: "run-end", outcome: end.outcome, ...(end.reason ? { reason: end.reason } : {}), costUsd: budget.spentUsd, elapsedMs: Date.now() - started });
-    await afterTheRun(ready, fleet.owner.run, { end, budget, notifier, mergedBefore }, output);
+    await afterTheRun(ready, fleet.owner.run, { end, budget, notifier, mergedBefore, ...(killed ? { since: killed.startedAt } : {}) }, output);
     return end.outcome === "drained" ? EXIT.ok : end.outcome === "interrupted" ? EXIT.interrupted : EXIT.halted;
   } finally {
     progress.close();
@@ -353,6 +360,23 @@ async function recoverAndRecord(ready: Ready, fleet: Fleet, checked: Preflight, 
   return goneIds;
 }
 
+/** The run recorded last before this one, when it never ended (killed); the caller holds the run lock, so it is over. */
+async function killedRunBefore(ledger: Ledger): Promise<RunRecord | undefined> {
+  const previous = [...(await ledger.read()).state.runs.values()].at(-1);
+  return previous && !previous.ended ? previous : undefined;
+}
+
+/** Packets merged since `since` whose landed commit has no mutation check yet. */
+async function unmeasuredLandings(ledger: Ledger, since: string): Promise<{ id: string; commit: string }[]> {
+  const { state } = await ledger.history();
+  return [...state.packets.values()].flatMap((record) => {
+    if (record.status.state !== "merged" || record.mutants?.commit === record.status.commit) return [];
+    const { commit } = record.status;
+    const merged = record.events.findLast((event) => event.kind === "merged");
+    return merged?.kind === "merged" && merged.commit === commit && merged.ts >= since ? [{ id: record.id, commit }] : [];
+  });
+}
+
 async function mergedAt(ledger: Ledger): Promise<Map<string, string>> {
   return new Map([...(await ledger.read()).state.packets].flatMap(([id, record]) => (record.status.state === "merged" ? [[id, record.status.commit] as const] : [])));
 }
@@ -361,14 +385,21 @@ async function mergedAt(ledger: Ledger): Promise<Map<string, string>> {
 async function afterTheRun(
   ready: Ready,
   run: string,
-  ended: { end: Awaited<ReturnType<typeof drainQueue>>; budget: Budget; notifier: Notifier; mergedBefore: ReadonlyMap<string, string> },
+  ended: {
+    end: Awaited<ReturnType<typeof drainQueue>>;
+    budget: Budget;
+    notifier: Notifier;
+    mergedBefore: ReadonlyMap<string, string>;
+    /** The brief covers from here: a killed run's start, whose own brief was never written. */
+    since?: string;
+  },
   output: Output,
 ): Promise<void> {
   const { workspace } = ready;
   const { end, budget, notifier } = ended;
   let brief: string | undefined;
   try {
-    brief = await writeRunBrief(workspace, run);
+    brief = await writeRunBrief(workspace, run, ended.since);
   } catch (error) {
     output.err(`warning: the morning brief could not be written: ${error instanceof Error ? error.message : String(error)}`);
   }

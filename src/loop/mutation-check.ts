@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import type { Packet } from "../packet/types.js";
 import { measureMutants, SHARE_SPENT } from "../planning/mutants.js";
+import { crashPoint } from "../util/crash-point.js";
 import { checkInterrupted, Interrupted, RUNS_DIR, type RunContext } from "./context.js";
 import { mutantsFlag, mutantsNotes } from "./mutation-verdict.js";
 
@@ -31,6 +32,7 @@ export async function checkLandedMutants(ctx: RunContext, input: { packets: read
         continue;
       }
       ctx.emit({ kind: "notice", packet: id, message: `mutants: running its planted and hidden tests against at most ${budget} mutants of its changed lines` });
+      crashPoint("run-in-mutation-check");
       const measured = await measureMutants(ctx, { packet, commit, runDir: join(ctx.root, RUNS_DIR, id, `mutants-${commit.slice(0, 10)}`), budget, first: !judged, ...(deadline ? { deadline } : {}) });
       setupMs = Math.max(setupMs, measured.setupMs ?? 0);
       await ctx.ledger.append([

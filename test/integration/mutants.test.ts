@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { runCli } from "../helpers/cli.js";
 import { makeRepo } from "../helpers/git-repo.js";
 import { DOUBLE_JS, useLoopRepos } from "../helpers/loop-repo.js";
 import { pytestAvailable, queueDoublePacket, usePythonQueue, writePythonProject } from "../helpers/python-queue.js";
@@ -70,6 +71,27 @@ describe("mutants of a landed packet", () => {
     expect(measured).toMatchObject({ killed: (measured as { made: number }).made });
     expect((measured as { timedOut?: number }).timedOut).toBeGreaterThanOrEqual(1);
     expect(ran.out).toMatch(/P01: mutants: (\d+) of \1 mutants killed \(\d+ stopped past the time limit, counted killed\)/);
+  });
+
+  it("a run killed during its mutation check: the next run measures the landing once, and its brief names what the killed run merged (issue 57 §5)", async () => {
+    const target = setUp({ script: implement, config: "\n[planning]\nmutants = 20\nmutants_share = 0\n" });
+    const killed = runCli(["run"], target.dir, { FACTORY_CRASH_AT: "run-in-mutation-check" }, 150_000);
+    expect(killed.code, killed.stderr).not.toBe(0);
+    expect((await target.record("P01"))?.status.state).toBe("merged");
+    expect((await target.record("P01"))?.mutants).toBeUndefined();
+
+    const next = await target.run();
+    expect(next.code, next.out).toBe(0);
+    expect(next.out).toContain("P01: mutants: 3 of 3 mutants killed");
+    const brief = /morning brief: factory report \(also (.+)\)/.exec(next.out)?.[1];
+    const text = readFileSync(resolve(String(brief).replace(/\.html$/, ".txt")), "utf8");
+    expect(text).not.toMatch(/Merged \(0\)/);
+    expect(text).toMatch(/Merged \(1\)[\s\S]*P01/);
+
+    // Once: a third run measures nothing again.
+    const third = await target.run();
+    expect(third.out).not.toContain("mutants:");
+    expect((await target.events("P01")).filter((event) => event.kind === "mutants-measured")).toHaveLength(1);
   });
 
   it("stay within [planning] mutants, and are not made at all with mutants = 0", async () => {
