@@ -570,6 +570,16 @@ const MUTATIONS = [
     tests: [["test/unit/fleet-budget.test.ts", "charges the reservation of a call its attempt lost"]],
   },
   {
+    guard: "keep-going: two blocks in a row for one cause halt the queue",
+    file: "src/loop/scheduler.ts",
+    from: "if (same !== undefined && memory.lastBlock === same)",
+    to: "if (same !== undefined && memory.lastBlock === same && same.length < 0)",
+    tests: [
+      ["test/unit/keep-going.test.ts", "halts at the first block without --keep-going"],
+      ["test/integration/run-flow.test.ts", "still halts when two packets in a row block for the same reason"],
+    ],
+  },
+  {
     guard: "pause: no packet is claimed while the fleet is paused",
     file: "src/loop/scheduler.ts",
     from: "    if (!this.halt) await this.lookForPause();",

@@ -54,10 +54,10 @@ class Drain {
   private readonly notClaimed = new Set<string>(); // another worker had it: not picked again until the ledger changed
   private readonly running = new Set<Promise<void>>();
   private halt: RunEnd | undefined;
-  private environmentErrors = 0;
+  /** What the halting policy remembers between outcomes (haltAfter). */
+  private memory: HaltMemory = { environmentErrors: 0, lastBlock: undefined };
   private attempts = 0;
   private readonly blocked: { id: string; reason: string }[] = [];
-  private lastBlock: string | undefined; // the last packet's block, in the order outcomes arrive
   private readonly told = new Set<string>(); // PRs said once to wait for a person
   private benched: string | undefined; // the run ended with only packets of agents rate-limited past rate_limit_wait left
   /** `factory pause --interrupt` stops the running attempts (recorded interrupted, unspent): they run under this too. */
@@ -245,9 +245,10 @@ class Drain {
   /** What an attempt's outcome means for the run: a halt, a wait, a notice. */
   private async handle(packet: Packet, outcome: PacketOutcome): Promise<void> {
     const { ctx, options } = this;
-    if (outcome.kind !== "retry") this.environmentErrors = 0;
+    const after = haltAfter(packet.id, outcome, this.memory, options.keepGoing);
+    this.memory = after.memory;
+    if (after.halt) this.halt ??= { outcome: "halted", reason: after.halt };
     if (!(outcome.kind === "retry" && outcome.rateLimited)) for (const agent of agentsOf(ctx, packet)) this.waits.clear(agent);
-    if (outcome.kind === "merged" || outcome.kind === "held") this.lastBlock = undefined;
     switch (outcome.kind) {
       case "blocked":
         this.onBlocked(packet, outcome);
@@ -285,18 +286,10 @@ class Drain {
       const { agent, wait } = this.limitAgent(packet, outcome.rateLimited);
       if (!("halt" in wait) && wait.beyond) this.benchNotice(packet.id, agent, wait.until);
     }
-    // A packet at fault itself says nothing about the machine: it never counts toward two blocks in a row.
-    const same = outcome.packetFault ? undefined : blockKey(outcome.reason);
-    if (!this.options.keepGoing || outcome.alarm) this.halt ??= { outcome: "halted", reason: `${packet.id} is blocked: ${outcome.reason}` };
-    else if (same !== undefined && this.lastBlock === same)
-      this.halt ??= { outcome: "halted", reason: `two packets in a row blocked for the same reason (the machine or the spec, not the work): ${packet.id}: ${outcome.reason}` };
-    this.lastBlock = same;
     this.ctx.notifier?.send({ event: "blocked", packet: packet.id, reason: outcome.reason });
   }
 
   private onRetry(packet: Packet, outcome: Extract<PacketOutcome, { kind: "retry" }>): void {
-    this.environmentErrors = outcome.environment ? this.environmentErrors + 1 : 0;
-    if (this.environmentErrors >= 2) this.halt ??= { outcome: "halted", reason: "two environment errors in a row: the machine is broken, not the work (see the gate and install logs)" };
     if (!outcome.rateLimited) return;
     const { agent, wait } = this.limitAgent(packet, outcome.rateLimited);
     if ("halt" in wait) this.halt ??= { outcome: "halted", reason: wait.halt };
@@ -334,6 +327,36 @@ class Drain {
     }
     return { outcome: "drained" };
   }
+}
+
+/** What the halting policy remembers between outcomes, in the order they arrive. */
+export interface HaltMemory {
+  /** Environment errors in a row. */
+  environmentErrors: number;
+  /** The last packet's block (its blockKey), when it was not the packet's own fault. */
+  lastBlock: string | undefined;
+}
+
+/**
+ * Pure: whether an attempt's outcome halts the queue, and what is remembered after it. A block halts it unless
+ * the run keeps going (an alarm halts it even then), and so do two blocks in a row for one cause that is not the
+ * packets' own (the machine or the spec, not the work) and two environment errors in a row.
+ */
+export function haltAfter(id: string, outcome: PacketOutcome, memory: HaltMemory, keepGoing: boolean): { halt?: string; memory: HaltMemory } {
+  const environmentErrors = outcome.kind === "retry" && outcome.environment ? memory.environmentErrors + 1 : 0;
+  if (outcome.kind === "retry") {
+    const halt = environmentErrors >= 2 ? "two environment errors in a row: the machine is broken, not the work (see the gate and install logs)" : undefined;
+    return { ...(halt ? { halt } : {}), memory: { ...memory, environmentErrors } };
+  }
+  if (outcome.kind === "merged" || outcome.kind === "held") return { memory: { environmentErrors, lastBlock: undefined } };
+  if (outcome.kind !== "blocked") return { memory: { ...memory, environmentErrors } };
+  // A packet at fault itself says nothing about the machine: it never counts toward two blocks in a row.
+  const same = outcome.packetFault ? undefined : blockKey(outcome.reason);
+  const next = { environmentErrors, lastBlock: same };
+  if (!keepGoing || outcome.alarm) return { halt: `${id} is blocked: ${outcome.reason}`, memory: next };
+  if (same !== undefined && memory.lastBlock === same)
+    return { halt: `two packets in a row blocked for the same reason (the machine or the spec, not the work): ${id}: ${outcome.reason}`, memory: next };
+  return { memory: next };
 }
 
 /** How often running attempts look for `factory pause --interrupt`. */
