@@ -413,10 +413,17 @@ const MUTATIONS = [
   },
   {
     guard: "hidden holdout tests",
-    file: "src/loop/attempt.ts",
-    from: "const hidden = surface ? holdoutFiles(ctx.root, packet.id) : [];",
-    to: "const hidden = surface ? holdoutFiles(ctx.root, packet.id).slice(0, 0) : [];",
+    file: "src/loop/gates.ts",
+    from: "const hidden = holdoutFiles(ctx.root, member.packet.id);",
+    to: "const hidden = holdoutFiles(ctx.root, member.packet.id).slice(0, 0);",
     tests: [["test/integration/run-holdout.test.ts", "refuse code special-cased to the planted input"]],
+  },
+  {
+    guard: "hidden tests that pass before any work make the packet defective",
+    file: "src/loop/attempt.ts",
+    from: "if (before.ran > 0 && before.failed === 0) {",
+    to: "if (before.ran > 0 && before.failed === 0 && before.ran < 0) {",
+    tests: [["test/integration/run-holdout.test.ts", "that already pass before any implementation make the packet defective"]],
   },
   {
     guard: "spec drift",
@@ -466,8 +473,8 @@ const MUTATIONS = [
   {
     guard: "a whole-tree gate that hangs on the change after finishing on the tip",
     file: "src/loop/gates.ts",
-    from: "input.tipProven === true && !gate.run.includes",
-    to: "input.tipProven === false && !gate.run.includes",
+    from: "finishedOnBaseline: input.tipProven === true,",
+    to: "finishedOnBaseline: input.tipProven === false,",
     tests: [["test/integration/run-flow.test.ts", "a gate that hangs on the change but finished without it"]],
   },
   {
@@ -496,7 +503,7 @@ const MUTATIONS = [
     file: "src/loop/process-packet.ts",
     from: "    if (low) {\n      const filled = await filledByAttempt(ctx, packet.id, runDir);",
     to: "    if (low && low.length < 0) {\n      const filled = await filledByAttempt(ctx, packet.id, runDir);",
-    tests: [["test/integration/disk-full.test.ts", "under the worktrees is the machine's fault"]],
+    tests: [["test/integration/disk-full.test.ts", "filled by something else is the machine's fault"]],
   },
   {
     guard: "a full disk named by its errno (ENOSPC, EMFILE) is the machine's",
