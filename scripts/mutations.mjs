@@ -503,7 +503,7 @@ const MUTATIONS = [
     file: "src/loop/process-packet.ts",
     from: "    if (low) {\n      const filled = await filledByAttempt(ctx, packet.id, runDir);",
     to: "    if (low && low.length < 0) {\n      const filled = await filledByAttempt(ctx, packet.id, runDir);",
-    tests: [["test/integration/disk-full.test.ts", "filled by something else is the machine's fault"]],
+    tests: [["test/integration/disk-full.test.ts", "filled by an implementer from inside its own worktree is the attempt's fault"]],
   },
   {
     guard: "a full disk named by its errno (ENOSPC, EMFILE) is the machine's",
