@@ -42,9 +42,6 @@ interface SnapshotFile {
    * finds the break.
    */
   prefixSha256?: string;
-  /** The ledger's size and mtime when the snapshot was written: a ledger still so was not touched since, and its prefix is not hashed again. */
-  ledgerSize?: number;
-  ledgerMtimeMs?: number;
 }
 
 export function snapshotPath(root: string): string {
@@ -84,7 +81,7 @@ export function fileLedger(root: string): Ledger {
     if (memory && memory.position.offset > 0 && !base) noteLost("deleted, replaced or cut short");
     if (!base && trustSnapshot) {
       const saved = await loadSnapshot(root);
-      base = saved && (await matches(path, saved.position, size)) && (await prefixHolds(path, saved, { size, mtimeMs })) ? saved : undefined;
+      base = saved && (await matches(path, saved.position, size)) && saved.prefixSha256 !== undefined && (await prefixSha256(path, saved.position.offset)) === saved.prefixSha256 ? saved : undefined;
     }
     base ??= { position: SCAN_START, state: emptyState(), warnings: [] };
     const { checkpoint, folded, torn } = await foldTail(path, base);
@@ -260,16 +257,7 @@ async function prefixSha256(path: string, length: number): Promise<string> {
 }
 const PREFIX_PIECE = 4 * 1024 * 1024;
 
-/** Whether the ledger's bytes before the snapshot's point are those it was folded from: untouched since it was written, or the same sha256. */
-async function prefixHolds(path: string, saved: SavedCheckpoint, now: { size: number; mtimeMs: number }): Promise<boolean> {
-  if (saved.prefixSha256 === undefined) return false;
-  if (saved.ledgerSize === now.size && saved.ledgerMtimeMs === now.mtimeMs) return true;
-  return (await prefixSha256(path, saved.position.offset)) === saved.prefixSha256;
-}
-
-type SavedCheckpoint = Checkpoint & Pick<SnapshotFile, "prefixSha256" | "ledgerSize" | "ledgerMtimeMs">;
-
-async function loadSnapshot(root: string): Promise<SavedCheckpoint | undefined> {
+async function loadSnapshot(root: string): Promise<(Checkpoint & Pick<SnapshotFile, "prefixSha256">) | undefined> {
   let value: SnapshotFile;
   try {
     const handle = await open(snapshotPath(root), "r");
@@ -285,8 +273,6 @@ async function loadSnapshot(root: string): Promise<SavedCheckpoint | undefined> 
   return {
     position: value.position,
     prefixSha256: value.prefixSha256,
-    ...(value.ledgerSize !== undefined ? { ledgerSize: value.ledgerSize } : {}),
-    ...(value.ledgerMtimeMs !== undefined ? { ledgerMtimeMs: value.ledgerMtimeMs } : {}),
     warnings: value.warnings,
     state: {
       packets: new Map(value.packets.map((record) => [record.id, record])),
@@ -319,10 +305,6 @@ async function saveSnapshot(root: string, checkpoint: Checkpoint): Promise<void>
     tierCosts: checkpoint.state.tierCosts,
     ...(checkpoint.state.paused ? { paused: checkpoint.state.paused } : {}),
     prefixSha256: await prefixSha256(ledgerPath(root), checkpoint.position.offset),
-    ...(await stat(ledgerPath(root)).then(
-      (now) => ({ ledgerSize: now.size, ledgerMtimeMs: now.mtimeMs }),
-      () => ({}),
-    )),
   };
   const path = snapshotPath(root);
   // Its own temporary file per write: two reads in one process may both save, and must not write into one file.
