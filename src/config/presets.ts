@@ -8,7 +8,7 @@ export interface DetectedSurface {
   kind: "python" | "node";
   /** For node: the package.json scripts, and which test runner its dependencies name. */
   scripts?: Record<string, string>;
-  testRunner?: "vitest" | "jest" | "node" | undefined;
+  testRunner?: "vitest" | "jest" | "mocha" | "node" | undefined;
   /** For vitest: its version, installed (node_modules) or else as the manifest asks for it (`^0.33.0`). */
   testRunnerVersion?: string;
   /** For jest: whether the project depends on jest-junit, the reporter that writes JUnit XML (jest has none built in). */
@@ -126,6 +126,10 @@ export function testGate(surface: DetectedSurface, atRoot: boolean): string | un
       return surface.jestJunit
         ? `JEST_JUNIT_OUTPUT_FILE={junit} JEST_JUNIT_ADD_FILE_ATTRIBUTE=true JEST_JUNIT_REPORT_TEST_SUITE_ERRORS=true ${EXEC[surface.packageManager ?? "npm"]} jest --ci${atRoot ? " --testPathIgnorePatterns=/packets/" : ""} --reporters=default --reporters=jest-junit --runTestsByPath -- {tests}`
         : undefined;
+    // mocha's xunit reporter is built in. In parallel mode each file loads in a worker, so a file that cannot load
+    // is one failing entry named by its path and the rest run; serially, mocha stops at it and writes no report.
+    case "mocha":
+      return `${EXEC[surface.packageManager ?? "npm"]} mocha --parallel${atRoot ? " --ignore 'packets/**'" : ""} --reporter xunit --reporter-option output={junit} {tests}`;
     case undefined:
       return undefined;
   }

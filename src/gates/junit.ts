@@ -27,7 +27,7 @@ const parser = new XMLParser({
 
 const JEST_SUITE_ERROR = "Test suite failed to run::";
 
-/** Pure: per-test outcomes from JUnit XML as pytest, vitest, jest-junit and node:test write it. */
+/** Pure: per-test outcomes from JUnit XML as pytest, vitest, jest-junit, node:test and mocha's xunit reporter write it. */
 export function parseJunit(xml: string): JunitParse {
   const valid = XMLValidator.validate(xml);
   if (valid !== true) return { ok: false, reason: "junit-unparseable", detail: `${valid.err.msg} (line ${valid.err.line})` };
@@ -45,22 +45,29 @@ export function parseJunit(xml: string): JunitParse {
   return { ok: true, results: once };
 }
 
-function collect(node: unknown, results: TestResult[]): void {
+/** The suite mocha's built-in xunit reporter writes every case into. */
+const MOCHA_SUITE = "Mocha Tests";
+/** The phony test mocha fails for an error outside any test: in parallel mode, a file that could not load. */
+const MOCHA_UNLOADABLE = "Uncaught error outside test suite";
+
+function collect(node: unknown, results: TestResult[], mocha = false): void {
   if (Array.isArray(node)) {
-    for (const item of node) collect(item, results);
+    for (const item of node) collect(item, results, mocha);
     return;
   }
   if (typeof node !== "object" || node === null) return;
   for (const [key, value] of Object.entries(node as Record<string, unknown>)) {
     if (key === "testcase") {
-      for (const testcase of Array.isArray(value) ? value : [value]) results.push(toResult(testcase));
+      for (const testcase of Array.isArray(value) ? value : [value]) results.push(toResult(testcase, mocha));
+    } else if (key === "testsuite") {
+      for (const suite of Array.isArray(value) ? value : [value]) collect(suite, results, mocha || (suite as Record<string, unknown> | null)?.["@name"] === MOCHA_SUITE);
     } else if (!key.startsWith("@")) {
-      collect(value, results);
+      collect(value, results, mocha);
     }
   }
 }
 
-function toResult(testcase: unknown): TestResult {
+function toResult(testcase: unknown, mocha: boolean): TestResult {
   const record = (typeof testcase === "object" && testcase !== null ? testcase : {}) as Record<string, unknown>;
   const name = String(record["@name"] ?? "?");
   const classname = record["@classname"];
@@ -68,7 +75,13 @@ function toResult(testcase: unknown): TestResult {
   // jest-junit's defaults write "{classname} {title}" (the describe blocks and the test) into both attributes and the
   // file only into `file`: two files' cases of one name would share an id, and one could stand for the other.
   const jestDefault = classname === name && typeof file === "string" && file !== "";
-  const id = jestDefault ? `${file}::${name.trim()}` : typeof classname === "string" && classname !== "" ? `${classname}::${name}` : name;
+  // mocha's xunit writes the describe blocks as the classname and the test's own title as the name: the file and
+  // the full title (mocha's own way of naming a test) are its id, so two files' tests of one title stay apart.
+  const mochaFile = mocha && typeof file === "string" && file !== "";
+  const fullTitle = typeof classname === "string" && classname !== "" ? `${classname} ${name}` : name;
+  // A file mocha could not load (parallel mode) is its phony "Uncaught error outside test suite": named by its path, as node:test names one.
+  const mochaId = fullTitle === MOCHA_UNLOADABLE ? String(file) : `${file}::${fullTitle}`;
+  const id = jestDefault ? `${file}::${name.trim()}` : mochaFile ? mochaId : typeof classname === "string" && classname !== "" ? `${classname}::${name}` : name;
   const skip = record.skipped;
   const skipType = typeof skip === "object" && skip !== null ? (skip as Record<string, unknown>)["@type"] : undefined;
   // node:test reports a todo test that fails with both <skipped type="todo"> and <failure>; it does not fail the run.

@@ -21,7 +21,19 @@ export interface TestFacts {
 }
 
 /** Files that hold tests by the conventions of pytest, unittest, jest, vitest, mocha, ava and node:test. */
-export const CONVENTIONAL_TEST_FILES = ["**/test_*.py", "**/*_test.py", "**/tests/**", "**/test/**", "**/__tests__/**", "**/*.test.*", "**/*.spec.*", "**/conftest.py"];
+export const CONVENTIONAL_TEST_FILES = [
+  "**/test_*.py",
+  "**/*_test.py",
+  "**/tests/**",
+  "**/test/**",
+  "**/__tests__/**",
+  "**/*.test.*",
+  "**/*.spec.*",
+  "**/conftest.py",
+  // ava's own defaults beside the above: `test.js` (at the root, in src/ or source/) and `test-*.js`, in any JavaScript or TypeScript flavour.
+  "**/test.{js,cjs,mjs,jsx,ts,cts,mts,tsx}",
+  "**/test-*.{js,cjs,mjs,jsx,ts,cts,mts,tsx}",
+];
 
 export const NO_TEST_FACTS: TestFacts = { collected: [], patterns: [], doctestModules: false, roots: [] };
 

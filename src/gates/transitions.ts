@@ -1,7 +1,7 @@
 /**
  * Every transition a test can make between the baseline (or, for planted and hidden tests, the tree right
  * after planting) and the candidate, with the factory's verdict on it. This table is what the gates decide,
- * written down: test/integration/test-transitions.test.ts drives every cell through real pytest, node:test, vitest, jest and the
+ * written down: test/integration/test-transitions.test.ts drives every cell through real pytest, node:test, vitest, jest, mocha and the
  * factory's own judging code, and the table in docs/concepts/how-tests-are-judged.md is rendered from it (and checked to be).
  */
 
@@ -120,7 +120,7 @@ export const TRANSITIONS: Record<Role, RoleTable> = {
 };
 
 /** The runners every cell is driven through. */
-export type Runner = "pytest" | "node:test" | "vitest" | "jest";
+export type Runner = "pytest" | "node:test" | "vitest" | "jest" | "mocha";
 
 /**
  * Standings a runner has no outcome of its own for, and reports as another: its cells are that standing's.
@@ -132,6 +132,12 @@ export const REPORTED_AS: readonly { runners: readonly Runner[]; standing: Stand
     standing: "xfailed",
     as: "passed",
     why: "their expected failure (vitest's `test.fails`, jest's `test.failing`) asserts that its body fails: a body that fails is a passing test in their reports",
+  },
+  {
+    runners: ["mocha"],
+    standing: "xfailed",
+    as: "skipped",
+    why: "mocha has no expected failure: a known failure is marked pending (`it.skip`, or `this.skip()` in its body), which its report shows as skipped, with no reason",
   },
   {
     runners: ["vitest", "jest"],
@@ -164,6 +170,13 @@ export const RUNNER_ROWS: readonly { runner: Runner; role: Role; before: Standin
     verdicts: ["pass", "FAIL", "FAIL", "pass", "pass", "pass", "not blamed", "not blamed"],
     why: 'jest, too, runs each file on its own: jest-junit reports one that cannot load as a failing "Test suite failed to run" entry named by its path (with JEST_JUNIT_REPORT_TEST_SUITE_ERRORS=true, as `factory init` writes the gate; without it the file is left out of the report)',
   },
+  {
+    runner: "mocha",
+    role: "existing",
+    before: "uncollectable",
+    verdicts: ["pass", "FAIL", "FAIL", "pass", "pass", "pass", "not blamed", "pass"],
+    why: "run with --parallel, as `factory init` writes the gate, mocha loads each file in a worker of its own: one that cannot load is a failing entry named by its path, and the rest of the suite runs (run serially, it stops the whole run and writes no report: the baseline is refused)",
+  },
 ];
 
 /** The verdict of one cell for a runner, or undefined when the table has no such row. */
@@ -184,7 +197,8 @@ export function transitionTableMarkdown(): string {
     lines.push("", ...table.notes.map((note) => `- ${note}`), "");
   }
   lines.push("Where a runner's own behaviour gives another row (the tables above are pytest's):", "");
-  for (const entry of REPORTED_AS) lines.push(`- ${entry.runners.join(" and ")} report ${entry.standing} as ${entry.as}: its cells are ${entry.as}'s. Why: ${entry.why}.`);
+  for (const entry of REPORTED_AS)
+    lines.push(`- ${entry.runners.join(" and ")} report${entry.runners.length === 1 ? "s" : ""} ${entry.standing} as ${entry.as}: its cells are ${entry.as}'s. Why: ${entry.why}.`);
   for (const row of RUNNER_ROWS) lines.push(`- ${row.runner}, ${row.role}, before ${row.before}: ${row.verdicts.map((verdict, index) => `${AFTER[index]} ${verdict}`).join(", ")}. Why: ${row.why}.`);
   return lines.join("\n").trimEnd();
 }

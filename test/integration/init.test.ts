@@ -1,13 +1,21 @@
+import { cpSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { init, isSrcLayout } from "../../src/commands/init.js";
 import { parseConfig } from "../../src/config/parse.js";
 import { bufferOutput } from "../../src/log/output.js";
 import { runCli } from "../helpers/cli.js";
 import { makeRepo, type TestRepo } from "../helpers/git-repo.js";
+import { publishedTools } from "../helpers/published.js";
 import { pytestAvailable } from "../helpers/python-queue.js";
 
 let repo: TestRepo;
-afterEach(() => repo?.cleanup());
+const onCleanup: (() => void)[] = [];
+afterEach(() => {
+  repo?.cleanup();
+  for (const clean of onCleanup.splice(0)) clean();
+});
 
 describe("factory init", () => {
   it("detects python and node surfaces and writes a config that lints", async () => {
@@ -47,6 +55,7 @@ describe("factory init", () => {
     repo.write("cli/package.json", JSON.stringify({ scripts: { test: "node --test" } }));
     repo.write("app/package.json", JSON.stringify({ scripts: { test: "jest" }, devDependencies: { jest: "30", "jest-junit": "16" } }));
     repo.write("old/package.json", JSON.stringify({ scripts: { test: "jest" }, devDependencies: { jest: "30" } }));
+    repo.write("mo/package.json", JSON.stringify({ scripts: { test: "mocha" }, devDependencies: { mocha: "12" } }));
     repo.write("cli/tests/a.test.js", "");
     await init({ cwd: repo.dir, output: bufferOutput() });
     const parsed = parseConfig(repo.read(".factory/config.toml"));
@@ -63,6 +72,7 @@ describe("factory init", () => {
       run: "JEST_JUNIT_OUTPUT_FILE={junit} JEST_JUNIT_ADD_FILE_ATTRIBUTE=true JEST_JUNIT_REPORT_TEST_SUITE_ERRORS=true npx jest --ci --reporters=default --reporters=jest-junit --runTestsByPath -- {tests}",
     });
     expect(surface("old")?.gates.find((gate) => gate.name === "test")).toMatchObject({ tests: false, run: "npm test" });
+    expect(surface("mo")?.gates.find((gate) => gate.name === "test")).toMatchObject({ tests: true, run: "npx mocha --parallel --reporter xunit --reporter-option output={junit} {tests}" });
     expect(repo.read(".factory/config.toml")).toContain("jest writes no JUnit XML by itself: add jest-junit to devDependencies");
   });
 
@@ -83,6 +93,43 @@ describe("factory init", () => {
       repo.commit("factory config");
       const doctor = runCli(["doctor", "--no-models"], repo.dir, {}, 150_000);
       expect(doctor.stdout).toMatch(/armed {6}surface "[\w-]+": tests gate "pytest": fails with a failing test added \(tests\/test_factory_doctor_probe\.py\), passes the untouched tree/);
+      expect(doctor.code, `${doctor.stdout}${doctor.stderr}`).toBe(0);
+    },
+    180_000,
+  );
+
+  // mocha is installed from the registry at test time (the project does not depend on it).
+  const mocha = publishedTools(["mocha@12.0.3"]);
+  if (!mocha.ok) console.warn(`skipping init and doctor on a mocha project: ${mocha.reason}`);
+  it.skipIf(!mocha.ok)(
+    "on a mocha project writes the xunit gate in parallel mode, and doctor proves it armed",
+    async () => {
+      repo = makeRepo();
+      repo.write("package.json", JSON.stringify({ type: "module", scripts: { test: "mocha" }, devDependencies: { mocha: "12.0.3" } }));
+      repo.write("src/add.js", "export const add = (a, b) => a + b;\n");
+      repo.write(
+        "test/add.test.js",
+        'import assert from "node:assert/strict";\nimport { add } from "../src/add.js";\n\ndescribe("add", () => {\n  it("adds", () => assert.equal(add(2, 2), 4));\n});\n',
+      );
+      repo.write(".gitignore", "node_modules\n");
+      repo.commit("a mocha project");
+      expect(await init({ cwd: repo.dir, output: bufferOutput() })).toBe(0);
+      const text = repo.read(".factory/config.toml");
+      expect(text).toContain(`run = "npx mocha --parallel --ignore 'packets/**' --reporter xunit --reporter-option output={junit} {tests}"`);
+      // The install copies in the cached mocha, from a copy outside HOME (the sandbox shows no home directory); a command
+      // agent in place of Claude Code (not installed here).
+      const modules = mkdtempSync(join(tmpdir(), "factory-mocha-"));
+      onCleanup.push(() => rmSync(modules, { recursive: true, force: true }));
+      cpSync((mocha as { modules: string }).modules, modules, { recursive: true, verbatimSymlinks: true });
+      const config = text
+        .replace('install = "npm install"', `install = "cp -R ${modules} node_modules"`)
+        .replace('kind = "claude"\nbin = "claude"', 'kind = "command"\nrun = "true"')
+        .replace("mutants = 20", "mutants = 0");
+      repo.write(".factory/config.toml", config);
+      repo.commit("factory config");
+      const doctor = runCli(["doctor", "--no-models"], repo.dir, {}, 150_000);
+      expect(doctor.stdout).toMatch(/armed {6}surface "[\w-]+": tests gate "test": fails with a failing test added \(test\/factory-doctor-probe\.test\.js\), passes the untouched tree/);
+      expect(doctor.stdout).toMatch(/armed {6}surface "[\w-]+": tests gate "test": fails with a file of passing tests removed \(test\/add\.test\.js\), passes the untouched tree/);
       expect(doctor.code, `${doctor.stdout}${doctor.stderr}`).toBe(0);
     },
     180_000,

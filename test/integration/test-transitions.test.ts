@@ -62,6 +62,8 @@ interface RunnerKit {
   run: string;
   /** What turns off running past a file it cannot collect, for a file run on its own; undefined: the runner never stops there. */
   together?: string;
+  /** The runner names only one file that cannot load in a run (mocha 12 in parallel mode: the others count in its exit code alone): each runs on its own. */
+  namesOneUnloadable?: true;
   files: Record<string, string>;
   rest: string;
   source: (cell: Cell, state: Standing, ready: boolean) => [string, string];
@@ -247,6 +249,45 @@ const JEST_KIT: RunnerKit = {
   shows: VITEST_KIT.shows,
 };
 
+/** mocha: a published version installed at test time into a cache (the project does not depend on it). */
+const MOCHA_TOOLS = ["mocha@12.0.3"];
+let mochaModules = "";
+
+/**
+ * mocha through its built-in xunit reporter, run by the gate `factory init` writes (`--parallel`: a file that cannot
+ * load is one failing entry named by its path, and the rest run). Its standings: no expected failure of its own (a
+ * known failure is marked pending, `it.skip`), a skip gives no reason, a file that yields no test is not in the report.
+ */
+const MOCHA_KIT: RunnerKit = {
+  name: "mocha",
+  run: testGate({ name: "app", dir: ".", kind: "node", testRunner: "mocha", packageManager: "npm" }, true) as string,
+  files: { "package.json": '{ "type": "module" }\n', "tests/rest.test.js": 'it("rest", () => {});\n' },
+  rest: "tests/rest.test.js",
+  namesOneUnloadable: true,
+  prepare: (tree) => symlinkSync(mochaModules, join(tree, "node_modules")),
+  source: (cell, state, ready) => [`src/c${padded(cell)}.js`, `export const STATE = ${JSON.stringify(state)};\nexport const READY = ${ready};\n`],
+  testFile: (cell) => `tests/c${padded(cell)}.test.js`,
+  testModule: (cell) =>
+    jsTestModule(
+      {
+        head: ['import assert from "node:assert/strict";', `import { READY, STATE } from "../src/c${padded(cell)}.js";`],
+        caseOpen: '(STATE === "xfailed" || STATE === "skipped" ? it.skip : it)("case", () => {',
+        caseBody: ['if (STATE === "errored") throw new TypeError("the setup broke");', 'assert.equal(STATE, "passed");'],
+        anchor: 'it("anchor", () => assert.ok(READY));',
+        other: 'it("other", () => {});',
+      },
+      cell,
+    ),
+  ofCell: (cell, result) => result.file === `tests/c${padded(cell)}.test.js`,
+  isRest: (result) => result.file === "tests/rest.test.js",
+  retired: (cell) => `tests/c${padded(cell)}.test.js::case`,
+  isCase: (result) => result.id.endsWith("::case"),
+  shows: {
+    skipped: VITEST_KIT.shows?.skipped,
+    xfailed: (results) => expect(results.find((result) => result.id.endsWith("::case"))).toEqual(expect.objectContaining({ outcome: "skipped" })),
+  },
+};
+
 interface Run {
   results: TestResult[];
   exitCode: number;
@@ -278,7 +319,7 @@ async function runStage(kit: RunnerKit, stage: Stage): Promise<Map<number, Run>>
   for (const cell of cells) write(tree, ...kit.source(cell, standingAt(cell, stage), stage === "candidate" || cell.allPassBefore === true));
   const present = cells.filter((cell) => HAS_FILE[stage](cell.role));
   for (const cell of present) write(tree, kit.testFile(cell), kit.testModule(cell));
-  const alone = kit.together ? present.filter((cell) => standingAt(cell, stage) === "uncollectable") : [];
+  const alone = kit.together || kit.namesOneUnloadable ? present.filter((cell) => standingAt(cell, stage) === "uncollectable") : [];
   const together = present.filter((cell) => !alone.includes(cell));
   const mine = (cell: Cell, results: readonly TestResult[]): TestResult[] => results.filter((result) => kit.ofCell(cell, result) || kit.isRest(result));
   const out = new Map<number, Run>();
@@ -337,9 +378,12 @@ function judge(kit: RunnerKit, runs: ReadonlyMap<Stage, ReadonlyMap<number, Run>
 const jest = publishedTools(JEST_TOOLS);
 if (jest.ok) jestModules = jest.modules;
 else console.warn(`skipping the transition table through jest: ${jest.reason}`);
-const runsOn: Record<Runner, boolean> = { pytest: available, "node:test": true, vitest: true, jest: jest.ok };
+const mocha = publishedTools(MOCHA_TOOLS);
+if (mocha.ok) mochaModules = mocha.modules;
+else console.warn(`skipping the transition table through mocha: ${mocha.reason}`);
+const runsOn: Record<Runner, boolean> = { pytest: available, "node:test": true, vitest: true, jest: jest.ok, mocha: mocha.ok };
 
-for (const kit of [PYTEST, NODE_TEST, VITEST_KIT, JEST_KIT]) {
+for (const kit of [PYTEST, NODE_TEST, VITEST_KIT, JEST_KIT, MOCHA_KIT]) {
   describe.skipIf(!runsOn[kit.name])(`every transition a test can make, through real ${kit.name}`, () => {
     const runs = new Map<Stage, Map<number, Run>>();
     beforeAll(async () => {

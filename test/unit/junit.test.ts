@@ -63,6 +63,26 @@ describe("parseJunit", () => {
     ]);
   });
 
+  it("names mocha's cases by their file and full title (its xunit reporter puts the describe blocks in the classname, the title in the name), and a file it could not load by its path", () => {
+    // As mocha 12's built-in xunit reporter wrote it in parallel mode (two files with one describe and title, and a file that could not load).
+    const xml = `<testsuite name="Mocha Tests" tests="4" failures="0" errors="2" skipped="1" timestamp="Mon, 07 Dec 2026 19:15:58 GMT" time="0.299">
+<testcase classname="adder" name="adds" file="/w/test/a.test.js" time="0"/>
+<testcase classname="adder" name="adds" file="/w/test/b.test.js" time="0"><failure>2 !== 3</failure></testcase>
+<testcase classname="" name="top level" file="/w/test/a.test.js" time="0"><skipped/></testcase>
+<testcase classname="" name="Uncaught error outside test suite" file="/w/test/c.test.js" time="0"><failure>Cannot find module</failure></testcase>
+</testsuite>`;
+    const parsed = parseJunit(xml);
+    expect(parsed.ok && normalizeResults(parsed.results, "/w")).toEqual([
+      { id: "test/a.test.js::adder adds", outcome: "passed", file: "test/a.test.js" },
+      { id: "test/b.test.js::adder adds", outcome: "failed", file: "test/b.test.js" },
+      { id: "test/a.test.js::top level", outcome: "skipped", file: "test/a.test.js" },
+      { id: "test/c.test.js", outcome: "failed", file: "test/c.test.js" },
+    ]);
+    // Another runner's suite keeps classname::name.
+    const other = parseJunit('<testsuite name="other"><testcase classname="adder" name="adds" file="a.js"/></testsuite>');
+    expect(other.ok && other.results[0]?.id).toBe("adder::adds");
+  });
+
   it("reports malformed XML as data", () => {
     expect(parseJunit("<testsuite><testcase")).toMatchObject({ ok: false, reason: "junit-unparseable" });
   });
