@@ -152,6 +152,11 @@ describe("tamper", () => {
     expect(tamper(diff("tests/test_a.py", "@@ -4,0 +5 @@\n+@pytest.mark.xfail")).status).toBe("fail");
     const skipCall = ["it", "skip"].join("."); // spelled apart so checks for committed .skip( do not trip on this fixture
     expect(tamper(diff("web/a.test.ts", `@@ -2 +2 @@\n-it('works', () => {\n+${skipCall}('works', () => {`)).findings[0]).toMatchObject({ line: 2, message: "adds a skipped or todo test" });
+    // ava's default names: test.js at the root and test-*.js are tests (a skip there fires; the same line in a source module does not).
+    const avaSkip = ["test", "skip"].join(".");
+    for (const file of ["test.js", "lib/test-parse.mjs"])
+      expect(tamper(diff(file, `@@ -2 +2 @@\n-test('parses', t => {\n+${avaSkip}('parses', t => {`)).findings[0], file).toMatchObject({ line: 2, message: "adds a skipped or todo test" });
+    expect(tamper(diff("lib/parse.js", `@@ -2 +2 @@\n-test('parses', t => {\n+${avaSkip}('parses', t => {`)).status).toBe("pass");
     expect(tamper(diff("test/a.test.js", "@@ -2 +2 @@\n-test('x', () => {\n+test('x', { skip: true }, () => {")).status).toBe("fail");
   });
 

@@ -32,6 +32,9 @@ describe("what a test is, from the runner at the tip", () => {
     expect(isTestByFacts(facts, "tests/test_calc.py")).toBe(true);
     expect(isTestByFacts(facts, "pkg/calc.py")).toBe(false);
     expect(isTestByFacts(NO_TEST_FACTS, "pkg/tests.py")).toBe(false);
+    // ava's default names are tests by name alone: test.js at the root or in src/, test-*.js anywhere.
+    for (const path of ["test.js", "src/test.mjs", "test-parse.js", "lib/test-parse.ts"]) expect(isTestByFacts(NO_TEST_FACTS, path), path).toBe(true);
+    for (const path of ["testing.js", "contest.js", "lib/latest-parse.js", "test.json"]) expect(isTestByFacts(NO_TEST_FACTS, path), path).toBe(false);
   });
 
   it("code is a source module, data is the rest", () => {
