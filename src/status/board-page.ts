@@ -113,7 +113,7 @@ export function workersHtml(workers: readonly WorkerRow[]): string {
 }
 
 const STYLE =
-  "body{font:15px/1.45 system-ui,sans-serif;max-width:72rem;margin:2rem auto;padding:0 1rem}table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #ddd;padding:.25rem .6rem;text-align:left;vertical-align:top}pre{background:#f6f6f6;padding:.5rem;overflow:auto}.merged{color:#070}.alive{color:#070}.stale{color:#b00;font-weight:bold}.ended{color:#777}.blocked{color:#b00}.awaiting_human,.awaiting_answer{color:#a60}.reason{color:#555;font-size:90%}.alarm{background:#fee;color:#b00;font-weight:bold}.add{color:#070}.del{color:#b00}.hunk{color:#06c}#counts{font-weight:bold}";
+  "body{font:15px/1.45 system-ui,sans-serif;max-width:72rem;margin:2rem auto;padding:0 1rem}table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #ddd;padding:.25rem .6rem;text-align:left;vertical-align:top}pre{background:#f6f6f6;padding:.5rem;overflow:auto}#history,pre.cmd{white-space:pre-wrap;overflow-wrap:anywhere}h1,p,td{overflow-wrap:anywhere}.merged{color:#070}.alive{color:#070}.stale{color:#b00;font-weight:bold}.ended{color:#777}.blocked{color:#b00}.awaiting_human,.awaiting_answer{color:#a60}.reason{color:#555;font-size:90%}.alarm{background:#fee;color:#b00;font-weight:bold}.add{color:#070}.del{color:#b00}.hunk{color:#06c}#counts{font-weight:bold}";
 
 /** The page's only script: the rows from the server's stream, and the running packets' elapsed time. */
 const SCRIPT = `(function(){
