@@ -46,7 +46,7 @@ export async function board(options: BoardOptions): Promise<ExitCode> {
   const live = new LiveLedger(workspace);
   await live.refresh();
   const clients = new Set<ServerResponse>();
-  let rows = boardRowsHtml(await live.rows(), live.alarm());
+  let rows = boardRowsHtml(await live.rows(), live.alarm(), live.spentUsd);
   let workers = live.workers ? workersHtml(live.workers) : undefined;
 
   const server = createServer((request, response) => {
@@ -80,7 +80,7 @@ export async function board(options: BoardOptions): Promise<ExitCode> {
         .refresh()
         .then(() => live.rows())
         .then((fresh) => {
-          const html = boardRowsHtml(fresh, live.alarm());
+          const html = boardRowsHtml(fresh, live.alarm(), live.spentUsd);
           if (html !== rows) {
             rows = html;
             for (const client of clients) client.write(`data: ${JSON.stringify(html)}\n\n`);
@@ -149,6 +149,7 @@ async function serve(live: LiveLedger, clients: Set<ServerResponse>, now: () => 
         branch: workspace.branch,
         root: workspace.root,
         rows: await live.rows(),
+        spentUsd: live.spentUsd,
         ...(live.workers ? { workers: live.workers } : {}),
         ...(live.alarm() ? { alarm: live.alarm() } : {}),
         ...(workspace.config?.limits.maxCostUsd !== undefined ? { capUsd: workspace.config.limits.maxCostUsd } : {}),
@@ -300,12 +301,16 @@ export class LiveLedger {
     return describeBreak(this.position);
   }
 
+  /** The ledger's whole spend as of the last rows read (status's figure: checks and probes besides the packets). */
+  spentUsd = 0;
+
   /** The workers of a PostgreSQL ledger as of the last read; undefined on the file ledger. */
   workers: WorkerRow[] | undefined;
 
   async rows(): Promise<LiveRow[]> {
     const view: LedgerView = { state: this.state, warnings: [] };
     const { board } = await loadBoard(this.workspace, view);
+    this.spentUsd = board.cost_usd;
     const running = new Map<string, { attempt: number; since: string }>();
     for (const record of this.state.packets.values()) if (record.status.state === "running") running.set(record.id, { attempt: record.status.attempt, since: record.status.since });
     // The progress log's step of the attempt in flight is finer; the ledger's stands where the log says nothing of it.

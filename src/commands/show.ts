@@ -40,6 +40,7 @@ export async function show(options: ShowOptions): Promise<ExitCode> {
       goal: packet?.goal ?? null,
       state,
       attempts_used: record?.attemptsUsed ?? 0,
+      last_attempt: record?.lastAttempt ?? 0,
       cost_usd: Math.round((record?.costUsd ?? 0) * 1e6) / 1e6,
       reason: record?.reason ?? null,
       next,
@@ -48,7 +49,9 @@ export async function show(options: ShowOptions): Promise<ExitCode> {
     options.output.out(JSON.stringify(shown, null, 2));
     return EXIT.ok;
   }
-  for (const line of showPacket({ id: options.id, ...(packet ? { goal: packet.goal, sha256: packet.sha256 } : {}), record, state, tail })) options.output.out(line);
+  const maxAttempts = packet ? packet.maxAttempts + (record?.sha256 === undefined || record.sha256 === packet.sha256 ? (record?.extraAttempts ?? 0) : 0) : undefined;
+  for (const line of showPacket({ id: options.id, ...(packet ? { goal: packet.goal, sha256: packet.sha256 } : {}), ...(maxAttempts !== undefined ? { maxAttempts } : {}), record, state, tail }))
+    options.output.out(line);
   if (next) options.output.out(`\nnext: ${next}`);
   return EXIT.ok;
 }

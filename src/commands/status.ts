@@ -17,6 +17,7 @@ import { recordHeldVersions } from "../loop/held.js";
 import { finishLeftCheckout } from "../merge/checkout.js";
 import type { QueueProbe } from "../packet/load.js";
 import type { Packet } from "../packet/types.js";
+import { attemptsSentence, attemptsText } from "../status/attempts-text.js";
 import { type Board, buildBoard, questionLines } from "../status/board.js";
 import { type KeptRead, type OwnerCheck, readBoardCache, withRunField, writeBoardCache } from "../status/board-cache.js";
 import { flakyText } from "../status/flaky-text.js";
@@ -260,7 +261,7 @@ async function renderBoard(board: Board, output: Output): Promise<string> {
   const rows = board.packets.map((row) => [
     row.id,
     paint(output, stateColor(row.state), row.state),
-    row.max_attempts === null ? String(row.attempts_used) : `${row.attempts_used}/${row.max_attempts}`,
+    attemptsText(row.attempts_used, row.max_attempts, row.last_attempt),
     `$${row.cost_usd.toFixed(2)}`,
     row.gate ?? "-",
     truncate([row.reason ?? row.goal ?? "", row.note ?? ""].filter(Boolean).join(" — "), 100),
@@ -294,7 +295,7 @@ function showPacket(options: StatusOptions, board: Board, record: PacketHistory 
   }
   output.out(`${row.id}  ${row.state}  ${row.goal ?? ""}`.trimEnd());
   if (row.file) output.out(`file: ${row.file}${row.sha256 ? ` (sha256 ${row.sha256.slice(0, 12)})` : ""}`);
-  output.out(`attempts: ${row.attempts_used}${row.max_attempts === null ? "" : `/${row.max_attempts}`}  cost: $${row.cost_usd.toFixed(2)}`);
+  output.out(`attempts: ${attemptsSentence(row.attempts_used, row.max_attempts, row.last_attempt)}  cost: $${row.cost_usd.toFixed(2)}`);
   if (row.reason) output.out(`reason: ${row.reason}`);
   if (row.note) output.out(`note: ${row.note}`);
   if (record?.assessment) output.out(`assessment: ${assessmentLine(record.assessment, row.sha256)}`);

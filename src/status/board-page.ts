@@ -1,5 +1,6 @@
 import type { LedgerEvent } from "../ledger/events.js";
 import type { WorkerRow } from "../ledger/pg-workers.js";
+import { attemptsText } from "./attempts-text.js";
 import type { Board } from "./board.js";
 import { escapeHtml as e } from "./report.js";
 
@@ -8,7 +9,8 @@ export interface LiveRow {
   id: string;
   goal: string;
   state: string;
-  attempt: number;
+  /** Its attempts as status says them (attemptsText): counted of allowed, and the newest's number where it differs. */
+  attempts: string;
   costUsd: number;
   /** While running: since when, and the step the ledger last recorded. */
   since?: string;
@@ -76,7 +78,7 @@ export function liveRows(board: Board, steps: ReadonlyMap<string, string>, runni
       id: row.id,
       goal: row.goal ?? "",
       state,
-      attempt: run?.attempt ?? row.attempts_used,
+      attempts: attemptsText(row.attempts_used, row.max_attempts, row.last_attempt),
       costUsd: row.cost_usd,
       ...(run ? { since: run.since, step: state } : {}),
       // A question waiting for a person is what the row is about: the implementer's words, then the command.
@@ -88,14 +90,17 @@ export function liveRows(board: Board, steps: ReadonlyMap<string, string>, runni
 }
 
 /** Pure: the rows of the board's table (what the live stream replaces); an alarm (the ledger's chain breaks) first, across the table. */
-export function boardRowsHtml(rows: readonly LiveRow[], alarm?: string): string {
+export function boardRowsHtml(rows: readonly LiveRow[], alarm?: string, spentUsd?: number): string {
   const first = alarm ? `<tr id=alarm><td colspan=7 class=alarm>${e(alarm)}</td></tr>` : "";
+  // The ledger's whole spend, as status says it (checks and probes besides the packets' calls): the header shows it.
+  const total = spentUsd === undefined ? "" : `<tr id=spent-total hidden data-usd="${spentUsd.toFixed(2)}"></tr>`;
   return (
     first +
+    total +
     rows
       .map(
         (row) =>
-          `<tr id="${e(row.id)}" data-state="${e(row.step ? "running" : row.state)}"><td><a href="/packet/${encodeURIComponent(row.id)}">${e(row.id)}</a></td><td class="state ${e(row.state)}">${e(row.state)}</td><td>${row.attempt}</td><td class=spend>$${row.costUsd.toFixed(2)}</td><td class=elapsed${row.since ? ` data-since="${e(row.since)}"` : ""}></td><td>${e(row.goal)}</td><td class=reason>${e(row.reason)}</td></tr>`,
+          `<tr id="${e(row.id)}" data-state="${e(row.step ? "running" : row.state)}"><td><a href="/packet/${encodeURIComponent(row.id)}">${e(row.id)}</a></td><td class="state ${e(row.state)}">${e(row.state)}</td><td class=attempts>${e(row.attempts)}</td><td class=spend>$${row.costUsd.toFixed(2)}</td><td class=elapsed${row.since ? ` data-since="${e(row.since)}"` : ""}></td><td>${e(row.goal)}</td><td class=reason>${e(row.reason)}</td></tr>`,
       )
       .join("")
   );
@@ -118,7 +123,7 @@ const STYLE =
 /** The page's only script: the rows from the server's stream, and the running packets' elapsed time. */
 const SCRIPT = `(function(){
 var local=function(){document.querySelectorAll("[data-time]").forEach(function(el){var t=new Date(el.dataset.time);if(!isNaN(t))el.textContent=t.toLocaleString(undefined,{dateStyle:"medium",timeStyle:"medium"});});};
-var counts=function(){var c={},spend=0;document.querySelectorAll("#rows tr[id]").forEach(function(tr){var st=tr.querySelector(".state");if(st){var k=tr.dataset.state||st.textContent;c[k]=(c[k]||0)+1;}var sp=tr.querySelector(".spend");if(sp)spend+=parseFloat(sp.textContent.replace("$",""))||0;});var el=document.getElementById("counts");if(el)el.textContent=Object.keys(c).sort().map(function(k){return c[k]+" "+k;}).join(" · ")||"no packet";var sp=document.getElementById("spent");if(sp)sp.textContent="$"+spend.toFixed(2);};
+var counts=function(){var c={},spend=0;document.querySelectorAll("#rows tr[id]").forEach(function(tr){var st=tr.querySelector(".state");if(st){var k=tr.dataset.state||st.textContent;c[k]=(c[k]||0)+1;}var sp=tr.querySelector(".spend");if(sp)spend+=parseFloat(sp.textContent.replace("$",""))||0;});var el=document.getElementById("counts");if(el)el.textContent=Object.keys(c).sort().map(function(k){return c[k]+" "+k;}).join(" · ")||"no packet";var total=document.getElementById("spent-total");if(total)spend=parseFloat(total.dataset.usd)||0;var sp=document.getElementById("spent");if(sp)sp.textContent="$"+spend.toFixed(2);};
 var tick=function(){document.querySelectorAll("td.elapsed[data-since]").forEach(function(td){var s=Math.max(0,Math.round((Date.now()-Date.parse(td.dataset.since))/1000));td.textContent=s<60?s+"s":Math.floor(s/60)+"m"+String(s%60).padStart(2,"0")+"s";});};
 var events=new EventSource("/events");
 events.onmessage=function(message){document.getElementById("rows").innerHTML=JSON.parse(message.data);tick();counts();};
@@ -138,8 +143,10 @@ export function boardPage(input: {
   capUsd?: number;
   /** The newest run: going since, or when it ended and how. */
   run?: { startedAt: string; ended?: { at: string; outcome: string } };
+  /** The ledger's whole spend (status's figure); without it, the rows' sum. */
+  spentUsd?: number;
 }): string {
-  const spent = input.rows.reduce((sum, row) => sum + row.costUsd, 0);
+  const spent = input.spentUsd ?? input.rows.reduce((sum, row) => sum + row.costUsd, 0);
   const run = input.run
     ? input.run.ended
       ? `the last run ${e(input.run.ended.outcome)} <span data-time="${e(input.run.ended.at)}">${e(shortTime(input.run.ended.at))}</span>`
@@ -150,7 +157,7 @@ export function boardPage(input: {
     `<h1>factory board</h1>
 <p>${e(input.root)} · target <code>${e(input.branch)}</code> · <span id=live>live</span></p>
 <p id=summary><span id=counts>${e(countsLine(input.rows))}</span> · spent <span id=spent>$${spent.toFixed(2)}</span>${input.capUsd !== undefined ? ` of a $${input.capUsd.toFixed(2)} cap per run` : ""} · <span id=run>${run}</span></p>
-<table><thead><tr><th>packet</th><th>state</th><th>attempt</th><th>spend</th><th>elapsed</th><th>goal</th><th>why</th></tr></thead><tbody id=rows>${boardRowsHtml(input.rows, input.alarm)}</tbody></table>
+<table><thead><tr><th>packet</th><th>state</th><th>attempts</th><th>spend</th><th>elapsed</th><th>goal</th><th>why</th></tr></thead><tbody id=rows>${boardRowsHtml(input.rows, input.alarm, input.spentUsd)}</tbody></table>
 ${input.workers ? `<h2>Workers</h2>\n<table><thead><tr><th>worker</th><th>state</th><th>where</th><th>holds</th><th>last heartbeat</th></tr></thead><tbody id=workers>${workersHtml(input.workers)}</tbody></table>\n` : ""}<script>${SCRIPT}</script>`,
   );
 }

@@ -15,6 +15,8 @@ export interface BoardRow {
   state: BoardState;
   attempts_used: number;
   max_attempts: number | null;
+  /** The number of its newest attempt (0: none yet): higher than attempts_used where attempts were not counted. */
+  last_attempt: number;
   cost_usd: number;
   gate: "auto" | "human" | null;
   /** The tiers of its implementer and reviewer (null for a packet with no file). */
@@ -85,6 +87,7 @@ export function buildBoard(input: BoardInput): Board {
       goal: packet.goal,
       state: changed && !merged ? "queued" : (record?.status.state ?? "queued"),
       attempts_used: changed && !merged ? 0 : (record?.attemptsUsed ?? 0),
+      last_attempt: record?.lastAttempt ?? 0,
       max_attempts: packet.maxAttempts + (changed && !merged ? 0 : (record?.extraAttempts ?? 0)),
       cost_usd: round(record?.costUsd ?? 0),
       gate: packet.gate,
@@ -114,6 +117,7 @@ export function buildBoard(input: BoardInput): Board {
       state: "invalid",
       attempts_used: record?.attemptsUsed ?? 0,
       max_attempts: null,
+      last_attempt: record?.lastAttempt ?? 0,
       cost_usd: round(record?.costUsd ?? 0),
       gate: null,
       requires: [],
@@ -132,6 +136,7 @@ export function buildBoard(input: BoardInput): Board {
       state: record.status.state,
       attempts_used: record.attemptsUsed,
       max_attempts: null,
+      last_attempt: record.lastAttempt,
       cost_usd: round(record.costUsd),
       gate: null,
       requires: [],

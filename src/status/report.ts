@@ -26,6 +26,8 @@ export interface Report {
     goal: string;
     commit: string;
     attempts: number;
+    /** The number of its newest attempt, where attempts were not counted (interrupted, a question, refunded). */
+    lastAttempt?: number;
     costUsd: number;
     wallMs: number;
     tests?: string;
@@ -124,7 +126,7 @@ export function buildReport(input: ReportInput): Report {
     if (status?.state === "merged") {
       const tests = testCounts(events);
       const mutants = mutantsOf(events, status.commit);
-      report.merged.push({ id: row.id, goal, commit: status.commit, attempts: record?.attemptsUsed ?? 0, costUsd, wallMs, ...(tests ? { tests } : {}), ...(mutants ? { mutants } : {}) });
+      report.merged.push({ id: row.id, goal, commit: status.commit, ...attemptsFields(record), costUsd, wallMs, ...(tests ? { tests } : {}), ...(mutants ? { mutants } : {}) });
     } else if (status?.state === "awaiting_human") {
       const reviewed = [...events].reverse().find((event) => event.kind === "review-recorded" && event.attempt === status.attempt);
       report.held.push({
@@ -264,7 +266,7 @@ export function reportText(report: Report): string[] {
   lines.push("", `Merged (${report.merged.length})`);
   for (const row of report.merged) {
     lines.push(
-      `  ${row.id}  ${row.commit.slice(0, 10)}  ${row.attempts} attempt(s)  $${row.costUsd.toFixed(2)}  ${minutes(row.wallMs)}  ${row.goal}${row.tests ? `  [tests ${row.tests}]` : ""}${row.mutants && !row.mutants.reason ? `  [mutants killed ${row.mutants.killed}/${row.mutants.made}]` : ""}`,
+      `  ${row.id}  ${row.commit.slice(0, 10)}  ${attemptsOf(row)}  $${row.costUsd.toFixed(2)}  ${minutes(row.wallMs)}  ${row.goal}${row.tests ? `  [tests ${row.tests}]` : ""}${row.mutants && !row.mutants.reason ? `  [mutants killed ${row.mutants.killed}/${row.mutants.made}]` : ""}`,
     );
     if (row.mutants?.flag) lines.push(`    ${row.mutants.flag}: its planted tests killed none of ${row.mutants.made} mutants of its changed lines`);
     if (row.mutants?.unrun) lines.push(`    mutants: ${row.mutants.unrun} more not run: the mutation check's share of the night ran out ([planning] mutants_share)`);
@@ -323,7 +325,7 @@ export function reportHtml(report: Report): string {
   const merged = `<table><tr><th>packet</th><th>commit</th><th>attempts</th><th>cost</th><th>wall time</th><th>goal</th><th>tests</th><th>mutants killed</th></tr>${report.merged
     .map(
       (row) =>
-        `<tr><td>${e(row.id)}</td><td><code>${e(row.commit.slice(0, 10))}</code></td><td>${row.attempts}</td><td>$${row.costUsd.toFixed(2)}</td><td>${e(minutes(row.wallMs))}</td><td>${e(row.goal)}</td><td>${e(row.tests ?? "")}</td><td${row.mutants?.flag ? ' class="violated"' : ""}>${row.mutants && !row.mutants.reason ? `${row.mutants.killed}/${row.mutants.made}${row.mutants.flag ? ` — ${e(row.mutants.flag)}` : ""}${row.mutants.unrun ? ` (${row.mutants.unrun} not run: out of time)` : ""}` : ""}</td></tr>`,
+        `<tr><td>${e(row.id)}</td><td><code>${e(row.commit.slice(0, 10))}</code></td><td>${e(attemptsOf(row))}</td><td>$${row.costUsd.toFixed(2)}</td><td>${e(minutes(row.wallMs))}</td><td>${e(row.goal)}</td><td>${e(row.tests ?? "")}</td><td${row.mutants?.flag ? ' class="violated"' : ""}>${row.mutants && !row.mutants.reason ? `${row.mutants.killed}/${row.mutants.made}${row.mutants.flag ? ` — ${e(row.mutants.flag)}` : ""}${row.mutants.unrun ? ` (${row.mutants.unrun} not run: out of time)` : ""}` : ""}</td></tr>`,
     )
     .join("")}</table>`;
   const questions = report.questions
@@ -395,4 +397,15 @@ function minutes(ms: number): string {
 
 export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (char) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[char] ?? char);
+}
+
+/** A merged packet's attempts: those counted, and its newest attempt's number where some were not counted. */
+function attemptsFields(record: Pick<PacketHistory, "attemptsUsed" | "lastAttempt"> | undefined): { attempts: number; lastAttempt?: number } {
+  const attempts = record?.attemptsUsed ?? 0;
+  return record && record.lastAttempt > attempts ? { attempts, lastAttempt: record.lastAttempt } : { attempts };
+}
+
+/** Pure: how the brief says a merged packet's attempts (the newest's number as progress lines named it, where it differs). */
+function attemptsOf(row: { attempts: number; lastAttempt?: number }): string {
+  return `${row.attempts} attempt(s)${row.lastAttempt ? ` (the newest #${row.lastAttempt})` : ""}`;
 }

@@ -2,6 +2,7 @@ import type { LedgerEvent } from "../ledger/events.js";
 import type { PacketHistory, PacketRecord } from "../ledger/fold.js";
 import { mutantsFlag } from "../loop/mutation-verdict.js";
 import { answerId } from "../merge/message.js";
+import { attemptsSentence } from "./attempts-text.js";
 import { describeSpend, spendByRole } from "./spend.js";
 
 /** What `factory show ID` reads besides the ledger: the tail of a gate's log in an attempt's run directory. */
@@ -14,11 +15,21 @@ export type GateTail = (attempt: number, gate: string) => string | undefined;
  * decided and why. Everything comes from the ledger, never from a file an
  * agent wrote, except the gate tails, which are the factory's own logs.
  */
-export function showPacket(input: { id: string; goal?: string; sha256?: string; record: PacketHistory | undefined; state: string; tail: GateTail; tailLines?: number }): string[] {
+export function showPacket(input: {
+  id: string;
+  goal?: string;
+  sha256?: string;
+  /** The attempts the packet is allowed (its own, and those unblock gave), when its file is at the target. */
+  maxAttempts?: number;
+  record: PacketHistory | undefined;
+  state: string;
+  tail: GateTail;
+  tailLines?: number;
+}): string[] {
   const { record } = input;
   const lines = [`${input.id}  ${input.state}${input.goal ? `  ${input.goal}` : ""}`];
   if (!record || record.events.length === 0) return [...lines, "", "It has not run yet."];
-  lines.push(`attempts used: ${record.attemptsUsed}  cost: $${record.costUsd.toFixed(2)}`);
+  lines.push(`attempts: ${attemptsSentence(record.attemptsUsed, input.maxAttempts ?? null, record.lastAttempt)}  cost: $${record.costUsd.toFixed(2)}`);
   const spends = spendByRole(record.events);
   if (spends.length) lines.push(`spend: ${describeSpend(spends)}`);
   if (record.reason) lines.push(`reason: ${record.reason}`);

@@ -49,7 +49,7 @@ describe.skipIf(!CHROMIUM)("the board's pages in a narrow window", () => {
         boardPage({
           root: `/home/someone/${"projects/".repeat(10)}repository`,
           branch: "main",
-          rows: [{ id: "P07", goal: "Parse it", state: "blocked", attempt: 2, costUsd: 0.12, reason: REASON }],
+          rows: [{ id: "P07", goal: "Parse it", state: "blocked", attempts: "2/3", costUsd: 0.12, reason: REASON }],
         }),
       );
       const board = await widths("page");

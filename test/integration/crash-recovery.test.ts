@@ -75,6 +75,24 @@ describe("a run killed with SIGKILL at a step boundary, then run again", { timeo
   }
 });
 
+describe("an attempt a killed run left unfinished", { timeout: 300_000 }, () => {
+  it("is not counted, and status, show and the brief name the newest attempt as the run's progress did (issue 57 §5)", () => {
+    const target = twoPackets();
+    expect(cli(target, ["run"], "run-after-implementer").code).toBeNull();
+    const again = cli(target, ["run"]);
+    expect(again.code, again.out).toBe(0);
+    expect(again.out).toMatch(/P01#2\b/);
+    const status = cli(target, ["status"]).out;
+    expect(status).toMatch(/P01 +merged +1\/2 \(#2\)/);
+    expect(status).toMatch(/P02 +merged +1\/2 /);
+    expect(cli(target, ["status", "P01"]).out).toContain("attempts: 1 of 2 counted; the newest is #2 (an interrupted attempt, a question, or one refunded on unblock is not counted)");
+    expect(cli(target, ["show", "P01"]).out).toContain("attempts: 1 of 2 counted; the newest is #2");
+    expect(cli(target, ["report"]).out).toMatch(/P01 +[0-9a-f]{10} +1 attempt\(s\) \(the newest #2\) /);
+    const json = JSON.parse(cli(target, ["status", "--json"]).out) as { packets: { id: string; attempts_used: number; last_attempt: number }[] };
+    expect(json.packets.find((packet) => packet.id === "P01")).toMatchObject({ attempts_used: 1, last_attempt: 2 });
+  });
+});
+
 describe("a run killed while landing, then the user's own `git commit -a` before any factory command", { timeout: 300_000 }, () => {
   for (const point of ["land-before-move", "land-after-move", "land-after-forward", "after-land"]) {
     it(`at ${point}: the commit cannot undo the landed packet (it fails while the landing holds the index), and the next run finishes`, () => {

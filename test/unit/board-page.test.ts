@@ -3,12 +3,13 @@ import { stamp } from "../../src/ledger/events.js";
 import type { Board, BoardRow } from "../../src/status/board.js";
 import { boardPage, boardRowsHtml, countsLine, diffHtml, liveRows, progressStep, shortTime, stepAfter, workersHtml } from "../../src/status/board-page.js";
 
-const row = (id: string, state: BoardRow["state"], goal = "g"): BoardRow => ({
+const row = (id: string, state: BoardRow["state"], goal = "g", attempts = { used: 1, last: 1 }): BoardRow => ({
   id,
   file: `packets/${id}.toml`,
   goal,
   state,
-  attempts_used: 1,
+  attempts_used: attempts.used,
+  last_attempt: attempts.last,
   max_attempts: 3,
   cost_usd: 0.5,
   gate: "auto",
@@ -27,17 +28,18 @@ describe("the board page", () => {
     expect(stepAfter(stamp({ kind: "agent-finished", packet: "A", attempt: 1, role: "reviewer", outcome: "ok", durationMs: 1 }))).toBe("review");
     expect(stepAfter(stamp({ kind: "review-recorded", packet: "A", attempt: 1, verdict: "accept", effective: "accept", overrides: [], held: 1, violated: 0, unverifiable: 0 }))).toBe("landing");
     expect(stepAfter(stamp({ kind: "merged", packet: "A", attempt: 1, commit: "c", tree: "t" }))).toBeUndefined();
+    // A's second attempt runs; B merged at its fourth, its first interrupted and its second asked a question (not counted).
     const rows = liveRows(
-      board([row("A", "running"), row("B", "merged")]),
+      board([row("A", "running", "g", { used: 2, last: 2 }), row("B", "merged", "g", { used: 2, last: 4 })]),
       new Map([
         ["A", "gates"],
         ["B", "gates"],
       ]),
       new Map([["A", { attempt: 2, since: "2026-12-02T03:00:00Z" }]]),
     );
-    expect(rows.map((live) => [live.id, live.state, live.attempt, live.since])).toEqual([
-      ["A", "gates", 2, "2026-12-02T03:00:00Z"],
-      ["B", "merged", 1, undefined],
+    expect(rows.map((live) => [live.id, live.state, live.attempts, live.since])).toEqual([
+      ["A", "gates", "2/3", "2026-12-02T03:00:00Z"],
+      ["B", "merged", "2/3 (#4)", undefined],
     ]);
   });
 
@@ -76,13 +78,17 @@ describe("the step a progress line puts an attempt in", () => {
 
   it("heads the page with the counts, the spend against the cap and the last run; colours a diff; shows times without milliseconds", () => {
     const rows = [
-      { id: "A", goal: "", state: "merged", attempt: 1, costUsd: 0.5, reason: "" },
-      { id: "B", goal: "", state: "implementing", attempt: 1, costUsd: 0.25, reason: "", since: "2026-12-06T01:00:00.000Z", step: "implementing" },
-      { id: "C", goal: "", state: "merged", attempt: 2, costUsd: 1, reason: "" },
+      { id: "A", goal: "", state: "merged", attempts: "1/3", costUsd: 0.5, reason: "" },
+      { id: "B", goal: "", state: "implementing", attempts: "1/3", costUsd: 0.25, reason: "", since: "2026-12-06T01:00:00.000Z", step: "implementing" },
+      { id: "C", goal: "", state: "merged", attempts: "2/3", costUsd: 1, reason: "" },
     ];
     expect(countsLine(rows)).toBe("2 merged · 1 running");
     const page = boardPage({ branch: "main", root: "/r", rows, capUsd: 25, run: { startedAt: "2026-12-06T01:00:00.123Z", ended: { at: "2026-12-06T05:30:00.456Z", outcome: "drained" } } });
     expect(page).toContain("<span id=counts>2 merged · 1 running</span> · spent <span id=spent>$1.75</span> of a $25.00 cap per run");
+    // The ledger's whole spend, as status says it (a preflight probe besides the packets' calls), heads the page and the live rows.
+    const whole = boardPage({ branch: "main", root: "/r", rows, spentUsd: 1.9 });
+    expect(whole).toContain("spent <span id=spent>$1.90</span>");
+    expect(whole).toContain('<tr id=spent-total hidden data-usd="1.90"></tr>');
     expect(page).toContain('the last run drained <span data-time="2026-12-06T05:30:00.456Z">2026-12-06 05:30:00Z</span>');
     expect(page).toContain('<link rel="icon" href="data:,">');
     expect(boardPage({ branch: "main", root: "/r", rows: [] })).toContain("<span id=run>no run yet</span>");
