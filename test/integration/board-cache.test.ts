@@ -74,6 +74,25 @@ describe("the board cache", () => {
     expect(edited.warnings).toEqual(["packets/A01-one.toml has uncommitted edits; the version committed on main is used"]);
   });
 
+  it("forecasts the queue's spend from the kept board's note, not by parsing the board again; a kept board without one is read whole", async () => {
+    repo = oneQueuedPacketWithState();
+    const forecast = async (): Promise<string> => /the (\d+) queued packet\(s\)/.exec(await statusText(false))?.[1] ?? "none";
+    expect(await forecast()).toBe("1");
+    // The note says what the forecast reads: planted there, the next status says it.
+    const path = join(repo.dir, CACHE);
+    const [header = "", ...rest] = readFileSync(path, "utf8").split("\n");
+    const note = (JSON.parse(header) as { note: { queued: [string, string, number][] } }).note;
+    expect(note.queued.map(([, , count]) => count)).toEqual([1]);
+    const planted = JSON.parse(header) as { note: { queued: [string, string, number][] } };
+    for (const entry of planted.note.queued) entry[2] = 3;
+    writeFileSync(path, [JSON.stringify(planted), ...rest].join("\n"));
+    expect(await forecast()).toBe("3");
+    // An older factory's kept board has no note: the board itself is read.
+    const { note: _dropped, ...older } = planted;
+    writeFileSync(path, [JSON.stringify(older), ...rest].join("\n"));
+    expect(await forecast()).toBe("1");
+  });
+
   it("asks again whether a running packet's owner lives: a run that ended is noted, not served from the cache", async () => {
     repo = oneQueuedPacketWithState();
     const owner = spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], { stdio: "ignore" });
