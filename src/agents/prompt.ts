@@ -47,7 +47,7 @@ export function implementerPrompt(input: ImplementerPromptInput, template: strin
           `## How the work will be checked (in \`${input.surfaceDir ?? "."}\`, after your last change)`,
           "- The factory's own gates: planted files untouched, every change inside the allowed paths, no weakened tests or runner configuration, and at least one change.",
           ...input.gates.map((gate) => `- \`${gate.name}\`: \`${gate.run}\`${gate.tests ? " — per test, against the tests' results before your work: a test that passed must still pass" : ""}`),
-          "({files} is the changed files, {junit} a report path, {tests} empty or the planted tests; the planted tests also run on their own.)",
+          "({files} is the changed files, {junit} or {tap} a report path, {tests} empty or the planted tests; the planted tests also run on their own.)",
         ],
         "before",
       )

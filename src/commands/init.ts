@@ -143,7 +143,7 @@ async function nodeSurface(path: string, name: string, dir: string): Promise<Det
   }
   const deps = { ...manifest.dependencies, ...manifest.devDependencies };
   const test = manifest.scripts?.test ?? "";
-  const testRunner = "vitest" in deps ? "vitest" : "jest" in deps ? "jest" : "mocha" in deps ? "mocha" : /\bnode\s+--test\b/.test(test) ? "node" : undefined;
+  const testRunner = "vitest" in deps ? "vitest" : "jest" in deps ? "jest" : "mocha" in deps ? "mocha" : "ava" in deps ? "ava" : /\bnode\s+--test\b/.test(test) ? "node" : undefined;
   const locks = { pnpm: "pnpm-lock.yaml", yarn: "yarn.lock", npm: "package-lock.json" } as const;
   const packageManager = (["pnpm", "yarn", "npm"] as const).find((manager) => existsSync(join(path, locks[manager]))) ?? "npm";
   return {

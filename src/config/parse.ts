@@ -228,8 +228,8 @@ function readSurfaces(root: Fields): Surface[] {
       const timeout = gate.raw("timeout");
       const timeoutMs = timeout === undefined ? undefined : parseDuration(timeout);
       if (timeout !== undefined && timeoutMs === undefined) gate.report("timeout", durationHelp(timeout));
-      if (tests && run !== undefined && !run.includes("{junit}")) {
-        gate.report("run", "a tests = true gate must write JUnit XML to {junit} so the factory can compare per-test results");
+      if (tests && run !== undefined && !run.includes("{junit}") && !run.includes("{tap}")) {
+        gate.report("run", "a tests = true gate must write JUnit XML to {junit} (or TAP to {tap}) so the factory can compare per-test results");
       }
       gate.rejectUnknown();
       if (gateName === undefined || run === undefined) continue;

@@ -8,7 +8,7 @@ export interface DetectedSurface {
   kind: "python" | "node";
   /** For node: the package.json scripts, and which test runner its dependencies name. */
   scripts?: Record<string, string>;
-  testRunner?: "vitest" | "jest" | "mocha" | "node" | undefined;
+  testRunner?: "vitest" | "jest" | "mocha" | "ava" | "node" | undefined;
   /** For vitest: its version, installed (node_modules) or else as the manifest asks for it (`^0.33.0`). */
   testRunnerVersion?: string;
   /** For jest: whether the project depends on jest-junit, the reporter that writes JUnit XML (jest has none built in). */
@@ -130,6 +130,10 @@ export function testGate(surface: DetectedSurface, atRoot: boolean): string | un
     // is one failing entry named by its path and the rest run; serially, mocha stops at it and writes no report.
     case "mocha":
       return `${EXEC[surface.packageManager ?? "npm"]} mocha --parallel${atRoot ? " --ignore 'packets/**'" : ""} --reporter xunit --reporter-option output={junit} {tests}`;
+    // ava writes TAP, not JUnit: {tap}. Its titles carry each file's name relative to the files a run has, so the
+    // gate always runs the whole suite (no {tests}): a case keeps its name from run to run.
+    case "ava":
+      return `${EXEC[surface.packageManager ?? "npm"]} ava --tap > {tap}`;
     case undefined:
       return undefined;
   }
@@ -175,7 +179,7 @@ target_branch = "${input.targetBranch}"
 
 # ── Surfaces: parts of the repository with their own toolchain and gates. ──
 # Gates run in the packet's worktree, in order, all of them. A tests = true gate
-# writes JUnit XML to {junit}; results are compared with the baseline per test.
+# writes JUnit XML to {junit} (or TAP to {tap}); results are compared with the baseline per test.
 ${surfaces}
 
 # ── Agents: adapter instances. kind = claude | codex | gemini | command ──

@@ -33,8 +33,8 @@ export function languageOf(path: string): Language | undefined {
 /**
  * A test file beside `existing`, named by the same convention (so the same
  * runner collects it), whose one test fails. JavaScript imports its test
- * function the way `existing` does (vitest, node:test, @jest/globals, or the
- * runner's globals), ESM or CommonJS.
+ * function the way `existing` does (vitest, node:test, @jest/globals, ava's
+ * default export, or the runner's globals), ESM or CommonJS.
  */
 export function failingTestBeside(existing: { path: string; text: string }): { path: string; text: string } | undefined {
   const dir = posix.dirname(existing.path);
@@ -46,7 +46,14 @@ export function failingTestBeside(existing: { path: string; text: string }): { p
   }
   const suffix = /((?:[.\-_](?:test|spec))?\.[cm]?[jt]sx?)$/.exec(name)?.[1];
   if (!suffix) return undefined;
-  const file = /^test-/.test(name) ? `test-factory-doctor-probe${suffix}` : `factory-doctor-probe${suffix}`;
+  // `test-*.js` beside `test-a.js`, and beside ava's lone `test.js`: the names its runner collects there.
+  const file = /^test(-|\.[cm]?[jt]sx?$)/.test(name) ? `test-factory-doctor-probe${suffix}` : `factory-doctor-probe${suffix}`;
+  // ava's tests are its default export's, never a global `it`.
+  const ava = /^\s*import\s+(\w+)\s+from\s+["']ava["']/m.exec(existing.text)?.[1] ?? /^\s*const\s+(\w+)\s*=\s*require\(\s*["']ava["']\s*\)/m.exec(existing.text)?.[1];
+  if (ava) {
+    const module = /^\s*import\s/m.test(existing.text) ? `import ${ava} from "ava";\n` : `const ${ava} = require("ava");\n`;
+    return { path: at(file), text: `${module}${ava}("factory doctor probe", (t) => {\n  t.fail("factory doctor: this test fails on purpose");\n});\n` };
+  }
   const body = 'it("factory doctor probe", () => {\n  throw new Error("factory doctor: this test fails on purpose");\n});\n';
   return { path: at(file), text: `${importOfIt(existing.text)}${body}` };
 }

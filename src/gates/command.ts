@@ -10,6 +10,7 @@ import { describeFlaky, type RerunVerdict } from "./flaky.js";
 import { normalizeResults, parseJunit, type TestResult } from "./junit.js";
 import { matchesAny, shellQuote } from "./paths.js";
 import { reportDisagreement, runnerSummaries } from "./runner-summary.js";
+import { parseTap } from "./tap.js";
 import { checkPlanted, compareWithBaseline, namedBy, type PlantedCases, type PlantedFindings, realCases, type TestComparison } from "./test-compare.js";
 import type { Finding, GateReport } from "./types.js";
 
@@ -75,13 +76,15 @@ export async function runCommandGate(input: CommandGateInput): Promise<CommandGa
     return { report: { name: gate.name, status: "skipped", summary: "no changed files for {files}", findings: [], durationMs: 0 } };
   }
   // The report directory is the only place outside the worktree a gate may write.
-  const junit = join(input.runDir, "reports", `junit-${gate.name}.xml`);
+  // {junit} or {tap}: the runner's per-test report, JUnit XML or TAP (ava's), read as what it holds.
+  const junit = join(input.runDir, "reports", gate.run.includes("{tap}") ? `tap-${gate.name}.tap` : `junit-${gate.name}.xml`);
   mkdirSync(dirname(junit), { recursive: true });
   const commandFor = (batch: readonly string[]): string =>
     gate.run
       .replaceAll("{files}", batch.map(shellQuote).join(" "))
       .replace(TESTS_PLACEHOLDER, (_match, fallback: string | undefined) => (input.tests?.length ? input.tests.map(shellQuote).join(" ") : (fallback ?? "")))
-      .replaceAll("{junit}", shellQuote(junit));
+      .replaceAll("{junit}", shellQuote(junit))
+      .replaceAll("{tap}", shellQuote(junit));
   // Too many changed files for one command line: the gate runs once per batch, and fails if any batch does.
   const batches = gate.run.includes("{files}") ? batchesOf(files, MAX_COMMAND_BYTES - commandFor([]).length) : [files];
   const note = (report: GateReport, index: number): GateReport => (batches.length > 1 ? { ...report, summary: `${report.summary} (batch ${index + 1} of ${batches.length})` } : report);
@@ -228,12 +231,17 @@ type Read = { ok: true; results: TestResult[] } | { ok: false; problem: string }
 export const MAX_REPORT_BYTES = 64 * 1024 ** 2;
 
 function readReport(junit: string, worktree: string): Read {
-  if (!existsSync(junit) && !isLink(junit)) return { ok: false, problem: "wrote no JUnit report to {junit}: the test runner did not run or is not configured to report" };
+  // A {tap} gate's report is TAP, by the gate's own declaration (never guessed from what the file holds).
+  const tap = junit.endsWith(".tap");
+  if (!existsSync(junit) && !isLink(junit))
+    return { ok: false, problem: `wrote no ${tap ? "TAP report to {tap}" : "JUnit report to {junit}"}: the test runner did not run or is not configured to report` };
   // Not followed, and sized first: the code under test can write the report directory (a FIFO would hang the factory).
   const stat = lstatSync(junit);
   if (!stat.isFile()) return { ok: false, problem: "its JUnit report is not a regular file (a link, FIFO or device); it was not read" };
   if (stat.size > MAX_REPORT_BYTES) return { ok: false, problem: `its JUnit report is ${formatSize(stat.size)}, over ${formatSize(MAX_REPORT_BYTES)}; it was not read` };
-  const parsed = parseJunit(readFileSync(junit, "utf8"));
+  const text = readFileSync(junit, "utf8");
+  if (tap) return { ok: true, results: normalizeResults(parseTap(text), worktree) };
+  const parsed = parseJunit(text);
   if (!parsed.ok) return { ok: false, problem: `its JUnit report cannot be read: ${parsed.detail}` };
   return { ok: true, results: normalizeResults(parsed.results, worktree) };
 }

@@ -1,7 +1,7 @@
 /**
  * Every transition a test can make between the baseline (or, for planted and hidden tests, the tree right
  * after planting) and the candidate, with the factory's verdict on it. This table is what the gates decide,
- * written down: test/integration/test-transitions.test.ts drives every cell through real pytest, node:test, vitest, jest, mocha and the
+ * written down: test/integration/test-transitions.test.ts drives every cell through real pytest, node:test, vitest, jest, mocha, ava and the
  * factory's own judging code, and the table in docs/concepts/how-tests-are-judged.md is rendered from it (and checked to be).
  */
 
@@ -120,7 +120,7 @@ export const TRANSITIONS: Record<Role, RoleTable> = {
 };
 
 /** The runners every cell is driven through. */
-export type Runner = "pytest" | "node:test" | "vitest" | "jest" | "mocha";
+export type Runner = "pytest" | "node:test" | "vitest" | "jest" | "mocha" | "ava";
 
 /**
  * Standings a runner has no outcome of its own for, and reports as another: its cells are that standing's.
@@ -128,10 +128,10 @@ export type Runner = "pytest" | "node:test" | "vitest" | "jest" | "mocha";
  */
 export const REPORTED_AS: readonly { runners: readonly Runner[]; standing: Standing; as: Standing; why: string }[] = [
   {
-    runners: ["vitest", "jest"],
+    runners: ["vitest", "jest", "ava"],
     standing: "xfailed",
     as: "passed",
-    why: "their expected failure (vitest's `test.fails`, jest's `test.failing`) asserts that its body fails: a body that fails is a passing test in their reports",
+    why: "their expected failure (vitest's `test.fails`, jest's and ava's `test.failing`) asserts that its body fails: a body that fails is a passing test in their reports",
   },
   {
     runners: ["mocha"],
@@ -140,10 +140,10 @@ export const REPORTED_AS: readonly { runners: readonly Runner[]; standing: Stand
     why: "mocha has no expected failure: a known failure is marked pending (`it.skip`, or `this.skip()` in its body), which its report shows as skipped, with no reason",
   },
   {
-    runners: ["vitest", "jest"],
+    runners: ["vitest", "jest", "ava"],
     standing: "no-case",
     as: "uncollectable",
-    why: 'both fail a file that yields no test ("No test suite found", "Your test suite must contain at least one test"): one failing entry named by its path, as a file that cannot load',
+    why: 'they fail a file that yields no test ("No test suite found", "Your test suite must contain at least one test", "No tests found in"): one failing entry named by its path, as a file that cannot load',
   },
 ];
 
@@ -177,6 +177,13 @@ export const RUNNER_ROWS: readonly { runner: Runner; role: Role; before: Standin
     verdicts: ["pass", "FAIL", "FAIL", "pass", "pass", "pass", "not blamed", "pass"],
     why: "run with --parallel, as `factory init` writes the gate, mocha loads each file in a worker of its own: one that cannot load is a failing entry named by its path, and the rest of the suite runs (run serially, it stops the whole run and writes no report: the baseline is refused)",
   },
+  {
+    runner: "ava",
+    role: "existing",
+    before: "uncollectable",
+    verdicts: ["pass", "FAIL", "FAIL", "pass", "pass", "pass", "not blamed", "not blamed"],
+    why: 'ava runs each file in a worker of its own: one that cannot load is a failing "… exited with a non-zero exit code" entry named by its path, and the rest of the suite runs',
+  },
 ];
 
 /** The verdict of one cell for a runner, or undefined when the table has no such row. */
@@ -197,8 +204,9 @@ export function transitionTableMarkdown(): string {
     lines.push("", ...table.notes.map((note) => `- ${note}`), "");
   }
   lines.push("Where a runner's own behaviour gives another row (the tables above are pytest's):", "");
+  const named = (runners: readonly string[]): string => (runners.length > 1 ? `${runners.slice(0, -1).join(", ")} and ${runners.at(-1)}` : (runners[0] ?? ""));
   for (const entry of REPORTED_AS)
-    lines.push(`- ${entry.runners.join(" and ")} report${entry.runners.length === 1 ? "s" : ""} ${entry.standing} as ${entry.as}: its cells are ${entry.as}'s. Why: ${entry.why}.`);
+    lines.push(`- ${named(entry.runners)} report${entry.runners.length === 1 ? "s" : ""} ${entry.standing} as ${entry.as}: its cells are ${entry.as}'s. Why: ${entry.why}.`);
   for (const row of RUNNER_ROWS) lines.push(`- ${row.runner}, ${row.role}, before ${row.before}: ${row.verdicts.map((verdict, index) => `${AFTER[index]} ${verdict}`).join(", ")}. Why: ${row.why}.`);
   return lines.join("\n").trimEnd();
 }

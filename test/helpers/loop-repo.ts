@@ -80,7 +80,7 @@ export function withoutMutants(config: string): string {
 }
 
 /** The syntax gate and a tests gate running `tests`. */
-const gatesRunning = (tests: string): string => `
+export const gatesRunning = (tests: string): string => `
   [[surfaces.app.gates]]
   name = "syntax"
   run = "for f in {files}; do node --check \\"$f\\" || exit 1; done"

@@ -95,6 +95,18 @@ describe("command gates", () => {
     expect(await runGate(gate(junit(""), { tests: true }))).toMatchObject({ status: "fail", summary: "ran zero tests" });
   });
 
+  it("a {tap} gate's report is read as TAP (ava's), and one that writes none says {tap}", async () => {
+    const tap = ["TAP version 13", "ok 1 - math › adds", "not ok 2 - math › halves", "1..2"].map((line) => `'${line}'`).join(" ");
+    const report = await runGate(gate(`printf '%s\\n' ${tap} > {tap}; exit 1`, { tests: true }), {
+      baseline: [
+        { id: "adds", outcome: "passed" },
+        { id: "halves", outcome: "passed" },
+      ],
+    });
+    expect(report).toMatchObject({ status: "fail", summary: "1 regression(s) of 2", findings: [{ file: "halves", message: "passed at the baseline and fails now" }] });
+    expect(await runGate(gate("true # {tap}", { tests: true }), { measuring: true })).toMatchObject({ status: "error", summary: expect.stringContaining("wrote no TAP report to {tap}") });
+  });
+
   it("a tests gate that writes no JUnit report is an environment error while measuring, and the change's failure after the baseline wrote one", async () => {
     expect(await runGate(gate("true # {junit}", { tests: true }), { measuring: true })).toMatchObject({ status: "error", summary: expect.stringContaining("wrote no JUnit report") });
     expect(await runGate(gate("true # {junit}", { tests: true }))).toMatchObject({ status: "fail", summary: expect.stringContaining("it did on the baseline") });

@@ -135,6 +135,39 @@ describe("factory init", () => {
     180_000,
   );
 
+  // ava is installed from the registry at test time (the project does not depend on it).
+  const ava = publishedTools(["ava@6.4.1"]);
+  if (!ava.ok) console.warn(`skipping init and doctor on an ava project: ${ava.reason}`);
+  it.skipIf(!ava.ok)(
+    "on an ava project (one test.js at the root, as ava's defaults have it) writes the TAP gate, and doctor proves it armed",
+    async () => {
+      repo = makeRepo();
+      repo.write("package.json", JSON.stringify({ type: "module", scripts: { test: "ava" }, devDependencies: { ava: "6.4.1" } }));
+      repo.write("src/add.js", "export const add = (a, b) => a + b;\n");
+      repo.write("test.js", 'import test from "ava";\nimport { add } from "./src/add.js";\n\ntest("adds", (t) => {\n  t.is(add(2, 2), 4);\n});\n');
+      repo.write(".gitignore", "node_modules\n");
+      repo.commit("an ava project");
+      expect(await init({ cwd: repo.dir, output: bufferOutput() })).toBe(0);
+      const text = repo.read(".factory/config.toml");
+      expect(text).toContain('run = "npx ava --tap > {tap}"');
+      const modules = mkdtempSync(join(tmpdir(), "factory-ava-"));
+      onCleanup.push(() => rmSync(modules, { recursive: true, force: true }));
+      cpSync((ava as { modules: string }).modules, modules, { recursive: true, verbatimSymlinks: true });
+      const config = text
+        .replace('install = "npm install"', `install = "cp -R ${modules} node_modules"`)
+        .replace('kind = "claude"\nbin = "claude"', 'kind = "command"\nrun = "true"')
+        .replace("mutants = 20", "mutants = 0");
+      repo.write(".factory/config.toml", config);
+      repo.commit("factory config");
+      const doctor = runCli(["doctor", "--no-models"], repo.dir, {}, 150_000);
+      expect(doctor.stdout).toMatch(/armed {6}surface "[\w-]+": tests gate "test": fails with a failing test added \(test-factory-doctor-probe\.js\), passes the untouched tree/);
+      expect(doctor.stdout).toMatch(/armed {6}surface "[\w-]+": tests gate "test": fails with a file of passing tests removed \(test\.js\), passes the untouched tree/);
+      expect(doctor.stdout).toMatch(/armed {6}guard tamper: fails on a skip marker added to test\.js/);
+      expect(doctor.code, `${doctor.stdout}${doctor.stderr}`).toBe(0);
+    },
+    180_000,
+  );
+
   it("recognises the src layouts of hatch, poetry and setuptools' find, and leaves the path alone where uv or poetry installs the project or pytest sets it", async () => {
     expect(isSrcLayout('[tool.hatch.build.targets.wheel]\npackages = ["src/calc"]\n', [])).toBe(true);
     expect(isSrcLayout('[tool.poetry]\npackages = [{ include = "calc", from = "src" }]\n', [])).toBe(true);

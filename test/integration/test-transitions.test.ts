@@ -288,6 +288,49 @@ const MOCHA_KIT: RunnerKit = {
   },
 };
 
+/** ava: a published version installed at test time into a cache (the project does not depend on it). */
+const AVA_TOOLS = ["ava@6.4.1"];
+let avaModules = "";
+
+/**
+ * ava through its TAP reporter, run by the gate `factory init` writes. The factory names a case by its title alone
+ * (ava's file part depends on the run's files), so every case's name carries its cell, as node:test's do. Its standings: `test.failing` (its expected failure) is
+ * reported as passed, `test.skip` gives no reason, a file that cannot load is one failing entry named by its path
+ * ("… exited with a non-zero exit code"), and so is one that declares no test ("No tests found in …").
+ */
+const AVA_KIT: RunnerKit = {
+  name: "ava",
+  run: testGate({ name: "app", dir: ".", kind: "node", testRunner: "ava", packageManager: "npm" }, true) as string,
+  files: {
+    "package.json": '{ "type": "module", "ava": { "files": ["tests/**/*.test.js"], "cache": false } }\n',
+    "tests/rest.test.js": 'import test from "ava";\ntest("rest", (t) => t.pass());\n',
+  },
+  rest: "tests/rest.test.js",
+  prepare: (tree) => symlinkSync(avaModules, join(tree, "node_modules")),
+  source: (cell, state, ready) => [`src/c${padded(cell)}.js`, `export const STATE = ${JSON.stringify(state)};\nexport const READY = ${ready};\n`],
+  testFile: (cell) => `tests/c${padded(cell)}.test.js`,
+  testModule: (cell) =>
+    jsTestModule(
+      {
+        head: ['import test from "ava";', `import { READY, STATE } from "../src/c${padded(cell)}.js";`],
+        caseOpen: `(STATE === "xfailed" ? test.failing : STATE === "skipped" ? test.skip : test)("c${padded(cell)} case", (t) => {`,
+        caseBody: ['if (STATE === "errored") throw new TypeError("the setup broke");', 't.is(STATE, "passed");'],
+        anchor: `test("c${padded(cell)} anchor", (t) => t.true(READY));`,
+        other: `test("c${padded(cell)} other", (t) => t.pass());`,
+      },
+      cell,
+    ),
+  ofCell: (cell, result) => result.id.startsWith(`c${padded(cell)} `) || result.id === `tests/c${padded(cell)}.test.js`,
+  isRest: (result) => result.id === "rest",
+  retired: (cell) => `c${padded(cell)} case`,
+  isCase: (result) => result.id.endsWith(" case"),
+  shows: {
+    skipped: (results) => expect(results.find((result) => result.id.endsWith(" case"))).toMatchObject({ outcome: "skipped" }),
+    xfailed: (results) => expect(results.find((result) => result.id.endsWith(" case"))?.outcome).toBe("passed"),
+    "no-case": (results) => expect(results).toEqual([expect.objectContaining({ outcome: "failed" })]),
+  },
+};
+
 interface Run {
   results: TestResult[];
   exitCode: number;
@@ -381,9 +424,12 @@ else console.warn(`skipping the transition table through jest: ${jest.reason}`);
 const mocha = publishedTools(MOCHA_TOOLS);
 if (mocha.ok) mochaModules = mocha.modules;
 else console.warn(`skipping the transition table through mocha: ${mocha.reason}`);
-const runsOn: Record<Runner, boolean> = { pytest: available, "node:test": true, vitest: true, jest: jest.ok, mocha: mocha.ok };
+const ava = publishedTools(AVA_TOOLS);
+if (ava.ok) avaModules = ava.modules;
+else console.warn(`skipping the transition table through ava: ${ava.reason}`);
+const runsOn: Record<Runner, boolean> = { pytest: available, "node:test": true, vitest: true, jest: jest.ok, mocha: mocha.ok, ava: ava.ok };
 
-for (const kit of [PYTEST, NODE_TEST, VITEST_KIT, JEST_KIT, MOCHA_KIT]) {
+for (const kit of [PYTEST, NODE_TEST, VITEST_KIT, JEST_KIT, MOCHA_KIT, AVA_KIT]) {
   describe.skipIf(!runsOn[kit.name])(`every transition a test can make, through real ${kit.name}`, () => {
     const runs = new Map<Stage, Map<number, Run>>();
     beforeAll(async () => {

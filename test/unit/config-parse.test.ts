@@ -160,6 +160,15 @@ batch = 0
     expect(result.problems.find((p) => p.key === "surfaces.api.gates[0].run")?.message).toContain("{junit}");
   });
 
+  it("takes a tests gate that writes TAP to {tap} (ava) as it takes one writing JUnit to {junit}; one writing neither is refused, naming both", () => {
+    const config = (run: string) => `target_branch = "main"\n[surfaces.app]\ndir = "."\n[[surfaces.app.gates]]\nname = "test"\nrun = "${run}"\ntests = true\n`;
+    expect(parseConfig(config("npx ava --tap > {tap}")).ok).toBe(true);
+    const neither = parseConfig(config("npx ava --tap"));
+    expect(neither.ok ? "" : neither.problems.find((p) => p.key === "surfaces.app.gates[0].run")?.message).toBe(
+      "a tests = true gate must write JUnit XML to {junit} (or TAP to {tap}) so the factory can compare per-test results",
+    );
+  });
+
   it("reports a syntax error with its line", () => {
     const result = parseConfig(`[limits]\nmax_attempts = = 3\n`);
     expect(result.ok).toBe(false);

@@ -13,6 +13,14 @@ describe("doctor's failing test", () => {
     expect(failingTestBeside({ path: "__tests__/a.test.jsx", text: "it('renders', () => {});\n" })?.text).toMatch(/^it\("factory doctor probe"/);
     expect(failingTestBeside({ path: "test/test-a.js", text: "" })?.path).toBe("test/test-factory-doctor-probe.js");
     expect(failingTestBeside({ path: "spec/a_spec.rb", text: "" })).toBeUndefined();
+    // ava: its default export, under the name the file gives it; ava fails a test by t.fail, and has no global `it`.
+    expect(failingTestBeside({ path: "test.js", text: 'import avaTest from "ava";\navaTest("adds", (t) => t.pass());\n' })).toEqual({
+      path: "test-factory-doctor-probe.js",
+      text: 'import avaTest from "ava";\navaTest("factory doctor probe", (t) => {\n  t.fail("factory doctor: this test fails on purpose");\n});\n',
+    });
+    expect(failingTestBeside({ path: "test/a.test.cjs", text: 'const test = require("ava");\n' })?.text).toMatch(
+      /^const test = require\("ava"\);\ntest\("factory doctor probe", \(t\) => \{\n {2}t\.fail\(/,
+    );
   });
 });
 
