@@ -98,36 +98,43 @@ describe("factory init", () => {
     180_000,
   );
 
-  // mocha is installed from the registry at test time (the project does not depend on it).
+  /**
+   * A node project of `runner` (installed from the registry at test time: the project does not depend on it) with
+   * `files`, through `init` and `doctor`: the config init wrote, and what doctor printed. The install copies in the
+   * cached runner, from a copy outside HOME (the sandbox shows no home directory); a command agent stands in for
+   * Claude Code (not installed here).
+   */
+  async function initAndDoctor(modules: string, runner: string, files: Record<string, string>): Promise<{ text: string; doctor: ReturnType<typeof runCli> }> {
+    repo = makeRepo();
+    const [name = "", version = ""] = runner.split("@");
+    repo.write("package.json", JSON.stringify({ type: "module", scripts: { test: name }, devDependencies: { [name]: version } }));
+    repo.write("src/add.js", "export const add = (a, b) => a + b;\n");
+    for (const [path, text] of Object.entries(files)) repo.write(path, text);
+    repo.write(".gitignore", "node_modules\n");
+    repo.commit(`a ${name} project`);
+    expect(await init({ cwd: repo.dir, output: bufferOutput() })).toBe(0);
+    const text = repo.read(".factory/config.toml");
+    const copy = mkdtempSync(join(tmpdir(), `factory-${name}-`));
+    onCleanup.push(() => rmSync(copy, { recursive: true, force: true }));
+    cpSync(modules, copy, { recursive: true, verbatimSymlinks: true });
+    const config = text
+      .replace('install = "npm install"', `install = "cp -R ${copy} node_modules"`)
+      .replace('kind = "claude"\nbin = "claude"', 'kind = "command"\nrun = "true"')
+      .replace("mutants = 20", "mutants = 0");
+    repo.write(".factory/config.toml", config);
+    repo.commit("factory config");
+    return { text, doctor: runCli(["doctor", "--no-models"], repo.dir, {}, 150_000) };
+  }
+
   const mocha = publishedTools(["mocha@12.0.3"]);
   if (!mocha.ok) console.warn(`skipping init and doctor on a mocha project: ${mocha.reason}`);
   it.skipIf(!mocha.ok)(
     "on a mocha project writes the xunit gate in parallel mode, and doctor proves it armed",
     async () => {
-      repo = makeRepo();
-      repo.write("package.json", JSON.stringify({ type: "module", scripts: { test: "mocha" }, devDependencies: { mocha: "12.0.3" } }));
-      repo.write("src/add.js", "export const add = (a, b) => a + b;\n");
-      repo.write(
-        "test/add.test.js",
-        'import assert from "node:assert/strict";\nimport { add } from "../src/add.js";\n\ndescribe("add", () => {\n  it("adds", () => assert.equal(add(2, 2), 4));\n});\n',
-      );
-      repo.write(".gitignore", "node_modules\n");
-      repo.commit("a mocha project");
-      expect(await init({ cwd: repo.dir, output: bufferOutput() })).toBe(0);
-      const text = repo.read(".factory/config.toml");
+      const { text, doctor } = await initAndDoctor((mocha as { modules: string }).modules, "mocha@12.0.3", {
+        "test/add.test.js": 'import assert from "node:assert/strict";\nimport { add } from "../src/add.js";\n\ndescribe("add", () => {\n  it("adds", () => assert.equal(add(2, 2), 4));\n});\n',
+      });
       expect(text).toContain(`run = "npx mocha --parallel --ignore 'packets/**' --reporter xunit --reporter-option output={junit} {tests}"`);
-      // The install copies in the cached mocha, from a copy outside HOME (the sandbox shows no home directory); a command
-      // agent in place of Claude Code (not installed here).
-      const modules = mkdtempSync(join(tmpdir(), "factory-mocha-"));
-      onCleanup.push(() => rmSync(modules, { recursive: true, force: true }));
-      cpSync((mocha as { modules: string }).modules, modules, { recursive: true, verbatimSymlinks: true });
-      const config = text
-        .replace('install = "npm install"', `install = "cp -R ${modules} node_modules"`)
-        .replace('kind = "claude"\nbin = "claude"', 'kind = "command"\nrun = "true"')
-        .replace("mutants = 20", "mutants = 0");
-      repo.write(".factory/config.toml", config);
-      repo.commit("factory config");
-      const doctor = runCli(["doctor", "--no-models"], repo.dir, {}, 150_000);
       expect(doctor.stdout).toMatch(/armed {6}surface "[\w-]+": tests gate "test": fails with a failing test added \(test\/factory-doctor-probe\.test\.js\), passes the untouched tree/);
       expect(doctor.stdout).toMatch(/armed {6}surface "[\w-]+": tests gate "test": fails with a file of passing tests removed \(test\/add\.test\.js\), passes the untouched tree/);
       expect(doctor.code, `${doctor.stdout}${doctor.stderr}`).toBe(0);
@@ -135,31 +142,15 @@ describe("factory init", () => {
     180_000,
   );
 
-  // ava is installed from the registry at test time (the project does not depend on it).
   const ava = publishedTools(["ava@6.4.1"]);
   if (!ava.ok) console.warn(`skipping init and doctor on an ava project: ${ava.reason}`);
   it.skipIf(!ava.ok)(
     "on an ava project (one test.js at the root, as ava's defaults have it) writes the TAP gate, and doctor proves it armed",
     async () => {
-      repo = makeRepo();
-      repo.write("package.json", JSON.stringify({ type: "module", scripts: { test: "ava" }, devDependencies: { ava: "6.4.1" } }));
-      repo.write("src/add.js", "export const add = (a, b) => a + b;\n");
-      repo.write("test.js", 'import test from "ava";\nimport { add } from "./src/add.js";\n\ntest("adds", (t) => {\n  t.is(add(2, 2), 4);\n});\n');
-      repo.write(".gitignore", "node_modules\n");
-      repo.commit("an ava project");
-      expect(await init({ cwd: repo.dir, output: bufferOutput() })).toBe(0);
-      const text = repo.read(".factory/config.toml");
+      const { text, doctor } = await initAndDoctor((ava as { modules: string }).modules, "ava@6.4.1", {
+        "test.js": 'import test from "ava";\nimport { add } from "./src/add.js";\n\ntest("adds", (t) => {\n  t.is(add(2, 2), 4);\n});\n',
+      });
       expect(text).toContain('run = "npx ava --tap > {tap}"');
-      const modules = mkdtempSync(join(tmpdir(), "factory-ava-"));
-      onCleanup.push(() => rmSync(modules, { recursive: true, force: true }));
-      cpSync((ava as { modules: string }).modules, modules, { recursive: true, verbatimSymlinks: true });
-      const config = text
-        .replace('install = "npm install"', `install = "cp -R ${modules} node_modules"`)
-        .replace('kind = "claude"\nbin = "claude"', 'kind = "command"\nrun = "true"')
-        .replace("mutants = 20", "mutants = 0");
-      repo.write(".factory/config.toml", config);
-      repo.commit("factory config");
-      const doctor = runCli(["doctor", "--no-models"], repo.dir, {}, 150_000);
       expect(doctor.stdout).toMatch(/armed {6}surface "[\w-]+": tests gate "test": fails with a failing test added \(test-factory-doctor-probe\.js\), passes the untouched tree/);
       expect(doctor.stdout).toMatch(/armed {6}surface "[\w-]+": tests gate "test": fails with a file of passing tests removed \(test\.js\), passes the untouched tree/);
       expect(doctor.stdout).toMatch(/armed {6}guard tamper: fails on a skip marker added to test\.js/);
