@@ -269,6 +269,37 @@ const MUTATIONS = [
     tests: [["test/integration/test-transitions.test.ts", "through real jest"]],
   },
   {
+    guard: "mocha: a file that cannot load is one failing entry by its path, and the rest run (parallel mode)",
+    file: "src/config/presets.ts",
+    from: "mocha --parallel${",
+    to: "mocha${",
+    tests: [["test/integration/test-transitions.test.ts", "through real mocha"]],
+  },
+  {
+    guard: "mocha: cases named by their file and full title",
+    file: "src/gates/junit.ts",
+    from: "const mochaFile = mocha && typeof file === \"string\" && file !== \"\";",
+    to: "const mochaFile = false;",
+    tests: [["test/unit/junit.test.ts", "names mocha's cases by their file and full title"]],
+  },
+  {
+    guard: "ava: a case is its title, whatever files the run has",
+    file: "src/gates/tap.ts",
+    from: 'id: name.split(" › ").at(-1) ?? name,',
+    to: "id: name,",
+    tests: [
+      ["test/unit/tap.test.ts", "reads ava's TAP"],
+      ["test/integration/ava-flow.test.ts", "a packet on an ava project"],
+    ],
+  },
+  {
+    guard: "ava: its own test names (test.js, test-*.js) are tests for the tamper check",
+    file: "src/gates/test-files.ts",
+    from: '  "**/test.{js,cjs,mjs,jsx,ts,cts,mts,tsx}",',
+    to: "",
+    tests: [["test/unit/gates-builtin.test.ts", "fires on skip and xfail markers"]],
+  },
+  {
     guard: "jest: cases named by their file",
     file: "src/gates/junit.ts",
     from: 'const jestDefault = classname === name && typeof file === "string" && file !== "";',
