@@ -278,7 +278,7 @@ const MUTATIONS = [
   {
     guard: "mocha: cases named by their file and full title",
     file: "src/gates/junit.ts",
-    from: "const mochaFile = mocha && typeof file === \"string\" && file !== \"\";",
+    from: 'const mochaFile = mocha && typeof file === "string" && file !== "";',
     to: "const mochaFile = false;",
     tests: [["test/unit/junit.test.ts", "names mocha's cases by their file and full title"]],
   },
