@@ -29,7 +29,7 @@ import { type Preflight, preflight } from "../loop/preflight-checks.js";
 import { AgentWaits } from "../loop/rate-limits.js";
 import { recordLandedVersions } from "../loop/reconcile.js";
 import { recoverInFlight } from "../loop/recover.js";
-import { waitForRepairs } from "../loop/repairs.js";
+import { repairsFirst, waitForRepairs } from "../loop/repairs.js";
 import { drainQueue, heldBehind } from "../loop/scheduler.js";
 import { finishLeftCheckout } from "../merge/checkout.js";
 import { syncWithRemote } from "../merge/target-sync.js";
@@ -349,6 +349,8 @@ async function recoverAndRecord(ready: Ready, fleet: Fleet, checked: Preflight, 
     { kind: "run-started", options: { once: options.once, packet: options.packet ?? null, maxCost: budget.capUsd ?? null }, ...owner },
     // The preflight's probes cost money too: recorded, and counted in this run's spend.
     ...checked.spends.map((spend) => ({ kind: "spent" as const, for: "the preflight's model probe", run: owner.run, ...spend })),
+    // What waits behind a repair is known to the preflight alone: recorded, so status and the board can say it.
+    ...repairsFirst(packets, checked.repairing).map((repair) => ({ kind: "repairs-first" as const, run: owner.run, ...repair })),
   ]);
   emit({ kind: "run-start", packets: packets.length, run: owner.run });
   for (const repair of checked.repairing) {

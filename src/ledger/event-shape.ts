@@ -18,6 +18,7 @@ const SHAPES: Record<EventKind, Record<string, Field>> = {
   "run-ended": { run: "string", outcome: "string", reason: "string?" },
   "remote-unreachable": { run: "string", remote: "string", since: "string", reason: "string" },
   "remote-reachable": { run: "string", remote: "string" },
+  "repairs-first": { run: "string", surface: "string", gates: "strings", repairers: "strings", waiting: "strings" },
   "run-lock-taken-over": { run: "string", previous: "object" },
   spent: { for: "string", agent: "string", model: "string", costUsd: "cost?", estimatedUsd: "cost?", run: "string?" },
   "mutants-measured": {

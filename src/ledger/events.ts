@@ -21,6 +21,8 @@ export type EventBody =
   /** The shared remote could not be reached from this run: it waits (nothing spent) until `remote-reachable`. */
   | { kind: "remote-unreachable"; run: string; remote: string; since: string; reason: string }
   | { kind: "remote-reachable"; run: string; remote: string }
+  /** At a run's start: whole-tree gates red at the tip that queued packets repair; the surface's other packets wait for them to land. */
+  | { kind: "repairs-first"; run: string; surface: string; gates: string[]; repairers: string[]; waiting: string[] }
   | { kind: "run-lock-taken-over"; run: string; previous: { pid: number; host: string; startedAt: string } }
   /** A model call that belongs to no packet (the preflight's probe, doctor's reviewer canary): its cost, or the tier's estimate. */
   | { kind: "spent"; for: string; agent: string; model: string; costUsd?: number; estimatedUsd?: number; run?: string }
@@ -186,6 +188,7 @@ export const EVENT_KINDS: readonly EventKind[] = [
   "run-ended",
   "remote-unreachable",
   "remote-reachable",
+  "repairs-first",
   "run-lock-taken-over",
   "spent",
   "ledger-restarted",

@@ -86,6 +86,8 @@ export interface RunRecord {
   costUsd: number;
   /** The shared remote this run cannot reach now, since when and why (it waits, spending nothing). */
   remoteDown?: { remote: string; since: string; reason: string };
+  /** Whole-tree gates red at its start that queued packets repair: the packets waiting for those to land. */
+  repairsFirst?: { surface: string; gates: string[]; repairers: string[]; waiting: string[] }[];
 }
 
 /** A test found flaky at the tip and not yet seen steady again, keyed by `flakyKey(gate, test)`. */
@@ -223,6 +225,7 @@ const FLEET_KINDS = new Set([
   "run-ended",
   "remote-unreachable",
   "remote-reachable",
+  "repairs-first",
   "run-lock-taken-over",
   "ledger-restarted",
   "batch-gated",
@@ -272,6 +275,11 @@ function foldFleet(folding: Folding, event: FleetEvent): void {
     case "remote-reachable": {
       const run = runs.get(event.run);
       if (run) delete run.remoteDown;
+      break;
+    }
+    case "repairs-first": {
+      const run = runs.get(event.run);
+      if (run) run.repairsFirst = [...(run.repairsFirst ?? []), { surface: event.surface, gates: event.gates, repairers: event.repairers, waiting: event.waiting }];
       break;
     }
     case "run-lock-taken-over":

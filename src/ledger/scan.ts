@@ -150,7 +150,19 @@ export function fileLine(number: number): string {
 }
 
 /** The events about a run rather than a packet. */
-const RUN_KINDS = new Set<string>(["run-started", "run-ended", "run-lock-taken-over", "spent", "ledger-restarted", "batch-gated", "remote-unreachable", "remote-reachable", "paused", "resumed"]);
+const RUN_KINDS = new Set<string>([
+  "run-started",
+  "run-ended",
+  "run-lock-taken-over",
+  "spent",
+  "ledger-restarted",
+  "batch-gated",
+  "remote-unreachable",
+  "remote-reachable",
+  "repairs-first",
+  "paused",
+  "resumed",
+]);
 
 function isEvent(value: unknown): value is Record<string, unknown> & { v: number; ts: string; kind: EventKind } {
   if (typeof value !== "object" || value === null) return false;

@@ -26,3 +26,14 @@ export function waitForRepairs(packets: readonly Packet[], repairing: readonly R
     return waitsFor.length > 0 ? { ...packet, requires: [...packet.requires, ...waitsFor] } : packet;
   });
 }
+
+/** Pure: per red surface, its gates, the packets that repair them and the packets that wait for those to land (waitForRepairs' waiting). */
+export function repairsFirst(packets: readonly Packet[], repairing: readonly Repairing[]): { surface: string; gates: string[]; repairers: string[]; waiting: string[] }[] {
+  const waited = waitForRepairs(packets, repairing);
+  return repairing.map((repair) => ({
+    surface: repair.surface,
+    gates: repair.gates,
+    repairers: repair.packets,
+    waiting: waited.filter((packet, index) => packet.requires.length > (packets[index]?.requires.length ?? 0) && repair.packets.some((id) => packet.requires.includes(id))).map((packet) => packet.id),
+  }));
+}

@@ -65,6 +65,7 @@ export function buildBoard(input: BoardInput): Board {
   const rows: BoardRow[] = [];
   const seen = new Set<string>();
   const landedAs = landedIndex(input.landed ?? []);
+  const behindRepair = waitingForRepairs(input.ledger, (id) => landedAs(id, input.packets.find((packet) => packet.id === id)?.sha256 ?? "") !== undefined);
   for (const packet of input.packets) {
     seen.add(packet.id);
     const landed = landedAs(packet.id, packet.sha256);
@@ -81,6 +82,7 @@ export function buildBoard(input: BoardInput): Board {
         : ledgerRecord;
     const changed = record !== undefined && record.sha256 !== undefined && record.sha256 !== packet.sha256;
     const merged = record?.status.state === "merged";
+    const waits = (record?.status.state ?? "queued") === "queued" ? behindRepair.get(packet.id) : undefined;
     rows.push({
       id: packet.id,
       file: packet.file,
@@ -94,7 +96,7 @@ export function buildBoard(input: BoardInput): Board {
       tier: packet.tier,
       reviewer: packet.reviewer,
       requires: packet.requires,
-      reason: changed && !merged ? "the packet file changed; the new version has not run" : (record?.reason ?? null),
+      reason: changed && !merged ? "the packet file changed; the new version has not run" : (waits ?? record?.reason ?? null),
       sha256: packet.sha256,
       note:
         changed && merged
@@ -127,25 +129,7 @@ export function buildBoard(input: BoardInput): Board {
       commit: null,
     });
   }
-  for (const record of input.ledger.packets.values()) {
-    if (seen.has(record.id)) continue;
-    rows.push({
-      id: record.id,
-      file: null,
-      goal: null,
-      state: record.status.state,
-      attempts_used: record.attemptsUsed,
-      max_attempts: null,
-      last_attempt: record.lastAttempt,
-      cost_usd: round(record.costUsd),
-      gate: null,
-      requires: [],
-      reason: record.reason ?? null,
-      sha256: record.sha256 ?? null,
-      note: `no packet file for ${record.id} on ${input.branch} any more`,
-      commit: record.status.state === "merged" ? record.status.commit : null,
-    });
-  }
+  for (const record of input.ledger.packets.values()) if (!seen.has(record.id)) rows.push(fileGoneRow(record, input.branch));
   const counts: Record<BoardState, number> = { queued: 0, running: 0, awaiting_human: 0, awaiting_answer: 0, in_review: 0, merged: 0, blocked: 0, invalid: 0 };
   for (const row of rows) counts[row.state] += 1;
   return {
@@ -161,6 +145,26 @@ export function buildBoard(input: BoardInput): Board {
   };
 }
 
+/** Pure: the row of a packet the ledger knows whose file the target no longer has. */
+function fileGoneRow(record: PacketRecord, branch: string): BoardRow {
+  return {
+    id: record.id,
+    file: null,
+    goal: null,
+    state: record.status.state,
+    attempts_used: record.attemptsUsed,
+    max_attempts: null,
+    last_attempt: record.lastAttempt,
+    cost_usd: round(record.costUsd),
+    gate: null,
+    requires: [],
+    reason: record.reason ?? null,
+    sha256: record.sha256 ?? null,
+    note: `no packet file for ${record.id} on ${branch} any more`,
+    commit: record.status.state === "merged" ? record.status.commit : null,
+  };
+}
+
 function round(value: number): number {
   return Math.round(value * 1e6) / 1e6;
 }
@@ -172,4 +176,21 @@ export function questionLines(id: string, question: { text: string; suggestions:
     ...question.suggestions.map((suggestion, index) => `  ${index + 1}. ${suggestion}`),
     `  answer: factory answer ${id} "…"  (or --file F); no attempt is spent on a question`,
   ];
+}
+
+/**
+ * Pure: the packets the newest run found waiting behind a repair (whole-tree gates red at the tip that queued
+ * packets repair), and why, while a repairer has not landed.
+ */
+export function waitingForRepairs(ledger: Pick<LedgerState, "runs" | "packets">, landed: (id: string) => boolean): Map<string, string> {
+  const waiting = new Map<string, string>();
+  const newest = [...ledger.runs.values()].at(-1);
+  for (const repair of newest?.repairsFirst ?? []) {
+    const open = repair.repairers.filter((id) => ledger.packets.get(id)?.status.state !== "merged" && !landed(id));
+    if (open.length === 0) continue;
+    const gates = repair.gates.map((gate) => `"${gate}"`).join(", ");
+    const why = `waits for ${open.join(", ")} to land: ${open.length === 1 ? "it repairs" : "they repair"} gate ${gates} of surface "${repair.surface}", red at the tip`;
+    for (const id of repair.waiting) if (!waiting.has(id)) waiting.set(id, why);
+  }
+  return waiting;
 }

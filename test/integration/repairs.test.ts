@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { lint } from "../../src/commands/lint.js";
+import { status } from "../../src/commands/status.js";
 import { bufferOutput } from "../../src/log/output.js";
 import { DEFAULT_GATES, DOUBLE_JS, type LoopRepo, useLoopRepos } from "../helpers/loop-repo.js";
 
@@ -9,6 +10,12 @@ import { DEFAULT_GATES, DOUBLE_JS, type LoopRepo, useLoopRepos } from "../helper
  * the run; the packet must turn it green; the surface's other packets wait until it has landed.
  */
 const setUp = useLoopRepos(afterEach);
+
+async function statusRows(target: LoopRepo): Promise<{ id: string; state: string; reason: string | null }[]> {
+  const output = bufferOutput();
+  expect(await status({ cwd: target.dir, id: undefined, json: true, output })).toBe(0);
+  return (JSON.parse(output.stdout.join("\n")) as { packets: { id: string; state: string; reason: string | null }[] }).packets;
+}
 
 const BUILD_GATE = `${DEFAULT_GATES}
   [[surfaces.app.gates]]
@@ -66,6 +73,7 @@ describe("a packet that repairs a gate red at the tip", () => {
     const at = (kind: string, packet: string): number => all.findIndex((event) => event.kind === kind && "packet" in event && event.packet === packet);
     expect(at("merged", "P02")).toBeGreaterThan(-1);
     expect(at("merged", "P02")).toBeLessThan(at("claimed", "P01"));
+    expect((await statusRows(target)).map((row) => row.reason)).toEqual([null, null]); // the repair landed: nothing waits
   });
 
   it("a repair that leaves the gate red is a failed attempt, never landed, and the packets behind it are never claimed", async () => {
@@ -76,6 +84,10 @@ describe("a packet that repairs a gate red at the tip", () => {
     expect((await target.record("P02"))?.status.state).toBe("blocked");
     expect(await target.events("P01")).toEqual([]);
     expect(target.subjects()[0]).toBe("calc.js broken at the tip; P02 fixes it");
+    // status (and the board, whose rows are status's) says why P01 waits, from the run's own record of it.
+    const waits = 'waits for P02 to land: it repairs gate "build" of surface "app", red at the tip';
+    expect((await statusRows(target)).find((row) => row.id === "P01")).toMatchObject({ state: "queued", reason: waits });
+    expect((await target.events()).find((event) => event.kind === "repairs-first")).toMatchObject({ surface: "app", gates: ["build"], repairers: ["P02"], waiting: ["P01"] });
   });
 
   it("lint: repairs names a whole-tree gate of the packet's surface, never a tests gate, a {files} gate or an unknown one", async () => {

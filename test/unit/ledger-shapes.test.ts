@@ -19,6 +19,7 @@ const SAMPLES: Record<EventKind, EventBody> = {
   "run-ended": { kind: "run-ended", run: "r1", outcome: "drained", reason: "done" },
   "remote-unreachable": { kind: "remote-unreachable", run: "r1", remote: "origin", since: "2026-12-03T00:00:00.000Z", reason: "git fetch origin main failed" },
   "remote-reachable": { kind: "remote-reachable", run: "r1", remote: "origin" },
+  "repairs-first": { kind: "repairs-first", run: "r1", surface: "app", gates: ["lint"], repairers: ["R01"], waiting: ["P02"] },
   "run-lock-taken-over": { kind: "run-lock-taken-over", run: "r1", previous: { pid: 2, host: "h", startedAt: "x" } },
   spent: { kind: "spent", for: "probe", agent: "claude", model: "m", costUsd: 0.1, run: "r1" },
   "ledger-restarted": { kind: "ledger-restarted", from: "ledger.old.jsonl", by: "me", brokenAt: 3 },
