@@ -52,10 +52,14 @@ export async function listWorktrees(root: string): Promise<WorktreeInfo[]> {
  * commits still carry `packets/` unchanged. A leftover worktree of the
  * factory's own at that path is removed first; anything else there (a plain
  * directory a killed run left) is moved aside, never deleted, and its new
- * path returned so the caller can say so.
+ * path returned so the caller can say so. Another worktree with `branch`
+ * checked out (the packet's earlier one, kept where the worktrees went
+ * before: another cache directory, another user's) keeps its files, detached
+ * from the branch at the commit it had; its path is returned too.
  */
-export async function createWorktree(root: string, options: { path: string; branch?: string; start: string }): Promise<{ movedAside?: string }> {
+export async function createWorktree(root: string, options: { path: string; branch?: string; start: string }): Promise<{ movedAside?: string; detached?: string }> {
   if (existsSync(options.path)) await removeWorktree(root, options.path);
+  const detached = options.branch ? await freeBranch(root, options.branch, options.path) : undefined;
   let movedAside: string | undefined;
   if (existsSync(options.path)) {
     movedAside = `${options.path}.orphan-${new Date().toISOString().replaceAll(":", "-")}`;
@@ -76,7 +80,20 @@ export async function createWorktree(root: string, options: { path: string; bran
   writeFileSync(join(gitDir, "info", "sparse-checkout"), ["/*", ...HIDDEN.map((dir) => `!/${dir}`), ""].join("\n"));
   await gitRun(options.path, [...SPARSE, "read-tree", "-mu", "HEAD"]);
   await recordDependencies(options.path); // none yet: only the factory's own steps add to it
-  return movedAside ? { movedAside } : {};
+  return { ...(movedAside ? { movedAside } : {}), ...(detached ? { detached } : {}) };
+}
+
+/** Detaches `branch` in the other worktree that has it checked out (files and commit kept), so it can be checked out at `path`; that worktree's path. */
+async function freeBranch(root: string, branch: string, path: string): Promise<string | undefined> {
+  const holder = (await listWorktrees(root)).find((worktree) => worktree.branch === branch && worktree.path !== path);
+  if (!holder) return undefined;
+  // Registered, its directory gone: pruning frees the branch.
+  if (!existsSync(holder.path)) {
+    await gitTry(root, ["worktree", "prune"]);
+    return undefined;
+  }
+  await gitRun(holder.path, ["checkout", "--quiet", "--detach"]);
+  return holder.path;
 }
 
 /**

@@ -19,6 +19,12 @@ export async function prepareWorktree(ctx: RunContext, packet: Packet, tip: stri
   const created = await createWorktree(ctx.root, { path, branch: taskBranch(packet.id), start: tip });
   if (created.movedAside)
     ctx.emit({ kind: "notice", packet: packet.id, message: `something that was not this packet's worktree was at ${path}; moved aside to ${created.movedAside} (nothing deleted)` });
+  if (created.detached)
+    ctx.emit({
+      kind: "notice",
+      packet: packet.id,
+      message: `its earlier worktree at ${created.detached} (where worktrees went before) had ${taskBranch(packet.id)} checked out: it keeps its files, detached at the commit it had (git worktree remove it when done)`,
+    });
   return path;
 }
 
