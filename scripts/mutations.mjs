@@ -279,7 +279,7 @@ const MUTATIONS = [
     guard: "mocha: cases named by their file and full title",
     file: "src/gates/junit.ts",
     from: 'const mochaFile = mocha && typeof file === "string" && file !== "";',
-    to: "const mochaFile = false;",
+    to: 'const mochaFile = mocha && typeof file === "number";',
     tests: [["test/unit/junit.test.ts", "names mocha's cases by their file and full title"]],
   },
   {
