@@ -33,7 +33,7 @@ import { repairsFirst, waitForRepairs } from "../loop/repairs.js";
 import { drainQueue, heldBehind } from "../loop/scheduler.js";
 import { finishLeftCheckout } from "../merge/checkout.js";
 import { syncWithRemote } from "../merge/target-sync.js";
-import { inputProblems } from "../packet/input-lint.js";
+import { inputProblems, remoteProblems } from "../packet/input-lint.js";
 import { assessmentRefusals } from "../planning/policy.js";
 import { tracer } from "../process/trace.js";
 import { questionLines } from "../status/board.js";
@@ -153,10 +153,17 @@ async function readyToRun(options: RunOptions, output: Output): Promise<Ready | 
   // With [target] remote, the queue, the spec and the config are the remote's: fetched, and this clone's branch brought to them first.
   const first = await loadHead(options.cwd);
   const remote = first.ok ? first.head.config?.target.remote : undefined;
+  // A remote the repository does not have is lint's problem, said as lint says it (never as a failed fetch).
+  const unknown = first.ok && first.head.config ? await remoteProblems(first.head.root, first.head.config) : [];
+  if (unknown.length > 0) {
+    for (const problem of unknown) output.err(formatProblem(problem));
+    output.err("factory run: nothing was run; fix the problems above (`factory lint` lists them).");
+    return EXIT.invalid;
+  }
   if (first.ok && remote) {
     const synced = await syncWithRemote(first.head.root, remote, first.head.branch);
     if (!synced.ok) {
-      output.err(`factory run: ${synced.reason}. Nothing was claimed or spent.`);
+      output.err(`factory run: ${synced.reason.replace(/\.+$/, "")}. Nothing was claimed or spent.`);
       return EXIT.halted;
     }
   }

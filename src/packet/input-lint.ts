@@ -46,7 +46,7 @@ function suppliedShapeProblems(tree: ReadonlyMap<string, TreeEntry>, packets: re
 }
 
 /** A `[target] remote` the repository does not have: every run would stop at its first fetch. */
-async function remoteProblems(root: string, config: Config): Promise<Problem[]> {
+export async function remoteProblems(root: string, config: Pick<Config, "target">): Promise<Problem[]> {
   const remote = config.target.remote;
   if (remote === undefined || (await remoteExists(root, remote))) return [];
   return [{ file: CONFIG_PATH, key: "target.remote", message: `"${remote}" is not a remote of this repository (\`git remote -v\` lists them; add it with \`git remote add ${remote} <url>\`)` }];

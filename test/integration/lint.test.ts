@@ -275,12 +275,18 @@ describe("factory lint", () => {
       }
     });
 
-    it("a [target] remote the repository does not have is a lint problem, exit 2", async () => {
+    it("a [target] remote the repository does not have is a lint problem, exit 2, and run refuses it alike before fetching", async () => {
       const loop = makeLoopRepo({ script: {}, config: '[target]\nremote = "upstream"\n' });
       try {
         const output = bufferOutput();
         expect(await lint({ cwd: loop.dir, ids: [], json: false, output })).toBe(2);
-        expect(output.stderr.join("\n")).toMatch(/^\.factory\/config\.toml: target\.remote: "upstream" is not a remote of this repository/m);
+        const said = /^\.factory\/config\.toml: target\.remote: "upstream" is not a remote of this repository/m;
+        expect(output.stderr.join("\n")).toMatch(said);
+        const { code, out } = await loop.run();
+        expect(code).toBe(2);
+        expect(out).toMatch(said);
+        expect(out).not.toContain("git fetch");
+        expect(await loop.events()).toEqual([]);
       } finally {
         loop.cleanup();
       }
