@@ -104,7 +104,7 @@ describe("factory board", () => {
     const board = await startBoard(target.dir, env);
     const page = await (await fetch(board)).text();
     // The row is the database's: merged in one attempt (git's trailers alone would say merged, in none).
-    expect(page).toMatch(/<tr id="P01" data-state="merged">.*?<td class="state merged">merged<\/td><td>1<\/td>/);
+    expect(page).toMatch(/<tr id="P01" data-state="merged">.*?<td class="state merged">merged<\/td><td class=attempts>1\/2<\/td>/);
     expect(page).toMatch(/<tr id="worker-night"><td>night<\/td><td class="state ended">ended<\/td>/);
     // A worker on another machine that stopped renewing: past its lease it shows as stale, never alive, without a reload.
     const client = new pg.Client({ connectionString: url });
