@@ -7,6 +7,7 @@ import { ClaimLost } from "../ledger/pg-claims.js";
 import type { PgLandings, QueuedLanding } from "../ledger/pg-landings.js";
 import { withLandLock } from "../ledger/store.js";
 import { attemptDir, checkInterrupted, Interrupted, type RunContext, worktreesDir } from "../loop/context.js";
+import { stopPoint } from "../util/crash-point.js";
 import { sleepUntil } from "../util/sleep.js";
 import { type BatchVerdict, gateBatch } from "./batch.js";
 import { mayArriveBy, regateEstimate } from "./gather.js";
@@ -145,6 +146,7 @@ async function landAsLander(ctx: RunContext, landings: PgLandings, mine: { id: n
       checkInterrupted(ctx.signal);
       const batch = await gathered(ctx, landings, mine.park);
       if (batch.length === 0) return;
+      stopPoint("lander-before-batch");
       await withLandLock(ctx.root, () => landBatch(ctx, landings, batch, own));
     }
   } finally {

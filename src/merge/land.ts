@@ -67,6 +67,9 @@ export async function land(ctx: RunContext, input: LandInput): Promise<LandResul
     // it lands as it is, with no question to git. Anywhere else, the work is brought up to the tip first.
     const onTip = (tip === input.fork && commit === input.commit) || (await gitTry(ctx.root, ["merge-base", "--is-ancestor", tip, commit])).ok;
     if (!onTip) {
+      // Bringing it up to the tip merges and gates in the packet's worktree: never for a claim lost meanwhile, whose
+      // successor may be working in that very worktree (two workers in one checkout) or has removed it after landing.
+      await assertClaim(ctx, input);
       const caught = await catchUp(ctx, { ...input, worktree, commit, tip });
       if (caught.kind !== "caught-up") return caught;
       commit = caught.commit;
@@ -88,8 +91,7 @@ export async function land(ctx: RunContext, input: LandInput): Promise<LandResul
     // Git refusing the landing's commit (a signing key that stopped working) is the machine's, said in git's words.
     if (!made.ok) return { kind: "environment-error", reason: signing ? signingProblem(made.message) : `git cannot make the landing commit: ${made.message.trim().split("\n").slice(-2).join(" / ")}` };
     const squash = made.out.trim();
-    if (input.claim) await input.claim.assertCurrent();
-    else if (ctx.claims?.fenceOf(input.packet.id) !== undefined || ctx.claims?.lost(input.packet.id)) await ctx.claims.assertHeld(input.packet.id);
+    await assertClaim(ctx, input);
     // Pull-request mode: the same gated squash on the same tip, pushed as the packet's branch for the forge to merge.
     if (ctx.config.target.mode === "pull-request") return openForReview(ctx, { packet: input.packet, attempt: input.attempt, squash, tree, base: tip, message, gates });
     if (remote) {
@@ -133,6 +135,12 @@ export async function land(ctx: RunContext, input: LandInput): Promise<LandResul
       ? `${remote}/${ctx.branch} kept moving while landing (${MAX_RACES} tries, each push lost to another); the gated work lands on the next try, unspent`
       : `${ctx.branch} kept moving while landing (${MAX_RACES} tries), moved by something other than the factory`,
   };
+}
+
+/** Throws ClaimLost unless the landing's claim (its own worker's, or the one a fleet's lander checks for another) is current. */
+async function assertClaim(ctx: RunContext, input: LandInput): Promise<void> {
+  if (input.claim) await input.claim.assertCurrent();
+  else if (ctx.claims?.fenceOf(input.packet.id) !== undefined || ctx.claims?.lost(input.packet.id)) await ctx.claims.assertHeld(input.packet.id);
 }
 
 /** Gated work brought up to a tip that moved, and what judges it there: a merge batch's gating or a re-gate; none when the move left its tree as gated. */

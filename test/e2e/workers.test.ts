@@ -78,10 +78,10 @@ interface Worker {
   output(): string;
 }
 
-function startWorker(repo: LoopRepo, url: string, name: string): Worker {
+function startWorker(repo: LoopRepo, url: string, name: string, env: Record<string, string> = {}): Worker {
   const child = spawn(process.execPath, [FACTORY_BIN, "run", "--worker", name, "--keep-going"], {
     cwd: repo.dir,
-    env: { ...process.env, NO_COLOR: "1", FACTORY_LEDGER_URL: url },
+    env: { ...process.env, NO_COLOR: "1", FACTORY_LEDGER_URL: url, ...env },
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
   });
@@ -176,6 +176,16 @@ function fences(repo: LoopRepo): string[] {
 
 function trailers(repo: LoopRepo): string[] {
   return repo.git("log", "--format=%(trailers:key=Factory-Packet,valueonly)", "main").split("\n").filter(Boolean);
+}
+
+/** A process's state letter from /proc (T: stopped). */
+function processState(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0];
+  } catch {
+    return undefined;
+  }
 }
 
 function descendants(pid: number): number[] {
@@ -326,6 +336,39 @@ describe("several workers on one PostgreSQL ledger", { timeout: 300_000 }, () =>
     expect(trailers(repo)).toEqual(["P01"]);
   });
 
+  it("a lander stopped with its own candidate and continued after its claim was taken over: it does not bring the candidate up to the new tip in the packet's worktree", async (context) => {
+    if (!database.available()) return context.skip();
+    const url = await database.database();
+    const repo = queueRepo(2, honestScript(2));
+    // The lander stops itself (SIGSTOP) holding its own gated candidate, about to land it: as a suspended laptop would.
+    const stalled = startWorker(repo, url, "sleeper", { FACTORY_STOP_AT: "lander-before-batch" });
+    const pidOf = stalled.child.pid ?? 0;
+    for (let waited = 0; processState(pidOf) !== "T"; waited += 50) {
+      if (waited > 120_000 || stalled.child.exitCode !== null) throw new Error(`the first worker never reached its landing:\n${stalled.output()}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    // Its claim runs out; the successor takes P01 over, lands it and P02 (main moves past the candidate's fork).
+    const successor = startWorker(repo, url, "successor");
+    const end = await successor.done;
+    expect(end.code, end.out).toBe(0);
+    expect(trailers(repo).sort()).toEqual(["P01", "P02"]);
+    tryKill(pidOf, "SIGCONT");
+    const woken = await stalled.done;
+    expect(woken.out).toMatch(/P01: .*(lost its claim|claim is lost)/);
+    // Bringing its candidate up to the moved tip would merge and gate in the packet's worktree, which is the successor's
+    // (two workers in one checkout): it stops at the claim instead, and leaves no worktree behind.
+    expect(woken.out).not.toMatch(/P01#1 re-gate/);
+    expect(existsSync(worktreePath(repo.dir, "P01"))).toBe(false);
+    const all = await events(url);
+    expect(
+      all
+        .filter((event) => event.kind === "merged")
+        .map((event) => String(event.packet))
+        .sort(),
+    ).toEqual(["P01", "P02"]);
+    expect(trailers(repo).sort()).toEqual(["P01", "P02"]);
+  });
+
   it("PostgreSQL restarted mid-run: the workers wait and go on by themselves; nothing lost or doubled", async (context) => {
     if (!database.available()) return context.skip();
     const url = await database.database();
@@ -336,21 +379,30 @@ describe("several workers on one PostgreSQL ledger", { timeout: 300_000 }, () =>
     const runs = ["a", "b"].map((name) => startWorker(repo, url, name));
     await until(url, "a first landing", runs[0] as Worker, (all) => all.some((event) => event.kind === "merged"));
     const cluster = database.cluster();
+    const stopped = Date.now();
     await cluster.stopServer();
-    await new Promise((resolve) => setTimeout(resolve, 1_500)); // an outage shorter than the lease
+    await new Promise((resolve) => setTimeout(resolve, 1_500)); // an outage meant to be shorter than the lease; a loaded machine may make it longer
     await cluster.startServer();
+    const outage = `the outage lasted ${Date.now() - stopped} ms (lease ${LEASE})`;
     const ends = await Promise.all(runs.map((worker) => worker.done));
     for (const end of ends) expect(end.code, end.out).toBe(0);
-    expect(ends.map((end) => end.out).join("\n")).toMatch(/cannot be reached/);
+    const said = ends.map((end, at) => `worker ${["a", "b"][at]}:\n${end.out}`).join("\n");
+    expect(said).toMatch(/cannot be reached/);
     const all = await events(url);
+    // Whatever the outage's length, each packet is claimed once more than it was interrupted, and lands once.
+    const story = (id: string): string =>
+      `${id}; ${outage}; its events: ${all
+        .filter((event) => event.packet === id)
+        .map((event) => `${event.kind}#${event.attempt ?? ""}`)
+        .join(" ")}\n${said}`;
     for (let at = 1; at <= count; at++) {
       const id = pid(at);
       const claimed = all.filter((event) => event.kind === "claimed" && event.packet === id).length;
       const interrupted = all.filter((event) => event.kind === "attempt-interrupted" && event.packet === id).length;
-      expect(claimed - interrupted, id).toBe(1);
+      expect(claimed - interrupted, story(id)).toBe(1);
       expect(
         all.filter((event) => event.kind === "merged" && event.packet === id),
-        id,
+        story(id),
       ).toHaveLength(1);
     }
     expect(trailers(repo).sort()).toEqual(["P01", "P02", "P03", "P04"]);
