@@ -5,9 +5,12 @@
 // the factory process; with --events E, each queue also gets a ledger of E
 // events (a packet's life: registered, claimed, calls, gates, decided),
 // written through the factory's own append so the hash chain holds.
-// Usage: node bench/queue.mjs [--events E] [N ...]
+// With --pg, the ledger is then moved into a PostgreSQL of its own (`factory
+// dev-postgres start`, Debian's postgresql package; `ledger export` and
+// `ledger import`) and the commands are timed reading it there.
+// Usage: node bench/queue.mjs [--events E] [--pg] [N ...]
 import { execFileSync, spawnSync } from "node:child_process";
-import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -16,6 +19,8 @@ const bin = fileURLToPath(new URL("../bin/factory.js", import.meta.url));
 const args = process.argv.slice(2);
 const eventsAt = args.indexOf("--events");
 const eventCount = eventsAt >= 0 ? Number(args.splice(eventsAt, 2)[1]) : 0;
+const pgAt = args.indexOf("--pg");
+const onPostgres = pgAt >= 0 && args.splice(pgAt, 1).length === 1;
 const sizes = args.map(Number).filter((n) => n > 0);
 const { appendEvents } = await import(new URL("../dist/ledger/store.js", import.meta.url).href);
 // Printed by the factory process itself as it exits: its peak resident memory.
@@ -80,9 +85,10 @@ for (const size of sizes.length ? sizes : [10, 100, 500]) {
       const events = ledgerEvents(ids, eventCount);
       for (let at = 0; at < events.length; at += 50_000) await appendEvents(dir, events.slice(at, at + 50_000));
     }
+    const timedEnv = onPostgres ? { ...env, FACTORY_LEDGER_URL: moveToPostgres(dir) } : env;
     // What was just written reaches the disk before the clock starts, not while the factory runs.
     execFileSync("sync");
-    const row = [`${size} packets, ${eventCount} events:`];
+    const row = [`${size} packets, ${eventCount} events${onPostgres ? ", PostgreSQL ledger" : ""}:`];
     // plan twice: the first folds the whole ledger (and leaves its snapshot)
     // and keeps what it printed, the second prints the kept plan. status
     // twice: the first builds the board (from the snapshot) and keeps it, the
@@ -98,7 +104,7 @@ for (const size of sizes.length ? sizes : [10, 100, 500]) {
         // stdout goes to a file, as `status > board.json` would: a node parent collecting 4.6 MB
         // from a pipe competes with the factory for the two cores and adds its own time.
         const out = openSync(join(dir, ".git", "bench-stdout"), "w");
-        const result = spawnSync(process.execPath, [PEAK, bin, ...args], { cwd: dir, encoding: "utf8", stdio: ["ignore", out, "pipe"], maxBuffer: 1024 ** 3, env });
+        const result = spawnSync(process.execPath, [PEAK, bin, ...args], { cwd: dir, encoding: "utf8", stdio: ["ignore", out, "pipe"], maxBuffer: 1024 ** 3, env: timedEnv });
         closeSync(out);
         times.push(Number(process.hrtime.bigint() - start) / 1e6);
         if (result.status !== 0 && args[0] !== "lint") throw new Error(`${args[0]} exited ${result.status}: ${result.stderr}`);
@@ -109,6 +115,23 @@ for (const size of sizes.length ? sizes : [10, 100, 500]) {
     }
     console.log(row.join("  "));
   } finally {
+    if (onPostgres) spawnSync(process.execPath, [bin, "dev-postgres", "stop", "--dir", clusterDir(dir)], { cwd: dir, env, stdio: "ignore" });
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** Where the repository's PostgreSQL runs: beside it in the temporary directory (the server's user must reach it, and cannot enter the repository's). */
+function clusterDir(dir) {
+  return `${dir}-postgres`;
+}
+
+/** The repository's file ledger moved into a PostgreSQL of its own: its URL. */
+function moveToPostgres(dir) {
+  const cluster = clusterDir(dir);
+  const factory = (args, extra = {}) => execFileSync(process.execPath, [bin, ...args], { cwd: dir, env: { ...env, ...extra }, stdio: "pipe" });
+  factory(["ledger", "export", join(dir, ".git", "bench-ledger.jsonl")]);
+  factory(["dev-postgres", "start", "--dir", cluster]);
+  const url = readFileSync(join(cluster, "url"), "utf8").trim();
+  factory(["ledger", "import", join(dir, ".git", "bench-ledger.jsonl")], { FACTORY_LEDGER_URL: url });
+  return url;
 }
