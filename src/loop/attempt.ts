@@ -36,6 +36,7 @@ import { recordReruns } from "./reruns.js";
 import { review } from "./review.js";
 import { runHoldout } from "./run-holdout.js";
 import { checkSpecDrift } from "./spec-drift.js";
+import { assertWorktreeThere } from "./worktree-removed.js";
 
 export const RESULT_OUTPUT = ".factory/result.json";
 /** A project's conventions, added to every prompt when the file exists at the tip. */
@@ -501,6 +502,8 @@ async function implement(
   let result = await callAgent(ctx, { ...call, round: 0, prompt });
   if (result.outcome.status !== "ok") return { end: agentCallEnd("implementer", result.outcome, { now: Date.now(), maxWaitMs: ctx.config.limits.rateLimitWaitMs }) };
   let check = validateResult(result.json, packet.id);
+  // No result because the worktree itself went away (a cleaner of its directory): no paid correction for it.
+  if (!check.ok) assertWorktreeThere(input.worktree);
   if (!check.ok) {
     const sessionId = result.outcome.sessionId;
     result = await callAgent(ctx, { ...call, round: 1, prompt: correctionPrompt("result", RESULT_OUTPUT, check.errors), ...(sessionId ? { resumeSession: sessionId } : {}) });

@@ -24,6 +24,7 @@ import { filledByAttempt } from "./disk-filled.js";
 import { dropHeld, keepHeldAttempt } from "./held.js";
 import { reportToIssue } from "./issue-report.js";
 import { recordedAttempt } from "./recorded-attempt.js";
+import { removedReason, removedUnder } from "./worktree-removed.js";
 
 export type PacketOutcome =
   | { kind: "merged"; commit: string }
@@ -168,6 +169,8 @@ async function attemptStopped(ctx: RunContext, at: { packet: Packet; attempt: nu
     return stoppedByMachine(ctx, packet.id, attempt, `${fault}${low && !line.includes(low) ? `: ${low}` : ""} (${line})`);
   }
   if (ctx.claims?.lost(packet.id)) throw ctx.signal.reason instanceof ClaimLost ? ctx.signal.reason : new ClaimLost(packet.id, "its lease ran out");
+  const worktree = worktreePath(ctx.root, packet.id);
+  if (!(error instanceof Interrupted) && (await removedUnder(ctx.root, worktree, error))) return stoppedUnspent(ctx, packet.id, attempt, removedReason(worktree, attempt));
   const reason =
     error instanceof Interrupted
       ? ctx.signal.reason instanceof Paused
@@ -195,7 +198,11 @@ async function askPerson(ctx: RunContext, packet: Packet, attempt: number, end: 
  * claims the packet again by itself) and the run stops, naming what ran out.
  */
 async function stoppedByMachine(ctx: RunContext, packet: string, attempt: number, what: string): Promise<PacketOutcome> {
-  const reason = `the machine ran out: ${what}; free it, then \`factory run\` goes on (no attempt was spent)`;
+  return stoppedUnspent(ctx, packet, attempt, `the machine ran out: ${what}; free it, then \`factory run\` goes on (no attempt was spent)`);
+}
+
+/** The attempt recorded as interrupted (not spent; the next run claims the packet again), and the run stops for `reason`. */
+async function stoppedUnspent(ctx: RunContext, packet: string, attempt: number, reason: string): Promise<PacketOutcome> {
   try {
     await ctx.ledger.append([{ kind: "attempt-interrupted", packet, attempt, reason, worktree: worktreePath(ctx.root, packet) }]);
   } catch {
