@@ -8,30 +8,24 @@ import type { TestResult } from "./junit.js";
  * `test.js` would rename every case of it. So the file's part is left out and, as node:test's, a case is its
  * title (a title in two files is one case: either failing fails it). `# SKIP` and `# TODO` are skipped. ava's own lines about a file are that file's entry, named
  * by its path as node:test names one: "<file> exited with a non-zero exit code" (it could not load, or
- * crashed) and "No tests found in <file>" (it declares none). The error line ava writes before a file's exit
- * entry is left out: the exit entry fails for it.
+ * crashed) and "No tests found in <file>" (it declares none). The error line ava writes right before a file's
+ * exit entry is left out: the exit entry fails for it. An error ava reports outside any test with no exit entry
+ * after it still fails, as its own entry.
  */
 export function parseTap(text: string): TestResult[] {
   const points = Parser.parse(text)
     .filter((event): event is ["assert", TapPoint] => event[0] === "assert")
     .map(([, point]) => point);
   const results: TestResult[] = [];
-  let fileExits = false;
-  const crashes: TestResult[] = [];
-  for (const point of points) {
+  for (const [at, point] of points.entries()) {
     const name = String(point.name ?? "").trim();
     const file = FILE_LINES.map((pattern) => pattern.exec(name)?.[1]).find((found) => found !== undefined);
-    if (file !== undefined) {
-      fileExits ||= EXITED.test(name);
-      results.push({ id: file, outcome: "failed", file });
-    } else if (!point.ok && !point.todo && !point.skip && !name.includes(" › ") && CRASH.test(name)) {
-      crashes.push({ id: name, outcome: "failed" });
-    } else {
-      results.push({ id: name.split(" › ").at(-1) ?? name, outcome: point.skip || point.todo ? "skipped" : point.ok ? "passed" : "failed", ...(point.todo ? { reason: "todo" } : {}) });
-    }
+    if (file !== undefined) results.push({ id: file, outcome: "failed", file });
+    // Only the line right before a file's exit entry is that file's error: a failing test titled like an error elsewhere is a test.
+    else if (!point.ok && !name.includes(" › ") && CRASH.test(name) && EXITED.test(String(points[at + 1]?.name ?? "").trim())) continue;
+    else results.push({ id: name.split(" › ").at(-1) ?? name, outcome: point.skip || point.todo ? "skipped" : point.ok ? "passed" : "failed", ...(point.todo ? { reason: "todo" } : {}) });
   }
-  // Without a file's exit entry to stand for it, an error ava reports outside any test still fails.
-  return fileExits ? results : [...crashes, ...results];
+  return results;
 }
 
 interface TapPoint {

@@ -55,8 +55,26 @@ describe("parseTap", () => {
   it("keeps an error ava reports outside any test when no file's exit entry stands for it", () => {
     const text = "TAP version 13\nok 1 - a › adds\nnot ok 2 - Uncaught exception in test/a.test.js\n\n1..2\n";
     expect(parseTap(text)).toEqual([
-      { id: "Uncaught exception in test/a.test.js", outcome: "failed" },
       { id: "adds", outcome: "passed" },
+      { id: "Uncaught exception in test/a.test.js", outcome: "failed" },
+    ]);
+  });
+
+  it("keeps a failing test titled like an error (one file's run names it alone) when it is not the line right before a file's exit entry", () => {
+    const text = [
+      "TAP version 13",
+      "not ok 1 - TypeError on a bad input",
+      "ok 2 - adds",
+      "not ok 3 - Error: Cannot find module '/w/src/none.js'",
+      "not ok 4 - test/b.test.js exited with a non-zero exit code: 1",
+      "",
+      "1..4",
+      "",
+    ].join("\n");
+    expect(parseTap(text)).toEqual([
+      { id: "TypeError on a bad input", outcome: "failed" },
+      { id: "adds", outcome: "passed" },
+      { id: "test/b.test.js", outcome: "failed", file: "test/b.test.js" },
     ]);
   });
 
