@@ -293,6 +293,27 @@ const MUTATIONS = [
     ],
   },
   {
+    guard: "ava: only the error line right before a file's exit entry is left out",
+    file: "src/gates/tap.ts",
+    from: '&& EXITED.test(String(points[at + 1]?.name ?? "").trim())) continue;',
+    to: ") continue;",
+    tests: [["test/unit/tap.test.ts", "keeps a failing test titled like an error"]],
+  },
+  {
+    guard: "fleet: a lander whose claim was lost does not bring its candidate up to the tip",
+    file: "src/merge/land.ts",
+    from: "      await assertClaim(ctx, input);\n      const caught",
+    to: "      const caught",
+    tests: [["test/e2e/workers.test.ts", "a lander stopped with its own candidate"]],
+  },
+  {
+    guard: "a worktree removed under its attempt stops the run by name, unspent",
+    file: "src/loop/process-packet.ts",
+    from: "if (!(error instanceof Interrupted) && (await removedUnder(ctx.root, worktree, error)))",
+    to: 'if (!(error instanceof Interrupted) && (await removedUnder(ctx.root, worktree, error)) && worktree === "")',
+    tests: [["test/integration/worktree-removed.test.ts", "stops the run naming the worktree"]],
+  },
+  {
     guard: "ava: its own test names (test.js, test-*.js) are tests for the tamper check",
     file: "src/gates/test-files.ts",
     from: '  "**/test.{js,cjs,mjs,jsx,ts,cts,mts,tsx}",',
