@@ -9,15 +9,17 @@ import { makeLoopRepo } from "../helpers/loop-repo.js";
 /**
  * Issue 57 §5: where the cache is under a dot-directory, the worktrees go to /var/tmp/factory-<uid>; when that
  * is another user's (or a link, or open to others) they fall back to the dot-directory path, and doctor and run say
- * so. Run as another user (nobody, 65534), which only root can start, so that its /var/tmp directory can be made
+ * so. Run as another user (an unused id), which only root can start, so that its /var/tmp directory can be made
  * someone else's without touching this user's.
  */
-const NOBODY = 65534;
-/** Why factory cannot be started as nobody here, if it cannot: not root, or this Node or checkout is not readable by others. */
+// A user id of its own per test process (none of /etc/passwd's: only the id matters to the kernel and to the
+// factory), so two copies of the suite at once never share its /var/tmp directory.
+const NOBODY = 60_000 + (process.pid % 5_000);
+/** Why factory cannot be started as that user here, if it cannot: not root, or this Node or checkout is not readable by others. */
 function cannotRunAsNobody(): string | undefined {
-  if (process.getuid?.() !== 0) return "it starts factory as another user (nobody), which needs root";
+  if (process.getuid?.() !== 0) return "it starts factory as another user, which needs root";
   const tried = spawnSync(process.execPath, ["-e", `require("node:fs").accessSync(${JSON.stringify(FACTORY_BIN)})`], { uid: NOBODY, gid: NOBODY, cwd: "/", encoding: "utf8" });
-  if (tried.error || tried.status !== 0) return `user nobody cannot run ${process.execPath} on ${FACTORY_BIN} (${tried.error?.message ?? tried.stderr.trim().split("\n").at(-1)})`;
+  if (tried.error || tried.status !== 0) return `user ${NOBODY} cannot run ${process.execPath} on ${FACTORY_BIN} (${tried.error?.message ?? tried.stderr.trim().split("\n").at(-1)})`;
   return undefined;
 }
 const unable = cannotRunAsNobody();
@@ -46,7 +48,7 @@ describe.skipIf(unable !== undefined)("the worktrees' place", () => {
 
   it("taken by another user: doctor says the worktrees fall back under the dot-directory, and what to do", () => {
     if (existsSync(shared)) rmSync(shared, { recursive: true, force: true });
-    mkdirSync(shared, { mode: 0o700 }); // root's, not nobody's
+    mkdirSync(shared, { mode: 0o700 }); // root's, not that user's
     cleanups.push(() => rmSync(shared, { recursive: true, force: true }));
     const said = doctorAsNobody();
     expect(said).toContain(`warning: ${shared} is not this user's own directory (another user's, a link, or writable by others), so the worktrees go under `);
