@@ -28,7 +28,10 @@ afterEach(() => {
   }
 });
 
-const LEASE = "3s";
+// Long enough that a worker starved on a loaded machine (two copies of the suite at once: load 9–13 on two cores)
+// still renews in time; 3 s let a claim run out there and P03 was taken over ("claimed twice"). Tests of expiry wait
+// on the ledger for it, never on a duration.
+const LEASE = "8s";
 
 /** A packet's id: P01 … P12. */
 const pid = (at: number): string => `P${String(at).padStart(2, "0")}`;
