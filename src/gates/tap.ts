@@ -22,7 +22,7 @@ export function parseTap(text: string): TestResult[] {
     const file = FILE_LINES.map((pattern) => pattern.exec(name)?.[1]).find((found) => found !== undefined);
     if (file !== undefined) results.push({ id: file, outcome: "failed", file });
     // Only the line right before a file's exit entry is that file's error: a failing test titled like an error elsewhere is a test.
-    else if (!point.ok && !name.includes(" › ") && CRASH.test(name) && EXITED.test(String(points[at + 1]?.name ?? "").trim())) continue;
+    else if (!point.ok && !point.todo && !point.skip && !name.includes(" › ") && CRASH.test(name) && EXITED.test(String(points[at + 1]?.name ?? "").trim())) continue;
     else results.push({ id: name.split(" › ").at(-1) ?? name, outcome: point.skip || point.todo ? "skipped" : point.ok ? "passed" : "failed", ...(point.todo ? { reason: "todo" } : {}) });
   }
   return results;
