@@ -78,6 +78,31 @@ describe("parseTap", () => {
     ]);
   });
 
+  it("leaves out a file's error line when another file's test came between it and the file's exit entry (their workers report concurrently)", () => {
+    // What ava 6.4.1 wrote for test.js beside a test/double.test.js that cannot load yet, in the order a loaded machine can interleave it.
+    const text = [
+      "TAP version 13",
+      "not ok 1 - Error [ERR_MODULE_NOT_FOUND]: Cannot find module '/w/src/double.js' imported from /w/test/double.test.js",
+      "ok 2 - test › adds",
+      "not ok 3 - test/double.test.js exited with a non-zero exit code: 1",
+      "",
+      "1..3",
+      "",
+    ].join("\n");
+    expect(parseTap(text)).toEqual([
+      { id: "adds", outcome: "passed" },
+      { id: "test/double.test.js", outcome: "failed", file: "test/double.test.js" },
+    ]);
+  });
+
+  it("reads a file killed by a signal as that file's entry, its error line left out", () => {
+    const text = "TAP version 13\nnot ok 1 - RangeError: Maximum call stack size exceeded\nok 2 - a › adds\nnot ok 3 - test/b.test.js exited due to SIGKILL\n\n1..3\n";
+    expect(parseTap(text)).toEqual([
+      { id: "adds", outcome: "passed" },
+      { id: "test/b.test.js", outcome: "failed", file: "test/b.test.js" },
+    ]);
+  });
+
   it("reads nothing from what is not TAP", () => {
     expect(parseTap("<testsuite/>")).toEqual([]);
   });
