@@ -1,20 +1,14 @@
 import { createHash } from "node:crypto";
-import { type FileHandle, open, readFile, rename, stat, writeFile } from "node:fs/promises";
+import { type FileHandle, open, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { type EventBody, type LedgerEvent, stamp } from "./events.js";
-import { emptyState, foldInto, type KnownFlaky, type LedgerState, type PacketHistory, type PacketRecord, type RunRecord } from "./fold.js";
+import { emptyState, foldInto, type LedgerState, type PacketHistory } from "./fold.js";
 import type { Ledger, LedgerView } from "./ledger.js";
 import { chainHash, LEDGER_FILE, LedgerScanner, SCAN_START, type ScanPosition, SNAPSHOT_FILE, STATE_DIR } from "./scan.js";
+import { FOLD_VERSION, loadSnapshotFile, restoredState, type SavedState, SNAPSHOT_AFTER_EVENTS, savedState, saveSnapshotFile } from "./snapshot.js";
 import { appendUnlocked, ledgerPath, scanFile, withLedgerLock } from "./store.js";
 
-export { SNAPSHOT_FILE };
-/**
- * Bump when fold.ts changes what it computes: a snapshot folded by another
- * version of the fold is then ignored and rebuilt, never trusted.
- */
-export const FOLD_VERSION = 4;
-/** A read that had to fold at least this many events leaves a snapshot for the next process. */
-export const SNAPSHOT_AFTER_EVENTS = 500;
+export { FOLD_VERSION, SNAPSHOT_AFTER_EVENTS, SNAPSHOT_FILE };
 
 /** A fold up to a point of the file: its state and the warnings of the lines it covers. */
 interface Checkpoint {
@@ -23,19 +17,11 @@ interface Checkpoint {
   warnings: string[];
 }
 
-interface SnapshotFile {
+interface SnapshotFile extends SavedState {
   format: "factory-ledger-snapshot";
   fold: number;
   position: ScanPosition;
   warnings: string[];
-  packets: PacketRecord[];
-  runs: RunRecord[];
-  costUsd: number;
-  flaky?: Record<string, KnownFlaky>;
-  openCalls?: LedgerState["openCalls"];
-  spentByHour?: LedgerState["spentByHour"];
-  paused?: LedgerState["paused"];
-  tierCosts?: LedgerState["tierCosts"];
   /**
    * sha256 of the ledger's bytes before `position.offset`: a line edited in place before the snapshot's last one
    * (its chain broken, but not where the snapshot looks) makes the snapshot untrusted, and the fold from the start
@@ -258,57 +244,20 @@ async function prefixSha256(path: string, length: number): Promise<string> {
 const PREFIX_PIECE = 1024 * 1024;
 
 async function loadSnapshot(root: string): Promise<(Checkpoint & Pick<SnapshotFile, "prefixSha256">) | undefined> {
-  let value: SnapshotFile;
-  try {
-    const handle = await open(snapshotPath(root), "r");
-    try {
-      value = JSON.parse(await handle.readFile("utf8")) as SnapshotFile;
-    } finally {
-      await handle.close();
-    }
-  } catch {
-    return undefined; // none yet, or unreadable: fold from the start
-  }
+  const value = (await loadSnapshotFile(snapshotPath(root))) as SnapshotFile | undefined;
   if (value?.format !== "factory-ledger-snapshot" || value.fold !== FOLD_VERSION || typeof value.position?.offset !== "number") return undefined;
-  return {
-    position: value.position,
-    prefixSha256: value.prefixSha256,
-    warnings: value.warnings,
-    state: {
-      packets: new Map(value.packets.map((record) => [record.id, record])),
-      runs: new Map(value.runs.map((run) => [run.run, run])),
-      costUsd: value.costUsd,
-      flaky: value.flaky ?? {},
-      openCalls: value.openCalls ?? {},
-      spentByHour: value.spentByHour ?? {},
-      tierCosts: value.tierCosts ?? {},
-      ...(value.paused ? { paused: value.paused } : {}),
-    },
-  };
+  return { position: value.position, prefixSha256: value.prefixSha256, warnings: value.warnings, state: restoredState(value) };
 }
 
-let saves = 0;
-
-/** Written beside the ledger by rename, so a reader sees a whole snapshot or the old one. */
+/** Written beside the ledger, whole or not at all. */
 async function saveSnapshot(root: string, checkpoint: Checkpoint): Promise<void> {
   const value: SnapshotFile = {
     format: "factory-ledger-snapshot",
     fold: FOLD_VERSION,
     position: checkpoint.position,
     warnings: checkpoint.warnings,
-    packets: [...checkpoint.state.packets.values()],
-    runs: [...checkpoint.state.runs.values()],
-    costUsd: checkpoint.state.costUsd,
-    flaky: checkpoint.state.flaky,
-    openCalls: checkpoint.state.openCalls,
-    spentByHour: checkpoint.state.spentByHour,
-    tierCosts: checkpoint.state.tierCosts,
-    ...(checkpoint.state.paused ? { paused: checkpoint.state.paused } : {}),
+    ...savedState(checkpoint.state),
     prefixSha256: await prefixSha256(ledgerPath(root), checkpoint.position.offset),
   };
-  const path = snapshotPath(root);
-  // Its own temporary file per write: two reads in one process may both save, and must not write into one file.
-  const temporary = `${path}.${process.pid}.${++saves}.tmp`;
-  await writeFile(temporary, JSON.stringify(value), "utf8");
-  await rename(temporary, path);
+  await saveSnapshotFile(snapshotPath(root), value);
 }
