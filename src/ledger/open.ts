@@ -1,9 +1,14 @@
+import { join } from "node:path";
 import type { Config } from "../config/types.js";
 import { fileLedger } from "./file-ledger.js";
 import type { Ledger } from "./ledger.js";
 import { type PgLedger, pgLedger } from "./pg-ledger.js";
 import { SCHEMA_LATEST } from "./pg-schema.js";
 import { LEDGER_URL_VARIABLE } from "./pg-url.js";
+import { STATE_DIR } from "./scan.js";
+
+/** Where a checkout keeps its fold of a PostgreSQL ledger for the next process (beside the file ledger's snapshot). */
+export const PG_SNAPSHOT_FILE = "ledger.pg-snapshot.json";
 
 /** The URL of the PostgreSQL ledger this repository uses, or undefined for the file: `FACTORY_LEDGER_URL` wins over `[ledger] url`. */
 export function ledgerUrl(config: Config | undefined, env: NodeJS.ProcessEnv = process.env): string | undefined {
@@ -23,7 +28,7 @@ export function openLedger(root: string, config: Config | undefined, env: NodeJS
   if (!url) return fileLedger(root);
   let ledger = opened.get(url);
   if (!ledger) {
-    ledger = pgLedger(url);
+    ledger = pgLedger(url, { snapshot: join(root, STATE_DIR, PG_SNAPSHOT_FILE) });
     opened.set(url, ledger);
   }
   return ledger;

@@ -1,4 +1,6 @@
 import { randomUUID } from "node:crypto";
+import { mkdir } from "node:fs/promises";
+import { dirname } from "node:path";
 import type pg from "pg";
 import { type EventBody, eventPacket, type LedgerEvent, stamp } from "./events.js";
 import { emptyState, foldInto, type LedgerState, type PacketHistory } from "./fold.js";
@@ -7,6 +9,7 @@ import { pgModule } from "./pg-module.js";
 import { LOCK, migrate, NewerSchemaError, schemaState } from "./pg-schema.js";
 import { maskSecrets, maskUrl } from "./pg-url.js";
 import { chainHash, LedgerScanner, SCAN_START, type ScanPosition } from "./scan.js";
+import { FOLD_VERSION, loadSnapshotFile, restoredState, type SavedState, SNAPSHOT_AFTER_EVENTS, savedState, saveSnapshotFile } from "./snapshot.js";
 
 /** How a warning or a break names an event of the database: its number, which is its place in the chain. */
 export function eventLine(number: number): string {
@@ -50,6 +53,19 @@ interface Checkpoint {
   warnings: string[];
 }
 
+/** A checkpoint kept on this machine for the next process (`snapshot`), of the database it names. */
+interface SnapshotFile extends SavedState {
+  format: "factory-pg-ledger-snapshot";
+  fold: number;
+  /** The database's URL without its password: a snapshot of another database is never read. */
+  database: string;
+  lastId: number;
+  position: ScanPosition;
+  warnings: string[];
+  /** md5 of the events' lines up to `lastId`, joined by newlines, as the database computes it: an event rewritten before the last one makes the snapshot untrusted. */
+  prefixMd5: string;
+}
+
 /**
  * The ledger in PostgreSQL (DESIGN §16): events are rows, each holding the
  * exact JSON line the file would (its `prev` naming the hash of the line
@@ -59,10 +75,12 @@ interface Checkpoint {
  * could not fork the chain). Reads go on from the last event folded, after
  * checking that event still hashes the same (a database restored from an
  * older backup, or rewritten, is folded again from the start and its chain
- * judged). The same scanner as the file's checks every line.
+ * judged). The same scanner as the file's checks every line. With `snapshot` (a file on this machine), a
+ * read that folded many events leaves its checkpoint there, and a new process starts from it once the database
+ * still holds, unchanged, every event it covers: `status` on a long ledger does not fold it all again.
  */
-export function pgLedger(url: string, options: { poolSize?: number } = {}): PgLedger {
-  const db = new PgEvents(url, options.poolSize ?? 4);
+export function pgLedger(url: string, options: { poolSize?: number; snapshot?: string } = {}): PgLedger {
+  const db = new PgEvents(url, options.poolSize ?? 4, options.snapshot);
   const locked = <T>(action: (client: pg.ClientBase, tx: LedgerTransaction, committed: (() => void)[]) => Promise<T>): Promise<T> => db.locked(action);
   return {
     url,
@@ -104,6 +122,7 @@ class PgEvents {
   constructor(
     private readonly url: string,
     poolSize: number,
+    private readonly snapshot?: string,
   ) {
     this.pool = new (pgModule().Pool)({
       connectionString: url,
@@ -180,13 +199,16 @@ class PgEvents {
     return schema.kind !== "absent" && schema.version > 0;
   }
 
-  /** The fold, going on from the checkpoint (when `trustMemory` and its last event still hashes the same), else from the start. */
+  /**
+   * The fold, going on from the checkpoint (when `trustMemory` and its last event still hashes the same; a new
+   * process's from the snapshot), else from the start.
+   */
   async readWith(client: pg.ClientBase, trustMemory = true): Promise<LedgerView> {
     if (!(await this.readable(client))) {
       this.memory = undefined;
       return { state: emptyState(), warnings: [], version: "0:" };
     }
-    let base = trustMemory ? this.memory : undefined;
+    let base = trustMemory ? (this.memory ?? (await this.loadSnapshot(client))) : undefined;
     const from = base?.lastId ?? 0;
     const { rows } = await client.query<{ id: string; line: string; hash: string }>("SELECT id, line, hash FROM factory_events WHERE id >= $1 ORDER BY id", [Math.max(1, from)]);
     let start = 0;
@@ -212,8 +234,36 @@ class PgEvents {
     const warnings = scanner.warnings.length > 0 ? [...base.warnings, ...scanner.warnings] : base.warnings;
     const position = scanner.complete;
     this.memory = { lastId, position, state, warnings };
+    if (events.length >= SNAPSHOT_AFTER_EVENTS || (!trustMemory && events.length > 0)) await this.saveSnapshot(client, this.memory);
     const broken = position.broken;
     return { state, warnings, ...(broken ? { broken } : {}), version: versionOf(lastId, position.lastHash) };
+  }
+
+  /** The snapshot this machine kept, when it is of this database and this fold, and every event it covers is still there unchanged. */
+  private async loadSnapshot(client: pg.ClientBase): Promise<Checkpoint | undefined> {
+    if (!this.snapshot) return undefined;
+    const value = (await loadSnapshotFile(this.snapshot)) as SnapshotFile | undefined;
+    if (value?.format !== "factory-pg-ledger-snapshot" || value.fold !== FOLD_VERSION || value.database !== maskUrl(this.url) || !(value.lastId > 0)) return undefined;
+    if ((await prefixMd5(client, value.lastId)) !== value.prefixMd5) return undefined;
+    return { lastId: value.lastId, position: value.position, warnings: value.warnings, state: restoredState(value) };
+  }
+
+  private async saveSnapshot(client: pg.ClientBase, checkpoint: Checkpoint): Promise<void> {
+    if (!this.snapshot || checkpoint.lastId === 0) return;
+    const value: SnapshotFile = {
+      format: "factory-pg-ledger-snapshot",
+      fold: FOLD_VERSION,
+      database: maskUrl(this.url),
+      lastId: checkpoint.lastId,
+      position: checkpoint.position,
+      warnings: checkpoint.warnings,
+      ...savedState(checkpoint.state),
+      prefixMd5: await prefixMd5(client, checkpoint.lastId),
+    };
+    // A machine that cannot keep it (a read-only checkout) folds from the start next time: never a failed read.
+    await mkdir(dirname(this.snapshot), { recursive: true })
+      .then(() => saveSnapshotFile(this.snapshot as string, value))
+      .catch(() => undefined);
   }
 
   /** The fold from the start, forgetting the checkpoint. */
@@ -360,6 +410,12 @@ class PgEvents {
 function packetOf(line: string): string | null {
   const packet = (JSON.parse(line) as { packet?: unknown }).packet;
   return typeof packet === "string" ? packet : null;
+}
+
+/** md5 of the lines of events 1 to `lastId`, computed by the database (the lines never cross the network). */
+async function prefixMd5(client: pg.ClientBase, lastId: number): Promise<string> {
+  const { rows } = await client.query<{ md5: string | null }>("SELECT md5(string_agg(line, E'\\n' ORDER BY id)) AS md5 FROM factory_events WHERE id <= $1", [lastId]);
+  return rows[0]?.md5 ?? "";
 }
 
 function versionOf(lastId: number, lastHash: string): string {

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
@@ -8,6 +8,7 @@ import { fileLedger } from "../../src/ledger/file-ledger.js";
 import { startWorkerClaims } from "../../src/ledger/pg-claims.js";
 import { type PgLedger, pgLedger } from "../../src/ledger/pg-ledger.js";
 import { SCHEMA_LATEST } from "../../src/ledger/pg-schema.js";
+import { SNAPSHOT_AFTER_EVENTS } from "../../src/ledger/snapshot.js";
 import { describeBreak } from "../../src/ledger/store.js";
 import { claimPacket } from "../../src/loop/claim.js";
 import type { Packet } from "../../src/packet/types.js";
@@ -22,8 +23,8 @@ afterEach(async () => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-async function open(url?: string): Promise<PgLedger> {
-  const ledger = pgLedger(url ?? (await pgFixture.database()));
+async function open(url?: string, snapshot?: string): Promise<PgLedger> {
+  const ledger = pgLedger(url ?? (await pgFixture.database()), snapshot ? { snapshot } : {});
   opened.push(ledger);
   return ledger;
 }
@@ -129,6 +130,46 @@ describe("PostgreSQL ledger", () => {
     expect(view.state.packets.has("B")).toBe(false);
     expect(view.state.packets.get("A")?.status.state).toBe("merged");
     expect(view.version).toMatch(/^6:/);
+  });
+
+  it("leaves its fold on this machine after a long read, and a new process starts from it (status on a long ledger)", async (context) => {
+    if (!pgFixture.available()) return context.skip();
+    const dir = mkdtempSync(join(tmpdir(), "factory-pg-snapshot-"));
+    dirs.push(dir);
+    const snapshot = join(dir, "state", "ledger.pg-snapshot.json");
+    const packets = Math.ceil(SNAPSHOT_AFTER_EVENTS / life("A").length) + 1;
+    const writer = await open();
+    await writer.append(Array.from({ length: packets }, (_, at) => life(`P${at}`)).flat());
+    expect(existsSync(snapshot)).toBe(false);
+    const full = (await (await open(writer.url, snapshot)).read()).state;
+    expect(existsSync(snapshot)).toBe(true);
+    // Proof that a new process reads it: a value planted in it comes back, with the events after it folded on.
+    const saved = JSON.parse(readFileSync(snapshot, "utf8"));
+    writeFileSync(snapshot, JSON.stringify({ ...saved, costUsd: 1234 }));
+    await writer.append(life("Z"));
+    const view = await (await open(writer.url, snapshot)).read();
+    expect(view.state.costUsd).toBeCloseTo(1234 + 0.25);
+    expect(view.state.packets.get("Z")?.status.state).toBe("merged");
+    expect(view.state.packets.size).toBe(full.packets.size + 1);
+    // Another database's snapshot is never read, even one whose events are the same.
+    const twin = await open();
+    await twin.importLines(await writer.lines());
+    expect((await (await open(twin.url, snapshot)).read()).state.costUsd).toBeCloseTo((packets + 1) * 0.25);
+  });
+
+  it("does not trust its snapshot once an event it covers was edited in place: a new reader folds from the start and finds the break", async (context) => {
+    if (!pgFixture.available()) return context.skip();
+    const dir = mkdtempSync(join(tmpdir(), "factory-pg-snapshot-"));
+    dirs.push(dir);
+    const snapshot = join(dir, "ledger.pg-snapshot.json");
+    const ledger = await open(undefined, snapshot);
+    await ledger.append(Array.from({ length: Math.ceil(SNAPSHOT_AFTER_EVENTS / life("A").length) + 1 }, (_, at) => life(`P${at}`)).flat());
+    expect((await ledger.read()).broken).toBeUndefined();
+    expect(existsSync(snapshot)).toBe(true);
+    // The snapshot's last event is untouched (so a check of that one alone would pass); one before it is edited.
+    await rows(ledger.url, "UPDATE factory_events SET line = replace(line, '\"costUsd\":0.25', '\"costUsd\":0.01') WHERE id = 3");
+    const view = await (await open(ledger.url, snapshot)).read();
+    expect(view.broken?.line).toBe(4);
   });
 
   it("names its version: the same for a read and for the database as it is, new after an append", async (context) => {
