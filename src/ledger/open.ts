@@ -28,7 +28,7 @@ export function openLedger(root: string, config: Config | undefined, env: NodeJS
   if (!url) return fileLedger(root);
   let ledger = opened.get(url);
   if (!ledger) {
-    ledger = pgLedger(url, { snapshot: join(root, STATE_DIR, PG_SNAPSHOT_FILE) });
+    ledger = pgLedger(url, { snapshot: join(root, STATE_DIR, PG_SNAPSHOT_FILE), ...(config ? { idleTransactionMs: config.workers.leaseMs } : {}) });
     opened.set(url, ledger);
   }
   return ledger;

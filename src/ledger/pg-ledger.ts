@@ -2,6 +2,8 @@ import { randomUUID } from "node:crypto";
 import { mkdir } from "node:fs/promises";
 import { dirname } from "node:path";
 import type pg from "pg";
+import { DEFAULT_LEASE_MS } from "../config/types.js";
+import { stopPoint } from "../util/crash-point.js";
 import { type EventBody, eventPacket, type LedgerEvent, stamp } from "./events.js";
 import { emptyState, foldInto, type LedgerState, type PacketHistory } from "./fold.js";
 import type { Ledger, LedgerTransaction, LedgerView } from "./ledger.js";
@@ -79,8 +81,8 @@ interface SnapshotFile extends SavedState {
  * read that folded many events leaves its checkpoint there, and a new process starts from it once the database
  * still holds, unchanged, every event it covers: `status` on a long ledger does not fold it all again.
  */
-export function pgLedger(url: string, options: { poolSize?: number; snapshot?: string } = {}): PgLedger {
-  const db = new PgEvents(url, options.poolSize ?? 4, options.snapshot);
+export function pgLedger(url: string, options: PgLedgerOptions = {}): PgLedger {
+  const db = new PgEvents(url, options);
   const locked = <T>(action: (client: pg.ClientBase, tx: LedgerTransaction, committed: (() => void)[]) => Promise<T>): Promise<T> => db.locked(action);
   return {
     url,
@@ -103,6 +105,19 @@ export function pgLedger(url: string, options: { poolSize?: number; snapshot?: s
   };
 }
 
+export interface PgLedgerOptions {
+  poolSize?: number;
+  /** The file this machine keeps its fold in for the next process. */
+  snapshot?: string;
+  /**
+   * How long the server lets a transaction of this process sit idle before it ends the session (`openLedger`:
+   * the workers' lease): a worker frozen inside a transaction (a paused VM, a suspended laptop) holds the
+   * ledger's lock, and with it every other worker, no longer than its claims. The factory's transactions wait on
+   * nothing but the database and a fold; one cut off is retried as after any lost connection.
+   */
+  idleTransactionMs?: number;
+}
+
 /** The pool, the fold's checkpoint and the patience of one PostgreSQL ledger: what `pgLedger`'s methods share. */
 class PgEvents {
   readonly guards: AppendGuard[] = [];
@@ -119,14 +134,17 @@ class PgEvents {
   /** The patience ran out in this outage: every call fails at once until one reaches the database. */
   private gaveUp = false;
 
+  private readonly snapshot: string | undefined;
+
   constructor(
     private readonly url: string,
-    poolSize: number,
-    private readonly snapshot?: string,
+    options: PgLedgerOptions,
   ) {
+    this.snapshot = options.snapshot;
     this.pool = new (pgModule().Pool)({
       connectionString: url,
-      max: poolSize,
+      max: options.poolSize ?? 4,
+      idle_in_transaction_session_timeout: options.idleTransactionMs ?? DEFAULT_LEASE_MS,
       // A command's process may end while the pool still has idle connections.
       allowExitOnIdle: true,
       connectionTimeoutMillis: 10_000,
@@ -328,6 +346,7 @@ class PgEvents {
       await client.query("BEGIN");
       try {
         await client.query("SELECT pg_advisory_xact_lock($1)", [LOCK.ledger]);
+        stopPoint("ledger-transaction");
         const before = this.memory;
         const committed: (() => void)[] = [];
         const tx: LedgerTransaction = { read: () => this.readWith(client), append: (events) => this.appendWith(client, events, committed) };
@@ -447,8 +466,9 @@ export class LedgerUnreachable extends Error {
 export function isConnectionError(error: unknown): boolean {
   const code = (error as { code?: string } | undefined)?.code ?? "";
   if (["ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT", "ENOTFOUND", "EHOSTUNREACH"].includes(code)) return true;
-  // 57P01 admin shutdown, 57P02 crash shutdown, 57P03 cannot connect now, 08xxx connection exceptions.
-  if (code.startsWith("08") || code === "57P01" || code === "57P02" || code === "57P03") return true;
+  // 57P01 admin shutdown, 57P02 crash shutdown, 57P03 cannot connect now, 08xxx connection exceptions; 25P03 and
+  // 57P05: the server ended a session left idle (in a transaction, or at all) too long: a process that was frozen.
+  if (code.startsWith("08") || ["57P01", "57P02", "57P03", "57P05", "25P03"].includes(code)) return true;
   const message = error instanceof Error ? error.message : "";
   return /Connection terminated|connection timeout|Client has encountered a connection error/i.test(message);
 }

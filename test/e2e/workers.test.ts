@@ -96,6 +96,15 @@ function startWorker(repo: LoopRepo, url: string, name: string, env: Record<stri
   return { child, done, output: () => out };
 }
 
+/** A worker's end, or a failure naming it with its output once `ms` have passed without it. */
+async function within(worker: Worker, ms: number, what: string): Promise<Awaited<Worker["done"]>> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} has not ended after ${ms / 1000} s:\n${worker.output()}`)), ms);
+  });
+  return Promise.race([worker.done, late]).finally(() => clearTimeout(timer));
+}
+
 /** Packets P01…P0<count>, each implemented honestly and reviewed once. */
 function honestScript(count: number): Script {
   const script: Script = {};
@@ -369,6 +378,36 @@ describe("several workers on one PostgreSQL ledger", { timeout: 300_000 }, () =>
         .map((event) => String(event.packet))
         .sort(),
     ).toEqual(["P01", "P02"]);
+    expect(trailers(repo).sort()).toEqual(["P01", "P02"]);
+  });
+
+  it("a worker frozen inside a ledger transaction holds the others no longer than its lease: the server ends its session, another worker drains the queue, and the frozen one, continued, doubles nothing", async (context) => {
+    if (!database.available()) return context.skip();
+    const url = await database.database();
+    const repo = queueRepo(2, honestScript(2));
+    // It stops itself (SIGSTOP) holding the ledger's lock, in its first ledger transaction: as a paused VM would.
+    const frozen = startWorker(repo, url, "frozen", { FACTORY_STOP_AT: "ledger-transaction" });
+    const pidOf = frozen.child.pid ?? 0;
+    for (let waited = 0; processState(pidOf) !== "T"; waited += 50) {
+      if (waited > 120_000 || frozen.child.exitCode !== null) throw new Error(`the first worker never reached a ledger transaction:\n${frozen.output()}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const heir = startWorker(repo, url, "heir");
+    // Without the server ending the frozen session, every append of the heir's waits on that lock for ever.
+    const end = await within(heir, 120_000, "the second worker");
+    expect(end.code, end.out).toBe(0);
+    expect(trailers(repo).sort()).toEqual(["P01", "P02"]);
+    tryKill(pidOf, "SIGCONT");
+    const woken = await within(frozen, 120_000, "the continued worker");
+    expect(woken.code, woken.out).toBe(0);
+    const all = await events(url);
+    expect(
+      all
+        .filter((event) => event.kind === "merged")
+        .map((event) => String(event.packet))
+        .sort(),
+    ).toEqual(["P01", "P02"]);
+    expect(all.filter((event) => event.kind === "claimed").map((event) => event.worker)).toEqual(["heir", "heir"]);
     expect(trailers(repo).sort()).toEqual(["P01", "P02"]);
   });
 
