@@ -309,8 +309,8 @@ const MUTATIONS = [
   {
     guard: "PostgreSQL ledger: this machine's snapshot is trusted only while every event it covers is unchanged",
     file: "src/ledger/pg-ledger.ts",
-    from: "if ((await prefixMd5(client, value.lastId)) !== value.prefixMd5) return undefined;",
-    to: "if ((await prefixMd5(client, value.lastId)) === undefined) return undefined;",
+    from: "if ((await prefixSum(client, value.lastId)) !== value.prefixSum) return undefined;",
+    to: "if ((await prefixSum(client, value.lastId)) === undefined) return undefined;",
     tests: [["test/integration/pg-ledger.test.ts", "does not trust its snapshot once an event it covers was edited"]],
   },
   {

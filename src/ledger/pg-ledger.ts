@@ -64,8 +64,8 @@ interface SnapshotFile extends SavedState {
   lastId: number;
   position: ScanPosition;
   warnings: string[];
-  /** md5 of the events' lines up to `lastId`, joined by newlines, as the database computes it: an event rewritten before the last one makes the snapshot untrusted. */
-  prefixMd5: string;
+  /** `prefixSum` of the events up to `lastId`: an event rewritten before the last one makes the snapshot untrusted. */
+  prefixSum: string;
 }
 
 /**
@@ -155,6 +155,12 @@ class PgEvents {
     // So must a connection dropped while checked out between two queries: no listener of the pool's is on it then,
     // and an unheard 'error' would end the process. The query that next uses it fails, and withClient discards it.
     this.pool.on("connect", (client) => client.on("error", () => undefined));
+    // Connecting (a TCP and an authentication round trip, ~20 ms) starts now, while the command's first steps wait
+    // on git; its first query finds the connection ready. A failure here is the first query's to report.
+    this.pool.connect().then(
+      (client) => client.release(),
+      () => undefined,
+    );
   }
 
   waitWhenUnreachable(ms: number, listener: ((message: string) => void) | undefined): void {
@@ -262,7 +268,7 @@ class PgEvents {
     if (!this.snapshot) return undefined;
     const value = (await loadSnapshotFile(this.snapshot)) as SnapshotFile | undefined;
     if (value?.format !== "factory-pg-ledger-snapshot" || value.fold !== FOLD_VERSION || value.database !== maskUrl(this.url) || !(value.lastId > 0)) return undefined;
-    if ((await prefixMd5(client, value.lastId)) !== value.prefixMd5) return undefined;
+    if ((await prefixSum(client, value.lastId)) !== value.prefixSum) return undefined;
     return { lastId: value.lastId, position: value.position, warnings: value.warnings, state: restoredState(value) };
   }
 
@@ -276,7 +282,7 @@ class PgEvents {
       position: checkpoint.position,
       warnings: checkpoint.warnings,
       ...savedState(checkpoint.state),
-      prefixMd5: await prefixMd5(client, checkpoint.lastId),
+      prefixSum: await prefixSum(client, checkpoint.lastId),
     };
     // A machine that cannot keep it (a read-only checkout) folds from the start next time: never a failed read.
     await mkdir(dirname(this.snapshot), { recursive: true })
@@ -431,10 +437,15 @@ function packetOf(line: string): string | null {
   return typeof packet === "string" ? packet : null;
 }
 
-/** md5 of the lines of events 1 to `lastId`, computed by the database (the lines never cross the network). */
-async function prefixMd5(client: pg.ClientBase, lastId: number): Promise<string> {
-  const { rows } = await client.query<{ md5: string | null }>("SELECT md5(string_agg(line, E'\\n' ORDER BY id)) AS md5 FROM factory_events WHERE id <= $1", [lastId]);
-  return rows[0]?.md5 ?? "";
+/**
+ * What events 1 to `lastId` hold, summed by the database (the lines never cross the network): each line's 64-bit
+ * hash seeded with its number, so an edit or a swap changes it. Not a defence against a writer who can forge
+ * (one who can edit rows can append too; `ledger verify` folds everything): it notices a row edited in place
+ * under a snapshot, as the file's prefix hash does, in a fifth of the time of an md5 of every line.
+ */
+async function prefixSum(client: pg.ClientBase, lastId: number): Promise<string> {
+  const { rows } = await client.query<{ sum: string | null }>("SELECT sum(hashtextextended(line, id))::text AS sum FROM factory_events WHERE id <= $1", [lastId]);
+  return rows[0]?.sum ?? "";
 }
 
 function versionOf(lastId: number, lastHash: string): string {
