@@ -155,12 +155,6 @@ class PgEvents {
     // So must a connection dropped while checked out between two queries: no listener of the pool's is on it then,
     // and an unheard 'error' would end the process. The query that next uses it fails, and withClient discards it.
     this.pool.on("connect", (client) => client.on("error", () => undefined));
-    // Connecting (a TCP and an authentication round trip, ~20 ms) starts now, while the command's first steps wait
-    // on git; its first query finds the connection ready. A failure here is the first query's to report.
-    this.pool.connect().then(
-      (client) => client.release(),
-      () => undefined,
-    );
   }
 
   waitWhenUnreachable(ms: number, listener: ((message: string) => void) | undefined): void {
