@@ -1,5 +1,5 @@
-import { existsSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { existsSync, realpathSync } from "node:fs";
+import { dirname, join, relative } from "node:path";
 import { listWorktrees } from "../git/worktree.js";
 
 /** The packet's worktree went away while its attempt ran: removed by something other than the factory. */
@@ -21,7 +21,20 @@ export function assertWorktreeThere(worktree: string): void {
 export async function removedUnder(root: string, worktree: string, error: unknown): Promise<boolean> {
   if (existsSync(join(worktree, ".git"))) return false;
   if (error instanceof WorktreeRemoved) return true;
-  return (await listWorktrees(root).catch(() => [])).some((entry) => entry.path === worktree);
+  // git names a worktree by its real path; the factory's may go through a link (a home directory that is one).
+  const real = throughLinks(worktree);
+  return (await listWorktrees(root).catch(() => [])).some((entry) => entry.path === worktree || entry.path === real);
+}
+
+/** A path with the links of its nearest existing ancestor resolved (the rest of it may be gone). */
+function throughLinks(path: string): string {
+  let existing = path;
+  while (!existsSync(existing) && dirname(existing) !== existing) existing = dirname(existing);
+  try {
+    return join(realpathSync(existing), relative(existing, path));
+  } catch {
+    return path;
+  }
 }
 
 /** Pure: what the ledger and the person are told. */

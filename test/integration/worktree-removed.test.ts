@@ -1,4 +1,5 @@
-import { existsSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { worktreePath, worktreesDir } from "../../src/loop/context.js";
@@ -41,5 +42,17 @@ describe("a packet's worktree removed while its attempt runs (a cleaner of the w
   it("a worktree never made is not one removed: an attempt that failed before making it is not said to have lost it", async () => {
     const target = setUp({ script: { P01: { implementer: [{ write: { "src/double.js": DOUBLE_JS } }] } } });
     expect(await removedUnder(target.dir, worktreePath(target.dir, "P01"), new Error("git worktree add failed"))).toBe(false);
+  });
+
+  it("knows a worktree removed under a path that goes through a link (git names it by its real path)", async (context) => {
+    const target = setUp({ script: {} });
+    const place = mkdtempSync(join(tmpdir(), "factory-linked-"));
+    context.onTestFinished(() => rmSync(place, { recursive: true, force: true }));
+    mkdirSync(join(place, "real"));
+    symlinkSync("real", join(place, "link"));
+    target.git("worktree", "add", "-q", "--detach", join(place, "link", "P01"));
+    rmSync(join(place, "real", "P01"), { recursive: true, force: true });
+    expect(await removedUnder(target.dir, join(place, "link", "P01"), new Error("ENOENT"))).toBe(true);
+    target.git("worktree", "prune");
   });
 });
