@@ -96,6 +96,25 @@ function startWorker(repo: LoopRepo, url: string, name: string, env: Record<stri
   return { child, done, output: () => out };
 }
 
+/** A worker started to stop itself (SIGSTOP) at a stop point, once it has: a failure with its output if it ends first, or never gets there in 120 s. */
+async function stoppedAt(repo: LoopRepo, url: string, name: string, point: string): Promise<Worker> {
+  const worker = startWorker(repo, url, name, { FACTORY_STOP_AT: point });
+  const pid = worker.child.pid ?? 0;
+  for (let waited = 0; processState(pid) !== "T"; waited += 50) {
+    if (waited > 120_000 || worker.child.exitCode !== null) throw new Error(`worker ${name} never reached ${point}:\n${worker.output()}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return worker;
+}
+
+/** The packets the ledger records as merged, sorted. */
+function mergedPackets(all: Record<string, unknown>[]): string[] {
+  return all
+    .filter((event) => event.kind === "merged")
+    .map((event) => String(event.packet))
+    .sort();
+}
+
 /** A worker's end, or a failure naming it with its output once `ms` have passed without it. */
 async function within(worker: Worker, ms: number, what: string): Promise<Awaited<Worker["done"]>> {
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -353,12 +372,8 @@ describe("several workers on one PostgreSQL ledger", { timeout: 300_000 }, () =>
     const url = await database.database();
     const repo = queueRepo(2, honestScript(2));
     // The lander stops itself (SIGSTOP) holding its own gated candidate, about to land it: as a suspended laptop would.
-    const stalled = startWorker(repo, url, "sleeper", { FACTORY_STOP_AT: "lander-before-batch" });
+    const stalled = await stoppedAt(repo, url, "sleeper", "lander-before-batch");
     const pidOf = stalled.child.pid ?? 0;
-    for (let waited = 0; processState(pidOf) !== "T"; waited += 50) {
-      if (waited > 120_000 || stalled.child.exitCode !== null) throw new Error(`the first worker never reached its landing:\n${stalled.output()}`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
     // Its claim runs out; the successor takes P01 over, lands it and P02 (main moves past the candidate's fork).
     const successor = startWorker(repo, url, "successor");
     const end = await successor.done;
@@ -372,12 +387,7 @@ describe("several workers on one PostgreSQL ledger", { timeout: 300_000 }, () =>
     expect(woken.out).not.toMatch(/P01#1 re-gate/);
     expect(existsSync(worktreePath(repo.dir, "P01"))).toBe(false);
     const all = await events(url);
-    expect(
-      all
-        .filter((event) => event.kind === "merged")
-        .map((event) => String(event.packet))
-        .sort(),
-    ).toEqual(["P01", "P02"]);
+    expect(mergedPackets(all)).toEqual(["P01", "P02"]);
     expect(trailers(repo).sort()).toEqual(["P01", "P02"]);
   });
 
@@ -386,12 +396,8 @@ describe("several workers on one PostgreSQL ledger", { timeout: 300_000 }, () =>
     const url = await database.database();
     const repo = queueRepo(2, honestScript(2));
     // It stops itself (SIGSTOP) holding the ledger's lock, in its first ledger transaction: as a paused VM would.
-    const frozen = startWorker(repo, url, "frozen", { FACTORY_STOP_AT: "ledger-transaction" });
+    const frozen = await stoppedAt(repo, url, "frozen", "ledger-transaction");
     const pidOf = frozen.child.pid ?? 0;
-    for (let waited = 0; processState(pidOf) !== "T"; waited += 50) {
-      if (waited > 120_000 || frozen.child.exitCode !== null) throw new Error(`the first worker never reached a ledger transaction:\n${frozen.output()}`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
     const heir = startWorker(repo, url, "heir");
     // Without the server ending the frozen session, every append of the heir's waits on that lock for ever.
     const end = await within(heir, 120_000, "the second worker");
@@ -401,12 +407,7 @@ describe("several workers on one PostgreSQL ledger", { timeout: 300_000 }, () =>
     const woken = await within(frozen, 120_000, "the continued worker");
     expect(woken.code, woken.out).toBe(0);
     const all = await events(url);
-    expect(
-      all
-        .filter((event) => event.kind === "merged")
-        .map((event) => String(event.packet))
-        .sort(),
-    ).toEqual(["P01", "P02"]);
+    expect(mergedPackets(all)).toEqual(["P01", "P02"]);
     expect(all.filter((event) => event.kind === "claimed").map((event) => event.worker)).toEqual(["heir", "heir"]);
     expect(trailers(repo).sort()).toEqual(["P01", "P02"]);
   });
