@@ -11,7 +11,7 @@ import { pgModule } from "./pg-module.js";
 import { LOCK, migrate, NewerSchemaError, schemaState } from "./pg-schema.js";
 import { maskSecrets, maskUrl } from "./pg-url.js";
 import { chainHash, LedgerScanner, SCAN_START, type ScanPosition } from "./scan.js";
-import { FOLD_VERSION, loadSnapshotFile, restoredState, type SavedState, SNAPSHOT_AFTER_EVENTS, savedState, saveSnapshotFile } from "./snapshot.js";
+import { FOLD_VERSION, isSavedState, loadSnapshotFile, restoredState, type SavedState, SNAPSHOT_AFTER_EVENTS, savedState, saveSnapshotFile } from "./snapshot.js";
 
 /** How a warning or a break names an event of the database: its number, which is its place in the chain. */
 export function eventLine(number: number): string {
@@ -90,7 +90,7 @@ export function pgLedger(url: string, options: PgLedgerOptions = {}): PgLedger {
     where: maskUrl(url),
     append: (bodies) => db.append(bodies),
     waitWhenUnreachable: (ms, listener) => db.waitWhenUnreachable(ms, listener),
-    read: () => db.patiently(() => db.withClient((client) => db.readWith(client))),
+    read: () => db.patiently(() => db.withClient((client) => db.readWith(client, true, true))),
     verify: () => db.patiently(() => db.withClient((client) => db.verifyWith(client))),
     history: () => db.patiently(() => db.historyOnce()),
     version: () => db.patiently(() => db.versionOnce()),
@@ -219,9 +219,11 @@ class PgEvents {
 
   /**
    * The fold, going on from the checkpoint (when `trustMemory` and its last event still hashes the same; a new
-   * process's from the snapshot), else from the start.
+   * process's from the snapshot), else from the start. `keep`: a long fold is left in the snapshot; only a read
+   * outside any transaction keeps one (a transaction's read may hold its own events, not yet committed, and holds
+   * the ledger's lock, which the snapshot's writing would lengthen).
    */
-  async readWith(client: pg.ClientBase, trustMemory = true): Promise<LedgerView> {
+  async readWith(client: pg.ClientBase, trustMemory = true, keep = false): Promise<LedgerView> {
     if (!(await this.readable(client))) {
       this.memory = undefined;
       return { state: emptyState(), warnings: [], version: "0:" };
@@ -233,7 +235,7 @@ class PgEvents {
     if (base && from > 0) {
       // The event the fold ended on must still be there, unchanged: else the ledger was rewound or rewritten.
       if (rows[0] && Number(rows[0].id) === from && rows[0].hash === base.position.lastHash && chainHash(rows[0].line) === rows[0].hash) start = 1;
-      else return this.readWith(client, false);
+      else return this.readWith(client, false, keep);
     }
     base ??= { lastId: 0, position: SCAN_START, state: emptyState(), warnings: [] };
     const events: LedgerEvent[] = [];
@@ -252,7 +254,7 @@ class PgEvents {
     const warnings = scanner.warnings.length > 0 ? [...base.warnings, ...scanner.warnings] : base.warnings;
     const position = scanner.complete;
     this.memory = { lastId, position, state, warnings };
-    if (events.length >= SNAPSHOT_AFTER_EVENTS || (!trustMemory && events.length > 0)) await this.saveSnapshot(client, this.memory);
+    if (keep && (events.length >= SNAPSHOT_AFTER_EVENTS || (!trustMemory && events.length > 0))) await this.saveSnapshot(client, this.memory);
     const broken = position.broken;
     return { state, warnings, ...(broken ? { broken } : {}), version: versionOf(lastId, position.lastHash) };
   }
@@ -261,7 +263,7 @@ class PgEvents {
   private async loadSnapshot(client: pg.ClientBase): Promise<Checkpoint | undefined> {
     if (!this.snapshot) return undefined;
     const value = (await loadSnapshotFile(this.snapshot)) as SnapshotFile | undefined;
-    if (value?.format !== "factory-pg-ledger-snapshot" || value.fold !== FOLD_VERSION || value.database !== maskUrl(this.url) || !(value.lastId > 0)) return undefined;
+    if (value?.format !== "factory-pg-ledger-snapshot" || value.fold !== FOLD_VERSION || value.database !== maskUrl(this.url) || !(value.lastId > 0) || !isSavedState(value)) return undefined;
     if ((await prefixSum(client, value.lastId)) !== value.prefixSum) return undefined;
     return { lastId: value.lastId, position: value.position, warnings: value.warnings, state: restoredState(value) };
   }
@@ -287,7 +289,7 @@ class PgEvents {
   /** The fold from the start, forgetting the checkpoint. */
   verifyWith(client: pg.ClientBase): Promise<LedgerView> {
     this.memory = undefined;
-    return this.readWith(client, false);
+    return this.readWith(client, false, true);
   }
 
   /** Appends in the caller's transaction; `committed` collects what the guards do once it commits. */

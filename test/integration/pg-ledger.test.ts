@@ -141,6 +141,9 @@ describe("PostgreSQL ledger", () => {
     const writer = await open();
     await writer.append(Array.from({ length: packets }, (_, at) => life(`P${at}`)).flat());
     expect(existsSync(snapshot)).toBe(false);
+    // A read inside a transaction (which may hold its own events, not yet committed) leaves none; a plain read does.
+    await (await open(writer.url, snapshot)).transaction((tx) => tx.read());
+    expect(existsSync(snapshot)).toBe(false);
     const full = (await (await open(writer.url, snapshot)).read()).state;
     expect(existsSync(snapshot)).toBe(true);
     // Proof that a new process reads it: a value planted in it comes back, with the events after it folded on.
