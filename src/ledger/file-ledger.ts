@@ -5,7 +5,7 @@ import { type EventBody, type LedgerEvent, stamp } from "./events.js";
 import { emptyState, foldInto, type LedgerState, type PacketHistory } from "./fold.js";
 import type { Ledger, LedgerView } from "./ledger.js";
 import { chainHash, LEDGER_FILE, LedgerScanner, SCAN_START, type ScanPosition, SNAPSHOT_FILE, STATE_DIR } from "./scan.js";
-import { FOLD_VERSION, loadSnapshotFile, restoredState, type SavedState, SNAPSHOT_AFTER_EVENTS, savedState, saveSnapshotFile } from "./snapshot.js";
+import { FOLD_VERSION, isSavedState, loadSnapshotFile, restoredState, type SavedState, SNAPSHOT_AFTER_EVENTS, savedState, saveSnapshotFile } from "./snapshot.js";
 import { appendUnlocked, ledgerPath, scanFile, withLedgerLock } from "./store.js";
 
 export { FOLD_VERSION, SNAPSHOT_AFTER_EVENTS, SNAPSHOT_FILE };
@@ -245,7 +245,7 @@ const PREFIX_PIECE = 1024 * 1024;
 
 async function loadSnapshot(root: string): Promise<(Checkpoint & Pick<SnapshotFile, "prefixSha256">) | undefined> {
   const value = (await loadSnapshotFile(snapshotPath(root))) as SnapshotFile | undefined;
-  if (value?.format !== "factory-ledger-snapshot" || value.fold !== FOLD_VERSION || typeof value.position?.offset !== "number") return undefined;
+  if (value?.format !== "factory-ledger-snapshot" || value.fold !== FOLD_VERSION || typeof value.position?.offset !== "number" || !isSavedState(value)) return undefined;
   return { position: value.position, prefixSha256: value.prefixSha256, warnings: value.warnings, state: restoredState(value) };
 }
 

@@ -35,6 +35,12 @@ export function savedState(state: LedgerState): SavedState {
   };
 }
 
+/** Pure: whether a snapshot's JSON has a saved state's shape (a file cut short or edited by hand is folded past, never read). */
+export function isSavedState(value: unknown): value is SavedState {
+  const saved = value as Partial<SavedState> | undefined;
+  return Array.isArray(saved?.packets) && Array.isArray(saved.runs) && typeof saved.costUsd === "number";
+}
+
 /** Pure: the state a snapshot saved (the fields a snapshot of an older factory lacks are empty). */
 export function restoredState(saved: SavedState): LedgerState {
   return {

@@ -102,6 +102,14 @@ describe("file ledger", () => {
     expect((await fileLedger(root).read()).state.costUsd).toBeCloseTo(PACKETS * 0.25);
   });
 
+  it("folds past a snapshot whose state is not a snapshot's (edited by hand), instead of failing the read", async () => {
+    await appendEvents(root, Array.from({ length: PACKETS }, (_, at) => life(`P${at}`)).flat());
+    await fileLedger(root).read();
+    const snapshot = JSON.parse(readFileSync(snapshotPath(root), "utf8"));
+    writeFileSync(snapshotPath(root), JSON.stringify({ ...snapshot, packets: "P0" }));
+    expect((await fileLedger(root).read()).state).toEqual(await fullFold());
+  });
+
   it("verify folds the whole file, trusting no snapshot, and replaces a forged one", async () => {
     await appendEvents(root, Array.from({ length: PACKETS }, (_, at) => life(`P${at}`)).flat());
     await fileLedger(root).read();
