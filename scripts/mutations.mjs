@@ -314,6 +314,13 @@ const MUTATIONS = [
     tests: [["test/integration/pg-ledger.test.ts", "does not trust its snapshot once an event it covers was edited"]],
   },
   {
+    guard: "PostgreSQL ledger: a read inside a transaction keeps no snapshot",
+    file: "src/ledger/pg-ledger.ts",
+    from: "if (keep && (events.length >= SNAPSHOT_AFTER_EVENTS",
+    to: "if ((keep || true) && (events.length >= SNAPSHOT_AFTER_EVENTS",
+    tests: [["test/integration/pg-ledger.test.ts", "leaves its fold on this machine after a long read"]],
+  },
+  {
     guard: "fleet: a worker frozen inside a ledger transaction holds the others no longer than its lease",
     file: "src/ledger/pg-ledger.ts",
     from: "idle_in_transaction_session_timeout: options.idleTransactionMs ?? DEFAULT_LEASE_MS,",
